@@ -1,0 +1,29 @@
+//! The pure heart of finality: what a status is, which changes are allowed,
+//! when to ask the provider again, and what time it is.
+//!
+//! Nothing here does IO or needs an async runtime, so every rule can be unit-
+//! and property-tested in isolation and reused by the store, the engine and
+//! the simulator alike.
+//!
+//! # Layout
+//! - [`status`]: canonical statuses, operation kinds and status sources.
+//! - [`transition`]: the transition table per kind (data) and [`transition::decide`].
+//! - [`schedule`]: retry schedules and the give-up policy.
+//! - [`clock`]: [`clock::Timestamp`], the [`clock::Clock`] trait, system and virtual clocks.
+//! - [`error_class`]: how a failed provider call is classified.
+//! - [`money`]: validated payment fields (`PaymentId`, `Amount`, `Currency`).
+#![forbid(unsafe_code)]
+
+pub mod clock;
+pub mod error_class;
+pub mod money;
+pub mod schedule;
+mod serde_duration;
+pub mod status;
+pub mod transition;
+
+pub use clock::{Clock, SystemClock, Timestamp, VirtualClock};
+pub use error_class::ErrorClass;
+pub use schedule::{GiveUp, NextPoll, RetryPolicy, Schedule};
+pub use status::{Kind, Source, Status};
+pub use transition::{decide, Decision, IgnoreReason};

@@ -1,0 +1,427 @@
+//! Retry schedules as data, and the policy that decides when to give up.
+//!
+//! A delay is counted from the *completion* of the previous query, so a slow
+//! provider answer never makes the next poll come early.
+
+use crate::clock::Timestamp;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+fn default_jitter() -> f64 {
+    0.2
+}
+
+/// When to ask again after `n` completed queries. Every variant is
+/// configurable from `finality.toml` (`kind = "fixed" | "exponential" |
+/// "fibonacci" | "quick_then"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Schedule {
+    /// A fixed list of delays; the last one repeats.
+    Fixed {
+        #[serde(with = "crate::serde_duration")]
+        delays: Vec<Duration>,
+    },
+    /// `base * factor^n`, capped, with ±`jitter` (a fraction, default 0.2).
+    Exponential {
+        #[serde(with = "humantime_serde")]
+        base: Duration,
+        factor: f64,
+        #[serde(with = "humantime_serde")]
+        cap: Duration,
+        #[serde(default = "default_jitter")]
+        jitter: f64,
+    },
+    /// `base * fib(n)` (1, 1, 2, 3, 5, …), capped, with ±`jitter`.
+    Fibonacci {
+        #[serde(with = "humantime_serde")]
+        base: Duration,
+        #[serde(with = "humantime_serde")]
+        cap: Duration,
+        #[serde(default = "default_jitter")]
+        jitter: f64,
+    },
+    /// `count` quick polls `interval` apart, then the `then` schedule.
+    QuickThen {
+        count: u32,
+        #[serde(with = "humantime_serde")]
+        interval: Duration,
+        then: Box<Schedule>,
+    },
+}
+
+/// A schedule that cannot work as written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScheduleError(pub String);
+
+impl Schedule {
+    /// A sensible default for card-like payments: ten polls a second apart
+    /// (most settle within seconds), then exponential from 5 s to 1 h.
+    pub fn default_quick_then_exponential() -> Schedule {
+        Schedule::QuickThen {
+            count: 10,
+            interval: Duration::from_secs(1),
+            then: Box::new(Schedule::Exponential {
+                base: Duration::from_secs(5),
+                factor: 2.0,
+                cap: Duration::from_secs(3600),
+                jitter: 0.2,
+            }),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ScheduleError> {
+        let bad = |m: &str| Err(ScheduleError(m.to_string()));
+        match self {
+            Schedule::Fixed { delays } if delays.is_empty() => bad("fixed: `delays` is empty"),
+            Schedule::Fixed { .. } => Ok(()),
+            Schedule::Exponential {
+                base,
+                factor,
+                cap,
+                jitter,
+            } => {
+                if !(factor.is_finite() && *factor >= 1.0) {
+                    return bad("exponential: `factor` must be >= 1");
+                }
+                check_base_cap_jitter("exponential", *base, *cap, *jitter)
+            }
+            Schedule::Fibonacci { base, cap, jitter } => {
+                check_base_cap_jitter("fibonacci", *base, *cap, *jitter)
+            }
+            Schedule::QuickThen { then, .. } => then.validate(),
+        }
+    }
+
+    /// The delay before query number `n + 1`, given `n` completed queries,
+    /// before jitter. Non-decreasing in `n` for every variant but `Fixed`
+    /// (whose list is the user's to order).
+    pub fn nominal(&self, n: u32) -> Duration {
+        match self {
+            Schedule::Fixed { delays } => {
+                let i = (n as usize).min(delays.len().saturating_sub(1));
+                delays.get(i).copied().unwrap_or(Duration::ZERO)
+            }
+            Schedule::Exponential {
+                base, factor, cap, ..
+            } => {
+                let secs = base.as_secs_f64() * factor.powi(n.min(1024) as i32);
+                cap_secs(secs, *cap)
+            }
+            Schedule::Fibonacci { base, cap, .. } => {
+                cap_secs(base.as_secs_f64() * fibonacci(n) as f64, *cap)
+            }
+            Schedule::QuickThen {
+                count,
+                interval,
+                then,
+            } => {
+                if n < *count {
+                    *interval
+                } else {
+                    then.nominal(n - count)
+                }
+            }
+        }
+    }
+
+    /// The delay before query `n + 1` with jitter applied. `unit` is a random
+    /// draw in `[-1, 1]` (passed in so the result is reproducible); the result
+    /// stays within `nominal * (1 ± jitter)` and never above the cap.
+    pub fn delay(&self, n: u32, unit: f64) -> Duration {
+        match self {
+            Schedule::QuickThen { count, then, .. } if n >= *count => then.delay(n - count, unit),
+            Schedule::Exponential { cap, jitter, .. } | Schedule::Fibonacci { cap, jitter, .. } => {
+                let nominal = self.nominal(n).as_secs_f64();
+                let u = unit.clamp(-1.0, 1.0);
+                cap_secs(nominal * (1.0 + jitter * u), *cap)
+            }
+            _ => self.nominal(n),
+        }
+    }
+}
+
+fn check_base_cap_jitter(
+    name: &str,
+    base: Duration,
+    cap: Duration,
+    jitter: f64,
+) -> Result<(), ScheduleError> {
+    if base.is_zero() {
+        return Err(ScheduleError(format!("{name}: `base` must be > 0")));
+    }
+    if cap < base {
+        return Err(ScheduleError(format!("{name}: `cap` must be >= `base`")));
+    }
+    if !(0.0..1.0).contains(&jitter) {
+        return Err(ScheduleError(format!(
+            "{name}: `jitter` must be in [0, 1), got {jitter}"
+        )));
+    }
+    Ok(())
+}
+
+fn cap_secs(secs: f64, cap: Duration) -> Duration {
+    if !secs.is_finite() || secs >= cap.as_secs_f64() {
+        cap
+    } else {
+        Duration::from_secs_f64(secs.max(0.0))
+    }
+}
+
+/// fib(0) = 1, fib(1) = 1, fib(2) = 2, … saturating.
+fn fibonacci(n: u32) -> u64 {
+    let (mut a, mut b) = (1u64, 1u64);
+    for _ in 0..n {
+        let next = a.saturating_add(b);
+        a = b;
+        b = next;
+    }
+    a
+}
+
+/// Why polling stops without a final status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GiveUp {
+    Attempts(u32),
+    Age(Duration),
+}
+
+impl GiveUp {
+    pub fn reason(self) -> String {
+        match self {
+            GiveUp::Attempts(n) => format!("gave up after {n} status queries"),
+            GiveUp::Age(d) => format!(
+                "gave up: still not final {} after registration",
+                humantime_serde::re::humantime::format_duration(d)
+            ),
+        }
+    }
+}
+
+/// What to do after a query that did not settle the payment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextPoll {
+    At(Timestamp),
+    GiveUp(GiveUp),
+}
+
+/// A schedule plus the bounds that end it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    pub schedule: Schedule,
+    /// Age after registration at which a still-open payment goes to review.
+    #[serde(with = "humantime_serde")]
+    pub give_up_after: Duration,
+    /// Status queries after which a still-open payment goes to review.
+    pub max_attempts: u32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            schedule: Schedule::default_quick_then_exponential(),
+            give_up_after: Duration::from_secs(7 * 24 * 3600),
+            max_attempts: 60,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// When the first query is due after registration.
+    pub fn first_poll_at(&self, registered_at: Timestamp) -> Timestamp {
+        registered_at.add(self.schedule.nominal(0))
+    }
+
+    /// After `attempts` completed queries (the last one finishing at
+    /// `completed_at`) left the payment open: when to ask again, or give up.
+    /// The last poll is pulled in to land exactly on the age deadline.
+    pub fn next_poll(
+        &self,
+        registered_at: Timestamp,
+        completed_at: Timestamp,
+        attempts: u32,
+        unit: f64,
+    ) -> NextPoll {
+        if attempts >= self.max_attempts {
+            return NextPoll::GiveUp(GiveUp::Attempts(attempts));
+        }
+        let deadline = registered_at.add(self.give_up_after);
+        if completed_at >= deadline {
+            return NextPoll::GiveUp(GiveUp::Age(self.give_up_after));
+        }
+        let at = completed_at.add(self.schedule.delay(attempts, unit));
+        NextPoll::At(at.min(deadline))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn fixed_list_repeats_last() {
+        let s = Schedule::Fixed {
+            delays: vec![secs(30), secs(60), secs(120)],
+        };
+        let got: Vec<u64> = (0..5).map(|n| s.delay(n, 0.7).as_secs()).collect();
+        assert_eq!(got, vec![30, 60, 120, 120, 120]);
+    }
+
+    #[test]
+    fn quick_then_backs_off() {
+        let s = Schedule::default_quick_then_exponential();
+        assert_eq!(s.nominal(0), secs(1));
+        assert_eq!(s.nominal(9), secs(1));
+        assert_eq!(s.nominal(10), secs(5));
+        assert_eq!(s.nominal(11), secs(10));
+        assert_eq!(s.nominal(40), secs(3600));
+    }
+
+    #[test]
+    fn fibonacci_sequence() {
+        let s = Schedule::Fibonacci {
+            base: secs(1),
+            cap: secs(10),
+            jitter: 0.0,
+        };
+        let got: Vec<u64> = (0..7).map(|n| s.nominal(n).as_secs()).collect();
+        assert_eq!(got, vec![1, 1, 2, 3, 5, 8, 10]);
+    }
+
+    #[test]
+    fn policy_gives_up_on_attempts_and_age() {
+        let p = RetryPolicy {
+            schedule: Schedule::Fixed {
+                delays: vec![secs(60)],
+            },
+            give_up_after: secs(600),
+            max_attempts: 5,
+        };
+        let t0 = Timestamp(0);
+        assert_eq!(
+            p.next_poll(t0, Timestamp(1_000), 5, 0.0),
+            NextPoll::GiveUp(GiveUp::Attempts(5))
+        );
+        assert_eq!(
+            p.next_poll(t0, Timestamp(600_000), 2, 0.0),
+            NextPoll::GiveUp(GiveUp::Age(secs(600)))
+        );
+        // The last poll lands exactly on the deadline.
+        assert_eq!(
+            p.next_poll(t0, Timestamp(590_000), 2, 0.0),
+            NextPoll::At(Timestamp(600_000))
+        );
+    }
+
+    #[test]
+    fn parses_from_toml() {
+        let s: Schedule = toml::from_str(
+            r#"
+            kind = "quick_then"
+            count = 3
+            interval = "1s"
+            then = { kind = "fibonacci", base = "2s", cap = "1m" }
+            "#,
+        )
+        .expect("valid schedule");
+        assert_eq!(s.nominal(3), secs(2));
+        assert!(s.validate().is_ok());
+        let bad: Result<Schedule, _> = toml::from_str("kind = \"fixed\"\ndelays = [\"soon\"]");
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("invalid duration `soon`"));
+    }
+
+    fn any_schedule() -> impl Strategy<Value = Schedule> {
+        let dur = (1u64..120_000).prop_map(Duration::from_millis);
+        let exp = (dur.clone(), 1.0f64..4.0, 1u64..100, 0.0f64..0.9).prop_map(|(b, f, m, j)| {
+            Schedule::Exponential {
+                base: b,
+                factor: f,
+                cap: b * m as u32,
+                jitter: j,
+            }
+        });
+        let fib = (dur.clone(), 1u64..100, 0.0f64..0.9).prop_map(|(b, m, j)| Schedule::Fibonacci {
+            base: b,
+            cap: b * m as u32,
+            jitter: j,
+        });
+        let fixed =
+            prop::collection::vec(dur.clone(), 1..8).prop_map(|d| Schedule::Fixed { delays: d });
+        let leaf = prop_oneof![exp, fib, fixed];
+        (leaf.clone(), 0u32..12, dur, prop::bool::ANY).prop_map(|(s, count, interval, wrap)| {
+            if wrap {
+                Schedule::QuickThen {
+                    count,
+                    interval,
+                    then: Box::new(s),
+                }
+            } else {
+                s
+            }
+        })
+    }
+
+    fn cap_and_jitter(s: &Schedule, n: u32) -> Option<(Duration, f64)> {
+        match s {
+            Schedule::Exponential { cap, jitter, .. } | Schedule::Fibonacci { cap, jitter, .. } => {
+                Some((*cap, *jitter))
+            }
+            Schedule::QuickThen { count, then, .. } if n >= *count => {
+                cap_and_jitter(then, n - count)
+            }
+            _ => None,
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn delays_respect_cap_and_jitter(s in any_schedule(), n in 0u32..200, unit in -1.0f64..=1.0) {
+            let d = s.delay(n, unit).as_secs_f64();
+            let nominal = s.nominal(n).as_secs_f64();
+            if let Some((cap, jitter)) = cap_and_jitter(&s, n) {
+                prop_assert!(d <= cap.as_secs_f64() + 1e-9, "{d} > cap {cap:?}");
+                prop_assert!(d >= nominal * (1.0 - jitter) - 1e-6, "{d} below jitter band of {nominal}");
+                prop_assert!(d <= nominal * (1.0 + jitter) + 1e-6, "{d} above jitter band of {nominal}");
+            } else {
+                prop_assert_eq!(d, nominal);
+            }
+        }
+
+        #[test]
+        fn backoff_never_shrinks(s in any_schedule(), n in 0u32..200) {
+            let is_fixed = |s: &Schedule| matches!(s, Schedule::Fixed { .. });
+            let inner_fixed = matches!(&s, Schedule::QuickThen { then, .. } if is_fixed(then));
+            let quick_to_slower = matches!(&s, Schedule::QuickThen { count, .. } if n + 1 == *count);
+            if !is_fixed(&s) && !inner_fixed && !quick_to_slower {
+                prop_assert!(s.nominal(n + 1) >= s.nominal(n));
+            }
+        }
+
+        #[test]
+        fn next_poll_never_goes_back_in_time(
+            s in any_schedule(), n in 0u32..100, unit in -1.0f64..=1.0,
+            registered in 0i64..1_000_000, elapsed in 0i64..10_000_000,
+        ) {
+            let p = RetryPolicy { schedule: s, give_up_after: Duration::from_secs(3600), max_attempts: 50 };
+            let done = Timestamp(registered + elapsed);
+            match p.next_poll(Timestamp(registered), done, n, unit) {
+                NextPoll::At(t) => {
+                    prop_assert!(t >= done);
+                    prop_assert!(t <= Timestamp(registered).add(p.give_up_after));
+                }
+                NextPoll::GiveUp(_) => prop_assert!(n >= 50 || done >= Timestamp(registered).add(p.give_up_after)),
+            }
+        }
+    }
+}

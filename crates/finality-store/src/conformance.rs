@@ -1,0 +1,464 @@
+//! The contract every [`Store`] adapter must meet, as test functions. Each
+//! backend's test binary calls every function here against a fresh database
+//! (see `tests/it/main.rs`), so PostgreSQL and SQLite are held to one suite.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::model::*;
+use crate::Store;
+use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
+use finality_core::{Kind, Source, Status, Timestamp};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+pub const T0: Timestamp = Timestamp(1_700_000_000_000);
+const LEASE_MS: i64 = 30_000;
+
+/// A valid payment for tests.
+pub fn new_payment(id: &str) -> NewPayment {
+    NewPayment {
+        id: PaymentId::parse(id).unwrap(),
+        provider: "sim".into(),
+        provider_ref: ProviderRef::parse(&format!("ref_{id}")).unwrap(),
+        kind: Kind::Payment,
+        amount: Amount::new(1250, Currency::parse("USD").unwrap()).unwrap(),
+        metadata: serde_json::json!({"order": id}),
+    }
+}
+
+pub async fn register(db: &dyn Store, id: &str, first_poll_at: Timestamp) {
+    let r = db
+        .register(&new_payment(id), T0, first_poll_at)
+        .await
+        .unwrap();
+    assert!(matches!(r, Registered::Created(_)), "{r:?}");
+}
+
+fn claim_req(now: Timestamp, limit: u32, worker: &str) -> ClaimRequest {
+    ClaimRequest {
+        now,
+        limit,
+        lease_until: Timestamp(now.0 + LEASE_MS),
+        worker: worker.into(),
+    }
+}
+
+fn attempt(job: &ClaimedJob, worker: &str, now: Timestamp, outcome: &str) -> NewAttempt {
+    NewAttempt {
+        payment_id: job.payment_id.clone(),
+        provider: job.provider.clone(),
+        worker: worker.into(),
+        started_at: now,
+        latency_ms: 3,
+        outcome: outcome.into(),
+        provider_status: Some(outcome.into()),
+        error_class: None,
+        error: None,
+    }
+}
+
+fn report(id: &str, status: Status, event: &str) -> Report {
+    Report {
+        payment_id: id.into(),
+        status,
+        source: Source::Webhook,
+        event_id: Some(event.into()),
+        observed_at: T0,
+        reason: None,
+        actor: None,
+    }
+}
+
+async fn outbox_for(db: &dyn Store, id: &str) -> Vec<OutboxEvent> {
+    let all = db.events_after(0, 100_000).await.unwrap();
+    all.into_iter().filter(|e| e.payment_id == id).collect()
+}
+
+pub async fn register_is_idempotent(db: Arc<dyn Store>) {
+    let p = new_payment("pay_1");
+    let first = Timestamp(T0.0 + 1_000);
+    let Registered::Created(created) = db.register(&p, T0, first).await.unwrap() else {
+        panic!("first registration must create");
+    };
+    assert_eq!(created.status, Status::Pending);
+    let again = db.register(&p, Timestamp(T0.0 + 5), first).await.unwrap();
+    assert_eq!(again, Registered::Existing(created.clone()));
+
+    let mut other_body = p.clone();
+    other_body.amount = Amount::new(999, Currency::parse("USD").unwrap()).unwrap();
+    assert!(matches!(
+        db.register(&other_body, T0, first).await.unwrap(),
+        Registered::Conflict(_)
+    ));
+    let mut same_ref = p.clone();
+    same_ref.id = PaymentId::parse("pay_2").unwrap();
+    assert_eq!(
+        db.register(&same_ref, T0, first).await.unwrap(),
+        Registered::RefTaken {
+            other_id: "pay_1".into()
+        }
+    );
+
+    let view = db.get("pay_1").await.unwrap().unwrap();
+    assert_eq!(view.payment, created);
+    assert!(view.history.is_empty());
+    let poll = view.poll.unwrap();
+    assert_eq!((poll.attempts, poll.next_poll_at), (0, Some(first)));
+    assert!(db.get("nope").await.unwrap().is_none());
+}
+
+/// Worker A's lease expires, B claims and finishes, A's late write is fenced.
+pub async fn expired_lease_is_fenced(db: Arc<dyn Store>) {
+    register(&*db, "pay_f", T0).await;
+    let a = db.claim(&claim_req(T0, 10, "A")).await.unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].due_at, T0);
+    // Leased: nobody else gets it before the lease ends.
+    let t1 = Timestamp(T0.0 + LEASE_MS - 1);
+    assert!(db.claim(&claim_req(t1, 10, "B")).await.unwrap().is_empty());
+    // A stalls; its lease expires and B takes over.
+    let t2 = Timestamp(T0.0 + LEASE_MS + 1);
+    let b = db.claim(&claim_req(t2, 10, "B")).await.unwrap();
+    assert_eq!(b.len(), 1);
+    assert_ne!(a[0].lock_token, b[0].lock_token);
+
+    let done_b = db
+        .complete(&Completion {
+            payment_id: "pay_f".into(),
+            lock_token: b[0].lock_token,
+            now: t2,
+            attempt: Some(attempt(&b[0], "B", t2, "succeeded")),
+            observed: Some(Status::Succeeded),
+            then: AfterPoll::GiveUp {
+                reason: "unused: final".into(),
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        done_b,
+        CompleteOutcome::Done {
+            applied: vec![(Status::Pending, Status::Succeeded)]
+        }
+    );
+    let late_a = db
+        .complete(&Completion {
+            payment_id: "pay_f".into(),
+            lock_token: a[0].lock_token,
+            now: Timestamp(t2.0 + 5),
+            attempt: Some(attempt(&a[0], "A", T0, "processing")),
+            observed: Some(Status::Processing),
+            then: AfterPoll::Reschedule {
+                next_poll_at: Timestamp(t2.0 + 60_000),
+                count_attempt: true,
+                last_error: None,
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(late_a, CompleteOutcome::LeaseLost);
+
+    let view = db.get("pay_f").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Succeeded);
+    assert_eq!(view.payment.status_source, Some(Source::StatusQuery));
+    assert_eq!(view.payment.finalized_at, Some(t2));
+    assert_eq!(view.history.len(), 1, "one history row per transition");
+    assert_eq!(outbox_for(&*db, "pay_f").await.len(), 1, "one outbox row");
+    assert!(view.poll.is_none(), "the job of a final payment is deleted");
+    assert_eq!(
+        db.attempts("pay_f").await.unwrap().len(),
+        2,
+        "both calls recorded"
+    );
+    assert_eq!(db.next_due_at().await.unwrap(), None);
+}
+
+pub async fn apply_is_idempotent_and_monotone(db: Arc<dyn Store>) {
+    register(&*db, "pay_a", T0).await;
+    let now = Timestamp(T0.0 + 10);
+    let r = |s, e| report("pay_a", s, e);
+    assert_eq!(
+        db.apply(&r(Status::Processing, "e1"), now).await.unwrap(),
+        ApplyOutcome::Applied {
+            from: Status::Pending,
+            to: Status::Processing
+        }
+    );
+    assert!(
+        db.get("pay_a").await.unwrap().unwrap().poll.is_some(),
+        "non-final keeps the job"
+    );
+    assert_eq!(
+        db.apply(&r(Status::Processing, "e1"), now).await.unwrap(),
+        ApplyOutcome::Unchanged
+    );
+    assert!(matches!(
+        db.apply(&r(Status::Succeeded, "e2"), now).await.unwrap(),
+        ApplyOutcome::Applied { .. }
+    ));
+    assert_eq!(
+        db.apply(&r(Status::Processing, "e1"), now).await.unwrap(),
+        ApplyOutcome::Ignored {
+            current: Status::Succeeded,
+            reason: "already_final"
+        }
+    );
+    assert_eq!(
+        db.apply(&r(Status::Failed, "e3"), now).await.unwrap(),
+        ApplyOutcome::Ignored {
+            current: Status::Succeeded,
+            reason: "already_final"
+        }
+    );
+    assert!(matches!(
+        db.apply(&r(Status::Reversed, "e4"), now).await.unwrap(),
+        ApplyOutcome::Applied { .. }
+    ));
+    assert_eq!(
+        db.apply(&report("ghost", Status::Succeeded, "e5"), now)
+            .await
+            .unwrap(),
+        ApplyOutcome::NotFound
+    );
+
+    let view = db.get("pay_a").await.unwrap().unwrap();
+    let path: Vec<_> = view.history.iter().map(|h| (h.from, h.to)).collect();
+    assert_eq!(
+        path,
+        vec![
+            (Some(Status::Pending), Status::Processing),
+            (Some(Status::Processing), Status::Succeeded),
+            (Some(Status::Succeeded), Status::Reversed),
+        ]
+    );
+    assert_eq!(view.history[0].event_id.as_deref(), Some("e1"));
+    assert_eq!(view.history[0].source, Source::Webhook);
+    assert!(view.poll.is_none());
+    let events = outbox_for(&*db, "pay_a").await;
+    let types: Vec<_> = events.iter().map(|e| e.event_type.as_str()).collect();
+    assert_eq!(
+        types,
+        [
+            "payment.processing",
+            "payment.succeeded",
+            "payment.reversed"
+        ]
+    );
+    let ids: HashSet<_> = events.iter().map(|e| e.event_id.clone()).collect();
+    assert_eq!(ids.len(), 3, "event ids are unique");
+}
+
+/// Reschedule counts attempts (or not, for deferrals), give-up parks the job
+/// in review, "poll now" unparks it, and a later answer still settles it.
+pub async fn reschedule_give_up_and_settle_later(db: Arc<dyn Store>) {
+    register(&*db, "pay_r", T0).await;
+    let job = db.claim(&claim_req(T0, 1, "w")).await.unwrap().remove(0);
+    let t1 = Timestamp(T0.0 + 100);
+    let reschedule = |at: i64, count| AfterPoll::Reschedule {
+        next_poll_at: Timestamp(at),
+        count_attempt: count,
+        last_error: None,
+    };
+    let out = db
+        .complete(&Completion {
+            payment_id: "pay_r".into(),
+            lock_token: job.lock_token,
+            now: t1,
+            attempt: Some(attempt(&job, "w", T0, "pending")),
+            observed: Some(Status::Pending),
+            then: reschedule(t1.0 + 1_000, true),
+        })
+        .await
+        .unwrap();
+    assert_eq!(out, CompleteOutcome::Done { applied: vec![] });
+    let poll = db.get("pay_r").await.unwrap().unwrap().poll.unwrap();
+    assert_eq!(
+        (poll.attempts, poll.next_poll_at),
+        (1, Some(Timestamp(t1.0 + 1_000)))
+    );
+    assert_eq!(poll.locked_by, None);
+
+    // A deferral (rate limit, paused provider) does not count.
+    let t2 = Timestamp(t1.0 + 1_000);
+    let job = db.claim(&claim_req(t2, 1, "w")).await.unwrap().remove(0);
+    assert_eq!(job.attempts, 1);
+    db.complete(&Completion {
+        payment_id: "pay_r".into(),
+        lock_token: job.lock_token,
+        now: t2,
+        attempt: None,
+        observed: None,
+        then: reschedule(t2.0 + 2_000, false),
+    })
+    .await
+    .unwrap();
+    let t3 = Timestamp(t2.0 + 2_000);
+    let job = db.claim(&claim_req(t3, 1, "w")).await.unwrap().remove(0);
+    assert_eq!(job.attempts, 1, "a deferral does not burn an attempt");
+
+    let out = db
+        .complete(&Completion {
+            payment_id: "pay_r".into(),
+            lock_token: job.lock_token,
+            now: t3,
+            attempt: Some(attempt(&job, "w", t3, "processing")),
+            observed: Some(Status::Processing),
+            then: AfterPoll::GiveUp {
+                reason: "gave up after 2 status queries".into(),
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        CompleteOutcome::Done {
+            applied: vec![
+                (Status::Pending, Status::Processing),
+                (Status::Processing, Status::NeedsReview)
+            ]
+        }
+    );
+    let view = db.get("pay_r").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::NeedsReview);
+    assert_eq!(
+        view.history[1].reason.as_deref(),
+        Some("gave up after 2 status queries")
+    );
+    let poll = view.poll.unwrap();
+    assert_eq!((poll.attempts, poll.next_poll_at), (2, None), "parked");
+    assert_eq!(db.next_due_at().await.unwrap(), None);
+    assert!(db
+        .claim(&claim_req(Timestamp(t3.0 + 10_000_000), 10, "w"))
+        .await
+        .unwrap()
+        .is_empty());
+
+    // A human asks for one more poll; the provider has settled by now.
+    let t4 = Timestamp(t3.0 + 60_000);
+    assert_eq!(db.poll_now("pay_r", t4).await.unwrap(), PollNow::Scheduled);
+    let job = db.claim(&claim_req(t4, 1, "w")).await.unwrap().remove(0);
+    db.complete(&Completion {
+        payment_id: "pay_r".into(),
+        lock_token: job.lock_token,
+        now: t4,
+        attempt: Some(attempt(&job, "w", t4, "succeeded")),
+        observed: Some(Status::Succeeded),
+        then: AfterPoll::GiveUp {
+            reason: "unused".into(),
+        },
+    })
+    .await
+    .unwrap();
+    let view = db.get("pay_r").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Succeeded);
+    assert!(view.poll.is_none());
+    assert_eq!(
+        db.poll_now("pay_r", t4).await.unwrap(),
+        PollNow::AlreadyFinal
+    );
+    assert_eq!(db.poll_now("nope", t4).await.unwrap(), PollNow::NotFound);
+}
+
+pub async fn claim_takes_only_due_jobs_in_order(db: Arc<dyn Store>) {
+    for (i, at) in [3_000, 1_000, 2_000].iter().enumerate() {
+        register(&*db, &format!("pay_{i}"), Timestamp(T0.0 + at)).await;
+    }
+    assert!(db.claim(&claim_req(T0, 10, "w")).await.unwrap().is_empty());
+    let got = db
+        .claim(&claim_req(Timestamp(T0.0 + 2_000), 10, "w"))
+        .await
+        .unwrap();
+    let ids: Vec<_> = got.iter().map(|j| j.payment_id.as_str()).collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.contains(&"pay_1") && ids.contains(&"pay_2"));
+    assert_eq!(
+        db.next_due_at().await.unwrap(),
+        Some(Timestamp(T0.0 + 3_000))
+    );
+    // A leased job falls due again when its lease ends.
+    assert_eq!(
+        db.poll_now("pay_1", Timestamp(T0.0 + 2_500)).await.unwrap(),
+        PollNow::InFlight
+    );
+}
+
+pub async fn concurrent_claims_never_overlap(db: Arc<dyn Store>) {
+    for i in 0..200 {
+        register(&*db, &format!("pay_{i:03}"), T0).await;
+    }
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let db = db.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut mine = Vec::new();
+            loop {
+                let got = db.claim(&claim_req(T0, 7, &format!("w{w}"))).await.unwrap();
+                if got.is_empty() {
+                    return mine;
+                }
+                mine.extend(got.into_iter().map(|j| j.payment_id));
+            }
+        }));
+    }
+    let mut seen = HashSet::new();
+    for t in tasks {
+        for id in t.await.unwrap() {
+            assert!(seen.insert(id.clone()), "{id} claimed twice");
+        }
+    }
+    assert_eq!(seen.len(), 200);
+}
+
+pub async fn list_filters_and_pages(db: Arc<dyn Store>) {
+    for i in 0..5 {
+        register(&*db, &format!("pay_{i}"), T0).await;
+    }
+    db.apply(&report("pay_3", Status::Failed, "x"), T0)
+        .await
+        .unwrap();
+    let page = |after: Option<&str>, status| ListFilter {
+        status,
+        provider: Some("sim".into()),
+        after_id: after.map(Into::into),
+        limit: 2,
+    };
+    let p1 = db.list(&page(None, None)).await.unwrap();
+    let p2 = db.list(&page(Some(&p1[1].id), None)).await.unwrap();
+    let p3 = db.list(&page(Some(&p2[1].id), None)).await.unwrap();
+    let ids: Vec<_> = [p1, p2, p3].concat().into_iter().map(|p| p.id).collect();
+    assert_eq!(ids, ["pay_0", "pay_1", "pay_2", "pay_3", "pay_4"]);
+    let failed = db.list(&page(None, Some(Status::Failed))).await.unwrap();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].id, "pay_3");
+    let mut other = ListFilter {
+        provider: Some("stripe".into()),
+        limit: 10,
+        ..Default::default()
+    };
+    assert!(db.list(&other).await.unwrap().is_empty());
+    other.provider = None;
+    assert_eq!(db.list(&other).await.unwrap().len(), 5);
+    let counts = db.status_counts().await.unwrap();
+    assert!(counts.contains(&(Status::Pending, 4)) && counts.contains(&(Status::Failed, 1)));
+}
+
+/// Many concurrent duplicate reports: exactly one transition, no error.
+pub async fn concurrent_duplicate_reports_apply_once(db: Arc<dyn Store>) {
+    register(&*db, "pay_d", T0).await;
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        let db = db.clone();
+        tasks.push(tokio::spawn(async move {
+            db.apply(&report("pay_d", Status::Succeeded, "evt_dup"), T0)
+                .await
+        }));
+    }
+    let mut applied = 0;
+    for t in tasks {
+        if let ApplyOutcome::Applied { .. } = t.await.unwrap().unwrap() {
+            applied += 1;
+        }
+    }
+    assert_eq!(applied, 1);
+    assert_eq!(db.get("pay_d").await.unwrap().unwrap().history.len(), 1);
+    assert_eq!(outbox_for(&*db, "pay_d").await.len(), 1);
+}

@@ -1,0 +1,118 @@
+//! The store: the database is the source of truth for every payment, poll job,
+//! transition and event.
+//!
+//! One [`Store`] trait, two adapters over sqlx: SQLite (the embedded default,
+//! WAL) and PostgreSQL (several nodes). Both are generated from one body of
+//! SQL and Rust ([`ops`]), so the dialect differences (row locks, the claim
+//! statement, wake-ups) are the only code that differs, and the same
+//! [`conformance`] suite holds both to the same contract.
+//!
+//! # Layout
+//! - [`model`]: the values that cross the store boundary.
+//! - `ops`: the shared implementation (register, apply, claim, complete…).
+//! - [`postgres`], [`sqlite`]: the adapters, each with `register_in` for
+//!   transactional enqueue inside the caller's own transaction.
+//! - [`conformance`], [`testing`]: the shared suite and per-test databases.
+#![forbid(unsafe_code)]
+
+pub mod conformance;
+mod error;
+pub mod model;
+#[macro_use]
+mod ops;
+pub mod postgres;
+pub mod sqlite;
+pub mod testing;
+
+pub use error::{Result, StoreError};
+pub use model::*;
+
+use async_trait::async_trait;
+use finality_core::{Status, Timestamp};
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Everything the engine, server and CLI need from a database.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Run the embedded migrations (idempotent).
+    async fn migrate(&self) -> Result<()>;
+
+    /// Register a payment as `pending` with its first poll at `first_poll_at`.
+    /// Idempotent on the id: see [`Registered`].
+    async fn register(
+        &self,
+        p: &NewPayment,
+        now: Timestamp,
+        first_poll_at: Timestamp,
+    ) -> Result<Registered>;
+
+    /// The one path for every status change from a webhook, sweep or human:
+    /// lock the payment, check the transition table, write status, history
+    /// and outbox, and drop or park the poll job, in one transaction.
+    async fn apply(&self, report: &Report, now: Timestamp) -> Result<ApplyOutcome>;
+
+    /// Lease up to `limit` due jobs to one worker, in one short statement.
+    async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>>;
+
+    /// Finish a claimed poll, fenced by its lock token: record the attempt,
+    /// apply what was observed, and reschedule, give up or drop the job.
+    async fn complete(&self, c: &Completion) -> Result<CompleteOutcome>;
+
+    /// Make a payment's next poll due now (unparking a reviewed one).
+    async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
+
+    async fn get(&self, payment_id: &str) -> Result<Option<PaymentView>>;
+    async fn list(&self, filter: &ListFilter) -> Result<Vec<Payment>>;
+    async fn attempts(&self, payment_id: &str) -> Result<Vec<AttemptRecord>>;
+    async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
+
+    /// The earliest `next_poll_at` of any unparked job (including leases,
+    /// which fall due again when they expire); `None` when nothing is left.
+    async fn next_due_at(&self) -> Result<Option<Timestamp>>;
+
+    /// How many payments are in each status.
+    async fn status_counts(&self) -> Result<Vec<(Status, i64)>>;
+
+    /// A receiver that changes whenever new work may be due sooner than the
+    /// engine thought (a registration, a "poll now"). Only a hint: a lost
+    /// wake-up costs latency, never correctness.
+    fn subscribe(&self) -> watch::Receiver<u64>;
+}
+
+/// The wake-up signal shared by a store and the engines that use it.
+#[derive(Debug, Clone)]
+pub(crate) struct Wakeups(Arc<watch::Sender<u64>>);
+
+impl Wakeups {
+    pub(crate) fn new() -> Self {
+        Wakeups(Arc::new(watch::channel(0).0))
+    }
+    pub(crate) fn bump(&self) {
+        self.0.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.0.subscribe()
+    }
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<watch::Sender<u64>> {
+        Arc::downgrade(&self.0)
+    }
+}
+
+/// Open the store a URL names: `sqlite://…` or `postgres://…`, and migrate it.
+pub async fn open(url: &str, max_connections: u32) -> Result<Arc<dyn Store>> {
+    let store: Arc<dyn Store> = if url.starts_with("sqlite:") {
+        Arc::new(sqlite::SqliteStore::connect(url, max_connections).await?)
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Arc::new(postgres::PgStore::connect(url, max_connections).await?)
+    } else {
+        // Only the scheme is echoed: the rest may hold a password.
+        let scheme = url.split(':').next().unwrap_or_default();
+        return Err(StoreError::Url {
+            url: format!("{scheme}:…"),
+            detail: "expected sqlite://PATH or postgres://…".into(),
+        });
+    };
+    store.migrate().await?;
+    Ok(store)
+}

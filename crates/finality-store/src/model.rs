@@ -1,0 +1,235 @@
+//! The values that cross the store boundary.
+
+use finality_core::money::{Amount, PaymentId, ProviderRef};
+use finality_core::{Kind, Source, Status, Timestamp};
+use serde_json::Value;
+
+/// A payment to register: every field already validated at the edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewPayment {
+    pub id: PaymentId,
+    pub provider: String,
+    pub provider_ref: ProviderRef,
+    pub kind: Kind,
+    pub amount: Amount,
+    /// A JSON object the caller wants back; finality does not read it.
+    pub metadata: Value,
+}
+
+/// What registration did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Registered {
+    /// A new payment, `pending`, with its first poll scheduled.
+    Created(Payment),
+    /// The same id with the same body was registered before: nothing changed.
+    Existing(Payment),
+    /// The same id exists with a different body.
+    Conflict(Payment),
+    /// Another payment already tracks this provider and provider reference.
+    RefTaken { other_id: String },
+}
+
+/// A payment as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payment {
+    pub id: String,
+    pub provider: String,
+    pub provider_ref: String,
+    pub kind: Kind,
+    pub amount: i64,
+    pub currency: String,
+    pub metadata: Value,
+    pub status: Status,
+    pub status_source: Option<Source>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub finalized_at: Option<Timestamp>,
+}
+
+impl Payment {
+    /// Whether `p` describes this payment exactly (the idempotency check).
+    pub fn same_body(&self, p: &NewPayment) -> bool {
+        self.provider == p.provider
+            && self.provider_ref == p.provider_ref.as_str()
+            && self.kind == p.kind
+            && self.amount == p.amount.minor
+            && self.currency == p.amount.currency.as_str()
+            && self.metadata == p.metadata
+    }
+}
+
+/// The poll state of a non-final payment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollState {
+    pub attempts: u32,
+    /// `None` when parked (needs review): polled again only on request.
+    pub next_poll_at: Option<Timestamp>,
+    /// Set while a worker holds the lease.
+    pub locked_by: Option<String>,
+    pub last_error: Option<String>,
+}
+
+/// One applied transition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryEntry {
+    pub from: Option<Status>,
+    pub to: Status,
+    pub source: Source,
+    pub event_id: Option<String>,
+    pub reason: Option<String>,
+    pub actor: Option<String>,
+    pub observed_at: Timestamp,
+    pub at: Timestamp,
+}
+
+/// A payment with its poll state and full history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentView {
+    pub payment: Payment,
+    pub poll: Option<PollState>,
+    pub history: Vec<HistoryEntry>,
+}
+
+/// A status report from any source, on its way through `apply`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub payment_id: String,
+    pub status: Status,
+    pub source: Source,
+    /// The provider's event id (webhooks) or finality's own id of the report.
+    pub event_id: Option<String>,
+    /// When the provider (or human) said it.
+    pub observed_at: Timestamp,
+    pub reason: Option<String>,
+    pub actor: Option<String>,
+}
+
+/// What `apply` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApplyOutcome {
+    Applied {
+        from: Status,
+        to: Status,
+    },
+    Unchanged,
+    Ignored {
+        current: Status,
+        reason: &'static str,
+    },
+    NotFound,
+}
+
+/// A job handed to one worker until `locked_until`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClaimedJob {
+    pub payment_id: String,
+    pub provider: String,
+    pub provider_ref: String,
+    pub kind: Kind,
+    pub registered_at: Timestamp,
+    /// Status queries completed before this one.
+    pub attempts: u32,
+    /// When this poll was due (for lateness).
+    pub due_at: Timestamp,
+    /// Fences every later write of this claim.
+    pub lock_token: i64,
+}
+
+/// Ask for up to `limit` jobs due at or before `now`, leased until `now + lease`.
+#[derive(Debug, Clone)]
+pub struct ClaimRequest {
+    pub now: Timestamp,
+    pub limit: u32,
+    pub lease_until: Timestamp,
+    pub worker: String,
+}
+
+/// One provider call, recorded whatever its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewAttempt {
+    pub payment_id: String,
+    pub provider: String,
+    pub worker: String,
+    pub started_at: Timestamp,
+    pub latency_ms: i64,
+    /// The mapped status, `unknown` for an unmapped provider status, or `error`.
+    pub outcome: String,
+    pub provider_status: Option<String>,
+    pub error_class: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A recorded provider call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptRecord {
+    pub id: i64,
+    pub attempt: NewAttempt,
+}
+
+/// What happens to the job after a poll that did not make the payment final.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterPoll {
+    /// Poll again at `next_poll_at`. `count_attempt` is false for deferrals
+    /// (rate limit, paused provider) that must not burn the payment's budget.
+    Reschedule {
+        next_poll_at: Timestamp,
+        count_attempt: bool,
+        last_error: Option<String>,
+    },
+    /// Attempts or age exhausted: move to `needs_review` and park the job.
+    GiveUp { reason: String },
+}
+
+/// The end of one claimed poll, written in one fenced transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    pub payment_id: String,
+    pub lock_token: i64,
+    pub now: Timestamp,
+    pub attempt: Option<NewAttempt>,
+    /// A status the provider reported, applied with source `status_query`.
+    pub observed: Option<Status>,
+    pub then: AfterPoll,
+}
+
+/// What a completion did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompleteOutcome {
+    /// Written. `applied` lists the transitions made (observed, then review).
+    Done { applied: Vec<(Status, Status)> },
+    /// The lease was lost (expired and re-claimed, or the job was settled or
+    /// parked meanwhile): nothing but the attempt record was written.
+    LeaseLost,
+}
+
+/// What "poll now" did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PollNow {
+    Scheduled,
+    /// A worker holds it right now; its result is on the way.
+    InFlight,
+    AlreadyFinal,
+    NotFound,
+}
+
+/// Filters for listing payments; pages are keyset-paged by id.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub status: Option<Status>,
+    pub provider: Option<String>,
+    pub after_id: Option<String>,
+    pub limit: u32,
+}
+
+/// One row of the outbox: an applied transition, to be published.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxEvent {
+    pub seq: i64,
+    pub event_id: String,
+    pub payment_id: String,
+    pub event_type: String,
+    pub status: Status,
+    pub previous_status: Option<Status>,
+    pub source: Source,
+    pub occurred_at: Timestamp,
+}

@@ -1,0 +1,665 @@
+//! The store implementation shared by both backends.
+//!
+//! sqlx types every query by its database, so one generic body would need a
+//! wall of trait bounds per bound value; a macro instantiated once per
+//! backend keeps a single copy of the SQL and the logic instead. Every
+//! statement here is valid on PostgreSQL and SQLite alike (`$N` parameters,
+//! `ON CONFLICT DO NOTHING`, `RETURNING`); the few that differ are passed in.
+
+/// Generates the shared functions and the `Store` impl inside a backend
+/// module. The backend provides `$store` with fields `pool` and `wake` and a
+/// method `begin_write()` that starts a transaction holding the write lock
+/// the backend needs.
+macro_rules! sql_store {
+    (
+        db = $db:ty,
+        conn = $conn:ty,
+        row = $row:ty,
+        store = $store:ty,
+        lock_payment = $lock_payment:expr,
+        lock_job = $lock_job:expr,
+        claim = $claim:expr,
+        notify = $notify:expr,
+    ) => {
+        use $crate::error::{DbContext, Result};
+        use $crate::model::*;
+        use finality_core::{decide, Decision, Kind, Source, Status, Timestamp};
+        use sqlx::Row;
+
+        const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, kind, amount, currency, metadata, \
+             status, status_source, created_at, updated_at, finalized_at";
+
+        fn corrupt(table: &'static str, detail: impl ToString) -> $crate::StoreError {
+            $crate::StoreError::Corrupt {
+                table,
+                detail: detail.to_string(),
+            }
+        }
+
+        fn col<'r, T>(row: &'r $row, name: &'static str, table: &'static str) -> Result<T>
+        where
+            T: sqlx::Decode<'r, $db> + sqlx::Type<$db>,
+        {
+            row.try_get::<T, _>(name).map_err(|e| corrupt(table, e))
+        }
+
+        fn parse<T: std::str::FromStr>(v: &str, table: &'static str) -> Result<T>
+        where
+            T::Err: std::fmt::Display,
+        {
+            v.parse::<T>().map_err(|e| corrupt(table, e))
+        }
+
+        fn payment_from_row(r: &$row) -> Result<Payment> {
+            let t = "payments";
+            let source: Option<String> = col(r, "status_source", t)?;
+            let metadata: sqlx::types::Json<serde_json::Value> = col(r, "metadata", t)?;
+            Ok(Payment {
+                id: col(r, "id", t)?,
+                provider: col(r, "provider", t)?,
+                provider_ref: col(r, "provider_ref", t)?,
+                kind: parse(&col::<String>(r, "kind", t)?, t)?,
+                amount: col(r, "amount", t)?,
+                currency: col(r, "currency", t)?,
+                metadata: metadata.0,
+                status: parse(&col::<String>(r, "status", t)?, t)?,
+                status_source: source.map(|s| parse(&s, t)).transpose()?,
+                created_at: Timestamp(col(r, "created_at", t)?),
+                updated_at: Timestamp(col(r, "updated_at", t)?),
+                finalized_at: col::<Option<i64>>(r, "finalized_at", t)?.map(Timestamp),
+            })
+        }
+
+        async fn fetch_payment(conn: &mut $conn, id: &str) -> Result<Option<Payment>> {
+            let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = $1");
+            let row = sqlx::query(&sql)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await
+                .op("reading a payment")?;
+            row.as_ref().map(payment_from_row).transpose()
+        }
+
+        /// Register a payment inside the caller's own transaction: the payment
+        /// and its first poll commit or roll back with the caller's data.
+        pub async fn register_in(
+            conn: &mut $conn,
+            p: &NewPayment,
+            now: Timestamp,
+            first_poll_at: Timestamp,
+        ) -> Result<Registered> {
+            let inserted = sqlx::query(
+                "INSERT INTO payments (id, provider, provider_ref, kind, amount, currency, metadata, \
+                 status, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $8) ON CONFLICT DO NOTHING",
+            )
+            .bind(p.id.as_str())
+            .bind(&p.provider)
+            .bind(p.provider_ref.as_str())
+            .bind(p.kind.as_str())
+            .bind(p.amount.minor)
+            .bind(p.amount.currency.as_str())
+            .bind(sqlx::types::Json(&p.metadata))
+            .bind(now.0)
+            .execute(&mut *conn)
+            .await
+            .op("registering a payment")?;
+            if inserted.rows_affected() == 1 {
+                sqlx::query(
+                    "INSERT INTO poll_jobs (payment_id, provider, provider_ref, kind, registered_at, next_poll_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .bind(p.id.as_str())
+                .bind(&p.provider)
+                .bind(p.provider_ref.as_str())
+                .bind(p.kind.as_str())
+                .bind(now.0)
+                .bind(first_poll_at.0)
+                .execute(&mut *conn)
+                .await
+                .op("scheduling the first poll")?;
+                if let Some(sql) = $notify {
+                    sqlx::query(sql).execute(&mut *conn).await.op("notifying workers")?;
+                }
+                return Ok(Registered::Created(Payment {
+                    id: p.id.as_str().to_string(),
+                    provider: p.provider.clone(),
+                    provider_ref: p.provider_ref.as_str().to_string(),
+                    kind: p.kind,
+                    amount: p.amount.minor,
+                    currency: p.amount.currency.as_str().to_string(),
+                    metadata: p.metadata.clone(),
+                    status: Status::Pending,
+                    status_source: None,
+                    created_at: now,
+                    updated_at: now,
+                    finalized_at: None,
+                }));
+            }
+            match fetch_payment(conn, p.id.as_str()).await? {
+                Some(existing) if existing.same_body(p) => Ok(Registered::Existing(existing)),
+                Some(existing) => Ok(Registered::Conflict(existing)),
+                None => {
+                    let other: Option<String> = sqlx::query_scalar(
+                        "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2",
+                    )
+                    .bind(&p.provider)
+                    .bind(p.provider_ref.as_str())
+                    .fetch_optional(&mut *conn)
+                    .await
+                    .op("finding the payment that holds a provider reference")?;
+                    Ok(Registered::RefTaken {
+                        other_id: other.unwrap_or_default(),
+                    })
+                }
+            }
+        }
+
+        /// Lock the payment row for the rest of the transaction.
+        async fn lock_payment(conn: &mut $conn, id: &str) -> Result<Option<(Status, Kind)>> {
+            let row: Option<(String, String)> = sqlx::query_as($lock_payment)
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await
+                .op("locking a payment")?;
+            row.map(|(s, k)| Ok((parse(&s, "payments")?, parse(&k, "payments")?)))
+                .transpose()
+        }
+
+        struct Transition<'a> {
+            payment_id: &'a str,
+            kind: Kind,
+            from: Status,
+            to: Status,
+            source: Source,
+            event_id: Option<&'a str>,
+            reason: Option<&'a str>,
+            actor: Option<&'a str>,
+            observed_at: Timestamp,
+            now: Timestamp,
+        }
+
+        /// Write one transition: status, history, outbox, and the poll job
+        /// (deleted when final, parked when in review). The caller holds the
+        /// payment lock and has checked the transition table.
+        async fn write_transition(conn: &mut $conn, t: &Transition<'_>) -> Result<()> {
+            let finalized = t.to.is_final().then_some(t.now.0);
+            sqlx::query(
+                "UPDATE payments SET status = $2, status_source = $3, updated_at = $4, \
+                 finalized_at = COALESCE(finalized_at, $5) WHERE id = $1",
+            )
+            .bind(t.payment_id)
+            .bind(t.to.as_str())
+            .bind(t.source.as_str())
+            .bind(t.now.0)
+            .bind(finalized)
+            .execute(&mut *conn)
+            .await
+            .op("writing a status")?;
+            sqlx::query(
+                "INSERT INTO status_history (payment_id, from_status, to_status, source, event_id, \
+                 reason, actor, observed_at, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .bind(t.payment_id)
+            .bind(t.from.as_str())
+            .bind(t.to.as_str())
+            .bind(t.source.as_str())
+            .bind(t.event_id)
+            .bind(t.reason)
+            .bind(t.actor)
+            .bind(t.observed_at.0)
+            .bind(t.now.0)
+            .execute(&mut *conn)
+            .await
+            .op("appending status history")?;
+            sqlx::query(
+                "INSERT INTO outbox (event_id, payment_id, type, status, previous_status, source, occurred_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(format!("evt_{}", uuid::Uuid::new_v4().simple()))
+            .bind(t.payment_id)
+            .bind(format!("{}.{}", t.kind.as_str(), t.to.as_str()))
+            .bind(t.to.as_str())
+            .bind(t.from.as_str())
+            .bind(t.source.as_str())
+            .bind(t.now.0)
+            .execute(&mut *conn)
+            .await
+            .op("writing the outbox event")?;
+            if t.to.is_final() {
+                sqlx::query("DELETE FROM poll_jobs WHERE payment_id = $1")
+                    .bind(t.payment_id)
+                    .execute(&mut *conn)
+                    .await
+                    .op("dropping the poll job of a final payment")?;
+            } else if t.to == Status::NeedsReview {
+                park_job(conn, t.payment_id, None).await?;
+            }
+            Ok(())
+        }
+
+        /// Stop polling a payment until someone asks ("poll now").
+        async fn park_job(conn: &mut $conn, id: &str, last_error: Option<&str>) -> Result<()> {
+            sqlx::query(
+                "UPDATE poll_jobs SET next_poll_at = NULL, due_at = NULL, locked_by = NULL, \
+                 locked_until = NULL, lock_token = NULL, last_error = COALESCE($2, last_error) \
+                 WHERE payment_id = $1",
+            )
+            .bind(id)
+            .bind(last_error)
+            .execute(&mut *conn)
+            .await
+            .op("parking a poll job")?;
+            Ok(())
+        }
+
+        /// `apply` inside an open transaction.
+        pub(crate) async fn apply_in(
+            conn: &mut $conn,
+            r: &Report,
+            now: Timestamp,
+        ) -> Result<ApplyOutcome> {
+            let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
+                return Ok(ApplyOutcome::NotFound);
+            };
+            match decide(kind, current, r.status) {
+                Decision::Unchanged => Ok(ApplyOutcome::Unchanged),
+                Decision::Ignore(why) => Ok(ApplyOutcome::Ignored {
+                    current,
+                    reason: why.as_str(),
+                }),
+                Decision::Apply => {
+                    write_transition(
+                        conn,
+                        &Transition {
+                            payment_id: &r.payment_id,
+                            kind,
+                            from: current,
+                            to: r.status,
+                            source: r.source,
+                            event_id: r.event_id.as_deref(),
+                            reason: r.reason.as_deref(),
+                            actor: r.actor.as_deref(),
+                            observed_at: r.observed_at,
+                            now,
+                        },
+                    )
+                    .await?;
+                    Ok(ApplyOutcome::Applied {
+                        from: current,
+                        to: r.status,
+                    })
+                }
+            }
+        }
+
+        async fn insert_attempt(conn: &mut $conn, a: &NewAttempt) -> Result<()> {
+            sqlx::query(
+                "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, latency_ms, \
+                 outcome, provider_status, error_class, error) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .bind(&a.payment_id)
+            .bind(&a.provider)
+            .bind(&a.worker)
+            .bind(a.started_at.0)
+            .bind(a.latency_ms)
+            .bind(&a.outcome)
+            .bind(&a.provider_status)
+            .bind(&a.error_class)
+            .bind(&a.error)
+            .execute(&mut *conn)
+            .await
+            .op("recording a provider call")?;
+            Ok(())
+        }
+
+        async fn poll_transition(
+            conn: &mut $conn,
+            c: &Completion,
+            kind: Kind,
+            from: Status,
+            to: Status,
+            reason: Option<&str>,
+        ) -> Result<()> {
+            let t = Transition {
+                payment_id: &c.payment_id,
+                kind,
+                from,
+                to,
+                source: Source::StatusQuery,
+                event_id: None,
+                reason,
+                actor: None,
+                observed_at: c.now,
+                now: c.now,
+            };
+            write_transition(conn, &t).await
+        }
+
+        /// `complete` inside an open transaction.
+        async fn complete_in(conn: &mut $conn, c: &Completion) -> Result<CompleteOutcome> {
+            // The call happened whatever the fence says: always record it.
+            if let Some(a) = &c.attempt {
+                insert_attempt(conn, a).await?;
+            }
+            let Some((mut current, kind)) = lock_payment(conn, &c.payment_id).await? else {
+                return Ok(CompleteOutcome::LeaseLost);
+            };
+            let fenced: Option<i32> = sqlx::query_scalar($lock_job)
+                .bind(&c.payment_id)
+                .bind(c.lock_token)
+                .fetch_optional(&mut *conn)
+                .await
+                .op("checking a lease")?;
+            if fenced.is_none() {
+                return Ok(CompleteOutcome::LeaseLost);
+            }
+            let mut applied = Vec::new();
+            if let Some(observed) = c.observed {
+                if decide(kind, current, observed) == Decision::Apply {
+                    poll_transition(conn, c, kind, current, observed, None).await?;
+                    applied.push((current, observed));
+                    current = observed;
+                }
+            }
+            if !current.is_final() {
+                match &c.then {
+                    AfterPoll::Reschedule {
+                        next_poll_at,
+                        count_attempt,
+                        last_error,
+                    } => {
+                        sqlx::query(
+                            "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
+                             due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
+                             last_error = $4 WHERE payment_id = $1",
+                        )
+                        .bind(&c.payment_id)
+                        .bind(next_poll_at.0)
+                        .bind(i32::from(*count_attempt))
+                        .bind(last_error)
+                        .execute(&mut *conn)
+                        .await
+                        .op("rescheduling a poll")?;
+                    }
+                    AfterPoll::GiveUp { reason } => {
+                        sqlx::query("UPDATE poll_jobs SET attempts = attempts + 1 WHERE payment_id = $1")
+                            .bind(&c.payment_id)
+                            .execute(&mut *conn)
+                            .await
+                            .op("counting the last poll")?;
+                        if decide(kind, current, Status::NeedsReview) == Decision::Apply {
+                            let to = Status::NeedsReview;
+                            poll_transition(conn, c, kind, current, to, Some(reason)).await?;
+                            applied.push((current, to));
+                        }
+                        park_job(conn, &c.payment_id, Some(reason)).await?;
+                    }
+                }
+            }
+            Ok(CompleteOutcome::Done { applied })
+        }
+
+        fn job_from_row(r: &$row) -> Result<ClaimedJob> {
+            let t = "poll_jobs";
+            Ok(ClaimedJob {
+                payment_id: col(r, "payment_id", t)?,
+                provider: col(r, "provider", t)?,
+                provider_ref: col(r, "provider_ref", t)?,
+                kind: parse(&col::<String>(r, "kind", t)?, t)?,
+                registered_at: Timestamp(col(r, "registered_at", t)?),
+                attempts: u32::try_from(col::<i32>(r, "attempts", t)?).unwrap_or(0),
+                due_at: Timestamp(col(r, "due_at", t)?),
+                lock_token: col(r, "lock_token", t)?,
+            })
+        }
+
+        fn history_from_row(r: &$row) -> Result<HistoryEntry> {
+            let t = "status_history";
+            let from: Option<String> = col(r, "from_status", t)?;
+            Ok(HistoryEntry {
+                from: from.map(|s| parse(&s, t)).transpose()?,
+                to: parse(&col::<String>(r, "to_status", t)?, t)?,
+                source: parse(&col::<String>(r, "source", t)?, t)?,
+                event_id: col(r, "event_id", t)?,
+                reason: col(r, "reason", t)?,
+                actor: col(r, "actor", t)?,
+                observed_at: Timestamp(col(r, "observed_at", t)?),
+                at: Timestamp(col(r, "at", t)?),
+            })
+        }
+
+        fn attempt_from_row(r: &$row) -> Result<AttemptRecord> {
+            let t = "poll_attempts";
+            Ok(AttemptRecord {
+                id: col(r, "id", t)?,
+                attempt: NewAttempt {
+                    payment_id: col(r, "payment_id", t)?,
+                    provider: col(r, "provider", t)?,
+                    worker: col(r, "worker", t)?,
+                    started_at: Timestamp(col(r, "started_at", t)?),
+                    latency_ms: col(r, "latency_ms", t)?,
+                    outcome: col(r, "outcome", t)?,
+                    provider_status: col(r, "provider_status", t)?,
+                    error_class: col(r, "error_class", t)?,
+                    error: col(r, "error", t)?,
+                },
+            })
+        }
+
+        fn event_from_row(r: &$row) -> Result<OutboxEvent> {
+            let t = "outbox";
+            let prev: Option<String> = col(r, "previous_status", t)?;
+            Ok(OutboxEvent {
+                seq: col(r, "id", t)?,
+                event_id: col(r, "event_id", t)?,
+                payment_id: col(r, "payment_id", t)?,
+                event_type: col(r, "type", t)?,
+                status: parse(&col::<String>(r, "status", t)?, t)?,
+                previous_status: prev.map(|s| parse(&s, t)).transpose()?,
+                source: parse(&col::<String>(r, "source", t)?, t)?,
+                occurred_at: Timestamp(col(r, "occurred_at", t)?),
+            })
+        }
+
+        #[async_trait::async_trait]
+        impl $crate::Store for $store {
+            async fn migrate(&self) -> Result<()> {
+                self.run_migrations().await
+            }
+
+            async fn register(
+                &self,
+                p: &NewPayment,
+                now: Timestamp,
+                first_poll_at: Timestamp,
+            ) -> Result<Registered> {
+                let mut tx = self.begin_write().await?;
+                let out = register_in(&mut tx, p, now, first_poll_at).await?;
+                tx.commit().await.op("committing a registration")?;
+                if matches!(out, Registered::Created(_)) {
+                    self.wake.bump();
+                }
+                Ok(out)
+            }
+
+            async fn apply(&self, report: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+                let mut tx = self.begin_write().await?;
+                let out = apply_in(&mut tx, report, now).await?;
+                tx.commit().await.op("committing a status change")?;
+                Ok(out)
+            }
+
+            async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
+                let token: i64 = rand::random::<i64>() & i64::MAX;
+                let rows = sqlx::query($claim)
+                    .bind(req.now.0)
+                    .bind(i64::from(req.limit))
+                    .bind(req.lease_until.0)
+                    .bind(&req.worker)
+                    .bind(token)
+                    .fetch_all(&self.pool)
+                    .await
+                    .op("claiming due polls")?;
+                rows.iter().map(job_from_row).collect()
+            }
+
+            async fn complete(&self, c: &Completion) -> Result<CompleteOutcome> {
+                let mut tx = self.begin_write().await?;
+                let out = complete_in(&mut tx, c).await?;
+                tx.commit().await.op("committing a poll result")?;
+                Ok(out)
+            }
+
+            async fn poll_now(&self, id: &str, now: Timestamp) -> Result<PollNow> {
+                let mut tx = self.begin_write().await?;
+                let Some((status, _)) = lock_payment(&mut tx, id).await? else {
+                    return Ok(PollNow::NotFound);
+                };
+                if status.is_final() {
+                    return Ok(PollNow::AlreadyFinal);
+                }
+                // A leased job stays with its worker: making it due would let a
+                // second worker poll the same payment at the same time.
+                let moved = sqlx::query(
+                    "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
+                     WHERE payment_id = $1 AND (locked_until IS NULL OR locked_until <= $2)",
+                )
+                .bind(id)
+                .bind(now.0)
+                .execute(&mut *tx)
+                .await
+                .op("making a poll due now")?;
+                let out = if moved.rows_affected() == 1 {
+                    PollNow::Scheduled
+                } else {
+                    PollNow::InFlight
+                };
+                if out == PollNow::Scheduled {
+                    if let Some(sql) = $notify {
+                        sqlx::query(sql).execute(&mut *tx).await.op("notifying workers")?;
+                    }
+                }
+                tx.commit().await.op("committing poll now")?;
+                self.wake.bump();
+                Ok(out)
+            }
+
+            async fn get(&self, id: &str) -> Result<Option<PaymentView>> {
+                let mut conn = self.pool.acquire().await.op("acquiring a connection")?;
+                let Some(payment) = fetch_payment(&mut conn, id).await? else {
+                    return Ok(None);
+                };
+                let poll = sqlx::query(
+                    "SELECT attempts, next_poll_at, locked_by, last_error FROM poll_jobs WHERE payment_id = $1",
+                )
+                .bind(id)
+                .fetch_optional(&mut *conn)
+                .await
+                .op("reading a poll job")?
+                .map(|r| -> Result<PollState> {
+                    Ok(PollState {
+                        attempts: u32::try_from(col::<i32>(&r, "attempts", "poll_jobs")?).unwrap_or(0),
+                        next_poll_at: col::<Option<i64>>(&r, "next_poll_at", "poll_jobs")?.map(Timestamp),
+                        locked_by: col(&r, "locked_by", "poll_jobs")?,
+                        last_error: col(&r, "last_error", "poll_jobs")?,
+                    })
+                })
+                .transpose()?;
+                let history = sqlx::query(
+                    "SELECT from_status, to_status, source, event_id, reason, actor, observed_at, at \
+                     FROM status_history WHERE payment_id = $1 ORDER BY id",
+                )
+                .bind(id)
+                .fetch_all(&mut *conn)
+                .await
+                .op("reading status history")?
+                .iter()
+                .map(history_from_row)
+                .collect::<Result<Vec<_>>>()?;
+                Ok(Some(PaymentView {
+                    payment,
+                    poll,
+                    history,
+                }))
+            }
+
+            async fn list(&self, f: &ListFilter) -> Result<Vec<Payment>> {
+                let sql = format!(
+                    "SELECT {PAYMENT_COLUMNS} FROM payments \
+                     WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) \
+                       AND (CAST($2 AS TEXT) IS NULL OR provider = $2) \
+                       AND (CAST($3 AS TEXT) IS NULL OR id > $3) \
+                     ORDER BY id LIMIT $4"
+                );
+                sqlx::query(&sql)
+                    .bind(f.status.map(Status::as_str))
+                    .bind(&f.provider)
+                    .bind(&f.after_id)
+                    .bind(i64::from(f.limit))
+                    .fetch_all(&self.pool)
+                    .await
+                    .op("listing payments")?
+                    .iter()
+                    .map(payment_from_row)
+                    .collect()
+            }
+
+            async fn attempts(&self, id: &str) -> Result<Vec<AttemptRecord>> {
+                sqlx::query(
+                    "SELECT id, payment_id, provider, worker, started_at, latency_ms, outcome, \
+                     provider_status, error_class, error FROM poll_attempts WHERE payment_id = $1 ORDER BY id",
+                )
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await
+                .op("reading provider calls")?
+                .iter()
+                .map(attempt_from_row)
+                .collect()
+            }
+
+            async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+                sqlx::query(
+                    "SELECT id, event_id, payment_id, type, status, previous_status, source, occurred_at \
+                     FROM outbox WHERE id > $1 ORDER BY id LIMIT $2",
+                )
+                .bind(seq)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await
+                .op("reading the outbox")?
+                .iter()
+                .map(event_from_row)
+                .collect()
+            }
+
+            async fn next_due_at(&self) -> Result<Option<Timestamp>> {
+                let v: Option<i64> = sqlx::query_scalar(
+                    "SELECT MIN(next_poll_at) FROM poll_jobs WHERE next_poll_at IS NOT NULL",
+                )
+                .fetch_one(&self.pool)
+                .await
+                .op("finding the next due poll")?;
+                Ok(v.map(Timestamp))
+            }
+
+            async fn status_counts(&self) -> Result<Vec<(Status, i64)>> {
+                let rows: Vec<(String, i64)> =
+                    sqlx::query_as("SELECT status, COUNT(*) FROM payments GROUP BY status ORDER BY status")
+                        .fetch_all(&self.pool)
+                        .await
+                        .op("counting payments by status")?;
+                rows.into_iter()
+                    .map(|(s, n)| Ok((parse(&s, "payments")?, n)))
+                    .collect()
+            }
+
+            fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+                self.start_listener();
+                self.wake.subscribe()
+            }
+        }
+    };
+}

@@ -1,0 +1,131 @@
+//! The PostgreSQL adapter, for several nodes sharing the work.
+//!
+//! Claims use `FOR UPDATE SKIP LOCKED` so concurrent workers never wait on
+//! each other's rows; registrations `NOTIFY finality_jobs` so idle engines
+//! wake at once instead of at their next idle check.
+
+use crate::Wakeups;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
+use sqlx::{PgPool, Postgres, Transaction};
+use std::str::FromStr;
+use std::sync::Once;
+use std::time::Duration;
+
+/// The NOTIFY channel that registrations and "poll now" signal on.
+pub const WAKE_CHANNEL: &str = "finality_jobs";
+
+const CLAIM: &str = "WITH due AS ( \
+        SELECT payment_id FROM poll_jobs \
+        WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 \
+        ORDER BY next_poll_at LIMIT $2 \
+        FOR UPDATE SKIP LOCKED) \
+    UPDATE poll_jobs j SET due_at = j.next_poll_at, next_poll_at = $3, locked_until = $3, \
+        locked_by = $4, lock_token = $5 \
+    FROM due WHERE j.payment_id = due.payment_id \
+    RETURNING j.payment_id, j.provider, j.provider_ref, j.kind, j.registered_at, j.attempts, \
+        j.due_at, j.lock_token";
+
+/// A store on PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pool: PgPool,
+    wake: Wakeups,
+    listener: std::sync::Arc<Once>,
+}
+
+impl PgStore {
+    /// Connect with a pool of at most `max_connections`.
+    pub async fn connect(url: &str, max_connections: u32) -> crate::Result<Self> {
+        let opts = PgConnectOptions::from_str(url).map_err(|e| crate::StoreError::Url {
+            url: "postgres://…".into(),
+            detail: e.to_string(),
+        })?;
+        Self::connect_with(opts, max_connections).await
+    }
+
+    pub async fn connect_with(opts: PgConnectOptions, max_connections: u32) -> crate::Result<Self> {
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections.max(2))
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(opts)
+            .await
+            .op("connecting to PostgreSQL")?;
+        Ok(Self::from_pool(pool))
+    }
+
+    /// Wrap an existing pool (an application embedding finality).
+    pub fn from_pool(pool: PgPool) -> Self {
+        PgStore {
+            pool,
+            wake: Wakeups::new(),
+            listener: std::sync::Arc::new(Once::new()),
+        }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    async fn run_migrations(&self) -> crate::Result<()> {
+        sqlx::migrate!("migrations/postgres")
+            .run(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn begin_write(&self) -> crate::Result<Transaction<'static, Postgres>> {
+        self.pool.begin().await.op("starting a transaction")
+    }
+
+    /// LISTEN once per store, forwarding every NOTIFY to the local wake-up
+    /// signal. Reconnects after errors; ends when the store is dropped.
+    fn start_listener(&self) {
+        let pool = self.pool.clone();
+        let weak = self.wake.downgrade();
+        self.listener.call_once(|| {
+            tokio::spawn(async move {
+                loop {
+                    let mut listener = match PgListener::connect_with(&pool).await {
+                        Ok(l) => l,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "LISTEN connection failed; retrying");
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            continue;
+                        }
+                    };
+                    if let Err(e) = listener.listen(WAKE_CHANNEL).await {
+                        tracing::warn!(error = %e, "LISTEN failed; retrying");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                    loop {
+                        let got =
+                            tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;
+                        let Some(wake) = weak.upgrade() else { return };
+                        match got {
+                            Ok(Ok(_)) => wake.send_modify(|v| *v = v.wrapping_add(1)),
+                            Ok(Err(e)) => {
+                                tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
+                                // A NOTIFY may have been missed: wake anyway.
+                                wake.send_modify(|v| *v = v.wrapping_add(1));
+                                break;
+                            }
+                            Err(_elapsed) => {}
+                        }
+                    }
+                }
+            });
+        });
+    }
+}
+
+sql_store! {
+    db = Postgres,
+    conn = sqlx::PgConnection,
+    row = sqlx::postgres::PgRow,
+    store = PgStore,
+    lock_payment = "SELECT status, kind FROM payments WHERE id = $1 FOR UPDATE",
+    lock_job = "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2 FOR UPDATE",
+    claim = CLAIM,
+    notify = Some("SELECT pg_notify('finality_jobs', '')"),
+}

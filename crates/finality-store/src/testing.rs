@@ -1,0 +1,119 @@
+//! Fresh databases for tests: a PostgreSQL schema or a SQLite file per test.
+//!
+//! PostgreSQL comes from `DATABASE_URL` or the local default
+//! (`postgres://postgres@127.0.0.1:5432/postgres`); each test gets its own
+//! schema inside a `finality_test` database, so tests run in parallel without
+//! seeing each other's rows.
+
+use crate::postgres::PgStore;
+use crate::sqlite::SqliteStore;
+use crate::Store;
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{ConnectOptions, Connection};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// The PostgreSQL server tests use when `DATABASE_URL` is not set.
+pub const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+
+/// The backend-specific handle, for tests that need the raw pool.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    Postgres(PgStore),
+    Sqlite(SqliteStore),
+}
+
+/// A migrated store in a database of its own; the SQLite file is removed
+/// when this is dropped.
+pub struct TestDb {
+    pub store: Arc<dyn Store>,
+    pub backend: Backend,
+    /// A URL that opens this same database (for a second process or node).
+    pub url: String,
+    sqlite_path: Option<PathBuf>,
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(p) = &self.sqlite_path {
+            for suffix in ["", "-wal", "-shm"] {
+                let mut f = p.clone().into_os_string();
+                f.push(suffix);
+                let _ = std::fs::remove_file(f);
+            }
+        }
+    }
+}
+
+pub fn pg_base_url() -> String {
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_PG_URL.to_string())
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// A fresh PostgreSQL schema, migrated. Panics with a clear message when the
+/// server is not reachable: these tests need a real PostgreSQL.
+pub async fn postgres(max_connections: u32) -> TestDb {
+    let base = pg_base_url();
+    let admin = PgConnectOptions::from_str(&base).expect("DATABASE_URL is a postgres:// URL");
+    let mut conn = admin
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("tests need PostgreSQL at {base} (set DATABASE_URL): {e}"));
+    let exists: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'finality_test')",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .expect("query pg_database");
+    if !exists {
+        // Parallel tests race to create it; losing the race is fine.
+        let _ = sqlx::query("CREATE DATABASE finality_test")
+            .execute(&mut conn)
+            .await;
+    }
+    let _ = conn.close().await;
+
+    let db_opts = admin.clone().database("finality_test");
+    let schema = unique("t");
+    let mut conn = db_opts.connect().await.expect("connect to finality_test");
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&mut conn)
+        .await
+        .expect("create test schema");
+    let _ = conn.close().await;
+
+    let opts = db_opts.options([("search_path", schema.as_str())]);
+    let pg = PgStore::connect_with(opts, max_connections)
+        .await
+        .expect("connect test pool");
+    pg.migrate().await.expect("migrate test schema");
+    let head = base.split('?').next().unwrap_or_default();
+    let head = head.rsplit_once('/').map_or(head, |(h, _)| h);
+    let url = format!("{head}/finality_test?options=-c%20search_path%3D{schema}");
+    TestDb {
+        store: Arc::new(pg.clone()),
+        backend: Backend::Postgres(pg),
+        url,
+        sqlite_path: None,
+    }
+}
+
+/// A fresh SQLite file in the temp directory, migrated.
+pub async fn sqlite() -> TestDb {
+    let path = std::env::temp_dir().join(format!("{}.db", unique("finality_test")));
+    let url = format!("sqlite://{}", path.display());
+    let lite = SqliteStore::connect(&url, 4)
+        .await
+        .expect("open test sqlite");
+    lite.migrate().await.expect("migrate test sqlite");
+    TestDb {
+        store: Arc::new(lite.clone()),
+        backend: Backend::Sqlite(lite),
+        url,
+        sqlite_path: Some(path),
+    }
+}
