@@ -1,1 +1,79 @@
+//! The poll engine: one long-lived worker pool that drives every open payment
+//! to a final status by asking its provider, on a schedule, under a lease.
+//!
+//! Roles, in the River manner: the **producer** ([`Engine::run`]) claims only
+//! as many due jobs as it has free slots, in one short statement; each
+//! **executor** task calls the provider with no database lock held, then
+//! **completes** the job in one transaction fenced by its lock token; expired
+//! leases are **rescued** simply by falling due again (the claim sets
+//! `next_poll_at` to the lease end). Time comes only from the [`Clock`]: on a
+//! virtual clock an idle engine jumps time to the next due poll.
+//!
+//! # Layout
+//! - [`config`]: [`EngineConfig`] with defaults and validation.
+//! - [`health`]: per-provider pauses (rate limits, permanent errors) that
+//!   `/readyz` reports.
+//! - `execute`: one poll, from the provider call to the completion.
+//! - `producer`: the claim/wait loop.
+#![forbid(unsafe_code)]
 
+pub mod config;
+mod execute;
+pub mod health;
+mod producer;
+
+pub use config::EngineConfig;
+pub use health::{Health, Pause};
+
+use finality_core::{Clock, RetryPolicy};
+use finality_providers::Provider;
+use finality_store::Store;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A provider's adapter and the policy its payments are polled by.
+#[derive(Clone)]
+pub struct ProviderEntry {
+    pub adapter: Arc<dyn Provider>,
+    pub policy: RetryPolicy,
+    /// How long to pause the provider after a permanent error.
+    pub pause_on_permanent_error: std::time::Duration,
+}
+
+/// Configured providers by name (the `provider` field of a payment).
+pub type Providers = HashMap<String, ProviderEntry>;
+
+/// One engine instance: a worker id, a pool of `concurrency` slots.
+pub struct Engine {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) providers: Arc<Providers>,
+    pub(crate) config: EngineConfig,
+    pub(crate) health: Arc<Health>,
+}
+
+impl Engine {
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        providers: Arc<Providers>,
+        config: EngineConfig,
+        health: Arc<Health>,
+    ) -> Arc<Self> {
+        Arc::new(Engine {
+            store,
+            clock,
+            providers,
+            config,
+            health,
+        })
+    }
+
+    pub fn health(&self) -> &Arc<Health> {
+        &self.health
+    }
+
+    pub fn worker_id(&self) -> &str {
+        &self.config.worker_id
+    }
+}

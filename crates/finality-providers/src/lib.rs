@@ -1,1 +1,71 @@
+//! Provider adapters: how finality asks a payment provider for the status of
+//! one operation, and how the answer (or the failure) is classified.
+//!
+//! An adapter maps the provider's own status vocabulary onto finality's
+//! canonical statuses; an unknown provider status is recorded and treated as
+//! not final. Failures are data ([`ProviderError`]), never swallowed.
+//!
+//! # Layout
+//! - [`config`]: one provider's `[providers.NAME]` table and [`config::build`].
+//! - [`http`]: the shared HTTP client (timeouts, request ids) and the
+//!   classification of HTTP failures.
+//! - [`sim`]: the adapter for finality's own simulator.
+#![forbid(unsafe_code)]
 
+pub mod config;
+pub mod http;
+pub mod sim;
+
+use async_trait::async_trait;
+use finality_core::{ErrorClass, Kind, Status};
+use std::time::Duration;
+
+/// What to ask about.
+#[derive(Debug, Clone, Copy)]
+pub struct PollTarget<'a> {
+    pub payment_id: &'a str,
+    pub provider_ref: &'a str,
+    pub kind: Kind,
+}
+
+/// A provider's answer to a status query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// The mapped status; `None` when the provider's status is not in the
+    /// adapter's map (kept as evidence, treated as not final).
+    pub status: Option<Status>,
+    /// The provider's own word for it, recorded on the attempt.
+    pub provider_status: String,
+}
+
+/// A failed status query, classified. The class decides what the engine does.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    #[error("rate limited: {message}")]
+    RateLimited {
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    #[error("transient: {message}")]
+    Transient { message: String },
+    #[error("permanent: {message}")]
+    Permanent { message: String },
+}
+
+impl ProviderError {
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            ProviderError::RateLimited { .. } => ErrorClass::RateLimited,
+            ProviderError::Transient { .. } => ErrorClass::Transient,
+            ProviderError::Permanent { .. } => ErrorClass::Permanent,
+        }
+    }
+}
+
+/// One payment provider, as the poll engine sees it.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    /// Ask for the current status of one operation. Implementations enforce
+    /// their own connect and total timeouts.
+    async fn query_status(&self, target: &PollTarget<'_>) -> Result<Observation, ProviderError>;
+}

@@ -1,1 +1,22 @@
+//! A payment-provider simulator, so finality can be run, demonstrated and
+//! tested end to end without a real provider.
+//!
+//! Per payment it draws a settle time (log-normal by default), an outcome
+//! (succeeded / failed / cancelled / never settles) and how its webhook would
+//! misbehave (lost, delayed, duplicated, reordered); it answers status queries
+//! over HTTP on the shared [`Clock`], counts calls per payment (and calls that
+//! overlap for one payment), and injects 429s, 5xx and timeouts.
+//!
+//! # Layout
+//! - [`config`]: distributions, outcome mix, webhook behaviour and faults.
+//! - [`model`]: the drawn plan of each payment and its status at a time.
+//! - [`server`]: the HTTP API (`/v1/payments`, `/sim/stats`).
 
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod model;
+pub mod server;
+
+pub use config::SimConfig;
+pub use model::{Outcome, PaymentPlan, Simulator, Stats};

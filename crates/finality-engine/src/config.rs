@@ -1,0 +1,58 @@
+//! Engine settings (`[engine]` in `finality.toml`).
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+fn default_worker_id() -> String {
+    format!("worker-{}", &uuid::Uuid::new_v4().simple().to_string()[..8])
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Recorded as `locked_by` and on every attempt; unique per process.
+    pub worker_id: String,
+    /// Provider calls in flight at once (the size of the one worker pool).
+    pub concurrency: usize,
+    /// Most jobs claimed in one statement.
+    pub batch_size: u32,
+    /// How long a claim is leased. A crashed worker's jobs fall due again
+    /// after this; it must comfortably exceed the providers' total timeout.
+    #[serde(with = "humantime_serde")]
+    pub lease: Duration,
+    /// Longest the producer sleeps without checking the database, a backstop
+    /// for wake-ups that never came (another process on SQLite).
+    #[serde(with = "humantime_serde")]
+    pub idle_check: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            worker_id: default_worker_id(),
+            concurrency: 32,
+            batch_size: 64,
+            lease: Duration::from_secs(60),
+            idle_check: Duration::from_secs(1),
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Returns the offending field and why.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.concurrency == 0 || self.concurrency > 10_000 {
+            return Err(("concurrency", "must be between 1 and 10000".into()));
+        }
+        if self.batch_size == 0 {
+            return Err(("batch_size", "must be at least 1".into()));
+        }
+        if self.lease < Duration::from_secs(1) {
+            return Err(("lease", "must be at least 1s".into()));
+        }
+        if self.idle_check.is_zero() {
+            return Err(("idle_check", "must be > 0".into()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,192 @@
+//! One poll: call the provider (no database lock held), classify the answer,
+//! and complete the job in one fenced transaction.
+
+use crate::health::Pause;
+use crate::{Engine, ProviderEntry};
+use finality_core::{NextPoll, Timestamp};
+use finality_providers::{Observation, PollTarget, ProviderError};
+use finality_store::{AfterPoll, ClaimedJob, CompleteOutcome, Completion, NewAttempt};
+use rand::Rng;
+use std::time::{Duration, Instant};
+
+/// A random draw in [-1, 1] for schedule jitter.
+fn jitter_unit() -> f64 {
+    rand::thread_rng().gen_range(-1.0..=1.0)
+}
+
+/// Up to a second of spread, so polls deferred by a pause do not all fire
+/// in the same millisecond when it ends.
+fn spread(t: Timestamp) -> Timestamp {
+    t.add(Duration::from_millis(
+        rand::thread_rng().gen_range(0..1_000),
+    ))
+}
+
+impl Engine {
+    /// Poll one claimed job to completion.
+    pub(crate) async fn execute(&self, job: ClaimedJob) {
+        let completion = self.poll(&job).await;
+        self.complete(&job, completion).await;
+    }
+
+    async fn poll(&self, job: &ClaimedJob) -> Completion {
+        let now = self.clock.now();
+        let base = |attempt, observed, then| Completion {
+            payment_id: job.payment_id.clone(),
+            lock_token: job.lock_token,
+            now: self.clock.now(),
+            attempt,
+            observed,
+            then,
+        };
+        let Some(entry) = self.providers.get(&job.provider) else {
+            let reason = format!(
+                "no provider named `{}` is configured; a human must settle it",
+                job.provider
+            );
+            tracing::error!(payment_id = %job.payment_id, provider = %job.provider, "{reason}");
+            return base(None, None, AfterPoll::GiveUp { reason });
+        };
+        if let Some(p) = self.health.paused(&job.provider, now) {
+            let then = AfterPoll::Reschedule {
+                next_poll_at: spread(p.until),
+                count_attempt: false,
+                last_error: Some(format!("provider paused ({}): {}", p.class, p.reason)),
+            };
+            return base(None, None, then);
+        }
+
+        let started = Instant::now();
+        let target = PollTarget {
+            payment_id: &job.payment_id,
+            provider_ref: &job.provider_ref,
+            kind: job.kind,
+        };
+        let result = entry.adapter.query_status(&target).await;
+        let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let done = self.clock.now();
+        let mut attempt = NewAttempt {
+            payment_id: job.payment_id.clone(),
+            provider: job.provider.clone(),
+            worker: self.config.worker_id.clone(),
+            started_at: now,
+            latency_ms,
+            outcome: String::new(),
+            provider_status: None,
+            error_class: None,
+            error: None,
+        };
+        match result {
+            Ok(Observation {
+                status,
+                provider_status,
+            }) => {
+                attempt.outcome = status.map_or("unknown", |s| s.as_str()).to_string();
+                attempt.provider_status = Some(provider_status);
+                let then = self.after_answer(entry, job, done, None);
+                base(Some(attempt), status, then)
+            }
+            Err(err) => {
+                attempt.outcome = "error".into();
+                attempt.error_class = Some(err.class().as_str().into());
+                attempt.error = Some(err.to_string());
+                let then = self.after_error(entry, job, done, &err);
+                base(Some(attempt), None, then)
+            }
+        }
+    }
+
+    /// After an answer (or a transient error) that left the payment open:
+    /// the next poll by the schedule, or review when attempts or age ran out.
+    fn after_answer(
+        &self,
+        entry: &ProviderEntry,
+        job: &ClaimedJob,
+        done: Timestamp,
+        last_error: Option<String>,
+    ) -> AfterPoll {
+        let attempts = job.attempts + 1;
+        match entry
+            .policy
+            .next_poll(job.registered_at, done, attempts, jitter_unit())
+        {
+            NextPoll::At(t) => AfterPoll::Reschedule {
+                next_poll_at: t,
+                count_attempt: true,
+                last_error,
+            },
+            NextPoll::GiveUp(g) => AfterPoll::GiveUp { reason: g.reason() },
+        }
+    }
+
+    fn after_error(
+        &self,
+        entry: &ProviderEntry,
+        job: &ClaimedJob,
+        done: Timestamp,
+        err: &ProviderError,
+    ) -> AfterPoll {
+        let provider = &job.provider;
+        let pause_for = match err {
+            ProviderError::Transient { .. } => {
+                tracing::warn!(payment_id = %job.payment_id, %provider, error = %err, "status query failed; will retry");
+                return self.after_answer(entry, job, done, Some(err.to_string()));
+            }
+            ProviderError::RateLimited { retry_after, .. } => {
+                let wait =
+                    retry_after.unwrap_or_else(|| entry.policy.schedule.nominal(job.attempts));
+                tracing::warn!(%provider, ?wait, "provider is rate limiting; pausing its polls");
+                wait
+            }
+            ProviderError::Permanent { .. } => {
+                tracing::error!(
+                    %provider, error = %err, pause = ?entry.pause_on_permanent_error,
+                    "ALERT: permanent provider error (credentials or configuration); provider paused"
+                );
+                entry.pause_on_permanent_error
+            }
+        };
+        let until = done.add(pause_for);
+        self.health.pause(
+            provider,
+            Pause {
+                until,
+                class: err.class(),
+                reason: err.to_string(),
+            },
+        );
+        AfterPoll::Reschedule {
+            next_poll_at: until,
+            count_attempt: false,
+            last_error: Some(err.to_string()),
+        }
+    }
+
+    /// Write the completion, retrying briefly if the database hiccups. If it
+    /// still fails, the lease expires and the poll is simply made again.
+    async fn complete(&self, job: &ClaimedJob, c: Completion) {
+        let mut backoff = Duration::from_millis(100);
+        for attempt in 1..=4 {
+            match self.store.complete(&c).await {
+                Ok(CompleteOutcome::Done { applied }) => {
+                    for (from, to) in applied {
+                        tracing::info!(payment_id = %job.payment_id, %from, %to, "status changed by status query");
+                    }
+                    return;
+                }
+                Ok(CompleteOutcome::LeaseLost) => {
+                    tracing::info!(payment_id = %job.payment_id, "lease lost before completion; result discarded");
+                    return;
+                }
+                Err(e) if attempt < 4 => {
+                    tracing::warn!(payment_id = %job.payment_id, error = %e, "completing a poll failed; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff *= 3;
+                }
+                Err(e) => {
+                    tracing::error!(payment_id = %job.payment_id, error = %e, "completing a poll failed; the lease will expire and the poll repeat");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! One provider's configuration (`[providers.NAME]` in `finality.toml`) and
+//! the adapter it builds.
+
+use crate::http::Timeouts;
+use crate::sim::SimAdapter;
+use crate::{Provider, ProviderError};
+use finality_core::{RetryPolicy, Schedule};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Which adapter speaks to this provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AdapterKind {
+    /// finality's own simulator.
+    Sim,
+}
+
+fn default_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+fn default_connect_timeout() -> Duration {
+    Duration::from_secs(3)
+}
+fn default_give_up_after() -> Duration {
+    RetryPolicy::default().give_up_after
+}
+fn default_max_attempts() -> u32 {
+    RetryPolicy::default().max_attempts
+}
+fn default_pause() -> Duration {
+    Duration::from_secs(300)
+}
+
+/// `[providers.NAME]`. Secrets are never in the file: `api_key_env` names the
+/// environment variable that holds the key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub adapter: AdapterKind,
+    pub base_url: String,
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Total time allowed for one status query.
+    #[serde(default = "default_timeout", with = "humantime_serde")]
+    pub timeout: Duration,
+    #[serde(default = "default_connect_timeout", with = "humantime_serde")]
+    pub connect_timeout: Duration,
+    #[serde(default = "Schedule::default_quick_then_exponential")]
+    pub schedule: Schedule,
+    #[serde(default = "default_give_up_after", with = "humantime_serde")]
+    pub give_up_after: Duration,
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// How long the provider is paused after a permanent error (bad
+    /// credentials, bad configuration) before it is tried again.
+    #[serde(default = "default_pause", with = "humantime_serde")]
+    pub pause_on_permanent_error: Duration,
+}
+
+impl ProviderConfig {
+    /// A simulator provider at `base_url` with every default.
+    pub fn sim(base_url: &str) -> Self {
+        ProviderConfig {
+            adapter: AdapterKind::Sim,
+            base_url: base_url.to_string(),
+            api_key_env: None,
+            timeout: default_timeout(),
+            connect_timeout: default_connect_timeout(),
+            schedule: Schedule::default_quick_then_exponential(),
+            give_up_after: default_give_up_after(),
+            max_attempts: default_max_attempts(),
+            pause_on_permanent_error: default_pause(),
+        }
+    }
+
+    pub fn policy(&self) -> RetryPolicy {
+        RetryPolicy {
+            schedule: self.schedule.clone(),
+            give_up_after: self.give_up_after,
+            max_attempts: self.max_attempts,
+        }
+    }
+
+    /// Check what deserialization cannot: returns the offending field.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        self.schedule
+            .validate()
+            .map_err(|e| ("schedule", e.to_string()))?;
+        if self.max_attempts == 0 {
+            return Err(("max_attempts", "must be at least 1".into()));
+        }
+        if self.timeout.is_zero() || self.connect_timeout.is_zero() {
+            return Err(("timeout", "timeouts must be > 0".into()));
+        }
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return Err((
+                "base_url",
+                format!("`{}` is not an http(s) URL", self.base_url),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Build the adapter, reading its secret from the environment.
+pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
+    let api_key = match &cfg.api_key_env {
+        Some(var) => Some(std::env::var(var).map_err(|_| ProviderError::Permanent {
+            message: format!(
+                "provider `{name}`: environment variable {var} (api_key_env) is not set"
+            ),
+        })?),
+        None => None,
+    };
+    let timeouts = Timeouts {
+        connect: cfg.connect_timeout,
+        total: cfg.timeout,
+    };
+    match cfg.adapter {
+        AdapterKind::Sim => Ok(Arc::new(SimAdapter::new(&cfg.base_url, api_key, timeouts)?)),
+    }
+}

@@ -1,0 +1,107 @@
+//! The HTTP client every adapter uses, and the classification of HTTP
+//! failures into [`ProviderError`] classes.
+
+use crate::ProviderError;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::StatusCode;
+use std::time::Duration;
+
+/// Timeouts for one provider. Both are always set: a provider that never
+/// answers must not hold a worker forever.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub total: Duration,
+}
+
+/// A pooled rustls client with the provider's timeouts.
+pub fn client(t: Timeouts) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .connect_timeout(t.connect)
+        .timeout(t.total)
+        .pool_idle_timeout(Duration::from_secs(60))
+        .user_agent(concat!("finality/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| ProviderError::Permanent {
+            message: format!("cannot build HTTP client: {e}"),
+        })
+}
+
+/// A fresh id for one outgoing request, sent as `X-Request-Id` and logged,
+/// so one call can be found on both sides.
+pub fn request_id() -> String {
+    format!("req_{}", uuid::Uuid::new_v4().simple())
+}
+
+/// Classify a transport error (no HTTP status was received).
+pub fn classify_transport(e: &reqwest::Error, t: Timeouts) -> ProviderError {
+    let message = if e.is_timeout() {
+        format!("no answer within {:?} (timeout)", t.total)
+    } else if e.is_connect() {
+        format!("connect failed: {}", root_cause(e))
+    } else if e.is_decode() || e.is_body() {
+        format!("unreadable response body: {}", root_cause(e))
+    } else {
+        format!("request failed: {}", root_cause(e))
+    };
+    ProviderError::Transient { message }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Classify a non-success HTTP status: 429 is a rate limit (honouring
+/// `Retry-After` in seconds), 408 and 5xx are transient, other 4xx are
+/// permanent (authentication or configuration: retrying cannot help).
+pub fn classify_status(status: StatusCode, headers: &HeaderMap, body: &str) -> ProviderError {
+    let snippet: String = body.chars().take(200).collect();
+    let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let retry_after = headers
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        ProviderError::RateLimited {
+            retry_after,
+            message,
+        }
+    } else if status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT {
+        ProviderError::Transient { message }
+    } else {
+        ProviderError::Permanent { message }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn classifies_statuses() {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(
+            classify_status(StatusCode::TOO_MANY_REQUESTS, &h, "slow down"),
+            ProviderError::RateLimited {
+                retry_after: Some(Duration::from_secs(7)),
+                message: "HTTP 429: slow down".into()
+            }
+        );
+        let none = HeaderMap::new();
+        assert!(matches!(
+            classify_status(StatusCode::BAD_GATEWAY, &none, ""),
+            ProviderError::Transient { .. }
+        ));
+        assert!(matches!(
+            classify_status(StatusCode::UNAUTHORIZED, &none, ""),
+            ProviderError::Permanent { .. }
+        ));
+    }
+}

@@ -1,0 +1,90 @@
+//! The adapter for finality's own simulator (`finality sim serve`), which
+//! speaks a small JSON status API: `GET /v1/payments/{ref}` answers
+//! `{"id", "status"}` with `pending | processing | succeeded | failed |
+//! canceled | reversed`.
+
+use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::{Observation, PollTarget, Provider, ProviderError};
+use async_trait::async_trait;
+use finality_core::Status;
+use reqwest::StatusCode;
+
+/// The simulator's status vocabulary → finality's. Anything else is unknown.
+pub const STATUS_MAP: &[(&str, Status)] = &[
+    ("pending", Status::Pending),
+    ("processing", Status::Processing),
+    ("succeeded", Status::Succeeded),
+    ("failed", Status::Failed),
+    ("canceled", Status::Cancelled),
+    ("reversed", Status::Reversed),
+];
+
+pub fn map_status(s: &str) -> Option<Status> {
+    STATUS_MAP.iter().find(|(k, _)| *k == s).map(|(_, v)| *v)
+}
+
+pub struct SimAdapter {
+    base_url: String,
+    api_key: Option<String>,
+    http: reqwest::Client,
+    timeouts: Timeouts,
+}
+
+impl SimAdapter {
+    pub fn new(
+        base_url: &str,
+        api_key: Option<String>,
+        timeouts: Timeouts,
+    ) -> Result<Self, ProviderError> {
+        Ok(SimAdapter {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            api_key,
+            http: client(timeouts)?,
+            timeouts,
+        })
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct StatusBody {
+    status: String,
+}
+
+#[async_trait]
+impl Provider for SimAdapter {
+    async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
+        let url = format!("{}/v1/payments/{}", self.base_url, t.provider_ref);
+        let rid = request_id();
+        let mut req = self.http.get(&url).header("x-request-id", &rid);
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let status = resp.status();
+        if status == StatusCode::NOT_FOUND {
+            // Not known to the provider (yet): not a failure, not final.
+            return Ok(Observation {
+                status: None,
+                provider_status: "not_found".into(),
+            });
+        }
+        if !status.is_success() {
+            let headers = resp.headers().clone();
+            let body = resp.text().await.unwrap_or_default();
+            let err = classify_status(status, &headers, &body);
+            tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "sim status query failed");
+            return Err(err);
+        }
+        let body: StatusBody = resp
+            .json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        Ok(Observation {
+            status: map_status(&body.status),
+            provider_status: body.status,
+        })
+    }
+}

@@ -1,0 +1,282 @@
+//! The simulated provider's state: one drawn plan per payment and the
+//! counters the tests and the demo read.
+
+use crate::config::{SettleTime, SimConfig};
+use finality_core::{Clock, Timestamp};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, LogNormal};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// How a payment ends at the provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+    Cancelled,
+    /// Stays `processing` forever: finality must send it to review.
+    Never,
+}
+
+impl Outcome {
+    fn wire(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "canceled",
+            Outcome::Never => "processing",
+        }
+    }
+}
+
+/// Everything drawn for one payment when it is created.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PaymentPlan {
+    pub id: String,
+    pub created_at: Timestamp,
+    pub processing_at: Timestamp,
+    /// `None` for [`Outcome::Never`].
+    pub settles_at: Option<Timestamp>,
+    pub outcome: Outcome,
+    pub webhook_lost: bool,
+    pub webhook_delayed: bool,
+    pub webhook_duplicated: bool,
+    pub webhook_reordered: bool,
+}
+
+impl PaymentPlan {
+    /// The provider's status word at time `t`.
+    pub fn status_at(&self, t: Timestamp) -> &'static str {
+        match self.settles_at {
+            Some(s) if t >= s => self.outcome.wire(),
+            _ if t >= self.processing_at => "processing",
+            _ => "pending",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Calls {
+    total: u64,
+    in_flight: u32,
+}
+
+/// Counters for one run.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    pub payments: u64,
+    pub status_calls: u64,
+    /// Calls that arrived while another call for the same payment was open.
+    pub overlapping_calls: u64,
+    pub injected_rate_limits: u64,
+    pub injected_server_errors: u64,
+    pub injected_timeouts: u64,
+}
+
+/// The simulated provider. Cheap to share (`Arc`); all state behind locks.
+pub struct Simulator {
+    pub config: SimConfig,
+    clock: Arc<dyn Clock>,
+    rng: Mutex<StdRng>,
+    plans: Mutex<HashMap<String, PaymentPlan>>,
+    calls: Mutex<HashMap<String, Calls>>,
+    next_id: AtomicU64,
+    pub(crate) counters: Counters,
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub overlapping: AtomicU64,
+    pub rate_limits: AtomicU64,
+    pub server_errors: AtomicU64,
+    pub timeouts: AtomicU64,
+    pub status_calls: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a simulator lock leaves only counters behind.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A fault to inject into one status call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    RateLimited,
+    ServerError,
+    Timeout,
+}
+
+impl Simulator {
+    pub fn new(config: SimConfig, clock: Arc<dyn Clock>, seed: u64) -> Arc<Self> {
+        Arc::new(Simulator {
+            config,
+            clock,
+            rng: Mutex::new(StdRng::seed_from_u64(seed)),
+            plans: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            counters: Counters::default(),
+        })
+    }
+
+    /// Create a payment at the provider (as a merchant's checkout would) and
+    /// draw its plan. Returns the provider's reference for it.
+    pub fn create(&self, id: Option<String>) -> PaymentPlan {
+        let id = id
+            .unwrap_or_else(|| format!("sim_{:08}", self.next_id.fetch_add(1, Ordering::Relaxed)));
+        let now = self.clock.now();
+        let plan = {
+            let mut rng = lock(&self.rng);
+            self.draw(&mut rng, id.clone(), now)
+        };
+        lock(&self.plans).insert(id, plan.clone());
+        plan
+    }
+
+    fn draw(&self, rng: &mut StdRng, id: String, now: Timestamp) -> PaymentPlan {
+        let c = &self.config;
+        let settle = match &c.settle {
+            SettleTime::Fixed { after } => *after,
+            SettleTime::LogNormal { median, sigma } => {
+                let mu = median.as_secs_f64().max(1e-3).ln();
+                let secs = LogNormal::new(mu, sigma.max(0.0))
+                    .map(|d| d.sample(rng))
+                    .unwrap_or(median.as_secs_f64());
+                Duration::from_secs_f64(secs.min(1e9))
+            }
+        };
+        let r: f64 = rng.gen();
+        let o = &c.outcomes;
+        let outcome = if r < o.succeeded {
+            Outcome::Succeeded
+        } else if r < o.succeeded + o.failed {
+            Outcome::Failed
+        } else if r < o.succeeded + o.failed + o.cancelled {
+            Outcome::Cancelled
+        } else {
+            Outcome::Never
+        };
+        let w = &c.webhooks;
+        PaymentPlan {
+            id,
+            created_at: now,
+            processing_at: now.add(settle.mul_f64(c.processing_at.clamp(0.0, 1.0))),
+            settles_at: (outcome != Outcome::Never).then(|| now.add(settle)),
+            outcome,
+            webhook_lost: rng.gen_bool(w.lost.clamp(0.0, 1.0)),
+            webhook_delayed: rng.gen_bool(w.delayed.clamp(0.0, 1.0)),
+            webhook_duplicated: rng.gen_bool(w.duplicated.clamp(0.0, 1.0)),
+            webhook_reordered: rng.gen_bool(w.reordered.clamp(0.0, 1.0)),
+        }
+    }
+
+    pub fn plan(&self, id: &str) -> Option<PaymentPlan> {
+        lock(&self.plans).get(id).cloned()
+    }
+
+    pub fn plans(&self) -> Vec<PaymentPlan> {
+        lock(&self.plans).values().cloned().collect()
+    }
+
+    /// Status calls made for one payment.
+    pub fn calls_for(&self, id: &str) -> u64 {
+        lock(&self.calls).get(id).map_or(0, |c| c.total)
+    }
+
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        Stats {
+            payments: lock(&self.plans).len() as u64,
+            status_calls: c.status_calls.load(Ordering::Relaxed),
+            overlapping_calls: c.overlapping.load(Ordering::Relaxed),
+            injected_rate_limits: c.rate_limits.load(Ordering::Relaxed),
+            injected_server_errors: c.server_errors.load(Ordering::Relaxed),
+            injected_timeouts: c.timeouts.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    /// Count a status call as started; the guard counts it as ended.
+    pub(crate) fn begin_call(self: &Arc<Self>, id: &str) -> CallGuard {
+        self.counters.status_calls.fetch_add(1, Ordering::Relaxed);
+        let mut calls = lock(&self.calls);
+        let c = calls.entry(id.to_string()).or_default();
+        c.total += 1;
+        if c.in_flight > 0 {
+            self.counters.overlapping.fetch_add(1, Ordering::Relaxed);
+        }
+        c.in_flight += 1;
+        CallGuard {
+            sim: self.clone(),
+            id: id.to_string(),
+        }
+    }
+
+    /// Draw whether to inject a fault into this call.
+    pub(crate) fn draw_fault(&self) -> Option<Fault> {
+        let f = &self.config.faults;
+        let r: f64 = lock(&self.rng).gen();
+        let (a, b, c) = (
+            f.rate_limited,
+            f.rate_limited + f.server_error,
+            f.rate_limited + f.server_error + f.timeout,
+        );
+        if r < a {
+            self.counters.rate_limits.fetch_add(1, Ordering::Relaxed);
+            Some(Fault::RateLimited)
+        } else if r < b {
+            self.counters.server_errors.fetch_add(1, Ordering::Relaxed);
+            Some(Fault::ServerError)
+        } else if r < c {
+            self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+            Some(Fault::Timeout)
+        } else {
+            None
+        }
+    }
+}
+
+pub(crate) struct CallGuard {
+    sim: Arc<Simulator>,
+    id: String,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if let Some(c) = lock(&self.sim.calls).get_mut(&self.id) {
+            c.in_flight = c.in_flight.saturating_sub(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use finality_core::VirtualClock;
+
+    #[test]
+    fn plans_follow_the_clock_and_the_seed() {
+        let clock = Arc::new(VirtualClock::new(Timestamp(0)));
+        let sim = Simulator::new(
+            SimConfig::deterministic(Duration::from_secs(10)),
+            clock.clone(),
+            7,
+        );
+        let p = sim.create(None);
+        assert_eq!(p.status_at(Timestamp(0)), "pending");
+        assert_eq!(p.status_at(Timestamp(3_000)), "processing");
+        assert_eq!(p.status_at(Timestamp(10_000)), "succeeded");
+
+        let a = Simulator::new(SimConfig::default(), clock.clone(), 42);
+        let b = Simulator::new(SimConfig::default(), clock, 42);
+        let pa: Vec<_> = (0..50).map(|_| a.create(None)).collect();
+        let pb: Vec<_> = (0..50).map(|_| b.create(None)).collect();
+        assert_eq!(pa, pb, "same seed, same plans");
+    }
+}
