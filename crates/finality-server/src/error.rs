@@ -1,0 +1,81 @@
+//! One error type for every handler: client errors carry a code, a message
+//! and the field at fault; server errors are logged in full and answered
+//! with an opaque 500.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 422: a field is missing or invalid.
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    /// 400: the body is not JSON at all.
+    #[error("{0}")]
+    Malformed(String),
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: conflicts with what is already stored.
+    #[error("{message}")]
+    Conflict {
+        code: &'static str,
+        message: String,
+        field: Option<String>,
+    },
+    #[error("missing or invalid bearer token")]
+    Unauthorized,
+    #[error("request body larger than {0} bytes")]
+    TooLarge(usize),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ApiError::Invalid {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl From<finality_store::StoreError> for ApiError {
+    fn from(e: finality_store::StoreError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl From<finality_core::money::FieldError> for ApiError {
+    fn from(e: finality_core::money::FieldError) -> Self {
+        ApiError::invalid(e.field, e.message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code, field) = match &self {
+            ApiError::Invalid { field, .. } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_field",
+                Some(field.clone()),
+            ),
+            ApiError::Malformed(_) => (StatusCode::BAD_REQUEST, "malformed_json", None),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
+            ApiError::Conflict { code, field, .. } => (StatusCode::CONFLICT, *code, field.clone()),
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
+            ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", None),
+            ApiError::Internal(detail) => {
+                tracing::error!(error = %detail, "internal error");
+                let body = json!({"error": {"code": "internal", "message": "internal error; see the server log"}});
+                return (StatusCode::INTERNAL_SERVER_ERROR, Json(body)).into_response();
+            }
+        };
+        let mut err = json!({"code": code, "message": self.to_string()});
+        if let Some(f) = field {
+            err["field"] = json!(f);
+        }
+        (status, Json(json!({ "error": err }))).into_response()
+    }
+}

@@ -1,0 +1,52 @@
+//! Liveness and readiness.
+
+use crate::AppState;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
+        .route("/readyz", get(readyz))
+}
+
+/// Ready when the database answers. Paused providers make it `degraded` with
+/// the reason, but still 200: webhooks and the API keep working, and taking
+/// the node out of rotation would not bring the provider back.
+async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
+    let now = app.clock.now();
+    let pauses: serde_json::Map<String, Value> = app
+        .health
+        .pauses(now)
+        .into_iter()
+        .map(|(name, p)| {
+            let v = json!({"paused_until": p.until.to_rfc3339(), "class": p.class.as_str(), "reason": p.reason});
+            (name, v)
+        })
+        .collect();
+    match app.store.next_due_at().await {
+        Ok(_) => {
+            let status = if pauses.is_empty() {
+                "ready"
+            } else {
+                "degraded"
+            };
+            (
+                StatusCode::OK,
+                Json(json!({"status": status, "database": "ok", "paused_providers": pauses})),
+            )
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "readiness check: database unreachable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(
+                    json!({"status": "unavailable", "database": "unreachable", "paused_providers": pauses}),
+                ),
+            )
+        }
+    }
+}

@@ -1,0 +1,432 @@
+//! `/v1/payments`: register, read, list, attempts, resolve, poll now.
+
+use crate::{ApiError, AppState};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
+use finality_core::{Kind, Source, Status};
+use finality_store::{
+    ApplyOutcome, AttemptRecord, HistoryEntry, ListFilter, NewPayment, Payment, PaymentView,
+    PollNow, PollState, Registered, Report,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/payments", post(create).get(list))
+        .route("/payments/{id}", get(show))
+        .route("/payments/{id}/attempts", get(attempts))
+        .route("/payments/{id}/resolve", post(resolve))
+        .route("/payments/{id}/poll", post(poll_now))
+}
+
+/// Parse a JSON body, naming the field at fault in every error.
+fn parse_body<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+) -> Result<T, ApiError> {
+    let body = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(1024 * 1024),
+        _ => ApiError::Malformed(e.body_text()),
+    })?;
+    let de = &mut serde_json::Deserializer::from_slice(&body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            ApiError::Malformed(format!("request body is not valid JSON: {inner}"))
+        } else if path == "." {
+            let msg = inner.to_string();
+            // "unknown field `x`" / "missing field `x`": name it as the field.
+            let field = msg.split('`').nth(1).unwrap_or("body").to_string();
+            ApiError::invalid(field, msg)
+        } else {
+            ApiError::invalid(path, inner.to_string())
+        }
+    })
+}
+
+fn required<T>(v: Option<T>, field: &'static str) -> Result<T, ApiError> {
+    v.ok_or_else(|| ApiError::invalid(field, format!("missing field `{field}`")))
+}
+
+/// `POST /v1/payments` body. Fields are optional here so that a missing one
+/// is reported by name, with the same shape as every other field error.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PaymentIn {
+    id: Option<String>,
+    provider: Option<String>,
+    provider_ref: Option<String>,
+    kind: Option<String>,
+    amount: Option<i64>,
+    currency: Option<String>,
+    metadata: Option<Value>,
+}
+
+impl PaymentIn {
+    fn into_domain(self, app: &AppState) -> Result<NewPayment, ApiError> {
+        let id = PaymentId::parse(&required(self.id, "id")?)?;
+        let provider = required(self.provider, "provider")?;
+        if !app.providers.contains_key(&provider) {
+            let mut known: Vec<&str> = app.providers.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(ApiError::invalid(
+                "provider",
+                format!(
+                    "unknown provider `{provider}` (configured: {})",
+                    known.join(", ")
+                ),
+            ));
+        }
+        let provider_ref = ProviderRef::parse(&required(self.provider_ref, "provider_ref")?)?;
+        let kind = match self.kind {
+            None => Kind::Payment,
+            Some(k) => k
+                .parse::<Kind>()
+                .map_err(|e| ApiError::invalid("kind", e.to_string()))?,
+        };
+        let currency = Currency::parse(&required(self.currency, "currency")?)?;
+        let amount = Amount::new(required(self.amount, "amount")?, currency)?;
+        let metadata = match self.metadata {
+            None | Some(Value::Null) => json!({}),
+            Some(v @ Value::Object(_)) => v,
+            Some(_) => return Err(ApiError::invalid("metadata", "must be a JSON object")),
+        };
+        Ok(NewPayment {
+            id,
+            provider,
+            provider_ref,
+            kind,
+            amount,
+            metadata,
+        })
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct PollOut {
+    attempts: u32,
+    next_poll_at: Option<String>,
+    in_flight: bool,
+    last_error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct HistoryOut {
+    from: Option<Status>,
+    to: Status,
+    source: Source,
+    event_id: Option<String>,
+    reason: Option<String>,
+    actor: Option<String>,
+    at: String,
+}
+
+/// The payment resource, as `GET /v1/payments/{id}` returns it.
+#[derive(Debug, Serialize)]
+struct PaymentOut {
+    id: String,
+    provider: String,
+    provider_ref: String,
+    kind: Kind,
+    amount: i64,
+    currency: String,
+    metadata: Value,
+    status: Status,
+    status_source: Option<Source>,
+    created_at: String,
+    updated_at: String,
+    finalized_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    poll: Option<Option<PollOut>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    history: Option<Vec<HistoryOut>>,
+}
+
+impl PaymentOut {
+    fn summary(p: Payment) -> Self {
+        PaymentOut {
+            id: p.id,
+            provider: p.provider,
+            provider_ref: p.provider_ref,
+            kind: p.kind,
+            amount: p.amount,
+            currency: p.currency,
+            metadata: p.metadata,
+            status: p.status,
+            status_source: p.status_source,
+            created_at: p.created_at.to_rfc3339(),
+            updated_at: p.updated_at.to_rfc3339(),
+            finalized_at: p.finalized_at.map(|t| t.to_rfc3339()),
+            poll: None,
+            history: None,
+        }
+    }
+
+    fn full(v: PaymentView) -> Self {
+        let poll = v.poll.map(|p: PollState| PollOut {
+            attempts: p.attempts,
+            next_poll_at: p.next_poll_at.map(|t| t.to_rfc3339()),
+            in_flight: p.locked_by.is_some(),
+            last_error: p.last_error,
+        });
+        let history = v
+            .history
+            .into_iter()
+            .map(|h: HistoryEntry| HistoryOut {
+                from: h.from,
+                to: h.to,
+                source: h.source,
+                event_id: h.event_id,
+                reason: h.reason,
+                actor: h.actor,
+                at: h.at.to_rfc3339(),
+            })
+            .collect();
+        PaymentOut {
+            poll: Some(poll),
+            history: Some(history),
+            ..PaymentOut::summary(v.payment)
+        }
+    }
+}
+
+async fn load(app: &AppState, id: &str) -> Result<PaymentOut, ApiError> {
+    match app.store.get(id).await? {
+        Some(v) => Ok(PaymentOut::full(v)),
+        None => Err(ApiError::NotFound(format!("no payment with id `{id}`"))),
+    }
+}
+
+/// Name the fields in which a repeated registration differs.
+fn differences(existing: &Payment, p: &NewPayment) -> String {
+    let mut d = Vec::new();
+    if existing.provider != p.provider {
+        d.push("provider");
+    }
+    if existing.provider_ref != p.provider_ref.as_str() {
+        d.push("provider_ref");
+    }
+    if existing.kind != p.kind {
+        d.push("kind");
+    }
+    if existing.amount != p.amount.minor {
+        d.push("amount");
+    }
+    if existing.currency != p.amount.currency.as_str() {
+        d.push("currency");
+    }
+    if existing.metadata != p.metadata {
+        d.push("metadata");
+    }
+    d.join(", ")
+}
+
+#[tracing::instrument(skip_all)]
+async fn create(
+    State(app): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<PaymentOut>), ApiError> {
+    let p = parse_body::<PaymentIn>(body)?.into_domain(&app)?;
+    let now = app.clock.now();
+    let first_poll_at = app.providers[&p.provider].policy.first_poll_at(now);
+    match app.store.register(&p, now, first_poll_at).await? {
+        Registered::Created(_) => {
+            tracing::info!(payment_id = %p.id, provider = %p.provider, "payment registered");
+            Ok((StatusCode::CREATED, Json(load(&app, p.id.as_str()).await?)))
+        }
+        Registered::Existing(_) => Ok((StatusCode::OK, Json(load(&app, p.id.as_str()).await?))),
+        Registered::Conflict(existing) => {
+            let fields = differences(&existing, &p);
+            Err(ApiError::Conflict {
+                code: "id_conflict",
+                message: format!(
+                    "payment `{}` is already registered with a different body (differs in: {fields})",
+                    p.id
+                ),
+                field: Some("id".into()),
+            })
+        }
+        Registered::RefTaken { other_id } => Err(ApiError::Conflict {
+            code: "provider_ref_conflict",
+            message: format!(
+                "provider `{}` reference `{}` is already tracked by payment `{other_id}`",
+                p.provider,
+                p.provider_ref.as_str()
+            ),
+            field: Some("provider_ref".into()),
+        }),
+    }
+}
+
+#[tracing::instrument(skip(app))]
+async fn show(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<PaymentOut>, ApiError> {
+    Ok(Json(load(&app, &id).await?))
+}
+
+#[derive(Debug, Serialize)]
+struct AttemptOut {
+    id: i64,
+    started_at: String,
+    latency_ms: i64,
+    worker: String,
+    outcome: String,
+    provider_status: Option<String>,
+    error_class: Option<String>,
+    error: Option<String>,
+}
+
+async fn attempts(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    if app.store.get(&id).await?.is_none() {
+        return Err(ApiError::NotFound(format!("no payment with id `{id}`")));
+    }
+    let list: Vec<AttemptOut> = app
+        .store
+        .attempts(&id)
+        .await?
+        .into_iter()
+        .map(|AttemptRecord { id, attempt: a }| AttemptOut {
+            id,
+            started_at: a.started_at.to_rfc3339(),
+            latency_ms: a.latency_ms,
+            worker: a.worker,
+            outcome: a.outcome,
+            provider_status: a.provider_status,
+            error_class: a.error_class,
+            error: a.error,
+        })
+        .collect();
+    Ok(Json(json!({"payment_id": id, "attempts": list})))
+}
+
+#[derive(Debug, Deserialize)]
+struct ListParams {
+    status: Option<String>,
+    provider: Option<String>,
+    limit: Option<String>,
+    cursor: Option<String>,
+}
+
+async fn list(
+    State(app): State<AppState>,
+    q: Result<Query<ListParams>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
+    let status = q
+        .status
+        .map(|s| {
+            s.parse::<Status>()
+                .map_err(|e| ApiError::invalid("status", e.to_string()))
+        })
+        .transpose()?;
+    let limit = match q.limit {
+        None => 50,
+        Some(l) => l
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=500).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid("limit", format!("`{l}` is not an integer from 1 to 500"))
+            })?,
+    };
+    let page = app
+        .store
+        .list(&ListFilter {
+            status,
+            provider: q.provider,
+            after_id: q.cursor,
+            limit,
+        })
+        .await?;
+    let next_cursor = (page.len() as u32 == limit)
+        .then(|| page.last().map(|p| p.id.clone()))
+        .flatten();
+    let payments: Vec<PaymentOut> = page.into_iter().map(PaymentOut::summary).collect();
+    Ok(Json(
+        json!({"payments": payments, "next_cursor": next_cursor}),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResolveIn {
+    status: Option<String>,
+    reason: Option<String>,
+    actor: Option<String>,
+}
+
+#[tracing::instrument(skip(app, body))]
+async fn resolve(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<PaymentOut>, ApiError> {
+    let r: ResolveIn = parse_body(body)?;
+    let status = required(r.status, "status")?
+        .parse::<Status>()
+        .map_err(|e| ApiError::invalid("status", e.to_string()))?;
+    if !status.is_final() {
+        return Err(ApiError::invalid(
+            "status",
+            "a manual resolution must be final: succeeded, failed, cancelled or reversed",
+        ));
+    }
+    let reason = required(r.reason.filter(|s| !s.trim().is_empty()), "reason")?;
+    let actor = required(r.actor.filter(|s| !s.trim().is_empty()), "actor")?;
+    let now = app.clock.now();
+    let report = Report {
+        payment_id: id.clone(),
+        status,
+        source: Source::Manual,
+        event_id: None,
+        observed_at: now,
+        reason: Some(reason),
+        actor: Some(actor.clone()),
+    };
+    match app.store.apply(&report, now).await? {
+        ApplyOutcome::Applied { from, to } => {
+            tracing::info!(payment_id = %id, %from, %to, %actor, "resolved by hand");
+        }
+        ApplyOutcome::Unchanged => {}
+        ApplyOutcome::Ignored { current, reason } => {
+            return Err(ApiError::Conflict {
+                code: "transition_not_allowed",
+                message: format!(
+                    "payment `{id}` is `{current}`; it cannot become `{status}` ({reason})"
+                ),
+                field: Some("status".into()),
+            })
+        }
+        ApplyOutcome::NotFound => {
+            return Err(ApiError::NotFound(format!("no payment with id `{id}`")))
+        }
+    }
+    Ok(Json(load(&app, &id).await?))
+}
+
+async fn poll_now(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    match app.store.poll_now(&id, app.clock.now()).await? {
+        PollNow::Scheduled => Ok((StatusCode::ACCEPTED, Json(json!({"poll": "scheduled"})))),
+        PollNow::InFlight => Ok((StatusCode::ACCEPTED, Json(json!({"poll": "in_flight"})))),
+        PollNow::AlreadyFinal => Err(ApiError::Conflict {
+            code: "already_final",
+            message: format!("payment `{id}` is already final; there is nothing to poll"),
+            field: None,
+        }),
+        PollNow::NotFound => Err(ApiError::NotFound(format!("no payment with id `{id}`"))),
+    }
+}

@@ -1,0 +1,266 @@
+use super::*;
+use reqwest::Method;
+
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        mod postgres { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Backend::Postgres).await; })* }
+        mod sqlite { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Backend::Sqlite).await; })* }
+    };
+}
+
+on_both_backends!(
+    register_get_list_and_idempotency,
+    bad_input_names_the_field,
+    auth_is_required,
+    resolve_by_hand,
+    poll_now_settles_through_the_engine,
+);
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+async fn register_get_list_and_idempotency(b: Backend) {
+    let app = spawn_app(b, HOUR).await;
+    let body = app.payment("pay_1");
+    let (s, created) = app.post("/v1/payments", body.clone()).await;
+    assert_eq!(s, StatusCode::CREATED, "{created}");
+    assert_eq!(created["status"], "pending");
+    assert_eq!(created["kind"], "payment");
+    assert_eq!(created["amount"], 4200);
+    assert_eq!(created["poll"]["attempts"], 0);
+    assert!(created["poll"]["next_poll_at"].is_string());
+    assert_eq!(created["history"], json!([]));
+    assert!(created["finalized_at"].is_null());
+
+    let (s, again) = app.post("/v1/payments", body.clone()).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(again["created_at"], created["created_at"]);
+
+    let mut changed = body.clone();
+    changed["amount"] = json!(9999);
+    let (s, err) = app.post("/v1/payments", changed).await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    assert_eq!(err["error"]["code"], "id_conflict");
+    assert!(err["error"]["message"].as_str().unwrap().contains("amount"));
+
+    let (s, got) = app.get("/v1/payments/pay_1").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(got["provider_ref"], body["provider_ref"]);
+    assert_eq!(got["metadata"], json!({"order": "o-1"}));
+
+    for i in 2..=4 {
+        let (s, _) = app
+            .post("/v1/payments", app.payment(&format!("pay_{i}")))
+            .await;
+        assert_eq!(s, StatusCode::CREATED);
+    }
+    let (s, page) = app
+        .get("/v1/payments?limit=3&provider=sim&status=pending")
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(page["payments"].as_array().unwrap().len(), 3);
+    let cursor = page["next_cursor"].as_str().unwrap().to_string();
+    let (_, rest) = app
+        .get(&format!("/v1/payments?limit=3&cursor={cursor}"))
+        .await;
+    assert_eq!(rest["payments"][0]["id"], "pay_4");
+    assert!(rest["next_cursor"].is_null());
+
+    let (s, a) = app.get("/v1/payments/pay_1/attempts").await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(a["attempts"].is_array());
+    let (s, e) = app.get("/v1/payments/nope").await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(e["error"]["code"], "not_found");
+}
+
+async fn bad_input_names_the_field(b: Backend) {
+    let app = spawn_app(b, HOUR).await;
+    let good = app.payment("pay_bad");
+    let with = |k: &str, v: Value| {
+        let mut b = good.clone();
+        b[k] = v;
+        b
+    };
+    let without = |k: &str| {
+        let mut b = good.clone();
+        b.as_object_mut().unwrap().remove(k);
+        b
+    };
+    let cases: Vec<(Value, &str)> = vec![
+        (with("provider", json!("paypalz")), "provider"),
+        (with("amount", json!(-5)), "amount"),
+        (with("amount", json!(0)), "amount"),
+        (with("amount", json!(12.5)), "amount"),
+        (with("amount", json!("100")), "amount"),
+        (with("currency", json!("euro")), "currency"),
+        (with("currency", json!("eur")), "currency"),
+        (with("kind", json!("charge")), "kind"),
+        (with("metadata", json!([1, 2])), "metadata"),
+        (with("id", json!("has space")), "id"),
+        (with("ammount", json!(5)), "ammount"),
+        (without("id"), "id"),
+        (without("provider"), "provider"),
+        (without("provider_ref"), "provider_ref"),
+        (without("amount"), "amount"),
+        (without("currency"), "currency"),
+    ];
+    for (body, field) in cases {
+        let (s, err) = app.post("/v1/payments", body.clone()).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{body} -> {err}");
+        assert_eq!(err["error"]["field"], field, "{body} -> {err}");
+        assert_eq!(err["error"]["code"], "invalid_field");
+        assert!(err["error"]["message"].as_str().unwrap().len() > 5);
+    }
+    // Not JSON at all.
+    let resp = app
+        .http
+        .post(format!("{}/v1/payments", app.base))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "malformed_json");
+    // Too large.
+    let big = json!({"id": "x", "metadata": {"blob": "a".repeat(2 * 1024 * 1024)}});
+    let (s, v) = app.post("/v1/payments", big).await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    // Nothing was stored by any of them.
+    let (_, page) = app.get("/v1/payments").await;
+    assert_eq!(page["payments"], json!([]));
+    let (s, v) = app.get("/v1/payments?limit=0").await;
+    assert_eq!(
+        (s, v["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("limit"))
+    );
+    let (s, v) = app.get("/v1/payments?status=done").await;
+    assert_eq!(
+        (s, v["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("status"))
+    );
+}
+
+async fn auth_is_required(b: Backend) {
+    let app = spawn_app(b, HOUR).await;
+    let url = format!("{}/v1/payments/pay_1", app.base);
+    for auth in [
+        None,
+        Some("Bearer wrong"),
+        Some("test-token-123"),
+        Some("Bearer "),
+    ] {
+        let mut req = app.http.get(&url);
+        if let Some(a) = auth {
+            req = req.header("authorization", a);
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "{auth:?}");
+        let v: Value = resp.json().await.unwrap();
+        assert_eq!(v["error"]["code"], "unauthorized");
+    }
+    let health = app
+        .http
+        .get(format!("{}/healthz", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    let ready: Value = app
+        .http
+        .get(format!("{}/readyz", app.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["status"], "ready");
+}
+
+async fn resolve_by_hand(b: Backend) {
+    let app = spawn_app(b, HOUR).await;
+    app.post("/v1/payments", app.payment("pay_r")).await;
+    let (s, err) = app
+        .post(
+            "/v1/payments/pay_r/resolve",
+            json!({"status": "succeeded", "reason": "bank statement"}),
+        )
+        .await;
+    assert_eq!(
+        (s, err["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("actor"))
+    );
+    let (s, err) = app
+        .post(
+            "/v1/payments/pay_r/resolve",
+            json!({"status": "processing", "reason": "x", "actor": "ana"}),
+        )
+        .await;
+    assert_eq!(
+        (s, err["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("status"))
+    );
+
+    let body =
+        json!({"status": "succeeded", "reason": "seen on the bank statement", "actor": "ana@ops"});
+    let (s, v) = app.post("/v1/payments/pay_r/resolve", body.clone()).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "succeeded");
+    assert_eq!(v["status_source"], "manual");
+    assert!(v["poll"].is_null(), "a final payment has no poll");
+    let h = &v["history"][0];
+    assert_eq!(
+        (h["from"].clone(), h["to"].clone(), h["source"].clone()),
+        (json!("pending"), json!("succeeded"), json!("manual"))
+    );
+    assert_eq!(h["actor"], "ana@ops");
+    let (s, _) = app.post("/v1/payments/pay_r/resolve", body).await;
+    assert_eq!(s, StatusCode::OK, "same resolution twice is a no-op");
+    let (s, err) = app
+        .post(
+            "/v1/payments/pay_r/resolve",
+            json!({"status": "failed", "reason": "x", "actor": "bob"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    assert_eq!(err["error"]["code"], "transition_not_allowed");
+    let (s, _) = app.post("/v1/payments/pay_r/poll", json!({})).await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    let (s, _) = app
+        .post(
+            "/v1/payments/ghost/resolve",
+            json!({"status": "failed", "reason": "x", "actor": "bob"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+}
+
+async fn poll_now_settles_through_the_engine(b: Backend) {
+    // The provider settles at once; the first scheduled poll is 1 s away,
+    // "poll now" makes it due immediately.
+    let app = spawn_app(b, Duration::ZERO).await;
+    let (s, _) = app.post("/v1/payments", app.payment("pay_p")).await;
+    assert_eq!(s, StatusCode::CREATED);
+    let (s, v) = app
+        .send(Method::POST, "/v1/payments/pay_p/poll", None)
+        .await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{v}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, v) = app.get("/v1/payments/pay_p").await;
+        if v["status"] == "succeeded" {
+            assert_eq!(v["status_source"], "status_query");
+            assert_eq!(v["history"][0]["source"], "status_query");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not settled: {v}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, a) = app.get("/v1/payments/pay_p/attempts").await;
+    assert_eq!(a["attempts"][0]["outcome"], "succeeded");
+    assert_eq!(a["attempts"][0]["provider_status"], "succeeded");
+    assert_eq!(app.sim.stats().status_calls, 1);
+}

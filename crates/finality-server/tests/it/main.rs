@@ -1,0 +1,130 @@
+//! The HTTP API v1 over real HTTP on loopback, on both backends.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod api;
+
+use finality_core::{Clock, SystemClock};
+use finality_engine::{EngineConfig, Health, ProviderEntry, Providers};
+use finality_providers::config::ProviderConfig;
+use finality_server::AppState;
+use finality_sim::{SimConfig, Simulator};
+use finality_store::testing::{self, TestDb};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+pub const TOKEN: &str = "test-token-123";
+
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub db: TestDb,
+    pub sim: Arc<Simulator>,
+    stop: CancellationToken,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+/// Start the simulator and the full service (API + engine) on port 0.
+pub async fn spawn_app(backend: Backend, settle_after: Duration) -> TestApp {
+    let db = match backend {
+        Backend::Postgres => testing::postgres(8).await,
+        Backend::Sqlite => testing::sqlite().await,
+    };
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let stop = CancellationToken::new();
+
+    let sim = Simulator::new(SimConfig::deterministic(settle_after), clock.clone(), 1);
+    let sim_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim_url = format!("http://{}", sim_listener.local_addr().unwrap());
+    tokio::spawn(finality_sim::server::serve(
+        sim.clone(),
+        sim_listener,
+        stop.clone(),
+    ));
+
+    let cfg = ProviderConfig::sim(&sim_url);
+    let mut providers = Providers::new();
+    providers.insert(
+        "sim".into(),
+        ProviderEntry {
+            adapter: finality_providers::config::build("sim", &cfg).unwrap(),
+            policy: cfg.policy(),
+            pause_on_permanent_error: cfg.pause_on_permanent_error,
+        },
+    );
+    let state = AppState {
+        store: db.store.clone(),
+        clock,
+        providers: Arc::new(providers),
+        health: Arc::new(Health::new()),
+        api_token: Arc::from(TOKEN),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let engine = EngineConfig {
+        worker_id: "api-test".into(),
+        ..EngineConfig::default()
+    };
+    tokio::spawn(finality_server::run(
+        state,
+        Some(engine),
+        listener,
+        stop.clone(),
+    ));
+    TestApp {
+        base,
+        http: reqwest::Client::new(),
+        db,
+        sim,
+        stop,
+    }
+}
+
+impl TestApp {
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(TOKEN);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let v =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+        (status, v)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    /// A payment created at the simulator, as a registration body.
+    pub fn payment(&self, id: &str) -> Value {
+        let plan = self.sim.create(None);
+        json!({"id": id, "provider": "sim", "provider_ref": plan.id, "amount": 4200, "currency": "EUR", "metadata": {"order": "o-1"}})
+    }
+}
