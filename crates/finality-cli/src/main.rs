@@ -1,1 +1,95 @@
-fn main() {}
+//! The `finality` binary: parses flags, loads `finality.toml`, and calls into
+//! the library crates. No logic lives here that a test could not reach.
+//!
+//! # Layout
+//! - `config`: the configuration file.
+//! - `commands`: `serve`, `migrate`, `payments …`, `sim serve`.
+//! - `demo`: `finality demo`.
+#![forbid(unsafe_code)]
+
+mod commands;
+mod config;
+mod demo;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "finality", version, about = "Drive every in-flight payment to its final state.")]
+struct Cli {
+    /// Configuration file (default: ./finality.toml if present, else built-in defaults).
+    #[arg(long, global = true)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP API and the poll engine.
+    Serve,
+    /// Apply the embedded database migrations and exit.
+    Migrate {
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+    /// Inspect and settle payments, straight from the database.
+    Payments {
+        #[command(subcommand)]
+        command: commands::PaymentsCommand,
+        #[arg(long, global = true)]
+        database_url: Option<String>,
+    },
+    /// The provider simulator.
+    Sim {
+        #[command(subcommand)]
+        command: commands::SimCommand,
+    },
+    /// Simulate N payments end to end on virtual time and print a summary.
+    Demo(demo::DemoArgs),
+}
+
+fn init_tracing(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(match cli.command {
+        Command::Demo(_) | Command::Payments { .. } => "error",
+        _ => "info",
+    });
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        let config = config::Config::load(cli.config.as_deref())?;
+        match cli.command {
+            Command::Serve => commands::serve(config).await,
+            Command::Migrate { database_url } => commands::migrate(config, database_url).await,
+            Command::Payments {
+                command,
+                database_url,
+            } => commands::payments(config, database_url, command).await,
+            Command::Sim { command } => commands::sim(command).await,
+            Command::Demo(args) => demo::run(args).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

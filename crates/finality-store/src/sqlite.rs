@@ -6,7 +6,8 @@
 //! upgrade. The claim is a single `UPDATE … RETURNING`, atomic on its own.
 
 use crate::Wakeups;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+pub use sqlx::sqlite::SqliteSynchronous;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 use std::str::FromStr;
 use std::time::Duration;
@@ -27,8 +28,21 @@ pub struct SqliteStore {
 }
 
 impl SqliteStore {
-    /// Open (creating if missing) the database a `sqlite://PATH` URL names.
+    /// Open (creating if missing) the database a `sqlite://PATH` URL names,
+    /// with `synchronous=FULL`.
     pub async fn connect(url: &str, max_connections: u32) -> crate::Result<Self> {
+        Self::connect_with_sync(url, max_connections, SqliteSynchronous::Full).await
+    }
+
+    /// As [`SqliteStore::connect`], choosing the sync mode. `Full` (the
+    /// default) makes every commit survive power loss; `Normal` (WAL) survives
+    /// a crash of the process but may lose the last commits on power loss,
+    /// which is right only for throwaway data such as the demo's.
+    pub async fn connect_with_sync(
+        url: &str,
+        max_connections: u32,
+        sync: SqliteSynchronous,
+    ) -> crate::Result<Self> {
         let opts = SqliteConnectOptions::from_str(url)
             .map_err(|e| crate::StoreError::Url {
                 url: url.to_string(),
@@ -36,8 +50,7 @@ impl SqliteStore {
             })?
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
-            // FULL: a committed status survives power loss, not only a crash.
-            .synchronous(SqliteSynchronous::Full)
+            .synchronous(sync)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
         let pool = SqlitePoolOptions::new()

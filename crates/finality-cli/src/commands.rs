@@ -1,0 +1,194 @@
+//! The operational subcommands.
+
+use crate::config::Config;
+use anyhow::{anyhow, bail, Context};
+use clap::Subcommand;
+use finality_core::{Clock, Source, Status, SystemClock};
+use finality_engine::Health;
+use finality_server::AppState;
+use finality_sim::{SimConfig, Simulator};
+use finality_store::{ApplyOutcome, ListFilter, Report, Store};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Cancel `token` on ctrl-c or SIGTERM: one shutdown path for both.
+pub fn cancel_on_signal(token: CancellationToken) {
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    token.cancel();
+                    return;
+                }
+            };
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        tracing::info!("shutting down: finishing in-flight polls");
+        token.cancel();
+    });
+}
+
+async fn open(config: &Config, url: Option<String>) -> anyhow::Result<Arc<dyn Store>> {
+    let url = url.unwrap_or_else(|| config.database_url());
+    finality_store::open(&url, config.database.max_connections)
+        .await
+        .context("cannot open the database")
+}
+
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let token = std::env::var(&config.server.api_token_env).map_err(|_| {
+        anyhow!(
+            "set {} to the bearer token the API must require (server.api_token_env)",
+            config.server.api_token_env
+        )
+    })?;
+    if token.len() < 16 {
+        bail!("{} is shorter than 16 characters; use a long random token", config.server.api_token_env);
+    }
+    let store = open(&config, None).await?;
+    let providers = config.build_providers()?;
+    let listener = tokio::net::TcpListener::bind(&config.server.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (server.listen)", config.server.listen))?;
+    tracing::info!(listen = %config.server.listen, providers = ?providers.keys().collect::<Vec<_>>(), "finality serving");
+    let state = AppState {
+        store,
+        clock: Arc::new(SystemClock),
+        providers,
+        health: Arc::new(Health::new()),
+        api_token: Arc::from(token),
+    };
+    let shutdown = CancellationToken::new();
+    cancel_on_signal(shutdown.clone());
+    finality_server::run(state, Some(config.engine.clone()), listener, shutdown)
+        .await
+        .context("HTTP server failed")
+}
+
+pub async fn migrate(config: Config, url: Option<String>) -> anyhow::Result<()> {
+    open(&config, url).await?;
+    println!("migrations applied");
+    Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum PaymentsCommand {
+    /// Show one payment with its poll state and history (JSON).
+    Get { id: String },
+    /// List payments, optionally filtered.
+    List {
+        #[arg(long)]
+        status: Option<Status>,
+        #[arg(long)]
+        provider: Option<String>,
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Start after this payment id (the last id of the previous page).
+        #[arg(long)]
+        after: Option<String>,
+    },
+    /// Settle a payment by hand (from review or any non-final status).
+    Resolve {
+        id: String,
+        #[arg(long)]
+        status: Status,
+        #[arg(long)]
+        reason: String,
+        #[arg(long)]
+        actor: String,
+    },
+}
+
+pub async fn payments(config: Config, url: Option<String>, cmd: PaymentsCommand) -> anyhow::Result<()> {
+    let store = open(&config, url).await?;
+    match cmd {
+        PaymentsCommand::Get { id } => {
+            let v = store.get(&id).await?.ok_or_else(|| anyhow!("no payment with id `{id}`"))?;
+            let p = &v.payment;
+            println!("{} {} {} {} {} {}", p.id, p.status, p.provider, p.provider_ref, p.amount, p.currency);
+            println!("  created {} updated {} finalized {}", p.created_at, p.updated_at, p.finalized_at.map_or("-".into(), |t| t.to_rfc3339()));
+            match &v.poll {
+                Some(poll) => println!(
+                    "  poll: {} attempts, next {}{}",
+                    poll.attempts,
+                    poll.next_poll_at.map_or("parked (needs review)".into(), |t| t.to_rfc3339()),
+                    poll.last_error.as_ref().map_or(String::new(), |e| format!(", last error: {e}"))
+                ),
+                None => println!("  poll: none"),
+            }
+            for h in &v.history {
+                println!(
+                    "  {} {} -> {} by {}{}{}",
+                    h.at,
+                    h.from.map_or("-", |s| s.as_str()),
+                    h.to,
+                    h.source.as_str(),
+                    h.actor.as_ref().map_or(String::new(), |a| format!(" ({a})")),
+                    h.reason.as_ref().map_or(String::new(), |r| format!(": {r}"))
+                );
+            }
+        }
+        PaymentsCommand::List { status, provider, limit, after } => {
+            let page = store.list(&ListFilter { status, provider, after_id: after, limit }).await?;
+            for p in &page {
+                println!("{:<36} {:<13} {:<10} {:>12} {} {}", p.id, p.status.as_str(), p.provider, p.amount, p.currency, p.updated_at);
+            }
+            if page.len() as u32 == limit {
+                if let Some(last) = page.last() {
+                    println!("(more: --after {})", last.id);
+                }
+            }
+        }
+        PaymentsCommand::Resolve { id, status, reason, actor } => {
+            if !status.is_final() {
+                bail!("--status must be final: succeeded, failed, cancelled or reversed");
+            }
+            let now = SystemClock.now();
+            let report = Report { payment_id: id.clone(), status, source: Source::Manual, event_id: None, observed_at: now, reason: Some(reason), actor: Some(actor) };
+            match store.apply(&report, now).await? {
+                ApplyOutcome::Applied { from, to } => println!("{id}: {from} -> {to}"),
+                ApplyOutcome::Unchanged => println!("{id}: already {status}"),
+                ApplyOutcome::Ignored { current, reason } => bail!("{id} is {current}; it cannot become {status} ({reason})"),
+                ApplyOutcome::NotFound => bail!("no payment with id `{id}`"),
+            }
+        }
+    }
+    Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum SimCommand {
+    /// Serve the simulator's status API over HTTP on wall time.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        listen: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+pub async fn sim(cmd: SimCommand) -> anyhow::Result<()> {
+    match cmd {
+        SimCommand::Serve { listen, seed } => {
+            let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+            let sim = Simulator::new(SimConfig::default(), clock, seed);
+            let listener = tokio::net::TcpListener::bind(&listen)
+                .await
+                .with_context(|| format!("cannot listen on {listen}"))?;
+            println!("simulator listening on http://{listen} (POST /v1/payments, GET /v1/payments/ID, GET /sim/stats)");
+            let stop = CancellationToken::new();
+            cancel_on_signal(stop.clone());
+            finality_sim::server::serve(sim, listener, stop).await?;
+            Ok(())
+        }
+    }
+}

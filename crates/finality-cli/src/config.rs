@@ -1,0 +1,200 @@
+//! `finality.toml`: one file, every field with a sane default, secrets only
+//! from environment variables the file names. Errors name the file, the line
+//! and the field.
+
+use anyhow::{anyhow, Context};
+use finality_engine::{EngineConfig, ProviderEntry, Providers};
+use finality_providers::config::ProviderConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The file read when `--config` is not given, if it exists.
+pub const DEFAULT_PATH: &str = "finality.toml";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSection {
+    /// Address the HTTP API listens on.
+    pub listen: String,
+    /// Name of the environment variable holding the API bearer token.
+    pub api_token_env: String,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        ServerSection {
+            listen: "127.0.0.1:8080".into(),
+            api_token_env: "FINALITY_API_TOKEN".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseSection {
+    /// `sqlite://PATH` (embedded default) or `postgres://…`. A password is
+    /// better passed in `url_env` than written here.
+    pub url: String,
+    /// Name of an environment variable that, when set, overrides `url`.
+    pub url_env: String,
+    pub max_connections: u32,
+}
+
+impl Default for DatabaseSection {
+    fn default() -> Self {
+        DatabaseSection {
+            url: "sqlite://finality.db".into(),
+            url_env: "FINALITY_DATABASE_URL".into(),
+            max_connections: 10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub server: ServerSection,
+    pub database: DatabaseSection,
+    pub engine: EngineConfig,
+    pub providers: BTreeMap<String, ProviderConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let mut providers = BTreeMap::new();
+        providers.insert("sim".into(), ProviderConfig::sim("http://127.0.0.1:8090"));
+        Config {
+            server: ServerSection::default(),
+            database: DatabaseSection::default(),
+            engine: EngineConfig::default(),
+            providers,
+        }
+    }
+}
+
+impl Config {
+    /// Load `path`, or `finality.toml` if present, or the defaults.
+    pub fn load(path: Option<&Path>) -> anyhow::Result<Config> {
+        let path = match path {
+            Some(p) => p.to_path_buf(),
+            None if Path::new(DEFAULT_PATH).exists() => DEFAULT_PATH.into(),
+            None => return Ok(Config::default()),
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    /// Parse and validate; every error reads `FILE:LINE:COL: FIELD: problem`.
+    pub fn parse(text: &str, file: &str) -> anyhow::Result<Config> {
+        let de = toml::Deserializer::new(text);
+        let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            let (line, col) = inner
+                .span()
+                .map(|s| line_col(text, s.start))
+                .unwrap_or((0, 0));
+            anyhow!("{file}:{line}:{col}: {field}: {}", inner.message().trim())
+        })?;
+        cfg.validate().map_err(|(field, msg)| {
+            let line = find_line(text, &field);
+            anyhow!("{file}:{line}: {field}: {msg}")
+        })?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), (String, String)> {
+        self.engine
+            .validate()
+            .map_err(|(f, m)| (format!("engine.{f}"), m))?;
+        for (name, p) in &self.providers {
+            p.validate()
+                .map_err(|(f, m)| (format!("providers.{name}.{f}"), m))?;
+        }
+        if self.engine.lease <= self.providers.values().map(|p| p.timeout).max().unwrap_or_default() {
+            return Err((
+                "engine.lease".into(),
+                "must be longer than every provider's timeout, or a slow call loses its lease".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The database URL, from `url_env` when that variable is set.
+    pub fn database_url(&self) -> String {
+        std::env::var(&self.database.url_env).unwrap_or_else(|_| self.database.url.clone())
+    }
+
+    /// Build every configured provider's adapter.
+    pub fn build_providers(&self) -> anyhow::Result<Arc<Providers>> {
+        let mut map = Providers::new();
+        for (name, p) in &self.providers {
+            let adapter = finality_providers::config::build(name, p)
+                .map_err(|e| anyhow!("provider `{name}`: {e}"))?;
+            map.insert(
+                name.clone(),
+                ProviderEntry {
+                    adapter,
+                    policy: p.policy(),
+                    pause_on_permanent_error: p.pause_on_permanent_error,
+                },
+            );
+        }
+        Ok(Arc::new(map))
+    }
+}
+
+/// 1-based line and column of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// Best effort: the line where the last segment of `field` is assigned.
+fn find_line(text: &str, field: &str) -> String {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.starts_with(key) && l[key.len()..].trim_start().starts_with('=')
+        })
+        .map_or_else(|| "?".into(), |i| (i + 1).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_the_example_file_parses() {
+        assert!(Config::default().validate().is_ok());
+        let example = include_str!("../../../finality.toml");
+        let cfg = Config::parse(example, "finality.toml").expect("example config parses");
+        assert!(cfg.providers.contains_key("sim"));
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let text = "[engine]\nconcurrency = 8\nbatch_size = \"lots\"\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(err.starts_with("f.toml:3:"), "{err}");
+        assert!(err.contains("engine.batch_size"), "{err}");
+
+        let text = "[engine]\nconcurency = 8\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(err.contains("f.toml:2:") && err.contains("concurency"), "{err}");
+
+        let text = "[providers.sim]\nadapter = \"sim\"\nbase_url = \"http://x\"\nmax_attempts = 0\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert_eq!(err, "f.toml:4: providers.sim.max_attempts: must be at least 1");
+
+        let text = "[providers.sim]\nadapter = \"sim\"\nbase_url = \"http://x\"\nschedule = { kind = \"exponential\", base = \"10s\", factor = 2.0, cap = \"1s\" }\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(err.contains("providers.sim.schedule") && err.contains("cap"), "{err}");
+    }
+}

@@ -1,0 +1,260 @@
+//! `finality demo`: the simulator and the real engine on a virtual clock,
+//! N payments end to end, and a summary of what it cost and how fast it was.
+
+use crate::commands::cancel_on_signal;
+use anyhow::Context;
+use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
+use finality_core::{Clock, Kind, Status, SystemClock, Timestamp, VirtualClock};
+use finality_engine::{Engine, EngineConfig, Health, ProviderEntry, Providers};
+use finality_providers::config::ProviderConfig;
+use finality_sim::{SimConfig, Simulator};
+use finality_store::{ListFilter, NewPayment, Payment, Store};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// How many payments to simulate.
+    #[arg(long, default_value_t = 1000)]
+    payments: u32,
+    /// Run on this database instead of a fresh SQLite file (postgres://… gets
+    /// a fresh schema of its own).
+    #[arg(long)]
+    database_url: Option<String>,
+    /// Seed of the simulator's draws (settle times, outcomes, faults).
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Provider calls in flight at once.
+    #[arg(long, default_value_t = 32)]
+    concurrency: usize,
+    /// Keep the demo database afterwards (its location is printed).
+    #[arg(long)]
+    keep: bool,
+}
+
+/// Where the demo's data lives, and how to clean it up.
+struct DemoDb {
+    store: Arc<dyn Store>,
+    label: String,
+    sqlite_file: Option<std::path::PathBuf>,
+}
+
+async fn open_db(args: &DemoArgs, run: &str) -> anyhow::Result<DemoDb> {
+    match &args.database_url {
+        Some(url) if url.starts_with("postgres") => {
+            use sqlx::ConnectOptions;
+            let base: sqlx::postgres::PgConnectOptions = url.parse().context("invalid --database-url")?;
+            let schema = format!("finality_demo_{run}");
+            let mut conn = base.connect().await.context("cannot connect to PostgreSQL")?;
+            sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&mut conn).await?;
+            let pg = finality_store::postgres::PgStore::connect_with(base.options([("search_path", schema.as_str())]), 20).await?;
+            pg.migrate().await?;
+            Ok(DemoDb { store: Arc::new(pg), label: format!("PostgreSQL, schema {schema}"), sqlite_file: None })
+        }
+        Some(url) => {
+            let store = finality_store::open(url, 4).await?;
+            Ok(DemoDb { store, label: url.clone(), sqlite_file: None })
+        }
+        None => {
+            let path = std::env::temp_dir().join(format!("finality-demo-{run}.db"));
+            let url = format!("sqlite://{}", path.display());
+            // The demo's data is throwaway: WAL + synchronous=NORMAL survives a
+            // crash of the process, not a power cut. `serve` uses FULL.
+            let lite = finality_store::sqlite::SqliteStore::connect_with_sync(
+                &url,
+                4,
+                finality_store::sqlite::SqliteSynchronous::Normal,
+            )
+            .await?;
+            lite.migrate().await?;
+            Ok(DemoDb {
+                store: Arc::new(lite),
+                label: format!("SQLite {} (synchronous=NORMAL)", path.display()),
+                sqlite_file: Some(path),
+            })
+        }
+    }
+}
+
+pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    let run = format!("{:x}", SystemClock.now().millis() % 0xffff_ffff);
+    let db = open_db(&args, &run).await?;
+    let start = Timestamp(SystemClock.now().millis() / 1000 * 1000);
+    let vclock = Arc::new(VirtualClock::new(start));
+    let clock: Arc<dyn Clock> = vclock.clone();
+    let stop = CancellationToken::new();
+    cancel_on_signal(stop.clone());
+
+    // The simulated provider, over real HTTP on loopback, on virtual time.
+    let mut sim_cfg = SimConfig::default();
+    sim_cfg.faults.rate_limited = 0.002;
+    sim_cfg.faults.server_error = 0.01;
+    let sim = Simulator::new(sim_cfg, clock.clone(), args.seed);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let sim_url = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(finality_sim::server::serve(sim.clone(), listener, stop.clone()));
+
+    let provider = ProviderConfig::sim(&sim_url);
+    let policy = provider.policy();
+    let mut providers = Providers::new();
+    providers.insert(
+        "sim".into(),
+        ProviderEntry {
+            adapter: finality_providers::config::build("sim", &provider)?,
+            policy: policy.clone(),
+            pause_on_permanent_error: provider.pause_on_permanent_error,
+        },
+    );
+
+    println!("finality demo · {} payments · seed {} · {}", args.payments, args.seed, db.label);
+    for i in 0..args.payments {
+        let plan = sim.create(Some(format!("sim_{run}_{i:06}")));
+        let p = NewPayment {
+            id: PaymentId::parse(&format!("demo_{run}_{i:06}"))?,
+            provider: "sim".into(),
+            provider_ref: ProviderRef::parse(&plan.id)?,
+            kind: Kind::Payment,
+            amount: Amount::new(500 + i64::from(i % 97) * 100, Currency::parse("USD")?)?,
+            metadata: serde_json::json!({"demo": run}),
+        };
+        db.store.register(&p, start, policy.first_poll_at(start)).await?;
+    }
+
+    let engine = Engine::new(
+        db.store.clone(),
+        clock.clone(),
+        Arc::new(providers),
+        EngineConfig {
+            worker_id: "demo".into(),
+            concurrency: args.concurrency.max(1),
+            ..EngineConfig::default()
+        },
+        Arc::new(Health::new()),
+    );
+    let wall = Instant::now();
+    let mut task = tokio::spawn(engine.run_until_idle(stop.clone()));
+    let bar = ProgressBar::new(u64::from(args.payments));
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} final or in review · {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    loop {
+        tokio::select! {
+            r = &mut task => { r.context("engine task failed")?; break; }
+            _ = tokio::time::sleep(Duration::from_millis(150)) => {}
+        }
+        let done: i64 = db
+            .store
+            .status_counts()
+            .await?
+            .into_iter()
+            .filter(|(s, _)| s.is_final() || *s == Status::NeedsReview)
+            .map(|(_, n)| n)
+            .sum();
+        bar.set_position(u64::try_from(done).unwrap_or(0));
+        bar.set_message(format!("virtual time +{}", human(vclock.now().since(start))));
+    }
+    bar.finish_and_clear();
+
+    let payments = all_payments(&*db.store).await?;
+    summarize(&payments, &sim, start, vclock.now(), wall.elapsed());
+    if stop.is_cancelled() {
+        println!("(interrupted: the figures cover the run so far)");
+    }
+    stop.cancel();
+    match (&db.sqlite_file, args.keep) {
+        (Some(path), false) => {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        }
+        (Some(path), true) => println!(
+            "kept: finality payments list --database-url sqlite://{}",
+            path.display()
+        ),
+        (None, _) => {}
+    }
+    Ok(())
+}
+
+async fn all_payments(store: &dyn Store) -> anyhow::Result<Vec<Payment>> {
+    let mut out = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store.list(&ListFilter { after_id: after.clone(), limit: 500, ..Default::default() }).await?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.id.clone());
+        out.extend(page);
+    }
+    Ok(out)
+}
+
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{:.1}s", d.as_secs_f64()),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    }
+}
+
+/// The value at quantile `q` of an ascending slice (nearest rank).
+fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    Some(sorted[rank - 1])
+}
+
+fn summarize(payments: &[Payment], sim: &Simulator, start: Timestamp, end: Timestamp, wall: Duration) {
+    println!("\nEnded in:");
+    for s in Status::ALL {
+        let n = payments.iter().filter(|p| p.status == s).count();
+        if n > 0 {
+            println!("  {:<13} {n:>6}", s.as_str());
+        }
+    }
+    let open = payments.iter().filter(|p| !p.status.is_final() && p.status != Status::NeedsReview).count();
+    if open > 0 {
+        println!("  (still open:  {open})");
+    }
+
+    let mut calls: Vec<u64> = payments.iter().map(|p| sim.calls_for(&p.provider_ref)).collect();
+    calls.sort_unstable();
+    let total: u64 = calls.iter().sum();
+    let mean = total as f64 / calls.len().max(1) as f64;
+    println!(
+        "\nProvider calls per payment: mean {mean:.1} · p50 {} · p99 {} · max {}  ({total} calls)",
+        quantile(&calls, 0.5).unwrap_or(0),
+        quantile(&calls, 0.99).unwrap_or(0),
+        calls.last().copied().unwrap_or(0)
+    );
+
+    let mut lag: Vec<Duration> = payments
+        .iter()
+        .filter_map(|p| {
+            let settled = sim.plan(&p.provider_ref)?.settles_at?;
+            Some(p.finalized_at?.since(settled))
+        })
+        .collect();
+    lag.sort_unstable();
+    if let (Some(p50), Some(p99)) = (quantile(&lag, 0.5), quantile(&lag, 0.99)) {
+        println!("Settlement at provider → detected here: p50 {} · p99 {} (virtual time)", human(p50), human(p99));
+    }
+    let review = payments.iter().filter(|p| p.status == Status::NeedsReview).count();
+    let never = payments
+        .iter()
+        .filter(|p| sim.plan(&p.provider_ref).is_some_and(|pl| pl.settles_at.is_none()))
+        .count();
+    println!("Sent to review: {review} ({never} never settle at the provider; unknown is not failed)");
+    let st = sim.stats();
+    println!(
+        "Simulator faults injected: {} rate limits, {} server errors; overlapping calls for one payment: {}",
+        st.injected_rate_limits, st.injected_server_errors, st.overlapping_calls
+    );
+    println!("Virtual time covered: {} · wall time {:.1}s", human(end.since(start)), wall.as_secs_f64());
+}
