@@ -17,14 +17,15 @@ pub fn cancel_on_signal(token: CancellationToken) {
         let ctrl_c = tokio::signal::ctrl_c();
         #[cfg(unix)]
         {
-            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    token.cancel();
-                    return;
-                }
-            };
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = ctrl_c.await;
+                        token.cancel();
+                        return;
+                    }
+                };
             tokio::select! {
                 _ = ctrl_c => {}
                 _ = term.recv() => {}
@@ -52,7 +53,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         )
     })?;
     if token.len() < 16 {
-        bail!("{} is shorter than 16 characters; use a long random token", config.server.api_token_env);
+        bail!(
+            "{} is shorter than 16 characters; use a long random token",
+            config.server.api_token_env
+        );
     }
     let store = open(&config, None).await?;
     let providers = config.build_providers()?;
@@ -108,20 +112,38 @@ pub enum PaymentsCommand {
     },
 }
 
-pub async fn payments(config: Config, url: Option<String>, cmd: PaymentsCommand) -> anyhow::Result<()> {
+pub async fn payments(
+    config: Config,
+    url: Option<String>,
+    cmd: PaymentsCommand,
+) -> anyhow::Result<()> {
     let store = open(&config, url).await?;
     match cmd {
         PaymentsCommand::Get { id } => {
-            let v = store.get(&id).await?.ok_or_else(|| anyhow!("no payment with id `{id}`"))?;
+            let v = store
+                .get(&id)
+                .await?
+                .ok_or_else(|| anyhow!("no payment with id `{id}`"))?;
             let p = &v.payment;
-            println!("{} {} {} {} {} {}", p.id, p.status, p.provider, p.provider_ref, p.amount, p.currency);
-            println!("  created {} updated {} finalized {}", p.created_at, p.updated_at, p.finalized_at.map_or("-".into(), |t| t.to_rfc3339()));
+            println!(
+                "{} {} {} {} {} {}",
+                p.id, p.status, p.provider, p.provider_ref, p.amount, p.currency
+            );
+            println!(
+                "  created {} updated {} finalized {}",
+                p.created_at,
+                p.updated_at,
+                p.finalized_at.map_or("-".into(), |t| t.to_rfc3339())
+            );
             match &v.poll {
                 Some(poll) => println!(
                     "  poll: {} attempts, next {}{}",
                     poll.attempts,
-                    poll.next_poll_at.map_or("parked (needs review)".into(), |t| t.to_rfc3339()),
-                    poll.last_error.as_ref().map_or(String::new(), |e| format!(", last error: {e}"))
+                    poll.next_poll_at
+                        .map_or("parked (needs review)".into(), |t| t.to_rfc3339()),
+                    poll.last_error
+                        .as_ref()
+                        .map_or(String::new(), |e| format!(", last error: {e}"))
                 ),
                 None => println!("  poll: none"),
             }
@@ -132,15 +154,39 @@ pub async fn payments(config: Config, url: Option<String>, cmd: PaymentsCommand)
                     h.from.map_or("-", |s| s.as_str()),
                     h.to,
                     h.source.as_str(),
-                    h.actor.as_ref().map_or(String::new(), |a| format!(" ({a})")),
-                    h.reason.as_ref().map_or(String::new(), |r| format!(": {r}"))
+                    h.actor
+                        .as_ref()
+                        .map_or(String::new(), |a| format!(" ({a})")),
+                    h.reason
+                        .as_ref()
+                        .map_or(String::new(), |r| format!(": {r}"))
                 );
             }
         }
-        PaymentsCommand::List { status, provider, limit, after } => {
-            let page = store.list(&ListFilter { status, provider, after_id: after, limit }).await?;
+        PaymentsCommand::List {
+            status,
+            provider,
+            limit,
+            after,
+        } => {
+            let page = store
+                .list(&ListFilter {
+                    status,
+                    provider,
+                    after_id: after,
+                    limit,
+                })
+                .await?;
             for p in &page {
-                println!("{:<36} {:<13} {:<10} {:>12} {} {}", p.id, p.status.as_str(), p.provider, p.amount, p.currency, p.updated_at);
+                println!(
+                    "{:<36} {:<13} {:<10} {:>12} {} {}",
+                    p.id,
+                    p.status.as_str(),
+                    p.provider,
+                    p.amount,
+                    p.currency,
+                    p.updated_at
+                );
             }
             if page.len() as u32 == limit {
                 if let Some(last) = page.last() {
@@ -148,16 +194,31 @@ pub async fn payments(config: Config, url: Option<String>, cmd: PaymentsCommand)
                 }
             }
         }
-        PaymentsCommand::Resolve { id, status, reason, actor } => {
+        PaymentsCommand::Resolve {
+            id,
+            status,
+            reason,
+            actor,
+        } => {
             if !status.is_final() {
                 bail!("--status must be final: succeeded, failed, cancelled or reversed");
             }
             let now = SystemClock.now();
-            let report = Report { payment_id: id.clone(), status, source: Source::Manual, event_id: None, observed_at: now, reason: Some(reason), actor: Some(actor) };
+            let report = Report {
+                payment_id: id.clone(),
+                status,
+                source: Source::Manual,
+                event_id: None,
+                observed_at: now,
+                reason: Some(reason),
+                actor: Some(actor),
+            };
             match store.apply(&report, now).await? {
                 ApplyOutcome::Applied { from, to } => println!("{id}: {from} -> {to}"),
                 ApplyOutcome::Unchanged => println!("{id}: already {status}"),
-                ApplyOutcome::Ignored { current, reason } => bail!("{id} is {current}; it cannot become {status} ({reason})"),
+                ApplyOutcome::Ignored { current, reason } => {
+                    bail!("{id} is {current}; it cannot become {status} ({reason})")
+                }
                 ApplyOutcome::NotFound => bail!("no payment with id `{id}`"),
             }
         }

@@ -114,10 +114,18 @@ impl Config {
             p.validate()
                 .map_err(|(f, m)| (format!("providers.{name}.{f}"), m))?;
         }
-        if self.engine.lease <= self.providers.values().map(|p| p.timeout).max().unwrap_or_default() {
+        if self.engine.lease
+            <= self
+                .providers
+                .values()
+                .map(|p| p.timeout)
+                .max()
+                .unwrap_or_default()
+        {
             return Err((
                 "engine.lease".into(),
-                "must be longer than every provider's timeout, or a slow call loses its lease".into(),
+                "must be longer than every provider's timeout, or a slow call loses its lease"
+                    .into(),
             ));
         }
         Ok(())
@@ -187,14 +195,24 @@ mod tests {
 
         let text = "[engine]\nconcurency = 8\n";
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
-        assert!(err.contains("f.toml:2:") && err.contains("concurency"), "{err}");
+        assert!(
+            err.contains("f.toml:2:") && err.contains("concurency"),
+            "{err}"
+        );
 
-        let text = "[providers.sim]\nadapter = \"sim\"\nbase_url = \"http://x\"\nmax_attempts = 0\n";
+        let text =
+            "[providers.sim]\nadapter = \"sim\"\nbase_url = \"http://x\"\nmax_attempts = 0\n";
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
-        assert_eq!(err, "f.toml:4: providers.sim.max_attempts: must be at least 1");
+        assert_eq!(
+            err,
+            "f.toml:4: providers.sim.max_attempts: must be at least 1"
+        );
 
         let text = "[providers.sim]\nadapter = \"sim\"\nbase_url = \"http://x\"\nschedule = { kind = \"exponential\", base = \"10s\", factor = 2.0, cap = \"1s\" }\n";
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
-        assert!(err.contains("providers.sim.schedule") && err.contains("cap"), "{err}");
+        assert!(
+            err.contains("providers.sim.schedule") && err.contains("cap"),
+            "{err}"
+        );
     }
 }

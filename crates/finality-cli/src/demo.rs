@@ -39,23 +39,45 @@ struct DemoDb {
     store: Arc<dyn Store>,
     label: String,
     sqlite_file: Option<std::path::PathBuf>,
+    /// The PostgreSQL schema made for this run, dropped afterwards.
+    pg_schema: Option<(sqlx::postgres::PgConnectOptions, String)>,
 }
 
 async fn open_db(args: &DemoArgs, run: &str) -> anyhow::Result<DemoDb> {
     match &args.database_url {
         Some(url) if url.starts_with("postgres") => {
             use sqlx::ConnectOptions;
-            let base: sqlx::postgres::PgConnectOptions = url.parse().context("invalid --database-url")?;
+            let base: sqlx::postgres::PgConnectOptions =
+                url.parse().context("invalid --database-url")?;
             let schema = format!("finality_demo_{run}");
-            let mut conn = base.connect().await.context("cannot connect to PostgreSQL")?;
-            sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&mut conn).await?;
-            let pg = finality_store::postgres::PgStore::connect_with(base.options([("search_path", schema.as_str())]), 20).await?;
+            let mut conn = base
+                .connect()
+                .await
+                .context("cannot connect to PostgreSQL")?;
+            sqlx::query(&format!("CREATE SCHEMA {schema}"))
+                .execute(&mut conn)
+                .await?;
+            let pg = finality_store::postgres::PgStore::connect_with(
+                base.clone().options([("search_path", schema.as_str())]),
+                20,
+            )
+            .await?;
             pg.migrate().await?;
-            Ok(DemoDb { store: Arc::new(pg), label: format!("PostgreSQL, schema {schema}"), sqlite_file: None })
+            Ok(DemoDb {
+                store: Arc::new(pg),
+                label: format!("PostgreSQL, schema {schema}"),
+                sqlite_file: None,
+                pg_schema: Some((base, schema)),
+            })
         }
         Some(url) => {
             let store = finality_store::open(url, 4).await?;
-            Ok(DemoDb { store, label: url.clone(), sqlite_file: None })
+            Ok(DemoDb {
+                store,
+                label: url.clone(),
+                sqlite_file: None,
+                pg_schema: None,
+            })
         }
         None => {
             let path = std::env::temp_dir().join(format!("finality-demo-{run}.db"));
@@ -73,6 +95,7 @@ async fn open_db(args: &DemoArgs, run: &str) -> anyhow::Result<DemoDb> {
                 store: Arc::new(lite),
                 label: format!("SQLite {} (synchronous=NORMAL)", path.display()),
                 sqlite_file: Some(path),
+                pg_schema: None,
             })
         }
     }
@@ -94,7 +117,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let sim = Simulator::new(sim_cfg, clock.clone(), args.seed);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let sim_url = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(finality_sim::server::serve(sim.clone(), listener, stop.clone()));
+    tokio::spawn(finality_sim::server::serve(
+        sim.clone(),
+        listener,
+        stop.clone(),
+    ));
 
     let provider = ProviderConfig::sim(&sim_url);
     let policy = provider.policy();
@@ -108,7 +135,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         },
     );
 
-    println!("finality demo · {} payments · seed {} · {}", args.payments, args.seed, db.label);
+    println!(
+        "finality demo · {} payments · seed {} · {}",
+        args.payments, args.seed, db.label
+    );
     for i in 0..args.payments {
         let plan = sim.create(Some(format!("sim_{run}_{i:06}")));
         let p = NewPayment {
@@ -119,7 +149,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             amount: Amount::new(500 + i64::from(i % 97) * 100, Currency::parse("USD")?)?,
             metadata: serde_json::json!({"demo": run}),
         };
-        db.store.register(&p, start, policy.first_poll_at(start)).await?;
+        db.store
+            .register(&p, start, policy.first_poll_at(start))
+            .await?;
     }
 
     let engine = Engine::new(
@@ -154,7 +186,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             .map(|(_, n)| n)
             .sum();
         bar.set_position(u64::try_from(done).unwrap_or(0));
-        bar.set_message(format!("virtual time +{}", human(vclock.now().since(start))));
+        bar.set_message(format!(
+            "virtual time +{}",
+            human(vclock.now().since(start))
+        ));
     }
     bar.finish_and_clear();
 
@@ -164,17 +199,34 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         println!("(interrupted: the figures cover the run so far)");
     }
     stop.cancel();
-    match (&db.sqlite_file, args.keep) {
-        (Some(path), false) => {
+    cleanup(db, args.keep).await
+}
+
+/// Remove the demo's database unless asked to keep it (then say where it is).
+async fn cleanup(db: DemoDb, keep: bool) -> anyhow::Result<()> {
+    use sqlx::ConnectOptions;
+    if let Some(path) = &db.sqlite_file {
+        if keep {
+            println!(
+                "kept: finality payments list --database-url sqlite://{}",
+                path.display()
+            );
+        } else {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
             }
         }
-        (Some(path), true) => println!(
-            "kept: finality payments list --database-url sqlite://{}",
-            path.display()
-        ),
-        (None, _) => {}
+    }
+    if let Some((opts, schema)) = db.pg_schema {
+        if keep {
+            println!("kept: schema {schema} (set search_path to it to look around)");
+        } else {
+            drop(db.store);
+            let mut conn = opts.connect().await?;
+            sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+                .execute(&mut conn)
+                .await?;
+        }
     }
     Ok(())
 }
@@ -183,7 +235,13 @@ async fn all_payments(store: &dyn Store) -> anyhow::Result<Vec<Payment>> {
     let mut out = Vec::new();
     let mut after = None;
     loop {
-        let page = store.list(&ListFilter { after_id: after.clone(), limit: 500, ..Default::default() }).await?;
+        let page = store
+            .list(&ListFilter {
+                after_id: after.clone(),
+                limit: 500,
+                ..Default::default()
+            })
+            .await?;
         let Some(last) = page.last() else { break };
         after = Some(last.id.clone());
         out.extend(page);
@@ -210,7 +268,13 @@ fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
     Some(sorted[rank - 1])
 }
 
-fn summarize(payments: &[Payment], sim: &Simulator, start: Timestamp, end: Timestamp, wall: Duration) {
+fn summarize(
+    payments: &[Payment],
+    sim: &Simulator,
+    start: Timestamp,
+    end: Timestamp,
+    wall: Duration,
+) {
     println!("\nEnded in:");
     for s in Status::ALL {
         let n = payments.iter().filter(|p| p.status == s).count();
@@ -218,12 +282,18 @@ fn summarize(payments: &[Payment], sim: &Simulator, start: Timestamp, end: Times
             println!("  {:<13} {n:>6}", s.as_str());
         }
     }
-    let open = payments.iter().filter(|p| !p.status.is_final() && p.status != Status::NeedsReview).count();
+    let open = payments
+        .iter()
+        .filter(|p| !p.status.is_final() && p.status != Status::NeedsReview)
+        .count();
     if open > 0 {
         println!("  (still open:  {open})");
     }
 
-    let mut calls: Vec<u64> = payments.iter().map(|p| sim.calls_for(&p.provider_ref)).collect();
+    let mut calls: Vec<u64> = payments
+        .iter()
+        .map(|p| sim.calls_for(&p.provider_ref))
+        .collect();
     calls.sort_unstable();
     let total: u64 = calls.iter().sum();
     let mean = total as f64 / calls.len().max(1) as f64;
@@ -243,18 +313,34 @@ fn summarize(payments: &[Payment], sim: &Simulator, start: Timestamp, end: Times
         .collect();
     lag.sort_unstable();
     if let (Some(p50), Some(p99)) = (quantile(&lag, 0.5), quantile(&lag, 0.99)) {
-        println!("Settlement at provider → detected here: p50 {} · p99 {} (virtual time)", human(p50), human(p99));
+        println!(
+            "Settlement at provider → detected here: p50 {} · p99 {} (virtual time)",
+            human(p50),
+            human(p99)
+        );
     }
-    let review = payments.iter().filter(|p| p.status == Status::NeedsReview).count();
+    let review = payments
+        .iter()
+        .filter(|p| p.status == Status::NeedsReview)
+        .count();
     let never = payments
         .iter()
-        .filter(|p| sim.plan(&p.provider_ref).is_some_and(|pl| pl.settles_at.is_none()))
+        .filter(|p| {
+            sim.plan(&p.provider_ref)
+                .is_some_and(|pl| pl.settles_at.is_none())
+        })
         .count();
-    println!("Sent to review: {review} ({never} never settle at the provider; unknown is not failed)");
+    println!(
+        "Sent to review: {review} ({never} never settle at the provider; unknown is not failed)"
+    );
     let st = sim.stats();
     println!(
         "Simulator faults injected: {} rate limits, {} server errors; overlapping calls for one payment: {}",
         st.injected_rate_limits, st.injected_server_errors, st.overlapping_calls
     );
-    println!("Virtual time covered: {} · wall time {:.1}s", human(end.since(start)), wall.as_secs_f64());
+    println!(
+        "Virtual time covered: {} · wall time {:.1}s",
+        human(end.since(start)),
+        wall.as_secs_f64()
+    );
 }

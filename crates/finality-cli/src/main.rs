@@ -16,7 +16,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "finality", version, about = "Drive every in-flight payment to its final state.")]
+#[command(
+    name = "finality",
+    version,
+    about = "Drive every in-flight payment to its final state."
+)]
 struct Cli {
     /// Configuration file (default: ./finality.toml if present, else built-in defaults).
     #[arg(long, global = true)]
@@ -65,7 +69,10 @@ fn main() -> ExitCode {
         Command::Demo(_) | Command::Payments { .. } => "error",
         _ => "info",
     });
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

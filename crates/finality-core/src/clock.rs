@@ -23,7 +23,7 @@ impl Timestamp {
     }
 
     /// `self + d`, saturating instead of overflowing on absurd durations.
-    pub fn add(self, d: Duration) -> Timestamp {
+    pub fn plus(self, d: Duration) -> Timestamp {
         let ms = i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
         Timestamp(self.0.saturating_add(ms))
     }
@@ -91,7 +91,7 @@ impl VirtualClock {
 
     pub fn advance(&self, d: Duration) {
         let now = self.now();
-        self.advance_to(now.add(d));
+        self.advance_to(now.plus(d));
     }
 }
 

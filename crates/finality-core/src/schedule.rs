@@ -232,7 +232,7 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// When the first query is due after registration.
     pub fn first_poll_at(&self, registered_at: Timestamp) -> Timestamp {
-        registered_at.add(self.schedule.nominal(0))
+        registered_at.plus(self.schedule.nominal(0))
     }
 
     /// After `attempts` completed queries (the last one finishing at
@@ -248,11 +248,11 @@ impl RetryPolicy {
         if attempts >= self.max_attempts {
             return NextPoll::GiveUp(GiveUp::Attempts(attempts));
         }
-        let deadline = registered_at.add(self.give_up_after);
+        let deadline = registered_at.plus(self.give_up_after);
         if completed_at >= deadline {
             return NextPoll::GiveUp(GiveUp::Age(self.give_up_after));
         }
-        let at = completed_at.add(self.schedule.delay(attempts, unit));
+        let at = completed_at.plus(self.schedule.delay(attempts, unit));
         NextPoll::At(at.min(deadline))
     }
 }
@@ -418,9 +418,9 @@ mod tests {
             match p.next_poll(Timestamp(registered), done, n, unit) {
                 NextPoll::At(t) => {
                     prop_assert!(t >= done);
-                    prop_assert!(t <= Timestamp(registered).add(p.give_up_after));
+                    prop_assert!(t <= Timestamp(registered).plus(p.give_up_after));
                 }
-                NextPoll::GiveUp(_) => prop_assert!(n >= 50 || done >= Timestamp(registered).add(p.give_up_after)),
+                NextPoll::GiveUp(_) => prop_assert!(n >= 50 || done >= Timestamp(registered).plus(p.give_up_after)),
             }
         }
     }

@@ -17,7 +17,7 @@ fn jitter_unit() -> f64 {
 /// Up to a second of spread, so polls deferred by a pause do not all fire
 /// in the same millisecond when it ends.
 fn spread(t: Timestamp) -> Timestamp {
-    t.add(Duration::from_millis(
+    t.plus(Duration::from_millis(
         rand::thread_rng().gen_range(0..1_000),
     ))
 }
@@ -146,7 +146,7 @@ impl Engine {
                 entry.pause_on_permanent_error
             }
         };
-        let until = done.add(pause_for);
+        let until = done.plus(pause_for);
         self.health.pause(
             provider,
             Pause {

@@ -43,7 +43,7 @@ impl Engine {
             .claim(&ClaimRequest {
                 now,
                 limit,
-                lease_until: now.add(self.config.lease),
+                lease_until: now.plus(self.config.lease),
                 worker: self.config.worker_id.clone(),
             })
             .await

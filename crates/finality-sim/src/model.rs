@@ -163,8 +163,8 @@ impl Simulator {
         PaymentPlan {
             id,
             created_at: now,
-            processing_at: now.add(settle.mul_f64(c.processing_at.clamp(0.0, 1.0))),
-            settles_at: (outcome != Outcome::Never).then(|| now.add(settle)),
+            processing_at: now.plus(settle.mul_f64(c.processing_at.clamp(0.0, 1.0))),
+            settles_at: (outcome != Outcome::Never).then(|| now.plus(settle)),
             outcome,
             webhook_lost: rng.gen_bool(w.lost.clamp(0.0, 1.0)),
             webhook_delayed: rng.gen_bool(w.delayed.clamp(0.0, 1.0)),

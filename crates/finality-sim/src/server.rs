@@ -65,6 +65,8 @@ async fn status(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
+    // Every call counts, rejected ones too: the provider saw it.
+    let _call = sim.begin_call(&id);
     if !authorized(&sim, &headers) {
         return (
             StatusCode::UNAUTHORIZED,
@@ -72,7 +74,6 @@ async fn status(
         )
             .into_response();
     }
-    let _call = sim.begin_call(&id);
     if !sim.config.latency.is_zero() {
         tokio::time::sleep(sim.config.latency).await;
     }

@@ -14,7 +14,8 @@ use std::time::Duration;
 /// The NOTIFY channel that registrations and "poll now" signal on.
 pub const WAKE_CHANNEL: &str = "finality_jobs";
 
-const CLAIM: &str = "WITH due AS ( \
+/// The claim statement (public so its plan can be checked and documented).
+pub const CLAIM: &str = "WITH due AS ( \
         SELECT payment_id FROM poll_jobs \
         WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 \
         ORDER BY next_poll_at LIMIT $2 \

@@ -12,7 +12,8 @@ use sqlx::{Sqlite, SqlitePool, Transaction};
 use std::str::FromStr;
 use std::time::Duration;
 
-const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_at = $3, \
+/// The claim statement (public so its plan can be checked and documented).
+pub const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_at = $3, \
         locked_until = $3, locked_by = $4, lock_token = $5 \
     WHERE payment_id IN ( \
         SELECT payment_id FROM poll_jobs \

@@ -35,7 +35,7 @@ async fn rate_limit_pauses_the_provider_without_spending_attempts() {
     assert_eq!(poll.attempts, 0, "a 429 does not burn an attempt");
     assert_eq!(
         poll.next_poll_at,
-        Some(T0.add(Duration::from_secs(7))),
+        Some(T0.plus(Duration::from_secs(7))),
         "Retry-After honoured"
     );
     let pause = e.health().paused("sim", T0).expect("provider paused");
@@ -114,7 +114,7 @@ async fn transient_errors_retry_on_schedule_then_go_to_review() {
         .iter()
         .all(|a| a.attempt.error_class.as_deref() == Some("transient")));
     // Quick polls one second apart, counted from each completion.
-    assert_eq!(vclock.now(), T0.add(Duration::from_secs(2)));
+    assert_eq!(vclock.now(), T0.plus(Duration::from_secs(2)));
 }
 
 #[tokio::test]

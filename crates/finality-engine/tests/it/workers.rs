@@ -96,7 +96,7 @@ async fn crashed_workers_jobs_are_picked_up_after_the_lease() {
         .claim(&ClaimRequest {
             now: T0,
             limit: 100,
-            lease_until: T0.add(Duration::from_secs(30)),
+            lease_until: T0.plus(Duration::from_secs(30)),
             worker: "dead".into(),
         })
         .await
@@ -187,7 +187,7 @@ async fn virtual_time_run_drives_every_payment_to_final_or_review() {
             &server.sim,
             &format!("pay_{i:03}"),
             T0,
-            T0.add(Duration::from_secs(1)),
+            T0.plus(Duration::from_secs(1)),
         )
         .await;
     }

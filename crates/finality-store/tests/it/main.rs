@@ -2,6 +2,7 @@
 //! enqueue paths that are backend-specific by nature.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod claim_plan;
 mod enqueue;
 
 use finality_store::{conformance, testing};

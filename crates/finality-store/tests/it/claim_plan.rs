@@ -1,0 +1,84 @@
+//! Nothing scans all pending payments: the claim reads the due index only.
+//! Run with `--nocapture` to see the plans (copied into docs/claim-plan.md).
+
+use finality_store::testing::{self, Backend};
+use sqlx::Row;
+
+const NOW: i64 = 1_700_000_000_000;
+
+#[tokio::test]
+async fn postgres_claim_uses_the_due_index_with_100k_pending() {
+    let db = testing::postgres(2).await;
+    let Backend::Postgres(pg) = &db.backend else {
+        unreachable!()
+    };
+    // 100,000 pending payments, 1,000 of them due.
+    sqlx::query(
+        "INSERT INTO payments (id, provider, provider_ref, kind, amount, currency, status, created_at, updated_at) \
+         SELECT 'p' || g, 'sim', 'r' || g, 'payment', 100, 'USD', 'pending', $1, $1 FROM generate_series(1, 100000) g",
+    )
+    .bind(NOW)
+    .execute(pg.pool())
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO poll_jobs (payment_id, provider, provider_ref, kind, registered_at, next_poll_at) \
+         SELECT 'p' || g, 'sim', 'r' || g, 'payment', $1, \
+                CASE WHEN g <= 1000 THEN $1 - g ELSE $1 + g * 1000 END \
+         FROM generate_series(1, 100000) g",
+    )
+    .bind(NOW)
+    .execute(pg.pool())
+    .await
+    .unwrap();
+    sqlx::query("ANALYZE poll_jobs")
+        .execute(pg.pool())
+        .await
+        .unwrap();
+
+    let mut tx = pg.pool().begin().await.unwrap();
+    let rows = sqlx::query(&format!(
+        "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) {}",
+        finality_store::postgres::CLAIM
+    ))
+    .bind(NOW)
+    .bind(64_i64)
+    .bind(NOW + 30_000)
+    .bind("w")
+    .bind(1_i64)
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    tx.rollback().await.unwrap();
+    let plan: Vec<String> = rows.iter().map(|r| r.get::<String, _>(0)).collect();
+    let plan = plan.join("\n");
+    println!("PostgreSQL claim plan, 100k pending, 1k due, batch 64:\n{plan}");
+    assert!(plan.contains("Index Scan using poll_jobs_due"), "{plan}");
+    assert!(!plan.contains("Seq Scan on poll_jobs"), "{plan}");
+    assert!(plan.contains("rows=64"), "{plan}");
+}
+
+#[tokio::test]
+async fn sqlite_claim_uses_the_due_index() {
+    let db = testing::sqlite().await;
+    let Backend::Sqlite(lite) = &db.backend else {
+        unreachable!()
+    };
+    let rows = sqlx::query(&format!(
+        "EXPLAIN QUERY PLAN {}",
+        finality_store::sqlite::CLAIM
+    ))
+    .bind(NOW)
+    .bind(64_i64)
+    .bind(NOW + 30_000)
+    .bind("w")
+    .bind(1_i64)
+    .fetch_all(lite.pool())
+    .await
+    .unwrap();
+    let plan: Vec<String> = rows.iter().map(|r| r.get::<String, _>("detail")).collect();
+    let plan = plan.join("\n");
+    println!("SQLite claim plan:\n{plan}");
+    assert!(plan.contains("USING INDEX poll_jobs_due"), "{plan}");
+    assert!(!plan.contains("SCAN poll_jobs"), "{plan}");
+}
