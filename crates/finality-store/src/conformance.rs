@@ -462,3 +462,168 @@ pub async fn concurrent_duplicate_reports_apply_once(db: Arc<dyn Store>) {
     assert_eq!(db.get("pay_d").await.unwrap().unwrap().history.len(), 1);
     assert_eq!(outbox_for(&*db, "pay_d").await.len(), 1);
 }
+
+pub fn inbox_event(event_id: &str, provider_ref: &str, status: Status) -> NewInboxEvent {
+    NewInboxEvent {
+        provider: "sim".into(),
+        event_id: event_id.into(),
+        provider_ref: Some(provider_ref.into()),
+        observed: Some(status),
+        provider_status: Some(status.as_str().into()),
+        occurred_at: Some(T0),
+        raw_body: format!("{{\"id\":\"{event_id}\"}}").into_bytes(),
+        headers: serde_json::json!({"webhook-id": event_id}),
+        state: InboxState::Received,
+        reason: None,
+    }
+}
+
+/// Claim and process every due inbox event; returns the outcomes.
+pub async fn drain_inbox(db: &dyn Store, now: Timestamp) -> Vec<InboxOutcome> {
+    let mut out = Vec::new();
+    loop {
+        let batch = db
+            .inbox_claim(now, 50, Timestamp(now.0 + LEASE_MS))
+            .await
+            .unwrap();
+        if batch.is_empty() {
+            return out;
+        }
+        for ev in batch {
+            out.push(db.inbox_process(&ev, now).await.unwrap());
+        }
+    }
+}
+
+pub async fn inbox_dedupes_and_applies_once(db: Arc<dyn Store>) {
+    register(&*db, "pay_w", T0).await;
+    let mut tasks = Vec::new();
+    for _ in 0..50 {
+        let db = db.clone();
+        tasks.push(tokio::spawn(async move {
+            db.inbox_insert(&[inbox_event("evt_1", "ref_pay_w", Status::Succeeded)], T0)
+                .await
+        }));
+    }
+    let mut fresh = 0;
+    for t in tasks {
+        fresh += t.await.unwrap().unwrap().iter().filter(|f| **f).count();
+    }
+    assert_eq!(fresh, 1, "one insert wins; the rest are duplicates");
+    let outcomes = drain_inbox(&*db, T0).await;
+    assert_eq!(outcomes.len(), 1);
+    assert!(
+        matches!(outcomes[0], InboxOutcome::Applied { .. }),
+        "{outcomes:?}"
+    );
+    let view = db.get("pay_w").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Succeeded);
+    assert_eq!(view.payment.status_source, Some(Source::Webhook));
+    assert_eq!(view.history.len(), 1);
+    assert_eq!(view.history[0].event_id.as_deref(), Some("evt_1"));
+    assert!(
+        view.poll.is_none(),
+        "a settling webhook removes the poll job"
+    );
+    assert_eq!(outbox_for(&*db, "pay_w").await.len(), 1);
+    let ev = db.inbox_get("sim", "evt_1").await.unwrap().unwrap();
+    assert_eq!(ev.state, InboxState::Applied);
+}
+
+pub async fn inbox_out_of_order_is_ignored_with_reason(db: Arc<dyn Store>) {
+    register(&*db, "pay_o", T0).await;
+    db.inbox_insert(&[inbox_event("e_succ", "ref_pay_o", Status::Succeeded)], T0)
+        .await
+        .unwrap();
+    drain_inbox(&*db, T0).await;
+    db.inbox_insert(
+        &[inbox_event("e_proc", "ref_pay_o", Status::Processing)],
+        T0,
+    )
+    .await
+    .unwrap();
+    let out = drain_inbox(&*db, T0).await;
+    assert!(
+        matches!(&out[0], InboxOutcome::Ignored { reason } if reason.contains("already_final")),
+        "{out:?}"
+    );
+    let late = db.inbox_get("sim", "e_proc").await.unwrap().unwrap();
+    assert_eq!(late.state, InboxState::Ignored);
+    assert!(late.reason.unwrap().contains("payment is succeeded"));
+    let view = db.get("pay_o").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Succeeded);
+    assert_eq!(view.history.len(), 1);
+
+    // A non-final webhook keeps the poll job and its schedule.
+    register(&*db, "pay_n", Timestamp(T0.0 + 9_000)).await;
+    db.inbox_insert(&[inbox_event("e_n", "ref_pay_n", Status::Processing)], T0)
+        .await
+        .unwrap();
+    drain_inbox(&*db, T0).await;
+    let view = db.get("pay_n").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Processing);
+    assert_eq!(
+        view.poll.unwrap().next_poll_at,
+        Some(Timestamp(T0.0 + 9_000))
+    );
+}
+
+pub async fn inbox_orphan_is_applied_on_registration(db: Arc<dyn Store>) {
+    db.inbox_insert(
+        &[inbox_event("e_early", "ref_pay_late", Status::Succeeded)],
+        T0,
+    )
+    .await
+    .unwrap();
+    assert_eq!(drain_inbox(&*db, T0).await, vec![InboxOutcome::Orphaned]);
+    assert_eq!(db.inbox_next_due().await.unwrap(), None);
+    register(&*db, "pay_late", T0).await;
+    let out = drain_inbox(&*db, T0).await;
+    assert!(matches!(out[0], InboxOutcome::Applied { .. }), "{out:?}");
+    let view = db.get("pay_late").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Succeeded);
+    // The backstop finds nothing left to adopt.
+    assert_eq!(db.inbox_adopt_orphans(T0).await.unwrap(), 0);
+}
+
+pub async fn inbox_failures_are_retried(db: Arc<dyn Store>) {
+    register(&*db, "pay_x", T0).await;
+    db.inbox_insert(&[inbox_event("e_x", "ref_pay_x", Status::Failed)], T0)
+        .await
+        .unwrap();
+    let ev = db
+        .inbox_claim(T0, 10, Timestamp(T0.0 + LEASE_MS))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(ev.attempts, 1);
+    db.inbox_fail(&ev, "database hiccup", Timestamp(T0.0 + 5_000))
+        .await
+        .unwrap();
+    assert!(db
+        .inbox_claim(T0, 10, Timestamp(T0.0 + LEASE_MS))
+        .await
+        .unwrap()
+        .is_empty());
+    let failed = db.inbox_get("sim", "e_x").await.unwrap().unwrap();
+    assert_eq!(
+        (failed.state, failed.reason.as_deref()),
+        (InboxState::Failed, Some("database hiccup"))
+    );
+    let later = Timestamp(T0.0 + 5_000);
+    let ev2 = db
+        .inbox_claim(later, 10, Timestamp(later.0 + LEASE_MS))
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(ev2.attempts, 2);
+    // The stale claim is fenced out.
+    assert_eq!(
+        db.inbox_process(&ev, later).await.unwrap(),
+        InboxOutcome::LeaseLost
+    );
+    assert!(matches!(
+        db.inbox_process(&ev2, later).await.unwrap(),
+        InboxOutcome::Applied { .. }
+    ));
+}

@@ -74,6 +74,37 @@ pub trait Store: Send + Sync + 'static {
     /// How many payments are in each status.
     async fn status_counts(&self) -> Result<Vec<(Status, i64)>>;
 
+    /// Put verified webhook events into the inbox, each in one transaction
+    /// with the others of its request; `true` for each event that was new,
+    /// `false` for a duplicate (decided by the unique constraint).
+    async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>>;
+
+    /// Lease up to `limit` received or failed events due for processing.
+    async fn inbox_claim(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<InboxEvent>>;
+
+    /// Apply one claimed event through `apply` (source `webhook`) and record
+    /// the result on the inbox row, in one transaction.
+    async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome>;
+
+    /// Record a processing failure; the event is retried at `retry_at`.
+    async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()>;
+
+    /// Send orphaned events whose payment now exists back to processing (a
+    /// backstop for the hand-over done at registration).
+    async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64>;
+
+    async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>>;
+    async fn inbox_next_due(&self) -> Result<Option<Timestamp>>;
+    async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;
+
+    /// The payment that tracks a provider reference, if any.
+    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
+
     /// A receiver that changes whenever new work may be due sooner than the
     /// engine thought (a registration, a "poll now"). Only a hint: a lost
     /// wake-up costs latency, never correctness.

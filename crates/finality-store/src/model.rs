@@ -233,3 +233,98 @@ pub struct OutboxEvent {
     pub source: Source,
     pub occurred_at: Timestamp,
 }
+
+/// Where a webhook event is in its processing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InboxState {
+    /// Durable and acknowledged; not yet applied.
+    Received,
+    /// Applied through `apply` (a transition was made).
+    Applied,
+    /// Changed nothing: a duplicate, stale or contradicting report (see reason).
+    Ignored,
+    /// No payment tracks its provider reference yet; applied on registration.
+    Orphaned,
+    /// Processing failed (retried with backoff), or the signed body could not
+    /// be parsed (kept as evidence, not retried).
+    Failed,
+}
+
+impl InboxState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InboxState::Received => "received",
+            InboxState::Applied => "applied",
+            InboxState::Ignored => "ignored",
+            InboxState::Orphaned => "orphaned",
+            InboxState::Failed => "failed",
+        }
+    }
+}
+
+impl std::str::FromStr for InboxState {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        [
+            InboxState::Received,
+            InboxState::Applied,
+            InboxState::Ignored,
+            InboxState::Orphaned,
+            InboxState::Failed,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| format!("unknown inbox state `{s}`"))
+    }
+}
+
+/// A verified webhook event on its way into the inbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewInboxEvent {
+    pub provider: String,
+    /// The provider's event id: the deduplication key with `provider`.
+    pub event_id: String,
+    pub provider_ref: Option<String>,
+    pub observed: Option<Status>,
+    pub provider_status: Option<String>,
+    pub occurred_at: Option<Timestamp>,
+    pub raw_body: Vec<u8>,
+    /// The headers that matter for audit (signature, ids, timestamps).
+    pub headers: Value,
+    /// `Received`, or `Failed` for an authentic body that could not be parsed.
+    pub state: InboxState,
+    pub reason: Option<String>,
+}
+
+/// An inbox row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboxEvent {
+    pub id: i64,
+    pub provider: String,
+    pub event_id: String,
+    pub provider_ref: Option<String>,
+    pub observed: Option<Status>,
+    pub provider_status: Option<String>,
+    pub occurred_at: Option<Timestamp>,
+    pub received_at: Timestamp,
+    pub state: InboxState,
+    pub reason: Option<String>,
+    /// Processing attempts so far; also fences a claim.
+    pub attempts: u32,
+}
+
+/// What processing one inbox event did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InboxOutcome {
+    Applied {
+        payment_id: String,
+        from: Status,
+        to: Status,
+    },
+    Ignored {
+        reason: String,
+    },
+    Orphaned,
+    /// Another processor holds it, or it was processed already.
+    LeaseLost,
+}

@@ -19,6 +19,8 @@ macro_rules! sql_store {
         lock_payment = $lock_payment:expr,
         lock_job = $lock_job:expr,
         claim = $claim:expr,
+        lock_inbox = $lock_inbox:expr,
+        inbox_claim = $inbox_claim:expr,
         notify = $notify:expr,
     ) => {
         use $crate::error::{DbContext, Result};
@@ -118,6 +120,17 @@ macro_rules! sql_store {
                 .execute(&mut *conn)
                 .await
                 .op("scheduling the first poll")?;
+                // Webhooks that beat the registration are applied now.
+                sqlx::query(
+                    "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $3 \
+                     WHERE provider = $1 AND provider_ref = $2 AND state = 'orphaned'",
+                )
+                .bind(&p.provider)
+                .bind(p.provider_ref.as_str())
+                .bind(now.0)
+                .execute(&mut *conn)
+                .await
+                .op("handing orphaned webhooks to processing")?;
                 if let Some(sql) = $notify {
                     sqlx::query(sql).execute(&mut *conn).await.op("notifying workers")?;
                 }
@@ -463,6 +476,126 @@ macro_rules! sql_store {
             })
         }
 
+        const INBOX_COLUMNS: &str = "id, provider, event_id, provider_ref, observed_status, \
+             provider_status, occurred_at, received_at, state, reason, attempts";
+
+        fn inbox_from_row(r: &$row) -> Result<InboxEvent> {
+            let t = "webhook_inbox";
+            let observed: Option<String> = col(r, "observed_status", t)?;
+            Ok(InboxEvent {
+                id: col(r, "id", t)?,
+                provider: col(r, "provider", t)?,
+                event_id: col(r, "event_id", t)?,
+                provider_ref: col(r, "provider_ref", t)?,
+                observed: observed.map(|s| parse(&s, t)).transpose()?,
+                provider_status: col(r, "provider_status", t)?,
+                occurred_at: col::<Option<i64>>(r, "occurred_at", t)?.map(Timestamp),
+                received_at: Timestamp(col(r, "received_at", t)?),
+                state: parse(&col::<String>(r, "state", t)?, t)?,
+                reason: col(r, "reason", t)?,
+                attempts: u32::try_from(col::<i32>(r, "attempts", t)?).unwrap_or(0),
+            })
+        }
+
+        async fn find_payment_by_ref(
+            conn: &mut $conn,
+            provider: &str,
+            provider_ref: &str,
+        ) -> Result<Option<String>> {
+            sqlx::query_scalar("SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2")
+                .bind(provider)
+                .bind(provider_ref)
+                .fetch_optional(&mut *conn)
+                .await
+                .op("finding a payment by provider reference")
+        }
+
+        async fn set_inbox_state(
+            conn: &mut $conn,
+            id: i64,
+            state: InboxState,
+            reason: Option<&str>,
+            now: Timestamp,
+        ) -> Result<()> {
+            sqlx::query(
+                "UPDATE webhook_inbox SET state = $2, reason = $3, processed_at = $4, \
+                 next_attempt_at = NULL WHERE id = $1",
+            )
+            .bind(id)
+            .bind(state.as_str())
+            .bind(reason)
+            .bind(now.0)
+            .execute(&mut *conn)
+            .await
+            .op("recording a webhook's outcome")?;
+            Ok(())
+        }
+
+        /// `inbox_process` inside an open transaction: inbox row first, then
+        /// the payment (inside `apply_in`), then its poll job.
+        async fn inbox_process_in(
+            conn: &mut $conn,
+            ev: &InboxEvent,
+            now: Timestamp,
+        ) -> Result<InboxOutcome> {
+            let fenced: Option<i64> = sqlx::query_scalar($lock_inbox)
+                .bind(ev.id)
+                .bind(i32::try_from(ev.attempts).unwrap_or(i32::MAX))
+                .fetch_optional(&mut *conn)
+                .await
+                .op("locking a webhook")?;
+            if fenced.is_none() {
+                return Ok(InboxOutcome::LeaseLost);
+            }
+            let payment = match &ev.provider_ref {
+                Some(r) => find_payment_by_ref(conn, &ev.provider, r).await?,
+                None => None,
+            };
+            let Some(payment_id) = payment else {
+                let why = "no payment tracks this provider reference yet";
+                set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(why), now).await?;
+                return Ok(InboxOutcome::Orphaned);
+            };
+            let Some(status) = ev.observed else {
+                let why = format!(
+                    "unknown provider status `{}`: recorded, not applied",
+                    ev.provider_status.as_deref().unwrap_or("")
+                );
+                set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
+                return Ok(InboxOutcome::Ignored { reason: why });
+            };
+            let report = Report {
+                payment_id: payment_id.clone(),
+                status,
+                source: Source::Webhook,
+                event_id: Some(ev.event_id.clone()),
+                observed_at: ev.occurred_at.unwrap_or(ev.received_at),
+                reason: None,
+                actor: None,
+            };
+            let (state, reason, out) = match apply_in(conn, &report, now).await? {
+                ApplyOutcome::Applied { from, to } => (
+                    InboxState::Applied,
+                    None,
+                    InboxOutcome::Applied { payment_id, from, to },
+                ),
+                ApplyOutcome::Unchanged => {
+                    let why = format!("duplicate: payment is already {status}");
+                    (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+                }
+                ApplyOutcome::Ignored { current, reason } => {
+                    let why = format!("{reason}: payment is {current}, event says {status}");
+                    (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+                }
+                ApplyOutcome::NotFound => {
+                    let why = "no payment tracks this provider reference yet".to_string();
+                    (InboxState::Orphaned, Some(why), InboxOutcome::Orphaned)
+                }
+            };
+            set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
+            Ok(out)
+        }
+
         #[async_trait::async_trait]
         impl $crate::Store for $store {
             async fn migrate(&self) -> Result<()> {
@@ -654,6 +787,133 @@ macro_rules! sql_store {
                 rows.into_iter()
                     .map(|(s, n)| Ok((parse(&s, "payments")?, n)))
                     .collect()
+            }
+
+            async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
+                let mut tx = self.begin_write().await?;
+                let mut fresh = Vec::with_capacity(events.len());
+                for e in events {
+                    let due = (e.state == InboxState::Received).then_some(now.0);
+                    let r = sqlx::query(
+                        "INSERT INTO webhook_inbox (provider, event_id, provider_ref, observed_status, \
+                         provider_status, occurred_at, raw_body, headers, received_at, state, reason, \
+                         next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                         ON CONFLICT DO NOTHING",
+                    )
+                    .bind(&e.provider)
+                    .bind(&e.event_id)
+                    .bind(&e.provider_ref)
+                    .bind(e.observed.map(Status::as_str))
+                    .bind(&e.provider_status)
+                    .bind(e.occurred_at.map(|t| t.0))
+                    .bind(&e.raw_body)
+                    .bind(sqlx::types::Json(&e.headers))
+                    .bind(now.0)
+                    .bind(e.state.as_str())
+                    .bind(&e.reason)
+                    .bind(due)
+                    .execute(&mut *tx)
+                    .await
+                    .op("storing a webhook")?;
+                    fresh.push(r.rows_affected() == 1);
+                }
+                tx.commit().await.op("committing webhooks")?;
+                if fresh.iter().any(|f| *f) {
+                    self.wake.bump();
+                }
+                Ok(fresh)
+            }
+
+            async fn inbox_claim(
+                &self,
+                now: Timestamp,
+                limit: u32,
+                lease_until: Timestamp,
+            ) -> Result<Vec<InboxEvent>> {
+                sqlx::query($inbox_claim)
+                    .bind(now.0)
+                    .bind(i64::from(limit))
+                    .bind(lease_until.0)
+                    .fetch_all(&self.pool)
+                    .await
+                    .op("claiming webhooks to process")?
+                    .iter()
+                    .map(inbox_from_row)
+                    .collect()
+            }
+
+            async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
+                let mut tx = self.begin_write().await?;
+                let out = inbox_process_in(&mut tx, ev, now).await?;
+                tx.commit().await.op("committing a webhook's effect")?;
+                Ok(out)
+            }
+
+            async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()> {
+                sqlx::query(
+                    "UPDATE webhook_inbox SET state = 'failed', reason = $3, next_attempt_at = $4 \
+                     WHERE id = $1 AND attempts = $2 AND state IN ('received', 'failed')",
+                )
+                .bind(ev.id)
+                .bind(i32::try_from(ev.attempts).unwrap_or(i32::MAX))
+                .bind(error)
+                .bind(retry_at.0)
+                .execute(&self.pool)
+                .await
+                .op("recording a webhook failure")?;
+                Ok(())
+            }
+
+            async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64> {
+                let r = sqlx::query(
+                    "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $1 \
+                     WHERE state = 'orphaned' AND EXISTS (SELECT 1 FROM payments p \
+                       WHERE p.provider = webhook_inbox.provider AND p.provider_ref = webhook_inbox.provider_ref)",
+                )
+                .bind(now.0)
+                .execute(&self.pool)
+                .await
+                .op("adopting orphaned webhooks")?;
+                Ok(r.rows_affected())
+            }
+
+            async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
+                let sql = format!("SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND event_id = $2");
+                sqlx::query(&sql)
+                    .bind(provider)
+                    .bind(event_id)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .op("reading a webhook")?
+                    .as_ref()
+                    .map(inbox_from_row)
+                    .transpose()
+            }
+
+            async fn inbox_next_due(&self) -> Result<Option<Timestamp>> {
+                let v: Option<i64> = sqlx::query_scalar(
+                    "SELECT MIN(next_attempt_at) FROM webhook_inbox WHERE state IN ('received', 'failed')",
+                )
+                .fetch_one(&self.pool)
+                .await
+                .op("finding the next webhook to process")?;
+                Ok(v.map(Timestamp))
+            }
+
+            async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>> {
+                let rows: Vec<(String, i64)> =
+                    sqlx::query_as("SELECT state, COUNT(*) FROM webhook_inbox GROUP BY state ORDER BY state")
+                        .fetch_all(&self.pool)
+                        .await
+                        .op("counting webhooks by state")?;
+                rows.into_iter()
+                    .map(|(s, n)| Ok((parse(&s, "webhook_inbox")?, n)))
+                    .collect()
+            }
+
+            async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
+                let mut conn = self.pool.acquire().await.op("acquiring a connection")?;
+                find_payment_by_ref(&mut conn, provider, provider_ref).await
             }
 
             fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {

@@ -26,6 +26,17 @@ pub const CLAIM: &str = "WITH due AS ( \
     RETURNING j.payment_id, j.provider, j.provider_ref, j.kind, j.registered_at, j.attempts, \
         j.due_at, j.lock_token";
 
+/// Lease due webhooks: `next_attempt_at` moves to the lease end and
+/// `attempts` (the fence) goes up by one.
+const INBOX_CLAIM: &str = "WITH due AS ( \
+        SELECT id FROM webhook_inbox \
+        WHERE state IN ('received', 'failed') AND next_attempt_at <= $1 \
+        ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
+    UPDATE webhook_inbox w SET next_attempt_at = $3, attempts = w.attempts + 1 \
+    FROM due WHERE w.id = due.id \
+    RETURNING w.id, w.provider, w.event_id, w.provider_ref, w.observed_status, w.provider_status, \
+        w.occurred_at, w.received_at, w.state, w.reason, w.attempts";
+
 /// A store on PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -128,5 +139,8 @@ sql_store! {
     lock_payment = "SELECT status, kind FROM payments WHERE id = $1 FOR UPDATE",
     lock_job = "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2 FOR UPDATE",
     claim = CLAIM,
+    lock_inbox = "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
+        AND state IN ('received', 'failed') FOR UPDATE",
+    inbox_claim = INBOX_CLAIM,
     notify = Some("SELECT pg_notify('finality_jobs', '')"),
 }

@@ -21,6 +21,13 @@ pub const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_a
         ORDER BY next_poll_at LIMIT $2) \
     RETURNING payment_id, provider, provider_ref, kind, registered_at, attempts, due_at, lock_token";
 
+const INBOX_CLAIM: &str = "UPDATE webhook_inbox SET next_attempt_at = $3, attempts = attempts + 1 \
+    WHERE id IN (SELECT id FROM webhook_inbox \
+        WHERE state IN ('received', 'failed') AND next_attempt_at <= $1 \
+        ORDER BY next_attempt_at LIMIT $2) \
+    RETURNING id, provider, event_id, provider_ref, observed_status, provider_status, \
+        occurred_at, received_at, state, reason, attempts";
+
 /// A store in one SQLite file.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
@@ -99,5 +106,8 @@ sql_store! {
     lock_payment = "SELECT status, kind FROM payments WHERE id = $1",
     lock_job = "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2",
     claim = CLAIM,
+    lock_inbox = "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
+        AND state IN ('received', 'failed')",
+    inbox_claim = INBOX_CLAIM,
     notify = None::<&str>,
 }

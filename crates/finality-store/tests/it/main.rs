@@ -37,4 +37,8 @@ on_both_backends!(
     concurrent_claims_never_overlap,
     list_filters_and_pages,
     concurrent_duplicate_reports_apply_once,
+    inbox_dedupes_and_applies_once,
+    inbox_out_of_order_is_ignored_with_reason,
+    inbox_orphan_is_applied_on_registration,
+    inbox_failures_are_retried,
 );
