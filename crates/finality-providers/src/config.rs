@@ -3,6 +3,7 @@
 
 use crate::http::Timeouts;
 use crate::sim::SimAdapter;
+use crate::webhook::standard::StandardWebhooks;
 use crate::{Provider, ProviderError};
 use finality_core::{RetryPolicy, Schedule};
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,18 @@ pub struct ProviderConfig {
     /// credentials, bad configuration) before it is tried again.
     #[serde(default = "default_pause", with = "humantime_serde")]
     pub pause_on_permanent_error: Duration,
+    /// Environment variables holding the active webhook secrets. Several may
+    /// be active at once, so a secret can be rotated without downtime. Empty:
+    /// webhooks for this provider are refused (404).
+    #[serde(default)]
+    pub webhook_secret_envs: Vec<String>,
+    /// How far a webhook's signed timestamp may be from now.
+    #[serde(default = "default_tolerance", with = "humantime_serde")]
+    pub webhook_tolerance: Duration,
+}
+
+fn default_tolerance() -> Duration {
+    Duration::from_secs(300)
 }
 
 impl ProviderConfig {
@@ -72,6 +85,8 @@ impl ProviderConfig {
             give_up_after: default_give_up_after(),
             max_attempts: default_max_attempts(),
             pause_on_permanent_error: default_pause(),
+            webhook_secret_envs: Vec::new(),
+            webhook_tolerance: default_tolerance(),
         }
     }
 
@@ -118,7 +133,24 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
         connect: cfg.connect_timeout,
         total: cfg.timeout,
     };
+    let mut secrets = Vec::new();
+    for var in &cfg.webhook_secret_envs {
+        secrets.push(std::env::var(var).map_err(|_| ProviderError::Permanent {
+            message: format!("provider `{name}`: environment variable {var} (webhook_secret_envs) is not set"),
+        })?);
+    }
     match cfg.adapter {
-        AdapterKind::Sim => Ok(Arc::new(SimAdapter::new(&cfg.base_url, api_key, timeouts)?)),
+        AdapterKind::Sim => {
+            let mut a = SimAdapter::new(&cfg.base_url, api_key, timeouts)?;
+            if !secrets.is_empty() {
+                let v = StandardWebhooks::new(&secrets, cfg.webhook_tolerance).map_err(|e| {
+                    ProviderError::Permanent {
+                        message: format!("provider `{name}`: {e}"),
+                    }
+                })?;
+                a = a.with_webhooks(v);
+            }
+            Ok(Arc::new(a))
+        }
     }
 }

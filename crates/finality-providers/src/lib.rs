@@ -10,11 +10,13 @@
 //! - [`http`]: the shared HTTP client (timeouts, request ids) and the
 //!   classification of HTTP failures.
 //! - [`sim`]: the adapter for finality's own simulator.
+//! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod http;
 pub mod sim;
+pub mod webhook;
 
 use async_trait::async_trait;
 use finality_core::{ErrorClass, Kind, Status};
@@ -68,4 +70,27 @@ pub trait Provider: Send + Sync + 'static {
     /// Ask for the current status of one operation. Implementations enforce
     /// their own connect and total timeouts.
     async fn query_status(&self, target: &PollTarget<'_>) -> Result<Observation, ProviderError>;
+
+    /// Verify a webhook request and parse its events. The default: this
+    /// provider accepts no webhooks.
+    fn verify_webhook(
+        &self,
+        _headers: &reqwest::header::HeaderMap,
+        _body: &[u8],
+        _now: finality_core::Timestamp,
+    ) -> Result<Vec<webhook::WebhookEvent>, webhook::WebhookError> {
+        Err(webhook::WebhookError::NotConfigured)
+    }
+
+    /// The provider reference an *unverified* body claims to be about, so a
+    /// rejected webhook can still hurry that payment's next poll. Never
+    /// used to apply anything.
+    fn peek_ref(&self, _body: &[u8]) -> Option<String> {
+        None
+    }
+
+    /// Header names worth keeping with an inbox row for audit.
+    fn audit_headers(&self) -> &'static [&'static str] {
+        &[]
+    }
 }

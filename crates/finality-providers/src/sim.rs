@@ -6,7 +6,9 @@
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
 use crate::{Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
-use finality_core::Status;
+use crate::webhook::standard::{StandardWebhooks, AUDIT_HEADERS};
+use crate::webhook::{WebhookError, WebhookEvent};
+use finality_core::{Status, Timestamp};
 use reqwest::StatusCode;
 
 /// The simulator's status vocabulary → finality's. Anything else is unknown.
@@ -24,6 +26,7 @@ pub fn map_status(s: &str) -> Option<Status> {
 }
 
 pub struct SimAdapter {
+    webhooks: Option<StandardWebhooks>,
     base_url: String,
     api_key: Option<String>,
     http: reqwest::Client,
@@ -37,10 +40,45 @@ impl SimAdapter {
         timeouts: Timeouts,
     ) -> Result<Self, ProviderError> {
         Ok(SimAdapter {
+            webhooks: None,
             base_url: base_url.trim_end_matches('/').to_string(),
             api_key,
             http: client(timeouts)?,
             timeouts,
+        })
+    }
+
+    /// Accept webhooks signed (Standard Webhooks) with any of `secrets`.
+    pub fn with_webhooks(mut self, verifier: StandardWebhooks) -> Self {
+        self.webhooks = Some(verifier);
+        self
+    }
+}
+
+/// The simulator's webhook body: `{"type", "data": {"id", "status"}}`.
+#[derive(serde::Deserialize)]
+struct WebhookBody {
+    data: WebhookData,
+}
+
+#[derive(serde::Deserialize)]
+struct WebhookData {
+    id: String,
+    status: String,
+}
+
+impl SimAdapter {
+    fn parse(&self, id: &str, ts: i64, body: &[u8]) -> Result<WebhookEvent, WebhookError> {
+        let b: WebhookBody = serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+            event_id: id.to_string(),
+            detail: e.to_string(),
+        })?;
+        Ok(WebhookEvent {
+            event_id: id.to_string(),
+            provider_ref: Some(b.data.id),
+            status: map_status(&b.data.status),
+            provider_status: Some(b.data.status),
+            occurred_at: Some(Timestamp(ts.saturating_mul(1000))),
         })
     }
 }
@@ -86,5 +124,24 @@ impl Provider for SimAdapter {
             status: map_status(&body.status),
             provider_status: body.status,
         })
+    }
+
+    fn verify_webhook(
+        &self,
+        headers: &reqwest::header::HeaderMap,
+        body: &[u8],
+        now: Timestamp,
+    ) -> Result<Vec<WebhookEvent>, WebhookError> {
+        let verifier = self.webhooks.as_ref().ok_or(WebhookError::NotConfigured)?;
+        let v = verifier.verify(headers, body, now)?;
+        Ok(vec![self.parse(&v.id, v.timestamp, body)?])
+    }
+
+    fn peek_ref(&self, body: &[u8]) -> Option<String> {
+        serde_json::from_slice::<WebhookBody>(body).ok().map(|b| b.data.id)
+    }
+
+    fn audit_headers(&self) -> &'static [&'static str] {
+        AUDIT_HEADERS
     }
 }

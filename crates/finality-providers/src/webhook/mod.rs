@@ -1,0 +1,88 @@
+//! Webhook verification and parsing. Each scheme checks the signature in
+//! constant time against every active secret (so a secret can be rotated
+//! without downtime) and the timestamp against a tolerance, before a single
+//! byte of the body is trusted.
+
+pub mod standard;
+pub mod stripe;
+
+use finality_core::{Status, Timestamp};
+
+/// One event a verified webhook carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEvent {
+    /// The provider's event id, the deduplication key.
+    pub event_id: String,
+    pub provider_ref: Option<String>,
+    /// Mapped status; `None` when the provider's status is not in the map.
+    pub status: Option<Status>,
+    pub provider_status: Option<String>,
+    pub occurred_at: Option<Timestamp>,
+}
+
+/// Why a webhook request was turned away (401), named for metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    MissingHeader,
+    BadSignature,
+    StaleTimestamp,
+    FutureTimestamp,
+    BadTimestamp,
+}
+
+impl RejectReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::MissingHeader => "missing_header",
+            RejectReason::BadSignature => "bad_signature",
+            RejectReason::StaleTimestamp => "stale_timestamp",
+            RejectReason::FutureTimestamp => "future_timestamp",
+            RejectReason::BadTimestamp => "bad_timestamp",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookError {
+    /// Not authentic (or not provably so): 401, nothing stored.
+    #[error("rejected ({}): {detail}", reason.as_str())]
+    Rejected { reason: RejectReason, detail: String },
+    /// Authentic but unreadable: kept as failed evidence under `event_id`.
+    #[error("signed body could not be parsed: {detail}")]
+    Unparseable { event_id: String, detail: String },
+    /// This provider has no webhook verification configured.
+    #[error("webhooks are not configured for this provider")]
+    NotConfigured,
+}
+
+impl WebhookError {
+    pub(crate) fn reject(reason: RejectReason, detail: impl Into<String>) -> Self {
+        WebhookError::Rejected {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Check a unix timestamp (seconds) against `now` and a tolerance.
+pub(crate) fn check_timestamp(
+    ts: i64,
+    now: Timestamp,
+    tolerance: std::time::Duration,
+) -> Result<(), WebhookError> {
+    let tol = i64::try_from(tolerance.as_millis()).unwrap_or(i64::MAX);
+    let at = ts.saturating_mul(1000);
+    if at < now.millis().saturating_sub(tol) {
+        return Err(WebhookError::reject(
+            RejectReason::StaleTimestamp,
+            format!("timestamp {ts} is older than the tolerance of {tolerance:?}"),
+        ));
+    }
+    if at > now.millis().saturating_add(tol) {
+        return Err(WebhookError::reject(
+            RejectReason::FutureTimestamp,
+            format!("timestamp {ts} is further ahead than the tolerance of {tolerance:?}"),
+        ));
+    }
+    Ok(())
+}
