@@ -70,10 +70,15 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         providers,
         health: Arc::new(Health::new()),
         api_token: Arc::from(token),
+        nudges: Arc::default(),
     };
     let shutdown = CancellationToken::new();
     cancel_on_signal(shutdown.clone());
-    finality_server::run(state, Some(config.engine.clone()), listener, shutdown)
+    let background = finality_server::Background {
+        engine: Some(config.engine.clone()),
+        inbox: Some(finality_engine::inbox::InboxConfig::default()),
+    };
+    finality_server::run(state, background, listener, shutdown)
         .await
         .context("HTTP server failed")
 }

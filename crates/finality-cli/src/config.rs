@@ -142,14 +142,7 @@ impl Config {
         for (name, p) in &self.providers {
             let adapter = finality_providers::config::build(name, p)
                 .map_err(|e| anyhow!("provider `{name}`: {e}"))?;
-            map.insert(
-                name.clone(),
-                ProviderEntry {
-                    adapter,
-                    policy: p.policy(),
-                    pause_on_permanent_error: p.pause_on_permanent_error,
-                },
-            );
+            map.insert(name.clone(), ProviderEntry::from_config(adapter, p));
         }
         Ok(Arc::new(map))
     }

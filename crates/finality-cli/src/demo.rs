@@ -128,11 +128,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let mut providers = Providers::new();
     providers.insert(
         "sim".into(),
-        ProviderEntry {
-            adapter: finality_providers::config::build("sim", &provider)?,
-            policy: policy.clone(),
-            pause_on_permanent_error: provider.pause_on_permanent_error,
-        },
+        ProviderEntry::from_config(
+            finality_providers::config::build("sim", &provider)?,
+            &provider,
+        ),
     );
 
     println!(

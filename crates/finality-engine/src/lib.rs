@@ -13,6 +13,7 @@
 //! - [`config`]: [`EngineConfig`] with defaults and validation.
 //! - [`health`]: per-provider pauses (rate limits, permanent errors) that
 //!   `/readyz` reports.
+//! - [`inbox`]: the webhook inbox processor.
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@
 pub mod config;
 mod execute;
 pub mod health;
+pub mod inbox;
 mod producer;
 
 pub use config::EngineConfig;
@@ -38,6 +40,23 @@ pub struct ProviderEntry {
     pub policy: RetryPolicy,
     /// How long to pause the provider after a permanent error.
     pub pause_on_permanent_error: std::time::Duration,
+    /// Unverified webhooks may hurry a tracked payment's next poll at most
+    /// this often per minute (they never apply anything themselves).
+    pub nudges_per_minute: u32,
+}
+
+impl ProviderEntry {
+    pub fn from_config(
+        adapter: Arc<dyn Provider>,
+        cfg: &finality_providers::config::ProviderConfig,
+    ) -> Self {
+        ProviderEntry {
+            adapter,
+            policy: cfg.policy(),
+            pause_on_permanent_error: cfg.pause_on_permanent_error,
+            nudges_per_minute: cfg.unverified_nudges_per_minute,
+        }
+    }
 }
 
 /// Configured providers by name (the `provider` field of a payment).

@@ -66,6 +66,14 @@ pub struct ProviderConfig {
     /// How far a webhook's signed timestamp may be from now.
     #[serde(default = "default_tolerance", with = "humantime_serde")]
     pub webhook_tolerance: Duration,
+    /// A webhook that fails verification but names a tracked payment moves
+    /// that payment's next poll forward, at most this many times a minute.
+    #[serde(default = "default_nudges")]
+    pub unverified_nudges_per_minute: u32,
+}
+
+fn default_nudges() -> u32 {
+    60
 }
 
 fn default_tolerance() -> Duration {
@@ -87,6 +95,7 @@ impl ProviderConfig {
             pause_on_permanent_error: default_pause(),
             webhook_secret_envs: Vec::new(),
             webhook_tolerance: default_tolerance(),
+            unverified_nudges_per_minute: default_nudges(),
         }
     }
 
@@ -136,7 +145,9 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
     let mut secrets = Vec::new();
     for var in &cfg.webhook_secret_envs {
         secrets.push(std::env::var(var).map_err(|_| ProviderError::Permanent {
-            message: format!("provider `{name}`: environment variable {var} (webhook_secret_envs) is not set"),
+            message: format!(
+                "provider `{name}`: environment variable {var} (webhook_secret_envs) is not set"
+            ),
         })?);
     }
     match cfg.adapter {

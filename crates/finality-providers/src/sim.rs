@@ -4,10 +4,10 @@
 //! canceled | reversed`.
 
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
-use crate::{Observation, PollTarget, Provider, ProviderError};
-use async_trait::async_trait;
 use crate::webhook::standard::{StandardWebhooks, AUDIT_HEADERS};
 use crate::webhook::{WebhookError, WebhookEvent};
+use crate::{Observation, PollTarget, Provider, ProviderError};
+use async_trait::async_trait;
 use finality_core::{Status, Timestamp};
 use reqwest::StatusCode;
 
@@ -69,10 +69,11 @@ struct WebhookData {
 
 impl SimAdapter {
     fn parse(&self, id: &str, ts: i64, body: &[u8]) -> Result<WebhookEvent, WebhookError> {
-        let b: WebhookBody = serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
-            event_id: id.to_string(),
-            detail: e.to_string(),
-        })?;
+        let b: WebhookBody =
+            serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+                event_id: id.to_string(),
+                detail: e.to_string(),
+            })?;
         Ok(WebhookEvent {
             event_id: id.to_string(),
             provider_ref: Some(b.data.id),
@@ -138,7 +139,9 @@ impl Provider for SimAdapter {
     }
 
     fn peek_ref(&self, body: &[u8]) -> Option<String> {
-        serde_json::from_slice::<WebhookBody>(body).ok().map(|b| b.data.id)
+        serde_json::from_slice::<WebhookBody>(body)
+            .ok()
+            .map(|b| b.data.id)
     }
 
     fn audit_headers(&self) -> &'static [&'static str] {

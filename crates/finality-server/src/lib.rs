@@ -6,17 +6,25 @@
 //! - `auth`: bearer-token check for `/v1`.
 //! - `payments`: `/v1/payments` routes and their DTOs.
 //! - `health`: `/healthz` and `/readyz`.
+//! - `webhooks`: `/webhooks/{provider}` into the durable inbox.
+//! - [`metrics`]: the Prometheus recorder and `/metrics`.
 #![forbid(unsafe_code)]
 
 mod auth;
 pub mod error;
+mod fault;
 mod health;
+pub mod metrics;
 mod payments;
+mod webhooks;
+
+pub use webhooks::Nudges;
 
 pub use error::ApiError;
 
 use axum::Router;
 use finality_core::Clock;
+use finality_engine::inbox::{InboxConfig, InboxProcessor};
 use finality_engine::{Engine, EngineConfig, Health, Providers};
 use finality_store::Store;
 use std::sync::Arc;
@@ -31,6 +39,19 @@ pub struct AppState {
     pub health: Arc<Health>,
     /// The bearer token `/v1` requires. Never logged.
     pub api_token: Arc<str>,
+    pub nudges: Arc<Nudges>,
+}
+
+/// Largest request body accepted (webhooks and API alike).
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// What runs beside the HTTP server.
+#[derive(Debug, Clone, Default)]
+pub struct Background {
+    /// The poll engine, if this node polls.
+    pub engine: Option<EngineConfig>,
+    /// The webhook inbox processor, if this node applies webhooks.
+    pub inbox: Option<InboxConfig>,
 }
 
 /// The whole HTTP surface.
@@ -39,24 +60,48 @@ pub fn router(state: AppState) -> Router {
         state.clone(),
         auth::require_token,
     ));
+    metrics::handle();
     Router::new()
         .nest("/v1", v1)
+        .merge(webhooks::router())
         .merge(health::router())
-        .layer(axum::extract::DefaultBodyLimit::max(1024 * 1024))
+        .route("/metrics", axum::routing::get(metrics::render))
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn(refuse_oversized))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
 
-/// Serve the API on `listener` and, when `engine` is given, run the poll
-/// engine beside it, until `shutdown` is cancelled. In-flight polls finish
-/// before this returns.
+/// Refuse a body announced larger than the limit before reading a byte of it
+/// (bodies without a length are still cut off at the limit while read).
+async fn refuse_oversized(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Result<axum::response::Response, ApiError> {
+    let announced = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if announced.is_some_and(|n| n > BODY_LIMIT) {
+        return Err(ApiError::TooLarge(BODY_LIMIT));
+    }
+    Ok(next.run(req).await)
+}
+
+/// Serve the API on `listener` with the background roles asked for, until
+/// `shutdown` is cancelled. In-flight polls finish before this returns.
 pub async fn run(
     state: AppState,
-    engine: Option<EngineConfig>,
+    background: Background,
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
-    let engine_task = engine.map(|cfg| {
+    let inbox_task = background.inbox.map(|cfg| {
+        let p = InboxProcessor::new(state.store.clone(), state.clock.clone(), cfg);
+        tokio::spawn(p.run(shutdown.clone()))
+    });
+    let engine_task = background.engine.map(|cfg| {
         let e = Engine::new(
             state.store.clone(),
             state.clock.clone(),
@@ -71,9 +116,9 @@ pub async fn run(
         .with_graceful_shutdown(async move { stop.cancelled().await })
         .await;
     shutdown.cancel();
-    if let Some(t) = engine_task {
+    for t in [engine_task, inbox_task].into_iter().flatten() {
         if let Err(e) = t.await {
-            tracing::error!(error = %e, "poll engine task failed");
+            tracing::error!(error = %e, "background task failed");
         }
     }
     served

@@ -11,12 +11,14 @@
 //! - [`config`]: distributions, outcome mix, webhook behaviour and faults.
 //! - [`model`]: the drawn plan of each payment and its status at a time.
 //! - [`server`]: the HTTP API (`/v1/payments`, `/sim/stats`).
+//! - [`webhooks`]: signed webhook deliveries with the drawn misbehaviour.
 
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod model;
 pub mod server;
+pub mod webhooks;
 
 pub use config::SimConfig;
 pub use model::{Outcome, PaymentPlan, Simulator, Stats};

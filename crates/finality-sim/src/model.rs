@@ -74,6 +74,9 @@ pub struct Stats {
     pub injected_rate_limits: u64,
     pub injected_server_errors: u64,
     pub injected_timeouts: u64,
+    pub webhooks_sent: u64,
+    /// Deliveries that got no 2xx (retried up to 5 times).
+    pub webhook_errors: u64,
 }
 
 /// The simulated provider. Cheap to share (`Arc`); all state behind locks.
@@ -85,6 +88,10 @@ pub struct Simulator {
     calls: Mutex<HashMap<String, Calls>>,
     next_id: AtomicU64,
     pub(crate) counters: Counters,
+    /// Queued webhook deliveries by (due ms, sequence).
+    queue: Mutex<std::collections::BTreeMap<(i64, u64), crate::webhooks::Delivery>>,
+    target: Mutex<Option<crate::webhooks::WebhookTarget>>,
+    pub(crate) http: reqwest::Client,
 }
 
 #[derive(Default)]
@@ -94,6 +101,9 @@ pub(crate) struct Counters {
     pub server_errors: AtomicU64,
     pub timeouts: AtomicU64,
     pub status_calls: AtomicU64,
+    pub webhooks_sent: AtomicU64,
+    pub webhook_errors: AtomicU64,
+    pub queue_seq: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -119,6 +129,12 @@ impl Simulator {
             calls: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             counters: Counters::default(),
+            queue: Mutex::new(Default::default()),
+            target: Mutex::new(None),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()
+                .unwrap_or_default(),
         })
     }
 
@@ -133,7 +149,25 @@ impl Simulator {
             self.draw(&mut rng, id.clone(), now)
         };
         lock(&self.plans).insert(id, plan.clone());
+        for d in crate::webhooks::deliveries(&plan, self.config.webhooks.delay) {
+            self.enqueue(d);
+        }
         plan
+    }
+
+    pub(crate) fn enqueue(&self, d: crate::webhooks::Delivery) {
+        let seq = self.counters.queue_seq.fetch_add(1, Ordering::Relaxed);
+        lock(&self.queue).insert((d.at.millis(), seq), d);
+    }
+
+    pub(crate) fn lock_queue(
+        &self,
+    ) -> MutexGuard<'_, std::collections::BTreeMap<(i64, u64), crate::webhooks::Delivery>> {
+        lock(&self.queue)
+    }
+
+    pub(crate) fn lock_target(&self) -> MutexGuard<'_, Option<crate::webhooks::WebhookTarget>> {
+        lock(&self.target)
     }
 
     fn draw(&self, rng: &mut StdRng, id: String, now: Timestamp) -> PaymentPlan {
@@ -195,6 +229,8 @@ impl Simulator {
             injected_rate_limits: c.rate_limits.load(Ordering::Relaxed),
             injected_server_errors: c.server_errors.load(Ordering::Relaxed),
             injected_timeouts: c.timeouts.load(Ordering::Relaxed),
+            webhooks_sent: c.webhooks_sent.load(Ordering::Relaxed),
+            webhook_errors: c.webhook_errors.load(Ordering::Relaxed),
         }
     }
 

@@ -70,6 +70,7 @@ pub fn providers(
             adapter: Arc::new(adapter),
             policy,
             pause_on_permanent_error: Duration::from_secs(300),
+            nudges_per_minute: 60,
         },
     );
     Arc::new(map)

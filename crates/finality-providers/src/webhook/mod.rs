@@ -46,7 +46,10 @@ impl RejectReason {
 pub enum WebhookError {
     /// Not authentic (or not provably so): 401, nothing stored.
     #[error("rejected ({}): {detail}", reason.as_str())]
-    Rejected { reason: RejectReason, detail: String },
+    Rejected {
+        reason: RejectReason,
+        detail: String,
+    },
     /// Authentic but unreadable: kept as failed evidence under `event_id`.
     #[error("signed body could not be parsed: {detail}")]
     Unparseable { event_id: String, detail: String },

@@ -33,13 +33,21 @@ pub struct StandardWebhooks {
 impl std::fmt::Debug for StandardWebhooks {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never print key material.
-        write!(f, "StandardWebhooks({} keys, {:?})", self.keys.len(), self.tolerance)
+        write!(
+            f,
+            "StandardWebhooks({} keys, {:?})",
+            self.keys.len(),
+            self.tolerance
+        )
     }
 }
 
 /// Decode a `whsec_…` secret (or bare base64) into key bytes.
 pub fn decode_secret(secret: &str) -> Result<Vec<u8>, String> {
-    let b64 = secret.trim().strip_prefix("whsec_").unwrap_or(secret.trim());
+    let b64 = secret
+        .trim()
+        .strip_prefix("whsec_")
+        .unwrap_or(secret.trim());
     B64.decode(b64)
         .map_err(|e| format!("webhook secret is not whsec_<base64>: {e}"))
 }
@@ -56,7 +64,12 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<&'a str, WebhookError> {
     h.get(name)
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty())
-        .ok_or_else(|| WebhookError::reject(RejectReason::MissingHeader, format!("missing header {name}")))
+        .ok_or_else(|| {
+            WebhookError::reject(
+                RejectReason::MissingHeader,
+                format!("missing header {name}"),
+            )
+        })
 }
 
 impl StandardWebhooks {
@@ -72,12 +85,20 @@ impl StandardWebhooks {
     }
 
     /// Check headers and signature; on success the body is authentic.
-    pub fn verify(&self, h: &HeaderMap, body: &[u8], now: Timestamp) -> Result<Verified, WebhookError> {
+    pub fn verify(
+        &self,
+        h: &HeaderMap,
+        body: &[u8],
+        now: Timestamp,
+    ) -> Result<Verified, WebhookError> {
         let id = header(h, "webhook-id")?;
         let ts_raw = header(h, "webhook-timestamp")?;
         let sigs = header(h, "webhook-signature")?;
         let timestamp: i64 = ts_raw.trim().parse().map_err(|_| {
-            WebhookError::reject(RejectReason::BadTimestamp, format!("webhook-timestamp `{ts_raw}` is not unix seconds"))
+            WebhookError::reject(
+                RejectReason::BadTimestamp,
+                format!("webhook-timestamp `{ts_raw}` is not unix seconds"),
+            )
         })?;
         check_timestamp(timestamp, now, self.tolerance)?;
         let candidates: Vec<Vec<u8>> = sigs
@@ -87,7 +108,8 @@ impl StandardWebhooks {
             .collect();
         for key in &self.keys {
             for sig in &candidates {
-                let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
+                let mut mac =
+                    HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
                 mac.update(format!("{id}.{timestamp}.").as_bytes());
                 mac.update(body);
                 // verify_slice compares in constant time.
@@ -101,7 +123,10 @@ impl StandardWebhooks {
         }
         Err(WebhookError::reject(
             RejectReason::BadSignature,
-            format!("no v1 signature matches any of {} active secrets", self.keys.len()),
+            format!(
+                "no v1 signature matches any of {} active secrets",
+                self.keys.len()
+            ),
         ))
     }
 }
@@ -121,7 +146,10 @@ mod tests {
     fn headers(id: &str, ts: i64, sig: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
         h.insert("webhook-id", HeaderValue::from_str(id).unwrap());
-        h.insert("webhook-timestamp", HeaderValue::from_str(&ts.to_string()).unwrap());
+        h.insert(
+            "webhook-timestamp",
+            HeaderValue::from_str(&ts.to_string()).unwrap(),
+        );
         h.insert("webhook-signature", HeaderValue::from_str(sig).unwrap());
         h
     }
@@ -137,8 +165,16 @@ mod tests {
         let body = br#"{"type":"payment.updated","data":{"id":"sim_1","status":"succeeded"}}"#;
         let reference = standardwebhooks::Webhook::new(SECRET).unwrap();
         let sig = reference.sign("msg_1", NOW_S, body).unwrap();
-        let got = verifier(&[SECRET]).verify(&headers("msg_1", NOW_S, &sig), body, now()).unwrap();
-        assert_eq!(got, Verified { id: "msg_1".into(), timestamp: NOW_S });
+        let got = verifier(&[SECRET])
+            .verify(&headers("msg_1", NOW_S, &sig), body, now())
+            .unwrap();
+        assert_eq!(
+            got,
+            Verified {
+                id: "msg_1".into(),
+                timestamp: NOW_S
+            }
+        );
         // And ours signs exactly as theirs does.
         let ours = sign(&decode_secret(SECRET).unwrap(), "msg_2", NOW_S, body);
         assert_eq!(ours, reference.sign("msg_2", NOW_S, body).unwrap());
@@ -151,10 +187,14 @@ mod tests {
         let sig_new = sign(&decode_secret(SECRET).unwrap(), "m", NOW_S, body);
         let sig_old = sign(&decode_secret(old).unwrap(), "m", NOW_S, body);
         // The provider signs with the old secret; we hold both.
-        assert!(verifier(&[SECRET, old]).verify(&headers("m", NOW_S, &sig_old), body, now()).is_ok());
+        assert!(verifier(&[SECRET, old])
+            .verify(&headers("m", NOW_S, &sig_old), body, now())
+            .is_ok());
         // The provider sends both signatures; we hold only the new one.
         let both = format!("{sig_old} {sig_new}");
-        assert!(verifier(&[SECRET]).verify(&headers("m", NOW_S, &both), body, now()).is_ok());
+        assert!(verifier(&[SECRET])
+            .verify(&headers("m", NOW_S, &both), body, now())
+            .is_ok());
     }
 
     #[test]
@@ -166,18 +206,36 @@ mod tests {
             Err(WebhookError::Rejected { reason, .. }) => reason,
             other => panic!("expected a rejection, got {other:?}"),
         };
-        assert_eq!(reason(v.verify(&headers("m", NOW_S, &sig), br#"{"a":2}"#, now())), RejectReason::BadSignature);
+        assert_eq!(
+            reason(v.verify(&headers("m", NOW_S, &sig), br#"{"a":2}"#, now())),
+            RejectReason::BadSignature
+        );
         let wrong = verifier(&["whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA=="]);
-        assert_eq!(reason(wrong.verify(&headers("m", NOW_S, &sig), body, now())), RejectReason::BadSignature);
+        assert_eq!(
+            reason(wrong.verify(&headers("m", NOW_S, &sig), body, now())),
+            RejectReason::BadSignature
+        );
         let stale = NOW_S - 301;
         let sig_stale = sign(&decode_secret(SECRET).unwrap(), "m", stale, body);
-        assert_eq!(reason(v.verify(&headers("m", stale, &sig_stale), body, now())), RejectReason::StaleTimestamp);
+        assert_eq!(
+            reason(v.verify(&headers("m", stale, &sig_stale), body, now())),
+            RejectReason::StaleTimestamp
+        );
         let future = NOW_S + 301;
         let sig_future = sign(&decode_secret(SECRET).unwrap(), "m", future, body);
-        assert_eq!(reason(v.verify(&headers("m", future, &sig_future), body, now())), RejectReason::FutureTimestamp);
+        assert_eq!(
+            reason(v.verify(&headers("m", future, &sig_future), body, now())),
+            RejectReason::FutureTimestamp
+        );
         let mut missing = headers("m", NOW_S, &sig);
         missing.remove("webhook-signature");
-        assert_eq!(reason(v.verify(&missing, body, now())), RejectReason::MissingHeader);
-        assert_eq!(reason(v.verify(&headers("m2", NOW_S, &sig), body, now())), RejectReason::BadSignature);
+        assert_eq!(
+            reason(v.verify(&missing, body, now())),
+            RejectReason::MissingHeader
+        );
+        assert_eq!(
+            reason(v.verify(&headers("m2", NOW_S, &sig), body, now())),
+            RejectReason::BadSignature
+        );
     }
 }

@@ -22,13 +22,19 @@ pub struct StripeSignature {
 
 impl std::fmt::Debug for StripeSignature {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StripeSignature({} secrets, {:?})", self.secrets.len(), self.tolerance)
+        write!(
+            f,
+            "StripeSignature({} secrets, {:?})",
+            self.secrets.len(),
+            self.tolerance
+        )
     }
 }
 
 /// The header value Stripe would send for `body` at `t`.
 pub fn sign(secret: &str, t: i64, body: &[u8]) -> String {
-    let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
+    let mut mac =
+        HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
     mac.update(format!("{t}.").as_bytes());
     mac.update(body);
     format!("t={t},v1={}", hex::encode(mac.finalize().into_bytes()))
@@ -47,7 +53,12 @@ impl StripeSignature {
         let raw = h
             .get("stripe-signature")
             .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| WebhookError::reject(RejectReason::MissingHeader, "missing header Stripe-Signature"))?;
+            .ok_or_else(|| {
+                WebhookError::reject(
+                    RejectReason::MissingHeader,
+                    "missing header Stripe-Signature",
+                )
+            })?;
         let mut t = None;
         let mut v1 = Vec::new();
         for part in raw.split(',') {
@@ -57,17 +68,26 @@ impl StripeSignature {
                 _ => {}
             }
         }
-        let t = t.ok_or_else(|| WebhookError::reject(RejectReason::MissingHeader, "Stripe-Signature has no t="))?;
-        let ts: i64 = t
-            .parse()
-            .map_err(|_| WebhookError::reject(RejectReason::BadTimestamp, format!("t=`{t}` is not unix seconds")))?;
+        let t = t.ok_or_else(|| {
+            WebhookError::reject(RejectReason::MissingHeader, "Stripe-Signature has no t=")
+        })?;
+        let ts: i64 = t.parse().map_err(|_| {
+            WebhookError::reject(
+                RejectReason::BadTimestamp,
+                format!("t=`{t}` is not unix seconds"),
+            )
+        })?;
         if v1.is_empty() {
-            return Err(WebhookError::reject(RejectReason::MissingHeader, "Stripe-Signature has no v1= signature"));
+            return Err(WebhookError::reject(
+                RejectReason::MissingHeader,
+                "Stripe-Signature has no v1= signature",
+            ));
         }
         check_timestamp(ts, now, self.tolerance)?;
         for secret in &self.secrets {
             for sig in &v1 {
-                let mut mac = HmacSha256::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
+                let mut mac = HmacSha256::new_from_slice(secret.as_bytes())
+                    .expect("HMAC takes keys of any length");
                 mac.update(format!("{t}.").as_bytes());
                 mac.update(body);
                 if mac.verify_slice(sig).is_ok() {
@@ -77,7 +97,10 @@ impl StripeSignature {
         }
         Err(WebhookError::reject(
             RejectReason::BadSignature,
-            format!("no v1 signature matches any of {} active secrets", self.secrets.len()),
+            format!(
+                "no v1 signature matches any of {} active secrets",
+                self.secrets.len()
+            ),
         ))
     }
 }
@@ -85,9 +108,10 @@ impl StripeSignature {
 /// PaymentIntent statuses → ours (refund statuses share the final words).
 pub fn map_status(object: &str, status: &str) -> Option<Status> {
     match (object, status) {
-        ("payment_intent", "requires_payment_method" | "requires_confirmation" | "requires_action") => {
-            Some(Status::Pending)
-        }
+        (
+            "payment_intent",
+            "requires_payment_method" | "requires_confirmation" | "requires_action",
+        ) => Some(Status::Pending),
         ("payment_intent", "processing" | "requires_capture") => Some(Status::Processing),
         (_, "succeeded") => Some(Status::Succeeded),
         (_, "canceled") => Some(Status::Cancelled),
@@ -99,10 +123,11 @@ pub fn map_status(object: &str, status: &str) -> Option<Status> {
 
 /// Parse a verified Stripe event (`{"id", "created", "data": {"object": …}}`).
 pub fn parse_event(body: &[u8]) -> Result<WebhookEvent, WebhookError> {
-    let v: serde_json::Value = serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
-        event_id: String::new(),
-        detail: format!("not JSON: {e}"),
-    })?;
+    let v: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+            event_id: String::new(),
+            detail: format!("not JSON: {e}"),
+        })?;
     let event_id = v["id"].as_str().unwrap_or_default().to_string();
     let unparseable = |detail: &str| WebhookError::Unparseable {
         event_id: event_id.clone(),
@@ -112,8 +137,12 @@ pub fn parse_event(body: &[u8]) -> Result<WebhookEvent, WebhookError> {
         return Err(unparseable("event has no id"));
     }
     let obj = &v["data"]["object"];
-    let kind = obj["object"].as_str().ok_or_else(|| unparseable("data.object.object missing"))?;
-    let status = obj["status"].as_str().ok_or_else(|| unparseable("data.object.status missing"))?;
+    let kind = obj["object"]
+        .as_str()
+        .ok_or_else(|| unparseable("data.object.object missing"))?;
+    let status = obj["status"]
+        .as_str()
+        .ok_or_else(|| unparseable("data.object.status missing"))?;
     Ok(WebhookEvent {
         event_id: event_id.clone(),
         provider_ref: obj["id"].as_str().map(String::from),
@@ -139,7 +168,11 @@ mod tests {
     }
 
     fn verifier(secrets: &[&str]) -> StripeSignature {
-        StripeSignature::new(secrets.iter().map(|s| s.to_string()).collect(), Duration::from_secs(300)).unwrap()
+        StripeSignature::new(
+            secrets.iter().map(|s| s.to_string()).collect(),
+            Duration::from_secs(300),
+        )
+        .unwrap()
     }
 
     /// Built as Stripe documents: hex HMAC-SHA256 of "{t}.{payload}".
@@ -150,11 +183,21 @@ mod tests {
         mac.update(BODY);
         let expected = hex::encode(mac.finalize().into_bytes());
         let header = format!("t={NOW_S},v1={expected},v0=6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39");
-        assert_eq!(sign(SECRET, NOW_S, BODY), format!("t={NOW_S},v1={expected}"));
+        assert_eq!(
+            sign(SECRET, NOW_S, BODY),
+            format!("t={NOW_S},v1={expected}")
+        );
         let now = Timestamp(NOW_S * 1000);
-        assert_eq!(verifier(&[SECRET]).verify(&h(&header), BODY, now), Ok(NOW_S));
+        assert_eq!(
+            verifier(&[SECRET]).verify(&h(&header), BODY, now),
+            Ok(NOW_S)
+        );
         // During rotation Stripe sends one v1 per active secret.
-        let two = format!("{},v1={}", sign("whsec_old", NOW_S, BODY), sign(SECRET, NOW_S, BODY).split_once("v1=").unwrap().1);
+        let two = format!(
+            "{},v1={}",
+            sign("whsec_old", NOW_S, BODY),
+            sign(SECRET, NOW_S, BODY).split_once("v1=").unwrap().1
+        );
         assert!(verifier(&[SECRET]).verify(&h(&two), BODY, now).is_ok());
         let ev = parse_event(BODY).unwrap();
         assert_eq!(ev.event_id, "evt_1");
@@ -172,13 +215,31 @@ mod tests {
         };
         let mut changed = BODY.to_vec();
         changed[10] ^= 1;
-        assert_eq!(reason(verifier(&[SECRET]).verify(&h(&good), &changed, now)), RejectReason::BadSignature);
-        assert_eq!(reason(verifier(&["whsec_other"]).verify(&h(&good), BODY, now)), RejectReason::BadSignature);
+        assert_eq!(
+            reason(verifier(&[SECRET]).verify(&h(&good), &changed, now)),
+            RejectReason::BadSignature
+        );
+        assert_eq!(
+            reason(verifier(&["whsec_other"]).verify(&h(&good), BODY, now)),
+            RejectReason::BadSignature
+        );
         let stale = sign(SECRET, NOW_S - 400, BODY);
-        assert_eq!(reason(verifier(&[SECRET]).verify(&h(&stale), BODY, now)), RejectReason::StaleTimestamp);
+        assert_eq!(
+            reason(verifier(&[SECRET]).verify(&h(&stale), BODY, now)),
+            RejectReason::StaleTimestamp
+        );
         let future = sign(SECRET, NOW_S + 400, BODY);
-        assert_eq!(reason(verifier(&[SECRET]).verify(&h(&future), BODY, now)), RejectReason::FutureTimestamp);
-        assert_eq!(reason(verifier(&[SECRET]).verify(&HeaderMap::new(), BODY, now)), RejectReason::MissingHeader);
-        assert_eq!(reason(verifier(&[SECRET]).verify(&h("t=1700000000"), BODY, now)), RejectReason::MissingHeader);
+        assert_eq!(
+            reason(verifier(&[SECRET]).verify(&h(&future), BODY, now)),
+            RejectReason::FutureTimestamp
+        );
+        assert_eq!(
+            reason(verifier(&[SECRET]).verify(&HeaderMap::new(), BODY, now)),
+            RejectReason::MissingHeader
+        );
+        assert_eq!(
+            reason(verifier(&[SECRET]).verify(&h("t=1700000000"), BODY, now)),
+            RejectReason::MissingHeader
+        );
     }
 }

@@ -2,10 +2,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod webhooks;
 
 use finality_core::{Clock, SystemClock};
+use finality_engine::inbox::InboxConfig;
 use finality_engine::{EngineConfig, Health, ProviderEntry, Providers};
 use finality_providers::config::ProviderConfig;
+use finality_providers::http::Timeouts;
+use finality_providers::sim::SimAdapter;
+use finality_providers::webhook::standard::StandardWebhooks;
 use finality_server::AppState;
 use finality_sim::{SimConfig, Simulator};
 use finality_store::testing::{self, TestDb};
@@ -16,6 +21,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub const TOKEN: &str = "test-token-123";
+/// The sim provider's webhook secret in every test app.
+pub const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 pub struct TestApp {
     pub base: String,
@@ -38,6 +45,11 @@ pub enum Backend {
 
 /// Start the simulator and the full service (API + engine) on port 0.
 pub async fn spawn_app(backend: Backend, settle_after: Duration) -> TestApp {
+    spawn_app_with(backend, settle_after, true).await
+}
+
+/// As [`spawn_app`]; `engine: false` leaves polls alone (webhooks only).
+pub async fn spawn_app_with(backend: Backend, settle_after: Duration, engine: bool) -> TestApp {
     let db = match backend {
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
@@ -55,14 +67,19 @@ pub async fn spawn_app(backend: Backend, settle_after: Duration) -> TestApp {
     ));
 
     let cfg = ProviderConfig::sim(&sim_url);
+    let timeouts = Timeouts {
+        connect: cfg.connect_timeout,
+        total: cfg.timeout,
+    };
+    let verifier =
+        StandardWebhooks::new(&[WEBHOOK_SECRET.to_string()], cfg.webhook_tolerance).unwrap();
+    let adapter = SimAdapter::new(&sim_url, None, timeouts)
+        .unwrap()
+        .with_webhooks(verifier);
     let mut providers = Providers::new();
     providers.insert(
         "sim".into(),
-        ProviderEntry {
-            adapter: finality_providers::config::build("sim", &cfg).unwrap(),
-            policy: cfg.policy(),
-            pause_on_permanent_error: cfg.pause_on_permanent_error,
-        },
+        ProviderEntry::from_config(Arc::new(adapter), &cfg),
     );
     let state = AppState {
         store: db.store.clone(),
@@ -70,16 +87,21 @@ pub async fn spawn_app(backend: Backend, settle_after: Duration) -> TestApp {
         providers: Arc::new(providers),
         health: Arc::new(Health::new()),
         api_token: Arc::from(TOKEN),
+        nudges: Arc::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let engine = EngineConfig {
+    let engine_cfg = EngineConfig {
         worker_id: "api-test".into(),
         ..EngineConfig::default()
     };
+    let background = finality_server::Background {
+        engine: engine.then_some(engine_cfg),
+        inbox: Some(InboxConfig::default()),
+    };
     tokio::spawn(finality_server::run(
         state,
-        Some(engine),
+        background,
         listener,
         stop.clone(),
     ));
@@ -127,4 +149,26 @@ impl TestApp {
         let plan = self.sim.create(None);
         json!({"id": id, "provider": "sim", "provider_ref": plan.id, "amount": 4200, "currency": "EUR", "metadata": {"order": "o-1"}})
     }
+}
+
+/// POST a body announced as 2 MiB without sending it, and return the status
+/// line's code: the server must refuse on the length alone. (Sending the
+/// whole body races the server closing the socket after its early 413.)
+pub async fn post_oversized(base: &str, path: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{{",
+        2 * 1024 * 1024
+    );
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut buf = vec![0u8; 1024];
+    let n = s.read(&mut buf).await.unwrap();
+    let head = String::from_utf8_lossy(&buf[..n]);
+    head.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
 }

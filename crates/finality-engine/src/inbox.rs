@@ -1,0 +1,151 @@
+//! The inbox processor: applies acknowledged webhook events through the one
+//! `apply` path, after the provider already has its 2xx, so a slow database
+//! or a burst never makes a provider time out and retry.
+
+use finality_core::{Clock, Timestamp};
+use finality_store::{InboxEvent, InboxOutcome, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Settings of the inbox processor.
+#[derive(Debug, Clone)]
+pub struct InboxConfig {
+    pub batch_size: u32,
+    /// How long a claimed event is leased to this processor.
+    pub lease: Duration,
+    /// Longest sleep without looking at the database.
+    pub idle_check: Duration,
+    /// How often orphans whose payment now exists are re-checked (a backstop
+    /// for the hand-over done at registration).
+    pub adopt_every: Duration,
+}
+
+impl Default for InboxConfig {
+    fn default() -> Self {
+        InboxConfig {
+            batch_size: 64,
+            lease: Duration::from_secs(30),
+            idle_check: Duration::from_secs(1),
+            adopt_every: Duration::from_secs(10),
+        }
+    }
+}
+
+pub struct InboxProcessor {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    config: InboxConfig,
+}
+
+/// Retry delay after the n-th failed processing attempt: 1 s doubling, 5 min cap.
+fn retry_delay(attempts: u32) -> Duration {
+    Duration::from_secs(1u64 << attempts.saturating_sub(1).min(8)).min(Duration::from_secs(300))
+}
+
+impl InboxProcessor {
+    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, config: InboxConfig) -> Arc<Self> {
+        Arc::new(InboxProcessor {
+            store,
+            clock,
+            config,
+        })
+    }
+
+    /// Process every event due now; returns how many were processed.
+    pub async fn process_due(&self) -> finality_store::Result<usize> {
+        let mut n = 0;
+        loop {
+            let now = self.clock.now();
+            let batch = self
+                .store
+                .inbox_claim(now, self.config.batch_size, now.plus(self.config.lease))
+                .await?;
+            if batch.is_empty() {
+                return Ok(n);
+            }
+            n += batch.len();
+            for ev in batch {
+                self.process(ev).await;
+            }
+        }
+    }
+
+    async fn process(&self, ev: InboxEvent) {
+        let now = self.clock.now();
+        let provider = ev.provider.clone();
+        match self.store.inbox_process(&ev, now).await {
+            Ok(InboxOutcome::Applied {
+                payment_id,
+                from,
+                to,
+            }) => {
+                metrics::counter!("finality_webhooks_applied_total", "provider" => provider)
+                    .increment(1);
+                tracing::info!(%payment_id, %from, %to, event_id = %ev.event_id, "status changed by webhook");
+            }
+            Ok(InboxOutcome::Ignored { reason }) => {
+                metrics::counter!("finality_webhooks_ignored_total", "provider" => provider)
+                    .increment(1);
+                tracing::debug!(event_id = %ev.event_id, %reason, "webhook changed nothing");
+            }
+            Ok(InboxOutcome::Orphaned) => {
+                metrics::counter!("finality_webhooks_orphaned_total", "provider" => provider)
+                    .increment(1);
+                tracing::info!(event_id = %ev.event_id, provider_ref = ?ev.provider_ref, "webhook for an unregistered payment kept until it is registered");
+            }
+            Ok(InboxOutcome::LeaseLost) => {}
+            Err(e) => {
+                let retry_at: Timestamp = now.plus(retry_delay(ev.attempts));
+                tracing::warn!(event_id = %ev.event_id, error = %e, attempts = ev.attempts, "processing a webhook failed; will retry");
+                if let Err(e2) = self.store.inbox_fail(&ev, &e.to_string(), retry_at).await {
+                    tracing::error!(event_id = %ev.event_id, error = %e2, "recording the failure failed; the lease will expire and it is retried");
+                }
+            }
+        }
+    }
+
+    /// Run until `shutdown`, waking on new events (same process), on the
+    /// next retry time, or at `idle_check`.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        let mut wake = self.store.subscribe();
+        let mut last_adopt = self.clock.now();
+        while !shutdown.is_cancelled() {
+            if let Err(e) = self.process_due().await {
+                tracing::error!(error = %e, "claiming webhooks failed");
+            }
+            let now = self.clock.now();
+            if now.since(last_adopt) >= self.config.adopt_every {
+                last_adopt = now;
+                match self.store.inbox_adopt_orphans(now).await {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(adopted = n, "orphaned webhooks whose payment now exists")
+                    }
+                    Err(e) => tracing::error!(error = %e, "adopting orphaned webhooks failed"),
+                }
+            }
+            let next = self.store.inbox_next_due().await.ok().flatten();
+            let sleep = next
+                .map_or(self.config.idle_check, |t| t.since(self.clock.now()))
+                .min(self.config.idle_check);
+            tokio::select! {
+                _ = tokio::time::sleep(sleep) => {}
+                _ = wake.changed() => {}
+                _ = shutdown.cancelled() => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn retry_delay_backs_off_and_caps() {
+        use super::retry_delay;
+        use std::time::Duration;
+        assert_eq!(retry_delay(1), Duration::from_secs(1));
+        assert_eq!(retry_delay(3), Duration::from_secs(4));
+        assert_eq!(retry_delay(30), Duration::from_secs(256));
+    }
+}

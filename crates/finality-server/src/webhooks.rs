@@ -1,0 +1,192 @@
+//! `POST /webhooks/{provider}`: size limit → signature and timestamp →
+//! parse → insert into the durable inbox (deduplicated by the unique
+//! constraint) → 2xx. Applying happens after the ack, in the inbox processor.
+
+use crate::{ApiError, AppState};
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use axum::{Json, Router};
+use finality_core::Timestamp;
+use finality_providers::webhook::{WebhookError, WebhookEvent};
+use finality_store::{InboxState, NewInboxEvent};
+use serde_json::{json, Value};
+use sha2::Digest;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new().route("/webhooks/{provider}", post(receive))
+}
+
+/// Per-provider budget of "poll sooner" nudges from unverified webhooks.
+#[derive(Debug, Default)]
+pub struct Nudges {
+    /// provider → (minute window start, nudges used in it)
+    windows: Mutex<HashMap<String, (i64, u32)>>,
+}
+
+impl Nudges {
+    fn allow(&self, provider: &str, now: Timestamp, per_minute: u32) -> bool {
+        let minute = now.millis() / 60_000;
+        let mut w = self.windows.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = w.entry(provider.to_string()).or_insert((minute, 0));
+        if slot.0 != minute {
+            *slot = (minute, 0);
+        }
+        if slot.1 >= per_minute {
+            return false;
+        }
+        slot.1 += 1;
+        true
+    }
+}
+
+fn audit_headers(headers: &HeaderMap, names: &[&str]) -> Value {
+    let mut m = serde_json::Map::new();
+    for n in names {
+        if let Some(v) = headers.get(*n).and_then(|v| v.to_str().ok()) {
+            m.insert((*n).to_string(), json!(v));
+        }
+    }
+    Value::Object(m)
+}
+
+fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -> NewInboxEvent {
+    NewInboxEvent {
+        provider: provider.to_string(),
+        event_id: ev.event_id,
+        provider_ref: ev.provider_ref,
+        observed: ev.status,
+        provider_status: ev.provider_status,
+        occurred_at: ev.occurred_at,
+        raw_body: body.to_vec(),
+        headers,
+        state: InboxState::Received,
+        reason: None,
+    }
+}
+
+#[tracing::instrument(skip_all, fields(provider = %provider))]
+async fn receive(
+    State(app): State<AppState>,
+    Path(provider): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let started = Instant::now();
+    let Some(entry) = app.providers.get(&provider) else {
+        return Err(ApiError::NotFound(format!(
+            "no provider named `{provider}`"
+        )));
+    };
+    let body = match body {
+        Ok(b) => b,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "too_large").increment(1);
+            return Err(ApiError::TooLarge(crate::BODY_LIMIT));
+        }
+        Err(e) => return Err(ApiError::Malformed(e.body_text())),
+    };
+    let now = app.clock.now();
+    let audit = audit_headers(&headers, entry.adapter.audit_headers());
+    let events = match entry.adapter.verify_webhook(&headers, &body, now) {
+        Ok(events) => events,
+        Err(WebhookError::NotConfigured) => {
+            return Err(ApiError::NotFound(format!(
+                "webhooks are not configured for provider `{provider}` (set webhook_secret_envs)"
+            )))
+        }
+        Err(WebhookError::Rejected { reason, detail }) => {
+            metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => reason.as_str()).increment(1);
+            tracing::warn!(reason = reason.as_str(), %detail, "webhook rejected; body not stored");
+            nudge(
+                &app,
+                &provider,
+                entry.adapter.peek_ref(&body),
+                now,
+                entry.nudges_per_minute,
+            )
+            .await;
+            return Err(ApiError::Unauthorized);
+        }
+        Err(WebhookError::Unparseable { event_id, detail }) => {
+            // Authentic evidence: keep it (as failed), tell the sender.
+            let event_id = if event_id.is_empty() {
+                format!("unparseable_{}", hex::encode(sha2::Sha256::digest(&body)))
+            } else {
+                event_id
+            };
+            let row = NewInboxEvent {
+                state: InboxState::Failed,
+                reason: Some(format!("unparseable: {detail}")),
+                ..inbox_event(
+                    &provider,
+                    WebhookEvent {
+                        event_id,
+                        provider_ref: None,
+                        status: None,
+                        provider_status: None,
+                        occurred_at: None,
+                    },
+                    &body,
+                    audit,
+                )
+            };
+            app.store.inbox_insert(&[row], now).await?;
+            metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "unparseable").increment(1);
+            tracing::warn!(%detail, "signed webhook could not be parsed; kept as failed");
+            return Err(ApiError::Malformed(format!(
+                "signed body could not be parsed ({detail}); it was kept for review"
+            )));
+        }
+    };
+    let rows: Vec<NewInboxEvent> = events
+        .into_iter()
+        .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))
+        .collect();
+    let fresh = app.store.inbox_insert(&rows, now).await?;
+    crate::fault::point("after_inbox_insert");
+    let new = fresh.iter().filter(|f| **f).count();
+    let dup = fresh.len() - new;
+    metrics::counter!("finality_webhooks_received_total", "provider" => provider.clone())
+        .increment(new as u64);
+    metrics::counter!("finality_webhooks_duplicates_total", "provider" => provider.clone())
+        .increment(dup as u64);
+    metrics::histogram!("finality_webhook_ack_seconds", "provider" => provider)
+        .record(started.elapsed().as_secs_f64());
+    Ok((
+        StatusCode::OK,
+        Json(json!({"received": new, "duplicates": dup})),
+    ))
+}
+
+/// An unverified webhook may still be a true signal (a rotated secret, a
+/// provider bug): if it names a payment finality tracks, poll it sooner.
+async fn nudge(
+    app: &AppState,
+    provider: &str,
+    provider_ref: Option<String>,
+    now: Timestamp,
+    per_minute: u32,
+) {
+    let Some(r) = provider_ref else { return };
+    if !app.nudges.allow(provider, now, per_minute) {
+        return;
+    }
+    match app.store.find_by_ref(provider, &r).await {
+        Ok(Some(id)) => {
+            if let Err(e) = app.store.poll_now(&id, now).await {
+                tracing::warn!(error = %e, "nudging a poll failed");
+            } else {
+                metrics::counter!("finality_webhooks_nudges_total", "provider" => provider.to_string()).increment(1);
+                tracing::info!(payment_id = %id, "unverified webhook: polling this payment now instead");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, "looking up an unverified webhook's payment failed"),
+    }
+}

@@ -1,0 +1,156 @@
+//! The simulator's webhook sender: real HTTP POSTs signed per Standard
+//! Webhooks, with the loss, delay, duplication and reordering drawn for each
+//! payment. Deliveries are queued by due time on the shared clock, so the
+//! same queue drives a wall-clock sender and a virtual-time demo.
+
+use crate::model::{Outcome, PaymentPlan, Simulator};
+use finality_core::Timestamp;
+use finality_providers::webhook::standard::sign;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Where webhooks go and the key they are signed with.
+#[derive(Clone)]
+pub struct WebhookTarget {
+    pub url: String,
+    /// Decoded `whsec_` key bytes.
+    pub key: Vec<u8>,
+}
+
+/// One planned delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub at: Timestamp,
+    pub event_id: String,
+    pub provider_ref: String,
+    pub status: &'static str,
+    pub tries: u32,
+}
+
+const MAX_TRIES: u32 = 5;
+
+/// The deliveries a plan implies: `processing`, then the final status, with
+/// the drawn misbehaviour applied.
+pub(crate) fn deliveries(plan: &PaymentPlan, delay: Duration) -> Vec<Delivery> {
+    let d = |status: &'static str, at: Timestamp| Delivery {
+        at,
+        event_id: format!("evt_{}_{status}", plan.id),
+        provider_ref: plan.id.clone(),
+        status,
+        tries: 0,
+    };
+    let mut out = Vec::new();
+    let Some(settled) = plan.settles_at else {
+        out.push(d("processing", plan.processing_at));
+        return out;
+    };
+    let final_at = if plan.webhook_delayed {
+        settled.plus(delay)
+    } else {
+        settled
+    };
+    let status = match plan.outcome {
+        Outcome::Succeeded => "succeeded",
+        Outcome::Failed => "failed",
+        Outcome::Cancelled => "canceled",
+        Outcome::Never => "processing",
+    };
+    if !plan.webhook_lost {
+        out.push(d(status, final_at));
+        if plan.webhook_duplicated {
+            out.push(d(status, final_at.plus(Duration::from_secs(1))));
+        }
+    }
+    if plan.webhook_reordered {
+        out.push(d("processing", final_at.plus(Duration::from_millis(500))));
+    } else {
+        out.push(d("processing", plan.processing_at));
+    }
+    out
+}
+
+impl Simulator {
+    /// Start sending webhooks to `target` (deliveries already queued included).
+    pub fn set_webhook_target(&self, target: WebhookTarget) {
+        *self.lock_target() = Some(target);
+    }
+
+    /// When the next queued webhook is due.
+    pub fn next_webhook_at(&self) -> Option<Timestamp> {
+        self.lock_queue().keys().next().map(|(t, _)| Timestamp(*t))
+    }
+
+    /// Send every webhook due now (concurrently); failures are retried
+    /// later, as a provider would. Returns how many requests were made.
+    pub async fn deliver_due(self: &Arc<Self>) -> usize {
+        let Some(target) = self.lock_target().clone() else {
+            return 0;
+        };
+        let now = self.now();
+        let due: Vec<Delivery> = {
+            let mut q = self.lock_queue();
+            let later = q.split_off(&(now.millis() + 1, 0));
+            std::mem::replace(&mut *q, later).into_values().collect()
+        };
+        let n = due.len();
+        let mut tasks = tokio::task::JoinSet::new();
+        for d in due {
+            let (sim, target) = (self.clone(), target.clone());
+            tasks.spawn(async move { sim.send(&target, d).await });
+        }
+        while tasks.join_next().await.is_some() {}
+        n
+    }
+
+    async fn send(&self, target: &WebhookTarget, mut d: Delivery) {
+        let now = self.now();
+        let ts = now.millis() / 1000;
+        let body = serde_json::json!({
+            "type": "payment.updated",
+            "timestamp": now.to_rfc3339(),
+            "data": {"id": d.provider_ref, "status": d.status},
+        })
+        .to_string();
+        let sig = sign(&target.key, &d.event_id, ts, body.as_bytes());
+        let resp = self
+            .http
+            .post(&target.url)
+            .header("content-type", "application/json")
+            .header("webhook-id", &d.event_id)
+            .header("webhook-timestamp", ts.to_string())
+            .header("webhook-signature", sig)
+            .body(body)
+            .send()
+            .await;
+        self.counters.webhooks_sent.fetch_add(1, Ordering::Relaxed);
+        let ok = matches!(&resp, Ok(r) if r.status().is_success());
+        if !ok {
+            self.counters.webhook_errors.fetch_add(1, Ordering::Relaxed);
+            d.tries += 1;
+            if d.tries < MAX_TRIES {
+                d.at = now.plus(Duration::from_secs(5 * u64::from(d.tries)));
+                self.enqueue(d);
+            }
+        }
+    }
+
+    /// Deliver on wall time until `stop` (for `sim serve` and tests).
+    pub fn spawn_webhook_sender(self: &Arc<Self>, stop: CancellationToken) {
+        let sim = self.clone();
+        tokio::spawn(async move {
+            while !stop.is_cancelled() {
+                sim.deliver_due().await;
+                let wait = sim
+                    .next_webhook_at()
+                    .map_or(Duration::from_millis(50), |t| t.since(sim.now()))
+                    .min(Duration::from_millis(50));
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = stop.cancelled() => {}
+                }
+            }
+        });
+    }
+}
