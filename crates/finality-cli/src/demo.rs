@@ -5,8 +5,14 @@ use crate::commands::cancel_on_signal;
 use anyhow::Context;
 use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
 use finality_core::{Clock, Kind, Status, SystemClock, Timestamp, VirtualClock};
+use finality_engine::inbox::{InboxConfig, InboxProcessor};
 use finality_engine::{Engine, EngineConfig, Health, ProviderEntry, Providers};
 use finality_providers::config::ProviderConfig;
+use finality_providers::http::Timeouts;
+use finality_providers::sim::SimAdapter;
+use finality_providers::webhook::standard::{decode_secret, StandardWebhooks};
+use finality_server::{AppState, Background};
+use finality_sim::webhooks::WebhookTarget;
 use finality_sim::{SimConfig, Simulator};
 use finality_store::{ListFilter, NewPayment, Payment, Store};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -123,16 +129,49 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         stop.clone(),
     ));
 
+    // finality's own API on loopback, on the same virtual clock: the
+    // simulator's signed webhooks arrive there over real HTTP.
+    let secret = format!("whsec_{}", base64_secret(args.seed));
     let provider = ProviderConfig::sim(&sim_url);
     let policy = provider.policy();
+    let adapter = SimAdapter::new(
+        &sim_url,
+        None,
+        Timeouts {
+            connect: provider.connect_timeout,
+            total: provider.timeout,
+        },
+    )?
+    .with_webhooks(
+        StandardWebhooks::new(std::slice::from_ref(&secret), provider.webhook_tolerance)
+            .map_err(anyhow::Error::msg)?,
+    );
     let mut providers = Providers::new();
     providers.insert(
         "sim".into(),
-        ProviderEntry::from_config(
-            finality_providers::config::build("sim", &provider)?,
-            &provider,
-        ),
+        ProviderEntry::from_config(Arc::new(adapter), &provider),
     );
+    let providers = Arc::new(providers);
+    let state = AppState {
+        store: db.store.clone(),
+        clock: clock.clone(),
+        providers: providers.clone(),
+        health: Arc::new(Health::new()),
+        api_token: Arc::from(format!("demo-{run}-{}", args.seed)),
+        nudges: Arc::default(),
+    };
+    let api = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let api_url = format!("http://{}/webhooks/sim", api.local_addr()?);
+    tokio::spawn(finality_server::run(
+        state,
+        Background::default(),
+        api,
+        stop.clone(),
+    ));
+    sim.set_webhook_target(WebhookTarget {
+        url: api_url,
+        key: decode_secret(&secret).map_err(anyhow::Error::msg)?,
+    });
 
     println!(
         "finality demo · {} payments · seed {} · {}",
@@ -156,7 +195,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let engine = Engine::new(
         db.store.clone(),
         clock.clone(),
-        Arc::new(providers),
+        providers,
         EngineConfig {
             worker_id: "demo".into(),
             concurrency: args.concurrency.max(1),
@@ -164,31 +203,47 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         },
         Arc::new(Health::new()),
     );
+    let inbox = InboxProcessor::new(db.store.clone(), clock.clone(), InboxConfig::default());
     let wall = Instant::now();
-    let mut task = tokio::spawn(engine.run_until_idle(stop.clone()));
     let bar = ProgressBar::new(u64::from(args.payments));
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} final or in review · {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    loop {
-        tokio::select! {
-            r = &mut task => { r.context("engine task failed")?; break; }
-            _ = tokio::time::sleep(Duration::from_millis(150)) => {}
+    // One step per instant of virtual time: webhooks due now are delivered
+    // (and acknowledged), the inbox is applied, the polls due now run; then
+    // time jumps to whatever is due next.
+    let mut shown = Instant::now();
+    while !stop.is_cancelled() {
+        sim.deliver_due().await;
+        inbox.process_due().await?;
+        while engine.run_once().await? > 0 {}
+        let next = [
+            db.store.next_due_at().await?,
+            sim.next_webhook_at(),
+            db.store.inbox_next_due().await?,
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let Some(next) = next else { break };
+        vclock.advance_to(next);
+        if shown.elapsed() > Duration::from_millis(150) {
+            shown = Instant::now();
+            let done: i64 = db
+                .store
+                .status_counts()
+                .await?
+                .into_iter()
+                .filter(|(s, _)| s.is_final() || *s == Status::NeedsReview)
+                .map(|(_, n)| n)
+                .sum();
+            bar.set_position(u64::try_from(done).unwrap_or(0));
+            bar.set_message(format!(
+                "virtual time +{}",
+                human(vclock.now().since(start))
+            ));
         }
-        let done: i64 = db
-            .store
-            .status_counts()
-            .await?
-            .into_iter()
-            .filter(|(s, _)| s.is_final() || *s == Status::NeedsReview)
-            .map(|(_, n)| n)
-            .sum();
-        bar.set_position(u64::try_from(done).unwrap_or(0));
-        bar.set_message(format!(
-            "virtual time +{}",
-            human(vclock.now().since(start))
-        ));
     }
     bar.finish_and_clear();
 
@@ -228,6 +283,15 @@ async fn cleanup(db: DemoDb, keep: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A webhook secret for this run (24 bytes, base64), derived from the seed.
+fn base64_secret(seed: u64) -> String {
+    use base64::Engine as _;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed_cafe);
+    let key: [u8; 24] = rng.gen();
+    base64::engine::general_purpose::STANDARD.encode(key)
 }
 
 async fn all_payments(store: &dyn Store) -> anyhow::Result<Vec<Payment>> {
@@ -281,6 +345,23 @@ fn summarize(
             println!("  {:<13} {n:>6}", s.as_str());
         }
     }
+    let by = |src: Option<finality_core::Source>| {
+        payments
+            .iter()
+            .filter(|p| p.status.is_final() && p.status_source == src)
+            .count()
+    };
+    use finality_core::Source;
+    println!(
+        "\nSettled by webhook {} · by status query {} · by hand {} · went to review {}",
+        by(Some(Source::Webhook)),
+        by(Some(Source::StatusQuery)),
+        by(Some(Source::Manual)),
+        payments
+            .iter()
+            .filter(|p| p.status == Status::NeedsReview)
+            .count()
+    );
     let open = payments
         .iter()
         .filter(|p| !p.status.is_final() && p.status != Status::NeedsReview)
@@ -336,6 +417,16 @@ fn summarize(
     println!(
         "Simulator faults injected: {} rate limits, {} server errors; overlapping calls for one payment: {}",
         st.injected_rate_limits, st.injected_server_errors, st.overlapping_calls
+    );
+    let plans = sim.plans();
+    let count = |f: fn(&finality_sim::PaymentPlan) -> bool| plans.iter().filter(|p| f(p)).count();
+    println!(
+        "Webhooks sent {} (lost {}, delayed {}, duplicated {}, reordered {})",
+        st.webhooks_sent,
+        count(|p| p.webhook_lost && p.settles_at.is_some()),
+        count(|p| p.webhook_delayed && p.settles_at.is_some()),
+        count(|p| p.webhook_duplicated && p.settles_at.is_some()),
+        count(|p| p.webhook_reordered && p.settles_at.is_some()),
     );
     println!(
         "Virtual time covered: {} · wall time {:.1}s",

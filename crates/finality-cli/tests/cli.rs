@@ -25,6 +25,8 @@ fn demo_runs_to_the_end_and_summarizes() {
         "Provider calls per payment: mean",
         "detected here: p50",
         "Sent to review:",
+        "Settled by webhook",
+        "Webhooks sent",
     ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
