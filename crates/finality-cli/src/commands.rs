@@ -239,19 +239,38 @@ pub enum SimCommand {
         listen: String,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Send signed webhooks here (e.g. http://127.0.0.1:8080/webhooks/sim).
+        #[arg(long, requires = "webhook_secret_env")]
+        webhook_url: Option<String>,
+        /// Environment variable holding the whsec_ secret to sign them with.
+        #[arg(long)]
+        webhook_secret_env: Option<String>,
     },
 }
 
 pub async fn sim(cmd: SimCommand) -> anyhow::Result<()> {
     match cmd {
-        SimCommand::Serve { listen, seed } => {
+        SimCommand::Serve {
+            listen,
+            seed,
+            webhook_url,
+            webhook_secret_env,
+        } => {
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
             let sim = Simulator::new(SimConfig::default(), clock, seed);
+            let stop = CancellationToken::new();
+            if let (Some(url), Some(var)) = (webhook_url, webhook_secret_env) {
+                let secret = std::env::var(&var)
+                    .map_err(|_| anyhow!("{var} (--webhook-secret-env) is not set"))?;
+                let key = finality_providers::webhook::standard::decode_secret(&secret)
+                    .map_err(|e| anyhow!("{var}: {e}"))?;
+                sim.set_webhook_target(finality_sim::webhooks::WebhookTarget { url, key });
+                sim.spawn_webhook_sender(stop.clone());
+            }
             let listener = tokio::net::TcpListener::bind(&listen)
                 .await
                 .with_context(|| format!("cannot listen on {listen}"))?;
             println!("simulator listening on http://{listen} (POST /v1/payments, GET /v1/payments/ID, GET /sim/stats)");
-            let stop = CancellationToken::new();
             cancel_on_signal(stop.clone());
             finality_sim::server::serve(sim, listener, stop).await?;
             Ok(())

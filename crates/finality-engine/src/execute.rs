@@ -56,6 +56,9 @@ impl Engine {
             return base(None, None, then);
         }
 
+        let lateness = now.since(job.due_at).as_secs_f64();
+        metrics::histogram!("finality_poll_lateness_seconds", "provider" => job.provider.clone())
+            .record(lateness);
         let started = Instant::now();
         let target = PollTarget {
             payment_id: &job.payment_id,
@@ -65,6 +68,11 @@ impl Engine {
         let result = entry.adapter.query_status(&target).await;
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = self.clock.now();
+        let outcome = match &result {
+            Ok(o) => o.status.map_or("unknown", |s| s.as_str()),
+            Err(e) => e.class().as_str(),
+        };
+        metrics::counter!("finality_polls_total", "provider" => job.provider.clone(), "outcome" => outcome).increment(1);
         let mut attempt = NewAttempt {
             payment_id: job.payment_id.clone(),
             provider: job.provider.clone(),

@@ -26,6 +26,9 @@ fn now_s() -> i64 {
 }
 
 /// A signed webhook request: (headers, body).
+/// Header name/value pairs of one request.
+type Headers = Vec<(&'static str, String)>;
+
 fn signed(
     secret: &str,
     id: &str,
@@ -227,7 +230,7 @@ async fn bad_signatures_are_rejected_and_store_nothing(b: Backend) {
         .filter(|(k, _)| *k != "webhook-signature")
         .cloned()
         .collect();
-    let cases: Vec<(&str, Vec<(&'static str, String)>, String)> = vec![
+    let cases: Vec<(&str, Headers, String)> = vec![
         ("changed byte", good_h.clone(), changed),
         ("wrong secret", wrong.0, wrong.1),
         ("stale timestamp", stale.0, stale.1),
