@@ -59,6 +59,7 @@ pub struct Config {
     pub database: DatabaseSection,
     pub engine: EngineConfig,
     pub providers: BTreeMap<String, ProviderConfig>,
+    pub events: finality_relay::config::EventsConfig,
 }
 
 impl Default for Config {
@@ -70,6 +71,7 @@ impl Default for Config {
             database: DatabaseSection::default(),
             engine: EngineConfig::default(),
             providers,
+            events: finality_relay::config::EventsConfig::default(),
         }
     }
 }

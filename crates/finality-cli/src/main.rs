@@ -45,6 +45,13 @@ enum Command {
         #[arg(long, global = true)]
         database_url: Option<String>,
     },
+    /// Read the event feed.
+    Events {
+        #[command(subcommand)]
+        command: commands::EventsCommand,
+        #[arg(long, global = true)]
+        database_url: Option<String>,
+    },
     /// The provider simulator.
     Sim {
         #[command(subcommand)]
@@ -66,7 +73,7 @@ fn init_tracing(default: &str) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(match cli.command {
-        Command::Demo(_) | Command::Payments { .. } => "error",
+        Command::Demo(_) | Command::Payments { .. } | Command::Events { .. } => "error",
         _ => "info",
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -88,6 +95,10 @@ fn main() -> ExitCode {
                 command,
                 database_url,
             } => commands::payments(config, database_url, command).await,
+            Command::Events {
+                command,
+                database_url,
+            } => commands::events(config, database_url, command).await,
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,
         }

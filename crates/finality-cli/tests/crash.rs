@@ -145,3 +145,103 @@ schedule = {{ kind = "fixed", delays = ["1h"] }}
     second.kill().unwrap();
     let _ = second.wait();
 }
+
+/// Counts verified deliveries by `webhook-id`.
+#[derive(Default)]
+struct Receiver {
+    got: std::sync::Mutex<Vec<String>>,
+}
+
+async fn receive(
+    axum::extract::State(r): axum::extract::State<std::sync::Arc<Receiver>>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> axum::http::StatusCode {
+    if standardwebhooks::Webhook::new(SECRET)
+        .unwrap()
+        .verify(&body, &headers)
+        .is_err()
+    {
+        return axum::http::StatusCode::UNAUTHORIZED;
+    }
+    let id = headers["webhook-id"].to_str().unwrap().to_string();
+    r.got.lock().unwrap().push(id);
+    axum::http::StatusCode::OK
+}
+
+#[tokio::test]
+async fn crash_between_delivery_and_recording_redelivers_once() {
+    let receiver = std::sync::Arc::new(Receiver::default());
+    let app = axum::Router::new()
+        .route("/events", axum::routing::post(receive))
+        .with_state(receiver.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/events", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await });
+
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let config = dir.path().join("finality.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"
+[server]
+listen = "127.0.0.1:{port}"
+[database]
+url = "sqlite://{db}"
+[providers.sim]
+adapter = "sim"
+base_url = "http://127.0.0.1:9"
+schedule = {{ kind = "fixed", delays = ["1h"] }}
+[[events.http]]
+name = "recv"
+url = "{hook}"
+secret_env = "CRASH_TEST_WHSEC"
+"#,
+            db = dir.path().join("f.db").display()
+        ),
+    )
+    .unwrap();
+    let http = reqwest::Client::new();
+    let mut first = serve(&config, Some("after_event_delivery"));
+    wait_healthy(&http, &base).await;
+    let reg = http
+        .post(format!("{base}/v1/payments"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"id": "pay_ev", "provider": "sim", "provider_ref": "sim_ev", "amount": 700, "currency": "EUR"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reg.status(), 201);
+    let resolved = http
+        .post(format!("{base}/v1/payments/pay_ev/resolve"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"status": "succeeded", "reason": "bank statement", "actor": "test"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resolved.status(), 200);
+    // The pusher delivers, then dies before recording the success.
+    let status = tokio::task::spawn_blocking(move || first.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!status.success(), "aborted at the fault point");
+    let got = receiver.got.lock().unwrap().clone();
+    assert_eq!(got.len(), 1, "delivered once before the crash");
+
+    let mut second = serve(&config, None);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while receiver.got.lock().unwrap().len() < 2 {
+        assert!(Instant::now() < deadline, "never redelivered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let got = receiver.got.lock().unwrap().clone();
+    assert_eq!(got.len(), 2, "exactly one redelivery: {got:?}");
+    assert_eq!(got[0], got[1], "the same event id both times");
+    second.kill().unwrap();
+    let _ = second.wait();
+}

@@ -11,11 +11,13 @@
 //! - [`schedule`]: retry schedules and the give-up policy.
 //! - [`clock`]: [`clock::Timestamp`], the [`clock::Clock`] trait, system and virtual clocks.
 //! - [`error_class`]: how a failed provider call is classified.
+//! - [`fault`]: crash-test fault points.
 //! - [`money`]: validated payment fields (`PaymentId`, `Amount`, `Currency`).
 #![forbid(unsafe_code)]
 
 pub mod clock;
 pub mod error_class;
+pub mod fault;
 pub mod money;
 pub mod schedule;
 mod serde_duration;

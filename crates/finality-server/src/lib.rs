@@ -5,6 +5,7 @@
 //! - [`error`]: [`ApiError`], the one error type of every handler.
 //! - `auth`: bearer-token check for `/v1`.
 //! - `payments`: `/v1/payments` routes and their DTOs.
+//! - `events`: `/v1/events`, the pull feed.
 //! - `health`: `/healthz` and `/readyz`.
 //! - `webhooks`: `/webhooks/{provider}` into the durable inbox.
 //! - [`metrics`]: the Prometheus recorder and `/metrics`.
@@ -12,7 +13,7 @@
 
 mod auth;
 pub mod error;
-mod fault;
+mod events;
 mod health;
 pub mod metrics;
 mod payments;
@@ -52,14 +53,15 @@ pub struct Background {
     pub engine: Option<EngineConfig>,
     /// The webhook inbox processor, if this node applies webhooks.
     pub inbox: Option<InboxConfig>,
+    /// The event feed sequencer, pushers and pruner.
+    pub events: Option<finality_relay::config::EventsConfig>,
 }
 
 /// The whole HTTP surface.
 pub fn router(state: AppState) -> Router {
-    let v1 = payments::router().route_layer(axum::middleware::from_fn_with_state(
-        state.clone(),
-        auth::require_token,
-    ));
+    let v1 = payments::router().merge(events::router()).route_layer(
+        axum::middleware::from_fn_with_state(state.clone(), auth::require_token),
+    );
     metrics::handle();
     Router::new()
         .nest("/v1", v1)
@@ -101,6 +103,22 @@ pub async fn run(
         let p = InboxProcessor::new(state.store.clone(), state.clock.clone(), cfg);
         tokio::spawn(p.run(shutdown.clone()))
     });
+    let mut relay_tasks = Vec::new();
+    if let Some(cfg) = &background.events {
+        match finality_relay::start(
+            state.store.clone(),
+            state.clock.clone(),
+            cfg,
+            shutdown.clone(),
+        )
+        .await
+        {
+            Ok(t) => relay_tasks = t,
+            Err(e) => {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, e));
+            }
+        }
+    }
     let engine_task = background.engine.map(|cfg| {
         let e = Engine::new(
             state.store.clone(),
@@ -116,7 +134,11 @@ pub async fn run(
         .with_graceful_shutdown(async move { stop.cancelled().await })
         .await;
     shutdown.cancel();
-    for t in [engine_task, inbox_task].into_iter().flatten() {
+    for t in [engine_task, inbox_task]
+        .into_iter()
+        .flatten()
+        .chain(relay_tasks)
+    {
         if let Err(e) = t.await {
             tracing::error!(error = %e, "background task failed");
         }

@@ -149,7 +149,7 @@ async fn receive(
         .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))
         .collect();
     let fresh = app.store.inbox_insert(&rows, now).await?;
-    crate::fault::point("after_inbox_insert");
+    finality_core::fault::point("after_inbox_insert");
     let new = fresh.iter().filter(|f| **f).count();
     let dup = fresh.len() - new;
     metrics::counter!("finality_webhooks_received_total", "provider" => provider.clone())

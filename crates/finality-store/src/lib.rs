@@ -105,6 +105,32 @@ pub trait Store: Send + Sync + 'static {
     /// The payment that tracks a provider reference, if any.
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
 
+    /// Give feed positions to committed, unsequenced outbox rows (at most
+    /// `limit`), in id order, one sequencer at a time. Returns how many.
+    async fn sequence_feed(&self, limit: u32) -> Result<u64>;
+
+    /// Events with a feed position above `cursor`, in feed order. Their
+    /// `seq` is the feed position: the next cursor.
+    async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
+
+    /// A destination's cursor and retry state (created at 0 if new).
+    async fn destination(&self, name: &str) -> Result<DestinationState>;
+
+    /// Move a destination's cursor from `from` to `to` (compare-and-set, so
+    /// two pushers for one destination never both advance it); clears the
+    /// retry state. Returns false if the cursor had moved.
+    async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool>;
+
+    /// Record that the head event failed: retry at `next_attempt_at`.
+    async fn destination_failed(&self, st: &DestinationState) -> Result<()>;
+
+    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()>;
+    async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
+
+    /// Delete events at or below feed position `max_seq` that occurred
+    /// before `before` (delivered everywhere and past retention).
+    async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
+
     /// A receiver that changes whenever new work may be due sooner than the
     /// engine thought (a registration, a "poll now"). Only a hint: a lost
     /// wake-up costs latency, never correctness.

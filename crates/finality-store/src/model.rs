@@ -328,3 +328,28 @@ pub enum InboxOutcome {
     /// Another processor holds it, or it was processed already.
     LeaseLost,
 }
+
+/// Where one push destination (an HTTP endpoint, NATS) stands in the feed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DestinationState {
+    pub name: String,
+    /// Every event at or below this feed position has been delivered.
+    pub delivered_seq: i64,
+    /// Failed tries of the event after `delivered_seq`.
+    pub attempts: u32,
+    pub failing_since: Option<Timestamp>,
+    pub next_attempt_at: Option<Timestamp>,
+    pub last_error: Option<String>,
+}
+
+/// One delivery attempt of one event to one destination.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeliveryAttempt {
+    pub destination: String,
+    pub event_id: String,
+    pub feed_seq: i64,
+    pub at: Timestamp,
+    pub status_code: Option<u16>,
+    pub latency_ms: i64,
+    pub error: Option<String>,
+}

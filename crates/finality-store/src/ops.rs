@@ -21,6 +21,7 @@ macro_rules! sql_store {
         claim = $claim:expr,
         lock_inbox = $lock_inbox:expr,
         inbox_claim = $inbox_claim:expr,
+        lock_feed = $lock_feed:expr,
         notify = $notify:expr,
     ) => {
         use $crate::error::{DbContext, Result};
@@ -621,6 +622,9 @@ macro_rules! sql_store {
                 let mut tx = self.begin_write().await?;
                 let out = apply_in(&mut tx, report, now).await?;
                 tx.commit().await.op("committing a status change")?;
+                if matches!(out, ApplyOutcome::Applied { .. }) {
+                    self.wake.bump();
+                }
                 Ok(out)
             }
 
@@ -642,6 +646,9 @@ macro_rules! sql_store {
                 let mut tx = self.begin_write().await?;
                 let out = complete_in(&mut tx, c).await?;
                 tx.commit().await.op("committing a poll result")?;
+                if matches!(&out, CompleteOutcome::Done { applied } if !applied.is_empty()) {
+                    self.wake.bump();
+                }
                 Ok(out)
             }
 
@@ -846,6 +853,9 @@ macro_rules! sql_store {
                 let mut tx = self.begin_write().await?;
                 let out = inbox_process_in(&mut tx, ev, now).await?;
                 tx.commit().await.op("committing a webhook's effect")?;
+                if matches!(out, InboxOutcome::Applied { .. }) {
+                    self.wake.bump();
+                }
                 Ok(out)
             }
 
@@ -914,6 +924,164 @@ macro_rules! sql_store {
             async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
                 let mut conn = self.pool.acquire().await.op("acquiring a connection")?;
                 find_payment_by_ref(&mut conn, provider, provider_ref).await
+            }
+
+            async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+                let mut tx = self.begin_write().await?;
+                let last: i64 = sqlx::query_scalar($lock_feed)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .op("locking the feed sequencer")?;
+                let n = sqlx::query(
+                    "UPDATE outbox SET feed_seq = $1 + t.rn \
+                     FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox \
+                           WHERE feed_seq IS NULL ORDER BY id LIMIT $2) AS t \
+                     WHERE outbox.id = t.id",
+                )
+                .bind(last)
+                .bind(i64::from(limit))
+                .execute(&mut *tx)
+                .await
+                .op("assigning feed positions")?
+                .rows_affected();
+                if n > 0 {
+                    sqlx::query("UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1")
+                        .bind(i64::try_from(n).unwrap_or(i64::MAX))
+                        .execute(&mut *tx)
+                        .await
+                        .op("advancing the feed")?;
+                }
+                tx.commit().await.op("committing feed positions")?;
+                if n > 0 {
+                    self.wake.bump();
+                }
+                Ok(n)
+            }
+
+            async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+                sqlx::query(
+                    "SELECT feed_seq AS id, event_id, payment_id, type, status, previous_status, source, \
+                     occurred_at FROM outbox WHERE feed_seq > $1 ORDER BY feed_seq LIMIT $2",
+                )
+                .bind(cursor)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await
+                .op("reading the event feed")?
+                .iter()
+                .map(event_from_row)
+                .collect()
+            }
+
+            async fn destination(&self, name: &str) -> Result<DestinationState> {
+                sqlx::query("INSERT INTO event_destinations (name) VALUES ($1) ON CONFLICT DO NOTHING")
+                    .bind(name)
+                    .execute(&self.pool)
+                    .await
+                    .op("creating a destination cursor")?;
+                let r = sqlx::query(
+                    "SELECT name, delivered_seq, attempts, failing_since, next_attempt_at, last_error \
+                     FROM event_destinations WHERE name = $1",
+                )
+                .bind(name)
+                .fetch_one(&self.pool)
+                .await
+                .op("reading a destination cursor")?;
+                let t = "event_destinations";
+                Ok(DestinationState {
+                    name: col(&r, "name", t)?,
+                    delivered_seq: col(&r, "delivered_seq", t)?,
+                    attempts: u32::try_from(col::<i32>(&r, "attempts", t)?).unwrap_or(0),
+                    failing_since: col::<Option<i64>>(&r, "failing_since", t)?.map(Timestamp),
+                    next_attempt_at: col::<Option<i64>>(&r, "next_attempt_at", t)?.map(Timestamp),
+                    last_error: col(&r, "last_error", t)?,
+                })
+            }
+
+            async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool> {
+                let r = sqlx::query(
+                    "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, failing_since = NULL, \
+                     next_attempt_at = NULL, last_error = NULL WHERE name = $1 AND delivered_seq = $2",
+                )
+                .bind(name)
+                .bind(from)
+                .bind(to)
+                .execute(&self.pool)
+                .await
+                .op("advancing a destination cursor")?;
+                Ok(r.rows_affected() == 1)
+            }
+
+            async fn destination_failed(&self, st: &DestinationState) -> Result<()> {
+                sqlx::query(
+                    "UPDATE event_destinations SET attempts = $3, failing_since = $4, next_attempt_at = $5, \
+                     last_error = $6 WHERE name = $1 AND delivered_seq = $2",
+                )
+                .bind(&st.name)
+                .bind(st.delivered_seq)
+                .bind(i32::try_from(st.attempts).unwrap_or(i32::MAX))
+                .bind(st.failing_since.map(|t| t.0))
+                .bind(st.next_attempt_at.map(|t| t.0))
+                .bind(&st.last_error)
+                .execute(&self.pool)
+                .await
+                .op("recording a delivery failure")?;
+                Ok(())
+            }
+
+            async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()> {
+                sqlx::query(
+                    "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, latency_ms, error) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(&a.destination)
+                .bind(&a.event_id)
+                .bind(a.feed_seq)
+                .bind(a.at.0)
+                .bind(a.status_code.map(i32::from))
+                .bind(a.latency_ms)
+                .bind(&a.error)
+                .execute(&self.pool)
+                .await
+                .op("recording a delivery attempt")?;
+                Ok(())
+            }
+
+            async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>> {
+                let rows = sqlx::query(
+                    "SELECT destination, event_id, feed_seq, at, status_code, latency_ms, error \
+                     FROM delivery_attempts WHERE destination = $1 ORDER BY id LIMIT $2",
+                )
+                .bind(destination)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await
+                .op("reading delivery attempts")?;
+                let t = "delivery_attempts";
+                rows.iter()
+                    .map(|r| {
+                        Ok(DeliveryAttempt {
+                            destination: col(r, "destination", t)?,
+                            event_id: col(r, "event_id", t)?,
+                            feed_seq: col(r, "feed_seq", t)?,
+                            at: Timestamp(col(r, "at", t)?),
+                            status_code: col::<Option<i32>>(r, "status_code", t)?
+                                .and_then(|c| u16::try_from(c).ok()),
+                            latency_ms: col(r, "latency_ms", t)?,
+                            error: col(r, "error", t)?,
+                        })
+                    })
+                    .collect()
+            }
+
+            async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64> {
+                let r = sqlx::query("DELETE FROM outbox WHERE feed_seq <= $1 AND occurred_at < $2")
+                    .bind(max_seq)
+                    .bind(before.0)
+                    .execute(&self.pool)
+                    .await
+                    .op("pruning delivered events")?;
+                Ok(r.rows_affected())
             }
 
             fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {

@@ -142,5 +142,6 @@ sql_store! {
     lock_inbox = "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed') FOR UPDATE",
     inbox_claim = INBOX_CLAIM,
+    lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
     notify = Some("SELECT pg_notify('finality_jobs', '')"),
 }

@@ -109,5 +109,6 @@ sql_store! {
     lock_inbox = "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed')",
     inbox_claim = INBOX_CLAIM,
+    lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1",
     notify = None::<&str>,
 }

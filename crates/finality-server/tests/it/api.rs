@@ -14,6 +14,7 @@ on_both_backends!(
     auth_is_required,
     resolve_by_hand,
     poll_now_settles_through_the_engine,
+    event_feed_pages_transitions,
 );
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -261,4 +262,54 @@ async fn poll_now_settles_through_the_engine(b: Backend) {
     assert_eq!(a["attempts"][0]["outcome"], "succeeded");
     assert_eq!(a["attempts"][0]["provider_status"], "succeeded");
     assert_eq!(app.sim.stats().status_calls, 1);
+}
+
+async fn event_feed_pages_transitions(b: Backend) {
+    let app = spawn_app_with(b, HOUR, false).await;
+    for id in ["pay_e1", "pay_e2"] {
+        app.post("/v1/payments", app.payment(id)).await;
+        let body = json!({"status": "failed", "reason": "declined on the phone", "actor": "ops"});
+        let (s, _) = app.post(&format!("/v1/payments/{id}/resolve"), body).await;
+        assert_eq!(s, StatusCode::OK);
+    }
+    // Positions are given shortly after commit: wait until both are in.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (s, v) = app.get("/v1/events?limit=10").await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        if v["events"].as_array().unwrap().len() == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "events missing from the feed: {v}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (_, v) = app.get("/v1/events?limit=1").await;
+    let (first, cursor) = (
+        v["events"][0].clone(),
+        v["next_cursor"].as_str().unwrap().to_string(),
+    );
+    assert_eq!(first["type"], "payment.failed");
+    assert_eq!(first["payment_id"], "pay_e1");
+    assert_eq!(first["previous_status"], "pending");
+    assert_eq!(first["source"], "manual");
+    assert!(first["id"].as_str().unwrap().starts_with("evt_"));
+    let (_, v) = app.get(&format!("/v1/events?after={cursor}")).await;
+    assert_eq!(v["events"].as_array().unwrap().len(), 1);
+    assert_eq!(v["events"][0]["payment_id"], "pay_e2");
+    let end = v["next_cursor"].as_str().unwrap().to_string();
+    let (_, v) = app.get(&format!("/v1/events?after={end}")).await;
+    assert_eq!(v["events"], json!([]));
+    assert_eq!(
+        v["next_cursor"],
+        json!(end),
+        "an empty page keeps the cursor"
+    );
+    let (s, v) = app.get("/v1/events?after=abc").await;
+    assert_eq!(
+        (s, v["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("after"))
+    );
 }

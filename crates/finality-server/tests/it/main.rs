@@ -98,6 +98,7 @@ pub async fn spawn_app_with(backend: Backend, settle_after: Duration, engine: bo
     let background = finality_server::Background {
         engine: engine.then_some(engine_cfg),
         inbox: Some(InboxConfig::default()),
+        events: Some(finality_relay::config::EventsConfig::default()),
     };
     tokio::spawn(finality_server::run(
         state,

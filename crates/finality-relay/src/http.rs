@@ -1,0 +1,96 @@
+//! HTTP push: each event POSTed as JSON, signed per Standard Webhooks
+//! (`webhook-id` = the event id, so a receiver can dedupe redeliveries).
+
+use crate::{event, Sink, SinkError};
+use async_trait::async_trait;
+use finality_core::Clock;
+use finality_providers::webhook::standard::sign;
+use finality_store::OutboxEvent;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct HttpSink {
+    name: String,
+    url: String,
+    key: Vec<u8>,
+    types: Vec<String>,
+    http: reqwest::Client,
+    clock: Arc<dyn Clock>,
+}
+
+impl HttpSink {
+    /// `key` is the decoded `whsec_` secret; `types` empty means every type.
+    pub fn new(
+        name: &str,
+        url: &str,
+        key: Vec<u8>,
+        types: Vec<String>,
+        timeout: Duration,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .build()
+            .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+        Ok(HttpSink {
+            name: format!("http:{name}"),
+            url: url.to_string(),
+            key,
+            types,
+            http,
+            clock,
+        })
+    }
+}
+
+#[async_trait]
+impl Sink for HttpSink {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn accepts(&self, e: &OutboxEvent) -> bool {
+        self.types.is_empty() || self.types.contains(&e.event_type)
+    }
+
+    async fn deliver(&self, e: &OutboxEvent) -> Result<Option<u16>, SinkError> {
+        let body = event::to_json(e).to_string();
+        let ts = self.clock.now().millis() / 1000;
+        let sig = sign(&self.key, &e.event_id, ts, body.as_bytes());
+        let resp = self
+            .http
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .header("webhook-id", &e.event_id)
+            .header("webhook-timestamp", ts.to_string())
+            .header("webhook-signature", sig)
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| SinkError {
+                status_code: None,
+                message: if err.is_timeout() {
+                    "timeout".into()
+                } else {
+                    format!("request failed: {err}")
+                },
+            })?;
+        let code = resp.status().as_u16();
+        if resp.status().is_success() {
+            Ok(Some(code))
+        } else {
+            let text: String = resp
+                .text()
+                .await
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect();
+            Err(SinkError {
+                status_code: Some(code),
+                message: format!("HTTP {code}: {text}"),
+            })
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Events out: every applied transition is one outbox row; this crate turns
+//! them into a feed that never skips and pushes it, at least once and in
+//! feed order, to HTTP endpoints (signed per Standard Webhooks) and NATS
+//! JetStream.
+//!
+//! # Layout
+//! - [`event`]: the event's JSON shape, shared by the pull feed and pushes.
+//! - [`sequencer`]: gives committed outbox rows their feed positions.
+//! - [`pusher`]: one cursor per destination; retries, alerts, ordering.
+//! - [`http`], [`nats`]: the two kinds of destination ([`Sink`]s).
+//! - [`config`]: `[events]` in `finality.toml`.
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod event;
+pub mod http;
+pub mod nats;
+pub mod pusher;
+pub mod sequencer;
+
+pub use pusher::{PushConfig, Pusher};
+
+use async_trait::async_trait;
+use finality_store::OutboxEvent;
+
+/// A failed delivery: the status code if the destination answered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SinkError {
+    pub status_code: Option<u16>,
+    pub message: String,
+}
+
+/// A push destination.
+#[async_trait]
+pub trait Sink: Send + Sync + 'static {
+    /// The cursor's name in `event_destinations`.
+    fn name(&self) -> &str;
+
+    /// Whether this destination wants the event (type filters). Events it
+    /// does not want are passed over, in order.
+    fn accepts(&self, _event: &OutboxEvent) -> bool {
+        true
+    }
+
+    /// Deliver one event; `Ok` only once the destination has it durably
+    /// (2xx, or a JetStream publish ack). Returns the status code, if any.
+    async fn deliver(&self, event: &OutboxEvent) -> Result<Option<u16>, SinkError>;
+}
+
+/// Start what `[events]` asks for: the sequencer, one pusher per
+/// destination and the pruner. Returns the tasks (they end on `shutdown`).
+pub async fn start(
+    store: std::sync::Arc<dyn finality_store::Store>,
+    clock: std::sync::Arc<dyn finality_core::Clock>,
+    cfg: &config::EventsConfig,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> Result<Vec<tokio::task::JoinHandle<()>>, String> {
+    use std::sync::Arc;
+    let mut tasks = Vec::new();
+    if !cfg.push {
+        return Ok(tasks);
+    }
+    tasks.push(tokio::spawn(sequencer::run(
+        store.clone(),
+        std::time::Duration::from_millis(100),
+        shutdown.clone(),
+    )));
+    let mut names = Vec::new();
+    for ep in &cfg.http {
+        let secret = std::env::var(&ep.secret_env).map_err(|_| {
+            format!(
+                "events.http `{}`: environment variable {} (secret_env) is not set",
+                ep.name, ep.secret_env
+            )
+        })?;
+        let key = finality_providers::webhook::standard::decode_secret(&secret)
+            .map_err(|e| format!("events.http `{}`: {e}", ep.name))?;
+        let sink = http::HttpSink::new(
+            &ep.name,
+            &ep.url,
+            key,
+            ep.types.clone(),
+            ep.timeout,
+            clock.clone(),
+        )?;
+        names.push(sink.name().to_string());
+        let push = PushConfig {
+            concurrency: ep.concurrency,
+            retry_for: ep.retry_for,
+            ..PushConfig::default()
+        };
+        let p = Pusher::new(store.clone(), clock.clone(), Arc::new(sink), push);
+        tasks.push(tokio::spawn(p.run(shutdown.clone())));
+    }
+    if let Some(n) = &cfg.nats {
+        let sink =
+            nats::NatsSink::connect(&n.url, &n.stream, &n.subject_prefix, n.duplicate_window)
+                .await?;
+        names.push(sink.name().to_string());
+        let p = Pusher::new(
+            store.clone(),
+            clock.clone(),
+            Arc::new(sink),
+            PushConfig {
+                concurrency: 1,
+                ..PushConfig::default()
+            },
+        );
+        tasks.push(tokio::spawn(p.run(shutdown.clone())));
+    }
+    tasks.push(tokio::spawn(prune_loop(
+        store,
+        clock,
+        names,
+        cfg.retention,
+        shutdown,
+    )));
+    Ok(tasks)
+}
+
+/// Delete events past retention that every destination has (with no push
+/// destination, retention alone decides: pull consumers must keep up).
+async fn prune_loop(
+    store: std::sync::Arc<dyn finality_store::Store>,
+    clock: std::sync::Arc<dyn finality_core::Clock>,
+    destinations: Vec<String>,
+    retention: std::time::Duration,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    while !shutdown.is_cancelled() {
+        let mut max_seq = i64::MAX;
+        let mut ok = true;
+        for d in &destinations {
+            match store.destination(d).await {
+                Ok(st) => max_seq = max_seq.min(st.delivered_seq),
+                Err(e) => {
+                    tracing::warn!(error = %e, "pruning: reading a destination failed");
+                    ok = false;
+                }
+            }
+        }
+        if ok {
+            let before = finality_core::Timestamp(
+                clock.now().millis() - i64::try_from(retention.as_millis()).unwrap_or(i64::MAX),
+            );
+            match store.prune_events(max_seq, before).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(pruned = n, "delivered events past retention deleted"),
+                Err(e) => tracing::warn!(error = %e, "pruning events failed"),
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs(600)) => {}
+            _ = shutdown.cancelled() => {}
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! One pusher per destination: it reads the feed after the destination's
+//! cursor and delivers in feed order, a few events at a time (never two of
+//! one payment in the same group, so per-payment order holds), advancing the
+//! cursor only past a contiguous run of successes. A failure stops the run
+//! and is retried with exponential backoff and jitter; after `retry_for`
+//! without success the destination is marked failing and an alert raised,
+//! and it keeps being retried at the cap, so a recovered destination gets
+//! its whole backlog, in order. Delivery is at least once: a crash between a
+//! delivery and the cursor update redelivers that event.
+
+use crate::{Sink, SinkError};
+use finality_core::{Clock, Timestamp};
+use finality_store::{DeliveryAttempt, DestinationState, OutboxEvent, Store};
+use rand::Rng;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct PushConfig {
+    /// Events read from the feed per round.
+    pub batch: u32,
+    /// Deliveries in flight at once for this destination.
+    pub concurrency: usize,
+    pub retry_base: Duration,
+    pub retry_cap: Duration,
+    /// After this long without a success the destination is failing (alert).
+    pub retry_for: Duration,
+    /// Longest sleep without looking at the feed.
+    pub idle_check: Duration,
+}
+
+impl Default for PushConfig {
+    fn default() -> Self {
+        PushConfig {
+            batch: 200,
+            concurrency: 4,
+            retry_base: Duration::from_secs(1),
+            retry_cap: Duration::from_secs(600),
+            retry_for: Duration::from_secs(3 * 24 * 3600),
+            idle_check: Duration::from_millis(200),
+        }
+    }
+}
+
+pub struct Pusher {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    sink: Arc<dyn Sink>,
+    config: PushConfig,
+}
+
+/// Exponential backoff with ±20 % jitter, capped.
+fn backoff(cfg: &PushConfig, attempts: u32) -> Duration {
+    let exp = cfg.retry_base.as_secs_f64() * 2f64.powi(attempts.saturating_sub(1).min(30) as i32);
+    let jittered = exp * rand::thread_rng().gen_range(0.8..=1.2);
+    Duration::from_secs_f64(jittered.min(cfg.retry_cap.as_secs_f64()))
+}
+
+/// Split events into groups delivered concurrently: consecutive, at most
+/// `max` long, no payment twice.
+fn groups(events: &[OutboxEvent], max: usize) -> Vec<&[OutboxEvent]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut seen = HashSet::new();
+    for (i, e) in events.iter().enumerate() {
+        if i - start == max.max(1) || !seen.insert(e.payment_id.as_str()) {
+            out.push(&events[start..i]);
+            start = i;
+            seen.clear();
+            seen.insert(e.payment_id.as_str());
+        }
+    }
+    if start < events.len() {
+        out.push(&events[start..]);
+    }
+    out
+}
+
+impl Pusher {
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        sink: Arc<dyn Sink>,
+        config: PushConfig,
+    ) -> Arc<Self> {
+        Arc::new(Pusher {
+            store,
+            clock,
+            sink,
+            config,
+        })
+    }
+
+    /// Deliver what can be delivered now; returns how many events were
+    /// delivered. Stops at the first failure (recorded for a later retry).
+    pub async fn push_once(&self) -> finality_store::Result<usize> {
+        let name = self.sink.name();
+        let st = self.store.destination(name).await?;
+        if st.next_attempt_at.is_some_and(|t| t > self.clock.now()) {
+            return Ok(0);
+        }
+        let events = self
+            .store
+            .feed_after(st.delivered_seq, self.config.batch)
+            .await?;
+        let mut cursor = st.delivered_seq;
+        let mut delivered = 0;
+        for group in groups(&events, self.config.concurrency) {
+            let wanted: Vec<&OutboxEvent> = group.iter().filter(|e| self.sink.accepts(e)).collect();
+            let results = futures::future::join_all(wanted.iter().map(|e| self.attempt(e))).await;
+            let mut results = wanted.iter().map(|e| e.seq).zip(results);
+            let mut failure: Option<SinkError> = None;
+            let mut upto = cursor;
+            for e in group {
+                if !self.sink.accepts(e) {
+                    upto = e.seq;
+                    continue;
+                }
+                match results.next() {
+                    Some((_, Ok(()))) => {
+                        upto = e.seq;
+                        delivered += 1;
+                    }
+                    Some((_, Err(err))) => {
+                        failure = Some(err);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            if upto != cursor {
+                finality_core::fault::point("after_event_delivery");
+                if !self.store.destination_advance(name, cursor, upto).await? {
+                    tracing::warn!(
+                        destination = name,
+                        "cursor moved under this pusher; another pusher runs for it"
+                    );
+                    return Ok(delivered);
+                }
+                cursor = upto;
+            }
+            if let Some(err) = failure {
+                self.record_failure(&st, cursor, err).await?;
+                return Ok(delivered);
+            }
+        }
+        Ok(delivered)
+    }
+
+    async fn attempt(&self, e: &OutboxEvent) -> Result<(), SinkError> {
+        let started = Instant::now();
+        let at = self.clock.now();
+        let result = self.sink.deliver(e).await;
+        let (status_code, error) = match &result {
+            Ok(code) => (*code, None),
+            Err(err) => (err.status_code, Some(err.message.clone())),
+        };
+        let rec = DeliveryAttempt {
+            destination: self.sink.name().to_string(),
+            event_id: e.event_id.clone(),
+            feed_seq: e.seq,
+            at,
+            status_code,
+            latency_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            error,
+        };
+        if let Err(db) = self.store.record_delivery(&rec).await {
+            tracing::warn!(error = %db, "recording a delivery attempt failed");
+        }
+        let outcome = if result.is_ok() {
+            "delivered"
+        } else {
+            "failed"
+        };
+        metrics::counter!("finality_event_deliveries_total", "destination" => self.sink.name().to_string(), "outcome" => outcome).increment(1);
+        result.map(|_| ())
+    }
+
+    async fn record_failure(
+        &self,
+        before: &DestinationState,
+        cursor: i64,
+        err: SinkError,
+    ) -> finality_store::Result<()> {
+        let now = self.clock.now();
+        let same_head = cursor == before.delivered_seq;
+        let attempts = if same_head { before.attempts + 1 } else { 1 };
+        let failing_since: Timestamp = if same_head {
+            before.failing_since.unwrap_or(now)
+        } else {
+            now
+        };
+        let name = self.sink.name();
+        if now.since(failing_since) >= self.config.retry_for {
+            metrics::gauge!("finality_event_destination_failing", "destination" => name.to_string()).set(1.0);
+            tracing::error!(
+                destination = name, since = %failing_since, attempts, error = %err,
+                "ALERT: event destination failing; still retrying every {:?}, its backlog waits in order",
+                self.config.retry_cap
+            );
+        } else {
+            tracing::warn!(destination = name, attempts, error = %err, "event delivery failed; will retry");
+        }
+        let st = DestinationState {
+            name: name.to_string(),
+            delivered_seq: cursor,
+            attempts,
+            failing_since: Some(failing_since),
+            next_attempt_at: Some(now.plus(backoff(&self.config, attempts))),
+            last_error: Some(err.to_string()),
+        };
+        self.store.destination_failed(&st).await
+    }
+
+    /// Run until `shutdown`.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        let mut wake = self.store.subscribe();
+        while !shutdown.is_cancelled() {
+            match self.push_once().await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {
+                    metrics::gauge!("finality_event_destination_failing", "destination" => self.sink.name().to_string()).set(0.0);
+                }
+                Err(e) => {
+                    tracing::error!(destination = self.sink.name(), error = %e, "event push failed")
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.config.idle_check) => {}
+                _ = wake.changed() => {}
+                _ = shutdown.cancelled() => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use finality_core::{Source, Status};
+
+    fn ev(seq: i64, payment: &str) -> OutboxEvent {
+        OutboxEvent {
+            seq,
+            event_id: format!("e{seq}"),
+            payment_id: payment.into(),
+            event_type: "payment.succeeded".into(),
+            status: Status::Succeeded,
+            previous_status: None,
+            source: Source::Webhook,
+            occurred_at: Timestamp(0),
+        }
+    }
+
+    #[test]
+    fn groups_never_hold_one_payment_twice() {
+        let evs = vec![
+            ev(1, "a"),
+            ev(2, "b"),
+            ev(3, "a"),
+            ev(4, "c"),
+            ev(5, "d"),
+            ev(6, "e"),
+        ];
+        let g: Vec<Vec<i64>> = groups(&evs, 3)
+            .iter()
+            .map(|g| g.iter().map(|e| e.seq).collect())
+            .collect();
+        assert_eq!(g, vec![vec![1, 2], vec![3, 4, 5], vec![6]]);
+    }
+
+    #[test]
+    fn backoff_is_capped() {
+        let cfg = PushConfig::default();
+        assert!(backoff(&cfg, 1) <= Duration::from_millis(1200));
+        assert_eq!(backoff(&cfg, 40), cfg.retry_cap);
+    }
+}

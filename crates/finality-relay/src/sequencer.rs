@@ -1,0 +1,36 @@
+//! Feed positions are given after commit, by one sequencer at a time; see
+//! `migrations/*/0003_event_feed.sql` and `docs/EVENTS.md` for why a reader
+//! paging by position then never skips an event.
+
+use finality_store::Store;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Sequence until nothing is left; returns how many rows got positions.
+pub async fn sequence_all(store: &dyn Store) -> finality_store::Result<u64> {
+    let mut total = 0;
+    loop {
+        let n = store.sequence_feed(1000).await?;
+        total += n;
+        if n < 1000 {
+            return Ok(total);
+        }
+    }
+}
+
+/// Run the sequencer until `shutdown`: on every local wake-up, and every
+/// `interval` for transitions committed by other nodes.
+pub async fn run(store: Arc<dyn Store>, interval: Duration, shutdown: CancellationToken) {
+    let mut wake = store.subscribe();
+    while !shutdown.is_cancelled() {
+        if let Err(e) = sequence_all(&*store).await {
+            tracing::error!(error = %e, "sequencing the event feed failed");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = wake.changed() => {}
+            _ = shutdown.cancelled() => {}
+        }
+    }
+}
