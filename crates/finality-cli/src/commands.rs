@@ -3,7 +3,7 @@
 use crate::config::Config;
 use anyhow::{anyhow, bail, Context};
 use clap::Subcommand;
-use finality_core::{Clock, Source, Status, SystemClock};
+use finality_core::{Clock, Status, SystemClock};
 use finality_engine::Health;
 use finality_server::AppState;
 use finality_sim::{SimConfig, Simulator};
@@ -210,15 +210,7 @@ pub async fn payments(
                 bail!("--status must be final: succeeded, failed, cancelled or reversed");
             }
             let now = SystemClock.now();
-            let report = Report {
-                payment_id: id.clone(),
-                status,
-                source: Source::Manual,
-                event_id: None,
-                observed_at: now,
-                reason: Some(reason),
-                actor: Some(actor),
-            };
+            let report = Report::manual(&id, status, reason, actor, now);
             match store.apply(&report, now).await? {
                 ApplyOutcome::Applied { from, to } => println!("{id}: {from} -> {to}"),
                 ApplyOutcome::Unchanged => println!("{id}: already {status}"),

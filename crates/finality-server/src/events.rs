@@ -31,16 +31,7 @@ async fn feed(
             ApiError::invalid("after", format!("`{c}` is not a cursor from this feed"))
         })?,
     };
-    let limit = match q.limit {
-        None => 100,
-        Some(l) => l
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| {
-                ApiError::invalid("limit", format!("`{l}` is not an integer from 1 to 1000"))
-            })?,
-    };
+    let limit = crate::payments::parse_limit(q.limit, 100, 1000)?;
     let events = app.store.feed_after(after, limit).await?;
     let next = events.last().map_or(after, |e| e.seq);
     let events: Vec<Value> = events.iter().map(finality_relay::event::to_json).collect();

@@ -50,6 +50,20 @@ fn parse_body<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// `limit` from a query string: `default` when absent, else 1..=`max`.
+pub(crate) fn parse_limit(raw: Option<String>, default: u32, max: u32) -> Result<u32, ApiError> {
+    match raw {
+        None => Ok(default),
+        Some(l) => l
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                ApiError::invalid("limit", format!("`{l}` is not an integer from 1 to {max}"))
+            }),
+    }
+}
+
 fn required<T>(v: Option<T>, field: &'static str) -> Result<T, ApiError> {
     v.ok_or_else(|| ApiError::invalid(field, format!("missing field `{field}`")))
 }
@@ -330,16 +344,7 @@ async fn list(
                 .map_err(|e| ApiError::invalid("status", e.to_string()))
         })
         .transpose()?;
-    let limit = match q.limit {
-        None => 50,
-        Some(l) => l
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=500).contains(n))
-            .ok_or_else(|| {
-                ApiError::invalid("limit", format!("`{l}` is not an integer from 1 to 500"))
-            })?,
-    };
+    let limit = parse_limit(q.limit, 50, 500)?;
     let page = app
         .store
         .list(&ListFilter {
@@ -385,15 +390,7 @@ async fn resolve(
     let reason = required(r.reason.filter(|s| !s.trim().is_empty()), "reason")?;
     let actor = required(r.actor.filter(|s| !s.trim().is_empty()), "actor")?;
     let now = app.clock.now();
-    let report = Report {
-        payment_id: id.clone(),
-        status,
-        source: Source::Manual,
-        event_id: None,
-        observed_at: now,
-        reason: Some(reason),
-        actor: Some(actor.clone()),
-    };
+    let report = Report::manual(&id, status, reason, actor.clone(), now);
     match app.store.apply(&report, now).await? {
         ApplyOutcome::Applied { from, to } => {
             tracing::info!(payment_id = %id, %from, %to, %actor, "resolved by hand");

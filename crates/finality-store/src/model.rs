@@ -104,6 +104,27 @@ pub struct Report {
     pub actor: Option<String>,
 }
 
+impl Report {
+    /// A human's settlement: `reason` and `actor` are kept on the history row.
+    pub fn manual(
+        payment_id: &str,
+        status: Status,
+        reason: String,
+        actor: String,
+        now: Timestamp,
+    ) -> Self {
+        Report {
+            payment_id: payment_id.to_string(),
+            status,
+            source: Source::Manual,
+            event_id: None,
+            observed_at: now,
+            reason: Some(reason),
+            actor: Some(actor),
+        }
+    }
+}
+
 /// What `apply` did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ApplyOutcome {
