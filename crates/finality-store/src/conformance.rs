@@ -627,3 +627,52 @@ pub async fn inbox_failures_are_retried(db: Arc<dyn Store>) {
         InboxOutcome::Applied { .. }
     ));
 }
+
+/// Feed positions follow commit order, destinations advance by
+/// compare-and-set, and pruning keeps what a destination still lacks.
+pub async fn feed_destinations_and_pruning(db: Arc<dyn Store>) {
+    for id in ["pay_1", "pay_2", "pay_3"] {
+        register(&*db, id, T0).await;
+        db.apply(&report(id, Status::Succeeded, id), Timestamp(T0.0 + 1))
+            .await
+            .unwrap();
+    }
+    assert!(
+        db.feed_after(0, 10).await.unwrap().is_empty(),
+        "no position before sequencing"
+    );
+    assert_eq!(db.sequence_feed(2).await.unwrap(), 2);
+    assert_eq!(db.sequence_feed(10).await.unwrap(), 1);
+    assert_eq!(db.sequence_feed(10).await.unwrap(), 0);
+    let feed = db.feed_after(0, 10).await.unwrap();
+    assert_eq!(feed.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(feed[0].payment_id, "pay_1");
+
+    let d = db.destination("http:x").await.unwrap();
+    assert_eq!((d.delivered_seq, d.attempts), (0, 0));
+    assert!(db.destination_advance("http:x", 0, 2).await.unwrap());
+    assert!(
+        !db.destination_advance("http:x", 0, 3).await.unwrap(),
+        "stale cursor refused"
+    );
+    let failed = DestinationState {
+        attempts: 3,
+        failing_since: Some(T0),
+        next_attempt_at: Some(Timestamp(T0.0 + 9)),
+        last_error: Some("HTTP 500".into()),
+        ..db.destination("http:x").await.unwrap()
+    };
+    db.destination_failed(&failed).await.unwrap();
+    assert_eq!(db.destination("http:x").await.unwrap(), failed);
+
+    // Past retention, but only what every destination has is deleted.
+    let later = Timestamp(T0.0 + 1_000_000);
+    assert_eq!(db.prune_events(2, later).await.unwrap(), 2);
+    let left = db.feed_after(0, 10).await.unwrap();
+    assert_eq!(left.iter().map(|e| e.seq).collect::<Vec<_>>(), [3]);
+    assert_eq!(
+        db.prune_events(3, T0).await.unwrap(),
+        0,
+        "not yet past retention"
+    );
+}

@@ -41,4 +41,5 @@ on_both_backends!(
     inbox_out_of_order_is_ignored_with_reason,
     inbox_orphan_is_applied_on_registration,
     inbox_failures_are_retried,
+    feed_destinations_and_pruning,
 );
