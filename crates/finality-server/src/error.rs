@@ -26,6 +26,9 @@ pub enum ApiError {
     },
     #[error("missing or invalid bearer token")]
     Unauthorized,
+    /// 401 on a webhook: it could not be proven authentic.
+    #[error("webhook rejected ({0}); nothing was stored")]
+    BadSignature(&'static str),
     #[error("request body larger than {0} bytes")]
     TooLarge(usize),
     #[error("internal error: {0}")]
@@ -65,6 +68,7 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
             ApiError::Conflict { code, field, .. } => (StatusCode::CONFLICT, *code, field.clone()),
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
+            ApiError::BadSignature(_) => (StatusCode::UNAUTHORIZED, "invalid_signature", None),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", None),
             ApiError::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");

@@ -111,7 +111,7 @@ async fn receive(
                 entry.nudges_per_minute,
             )
             .await;
-            return Err(ApiError::Unauthorized);
+            return Err(ApiError::BadSignature(reason.as_str()));
         }
         Err(WebhookError::Unparseable { event_id, detail }) => {
             // Authentic evidence: keep it (as failed), tell the sender.

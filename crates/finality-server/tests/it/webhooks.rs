@@ -240,7 +240,7 @@ async fn bad_signatures_are_rejected_and_store_nothing(b: Backend) {
     for (what, h, body) in cases {
         let (s, v) = app.webhook(&h, &body).await;
         assert_eq!(s, StatusCode::UNAUTHORIZED, "{what}: {v}");
-        assert_eq!(v["error"]["code"], "unauthorized");
+        assert_eq!(v["error"]["code"], "invalid_signature");
         assert!(
             app.db
                 .store
