@@ -7,6 +7,7 @@
 //! - `demo`: `finality demo`.
 #![forbid(unsafe_code)]
 
+mod bench;
 mod commands;
 mod config;
 mod demo;
@@ -59,6 +60,8 @@ enum Command {
     },
     /// Simulate N payments end to end on virtual time and print a summary.
     Demo(demo::DemoArgs),
+    /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
+    Bench(bench::BenchArgs),
 }
 
 fn init_tracing(default: &str) {
@@ -73,7 +76,10 @@ fn init_tracing(default: &str) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(match cli.command {
-        Command::Demo(_) | Command::Payments { .. } | Command::Events { .. } => "error",
+        Command::Demo(_)
+        | Command::Bench(_)
+        | Command::Payments { .. }
+        | Command::Events { .. } => "error",
         _ => "info",
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -101,6 +107,7 @@ fn main() -> ExitCode {
             } => commands::events(config, database_url, command).await,
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,
+            Command::Bench(args) => bench::run(args).await,
         }
     });
     match result {

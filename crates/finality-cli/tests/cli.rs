@@ -71,3 +71,25 @@ fn migrate_and_inspect_an_sqlite_database() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no payment with id `nope`"));
 }
+
+/// The benchmark command runs in a seconds-long smoke mode (no thresholds),
+/// so it never rots.
+#[test]
+fn bench_smoke_runs() {
+    let out = finality().args(["bench", "--smoke"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "pgbench single-row UPDATE",
+        "poll executions/s",
+        "postgres",
+        "sqlite",
+        "claim of 100",
+    ] {
+        assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
+    }
+}
