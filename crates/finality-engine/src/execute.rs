@@ -5,7 +5,7 @@ use crate::health::Pause;
 use crate::{Engine, ProviderEntry};
 use finality_core::{NextPoll, Timestamp};
 use finality_providers::{Observation, PollTarget, ProviderError};
-use finality_store::{AfterPoll, ClaimedJob, CompleteOutcome, Completion, NewAttempt};
+use finality_store::{AfterPoll, ClaimedJob, Completion, NewAttempt};
 use rand::Rng;
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,7 @@ impl Engine {
     /// Poll one claimed job to completion.
     pub(crate) async fn execute(&self, job: ClaimedJob) {
         let completion = self.poll(&job).await;
-        self.complete(&job, completion).await;
+        self.completer.complete(&*self.store, completion).await;
     }
 
     async fn poll(&self, job: &ClaimedJob) -> Completion {
@@ -167,34 +167,6 @@ impl Engine {
             next_poll_at: until,
             count_attempt: false,
             last_error: Some(err.to_string()),
-        }
-    }
-
-    /// Write the completion, retrying briefly if the database hiccups. If it
-    /// still fails, the lease expires and the poll is simply made again.
-    async fn complete(&self, job: &ClaimedJob, c: Completion) {
-        let mut backoff = Duration::from_millis(100);
-        for attempt in 1..=4 {
-            match self.store.complete(&c).await {
-                Ok(CompleteOutcome::Done { applied }) => {
-                    for (from, to) in applied {
-                        tracing::info!(payment_id = %job.payment_id, %from, %to, "status changed by status query");
-                    }
-                    return;
-                }
-                Ok(CompleteOutcome::LeaseLost) => {
-                    tracing::info!(payment_id = %job.payment_id, "lease lost before completion; result discarded");
-                    return;
-                }
-                Err(e) if attempt < 4 => {
-                    tracing::warn!(payment_id = %job.payment_id, error = %e, "completing a poll failed; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff *= 3;
-                }
-                Err(e) => {
-                    tracing::error!(payment_id = %job.payment_id, error = %e, "completing a poll failed; the lease will expire and the poll repeat");
-                }
-            }
         }
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! Roles, in the River manner: the **producer** ([`Engine::run`]) claims only
 //! as many due jobs as it has free slots, in one short statement; each
-//! **executor** task calls the provider with no database lock held, then
-//! **completes** the job in one transaction fenced by its lock token; expired
+//! **executor** task calls the provider with no database lock held, then the
+//! **completer** writes its result, fenced by its lock token, batched with
+//! the results that arrived meanwhile into one transaction; expired
 //! leases are **rescued** simply by falling due again (the claim sets
 //! `next_poll_at` to the lease end). Time comes only from the [`Clock`]: on a
 //! virtual clock an idle engine jumps time to the next due poll.
@@ -14,10 +15,12 @@
 //! - [`health`]: per-provider pauses (rate limits, permanent errors) that
 //!   `/readyz` reports.
 //! - [`inbox`]: the webhook inbox processor.
+//! - `completer`: batches completions into one transaction.
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
 #![forbid(unsafe_code)]
 
+mod completer;
 pub mod config;
 mod execute;
 pub mod health;
@@ -69,6 +72,7 @@ pub struct Engine {
     pub(crate) providers: Arc<Providers>,
     pub(crate) config: EngineConfig,
     pub(crate) health: Arc<Health>,
+    pub(crate) completer: completer::Completer,
 }
 
 impl Engine {
@@ -79,7 +83,9 @@ impl Engine {
         config: EngineConfig,
         health: Arc<Health>,
     ) -> Arc<Self> {
+        let completer = completer::Completer::spawn(store.clone(), config.batch_size as usize);
         Arc::new(Engine {
+            completer,
             store,
             clock,
             providers,

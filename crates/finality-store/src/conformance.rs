@@ -676,3 +676,55 @@ pub async fn feed_destinations_and_pruning(db: Arc<dyn Store>) {
         "not yet past retention"
     );
 }
+
+/// A batch of completions commits together; a stale one in it is fenced
+/// out on its own while the others are written.
+pub async fn complete_batch_fences_each_completion(db: Arc<dyn Store>) {
+    for id in ["pay_b1", "pay_b2", "pay_b3"] {
+        register(&*db, id, T0).await;
+    }
+    let jobs = db.claim(&claim_req(T0, 10, "w")).await.unwrap();
+    assert_eq!(jobs.len(), 3);
+    let t1 = Timestamp(T0.0 + 10);
+    let done = |j: &ClaimedJob, token: i64, observed| Completion {
+        payment_id: j.payment_id.clone(),
+        lock_token: token,
+        now: t1,
+        attempt: Some(attempt(j, "w", T0, "x")),
+        observed: Some(observed),
+        then: AfterPoll::Reschedule {
+            next_poll_at: Timestamp(t1.0 + 1_000),
+            count_attempt: true,
+            last_error: None,
+        },
+    };
+    let batch = vec![
+        done(&jobs[2], jobs[2].lock_token, Status::Succeeded),
+        done(&jobs[0], jobs[0].lock_token + 1, Status::Failed),
+        done(&jobs[1], jobs[1].lock_token, Status::Pending),
+    ];
+    let out = db.complete_batch(&batch).await.unwrap();
+    assert!(matches!(&out[0], CompleteOutcome::Done { applied } if applied.len() == 1));
+    assert_eq!(
+        out[1],
+        CompleteOutcome::LeaseLost,
+        "a wrong token is fenced out"
+    );
+    assert_eq!(out[2], CompleteOutcome::Done { applied: vec![] });
+    let s = |id: &str| {
+        let db = db.clone();
+        let id = id.to_string();
+        async move { db.get(&id).await.unwrap().unwrap() }
+    };
+    assert_eq!(
+        s(&jobs[2].payment_id).await.payment.status,
+        Status::Succeeded
+    );
+    assert_eq!(s(&jobs[0].payment_id).await.payment.status, Status::Pending);
+    assert_eq!(s(&jobs[1].payment_id).await.poll.unwrap().attempts, 1);
+    assert_eq!(
+        db.attempts(&jobs[0].payment_id).await.unwrap().len(),
+        1,
+        "the fenced call is still recorded"
+    );
+}

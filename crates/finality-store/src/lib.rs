@@ -59,6 +59,12 @@ pub trait Store: Send + Sync + 'static {
     /// apply what was observed, and reschedule, give up or drop the job.
     async fn complete(&self, c: &Completion) -> Result<CompleteOutcome>;
 
+    /// Several completions in one transaction (one commit), in payment-id
+    /// order so that concurrent batches lock rows in the same order. All or
+    /// nothing: on an error none is written and the caller may retry them
+    /// one by one.
+    async fn complete_batch(&self, cs: &[Completion]) -> Result<Vec<CompleteOutcome>>;
+
     /// Make a payment's next poll due now (unparking a reviewed one).
     async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
 

@@ -652,6 +652,21 @@ macro_rules! sql_store {
                 Ok(out)
             }
 
+            async fn complete_batch(&self, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
+                let mut order: Vec<usize> = (0..cs.len()).collect();
+                order.sort_by(|a, b| cs[*a].payment_id.cmp(&cs[*b].payment_id));
+                let mut out = vec![CompleteOutcome::LeaseLost; cs.len()];
+                let mut tx = self.begin_write().await?;
+                for i in order {
+                    out[i] = complete_in(&mut tx, &cs[i]).await?;
+                }
+                tx.commit().await.op("committing a batch of poll results")?;
+                if out.iter().any(|o| matches!(o, CompleteOutcome::Done { applied } if !applied.is_empty())) {
+                    self.wake.bump();
+                }
+                Ok(out)
+            }
+
             async fn poll_now(&self, id: &str, now: Timestamp) -> Result<PollNow> {
                 let mut tx = self.begin_write().await?;
                 let Some((status, _)) = lock_payment(&mut tx, id).await? else {

@@ -42,4 +42,5 @@ on_both_backends!(
     inbox_orphan_is_applied_on_registration,
     inbox_failures_are_retried,
     feed_destinations_and_pruning,
+    complete_batch_fences_each_completion,
 );

@@ -1,0 +1,101 @@
+//! The completer: executors hand their results here, and whatever has
+//! accumulated while the previous batch was committing is written in one
+//! transaction (one commit, one fsync) instead of one each. An executor waits
+//! for its own result to be durable, so a slot is only freed once its poll is
+//! complete.
+
+use finality_store::{CompleteOutcome, Completion, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+type Item = (Completion, oneshot::Sender<()>);
+
+/// The executors' side of the completer.
+#[derive(Clone)]
+pub(crate) struct Completer {
+    tx: mpsc::Sender<Item>,
+}
+
+impl Completer {
+    /// Start the completer task; it ends when every `Completer` is dropped.
+    pub(crate) fn spawn(store: Arc<dyn Store>, max_batch: usize) -> Self {
+        let (tx, rx) = mpsc::channel(max_batch.max(1) * 2);
+        tokio::spawn(run(store, rx, max_batch.max(1)));
+        Completer { tx }
+    }
+
+    /// Write `c` durably (batched with others); returns once it is written
+    /// or has definitively failed (then its lease expires and the poll is
+    /// made again).
+    pub(crate) async fn complete(&self, store: &dyn Store, c: Completion) {
+        let (done_tx, done_rx) = oneshot::channel();
+        match self.tx.send((c, done_tx)).await {
+            Ok(()) => {
+                let _ = done_rx.await;
+            }
+            // The completer is gone (shutting down): write it directly.
+            Err(mpsc::error::SendError((c, _))) => one_by_one(store, &c).await,
+        }
+    }
+}
+
+async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usize) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match rx.try_recv() {
+                Ok(item) => batch.push(item),
+                Err(_) => break,
+            }
+        }
+        let cs: Vec<Completion> = batch.iter().map(|(c, _)| c.clone()).collect();
+        match store.complete_batch(&cs).await {
+            Ok(outcomes) => {
+                for (c, o) in cs.iter().zip(outcomes) {
+                    log_outcome(c, &o);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, size = cs.len(), "completing a batch failed; completing one by one");
+                for c in &cs {
+                    one_by_one(&*store, c).await;
+                }
+            }
+        }
+        for (_, done) in batch {
+            let _ = done.send(());
+        }
+    }
+}
+
+fn log_outcome(c: &Completion, o: &CompleteOutcome) {
+    match o {
+        CompleteOutcome::Done { applied } => {
+            for (from, to) in applied {
+                tracing::info!(payment_id = %c.payment_id, %from, %to, "status changed by status query");
+            }
+        }
+        CompleteOutcome::LeaseLost => {
+            tracing::info!(payment_id = %c.payment_id, "lease lost before completion; result discarded");
+        }
+    }
+}
+
+/// One completion on its own, retried briefly if the database hiccups.
+async fn one_by_one(store: &dyn Store, c: &Completion) {
+    let mut backoff = Duration::from_millis(100);
+    for attempt in 1..=4 {
+        match store.complete(c).await {
+            Ok(o) => return log_outcome(c, &o),
+            Err(e) if attempt < 4 => {
+                tracing::warn!(payment_id = %c.payment_id, error = %e, "completing a poll failed; retrying");
+                tokio::time::sleep(backoff).await;
+                backoff *= 3;
+            }
+            Err(e) => {
+                tracing::error!(payment_id = %c.payment_id, error = %e, "completing a poll failed; the lease will expire and the poll repeat");
+            }
+        }
+    }
+}
