@@ -49,7 +49,7 @@ async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usi
                 Err(_) => break,
             }
         }
-        let cs: Vec<Completion> = batch.iter().map(|(c, _)| c.clone()).collect();
+        let (cs, waiters): (Vec<Completion>, Vec<oneshot::Sender<()>>) = batch.into_iter().unzip();
         match store.complete_batch(&cs).await {
             Ok(outcomes) => {
                 for (c, o) in cs.iter().zip(outcomes) {
@@ -63,7 +63,7 @@ async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usi
                 }
             }
         }
-        for (_, done) in batch {
+        for done in waiters {
             let _ = done.send(());
         }
     }
