@@ -250,6 +250,24 @@ pub async fn apply_is_idempotent_and_monotone(db: Arc<dyn Store>) {
 /// Reschedule counts attempts (or not, for deferrals), give-up parks the job
 /// in review, "poll now" unparks it, and a later answer still settles it.
 pub async fn reschedule_give_up_and_settle_later(db: Arc<dyn Store>) {
+    reschedule_flow(db, false).await;
+}
+
+/// The same through `complete_batch` (the engine's path; on PostgreSQL the
+/// array statements).
+pub async fn reschedule_give_up_and_settle_later_batched(db: Arc<dyn Store>) {
+    reschedule_flow(db, true).await;
+}
+
+async fn finish(db: &dyn Store, batched: bool, c: Completion) -> crate::Result<CompleteOutcome> {
+    if batched {
+        Ok(db.complete_batch(&[c]).await?.remove(0))
+    } else {
+        db.complete(&c).await
+    }
+}
+
+async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
     register(&*db, "pay_r", T0).await;
     let job = db.claim(&claim_req(T0, 1, "w")).await.unwrap().remove(0);
     let t1 = Timestamp(T0.0 + 100);
@@ -258,8 +276,7 @@ pub async fn reschedule_give_up_and_settle_later(db: Arc<dyn Store>) {
         count_attempt: count,
         last_error: None,
     };
-    let out = db
-        .complete(&Completion {
+    let out = finish(&*db, batched, Completion {
             payment_id: "pay_r".into(),
             lock_token: job.lock_token,
             now: t1,
@@ -281,7 +298,7 @@ pub async fn reschedule_give_up_and_settle_later(db: Arc<dyn Store>) {
     let t2 = Timestamp(t1.0 + 1_000);
     let job = db.claim(&claim_req(t2, 1, "w")).await.unwrap().remove(0);
     assert_eq!(job.attempts, 1);
-    db.complete(&Completion {
+    finish(&*db, batched, Completion {
         payment_id: "pay_r".into(),
         lock_token: job.lock_token,
         now: t2,
@@ -295,8 +312,7 @@ pub async fn reschedule_give_up_and_settle_later(db: Arc<dyn Store>) {
     let job = db.claim(&claim_req(t3, 1, "w")).await.unwrap().remove(0);
     assert_eq!(job.attempts, 1, "a deferral does not burn an attempt");
 
-    let out = db
-        .complete(&Completion {
+    let out = finish(&*db, batched, Completion {
             payment_id: "pay_r".into(),
             lock_token: job.lock_token,
             now: t3,
@@ -336,7 +352,7 @@ pub async fn reschedule_give_up_and_settle_later(db: Arc<dyn Store>) {
     let t4 = Timestamp(t3.0 + 60_000);
     assert_eq!(db.poll_now("pay_r", t4).await.unwrap(), PollNow::Scheduled);
     let job = db.claim(&claim_req(t4, 1, "w")).await.unwrap().remove(0);
-    db.complete(&Completion {
+    finish(&*db, batched, Completion {
         payment_id: "pay_r".into(),
         lock_token: job.lock_token,
         now: t4,

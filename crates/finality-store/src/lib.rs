@@ -20,6 +20,8 @@ mod error;
 pub mod model;
 #[macro_use]
 mod ops;
+mod pg_batch;
+mod plan;
 pub mod postgres;
 pub mod sqlite;
 pub mod testing;

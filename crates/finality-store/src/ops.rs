@@ -23,6 +23,7 @@ macro_rules! sql_store {
         inbox_claim = $inbox_claim:expr,
         lock_feed = $lock_feed:expr,
         notify = $notify:expr,
+        complete_batch = $complete_batch:path,
     ) => {
         use $crate::error::{DbContext, Result};
         use $crate::model::*;
@@ -197,6 +198,21 @@ macro_rules! sql_store {
         /// (deleted when final, parked when in review). The caller holds the
         /// payment lock and has checked the transition table.
         async fn write_transition(conn: &mut $conn, t: &Transition<'_>) -> Result<()> {
+            write_status(conn, t).await?;
+            if t.to.is_final() {
+                sqlx::query("DELETE FROM poll_jobs WHERE payment_id = $1")
+                    .bind(t.payment_id)
+                    .execute(&mut *conn)
+                    .await
+                    .op("dropping the poll job of a final payment")?;
+            } else if t.to == Status::NeedsReview {
+                park_job(conn, t.payment_id, None).await?;
+            }
+            Ok(())
+        }
+
+        /// Status, history and outbox of one transition (no job change).
+        async fn write_status(conn: &mut $conn, t: &Transition<'_>) -> Result<()> {
             let finalized = t.to.is_final().then_some(t.now.0);
             sqlx::query(
                 "UPDATE payments SET status = $2, status_source = $3, updated_at = $4, \
@@ -240,15 +256,6 @@ macro_rules! sql_store {
             .execute(&mut *conn)
             .await
             .op("writing the outbox event")?;
-            if t.to.is_final() {
-                sqlx::query("DELETE FROM poll_jobs WHERE payment_id = $1")
-                    .bind(t.payment_id)
-                    .execute(&mut *conn)
-                    .await
-                    .op("dropping the poll job of a final payment")?;
-            } else if t.to == Status::NeedsReview {
-                park_job(conn, t.payment_id, None).await?;
-            }
             Ok(())
         }
 
@@ -328,36 +335,13 @@ macro_rules! sql_store {
             Ok(())
         }
 
-        async fn poll_transition(
-            conn: &mut $conn,
-            c: &Completion,
-            kind: Kind,
-            from: Status,
-            to: Status,
-            reason: Option<&str>,
-        ) -> Result<()> {
-            let t = Transition {
-                payment_id: &c.payment_id,
-                kind,
-                from,
-                to,
-                source: Source::StatusQuery,
-                event_id: None,
-                reason,
-                actor: None,
-                observed_at: c.now,
-                now: c.now,
-            };
-            write_transition(conn, &t).await
-        }
-
         /// `complete` inside an open transaction.
         async fn complete_in(conn: &mut $conn, c: &Completion) -> Result<CompleteOutcome> {
             // The call happened whatever the fence says: always record it.
             if let Some(a) = &c.attempt {
                 insert_attempt(conn, a).await?;
             }
-            let Some((mut current, kind)) = lock_payment(conn, &c.payment_id).await? else {
+            let Some((current, kind)) = lock_payment(conn, &c.payment_id).await? else {
                 return Ok(CompleteOutcome::LeaseLost);
             };
             let fenced: Option<i32> = sqlx::query_scalar($lock_job)
@@ -369,50 +353,73 @@ macro_rules! sql_store {
             if fenced.is_none() {
                 return Ok(CompleteOutcome::LeaseLost);
             }
-            let mut applied = Vec::new();
-            if let Some(observed) = c.observed {
-                if decide(kind, current, observed) == Decision::Apply {
-                    poll_transition(conn, c, kind, current, observed, None).await?;
-                    applied.push((current, observed));
-                    current = observed;
-                }
+            let plan = $crate::plan::plan_completion(c, kind, current);
+            for step in &plan.steps {
+                let t = Transition {
+                    payment_id: &c.payment_id,
+                    kind,
+                    from: step.from,
+                    to: step.to,
+                    source: Source::StatusQuery,
+                    event_id: None,
+                    reason: step.reason.as_deref(),
+                    actor: None,
+                    observed_at: c.now,
+                    now: c.now,
+                };
+                write_status(conn, &t).await?;
             }
-            if !current.is_final() {
-                match &c.then {
-                    AfterPoll::Reschedule {
-                        next_poll_at,
-                        count_attempt,
-                        last_error,
-                    } => {
-                        sqlx::query(
-                            "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
-                             due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
-                             last_error = $4 WHERE payment_id = $1",
-                        )
+            match &plan.job {
+                $crate::plan::JobAction::Delete => {
+                    sqlx::query("DELETE FROM poll_jobs WHERE payment_id = $1")
                         .bind(&c.payment_id)
-                        .bind(next_poll_at.0)
-                        .bind(i32::from(*count_attempt))
-                        .bind(last_error)
                         .execute(&mut *conn)
                         .await
-                        .op("rescheduling a poll")?;
-                    }
-                    AfterPoll::GiveUp { reason } => {
-                        sqlx::query("UPDATE poll_jobs SET attempts = attempts + 1 WHERE payment_id = $1")
-                            .bind(&c.payment_id)
-                            .execute(&mut *conn)
-                            .await
-                            .op("counting the last poll")?;
-                        if decide(kind, current, Status::NeedsReview) == Decision::Apply {
-                            let to = Status::NeedsReview;
-                            poll_transition(conn, c, kind, current, to, Some(reason)).await?;
-                            applied.push((current, to));
-                        }
-                        park_job(conn, &c.payment_id, Some(reason)).await?;
-                    }
+                        .op("dropping the poll job of a final payment")?;
+                }
+                $crate::plan::JobAction::Reschedule {
+                    next_poll_at,
+                    count,
+                    last_error,
+                } => {
+                    sqlx::query(
+                        "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
+                         due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
+                         last_error = $4 WHERE payment_id = $1",
+                    )
+                    .bind(&c.payment_id)
+                    .bind(next_poll_at.0)
+                    .bind(*count)
+                    .bind(last_error)
+                    .execute(&mut *conn)
+                    .await
+                    .op("rescheduling a poll")?;
+                }
+                $crate::plan::JobAction::Park { count, reason } => {
+                    sqlx::query("UPDATE poll_jobs SET attempts = attempts + $2 WHERE payment_id = $1")
+                        .bind(&c.payment_id)
+                        .bind(*count)
+                        .execute(&mut *conn)
+                        .await
+                        .op("counting the last poll")?;
+                    park_job(conn, &c.payment_id, reason.as_deref()).await?;
                 }
             }
+            let applied = plan.steps.iter().map(|s| (s.from, s.to)).collect();
             Ok(CompleteOutcome::Done { applied })
+        }
+
+        /// A batch of completions in one transaction, row by row, in
+        /// payment-id order (so two batches never lock in opposite orders).
+        #[allow(dead_code)]
+        async fn complete_each(conn: &mut $conn, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
+            let mut order: Vec<usize> = (0..cs.len()).collect();
+            order.sort_by(|a, b| cs[*a].payment_id.cmp(&cs[*b].payment_id));
+            let mut out = vec![CompleteOutcome::LeaseLost; cs.len()];
+            for i in order {
+                out[i] = complete_in(conn, &cs[i]).await?;
+            }
+            Ok(out)
         }
 
         fn job_from_row(r: &$row) -> Result<ClaimedJob> {
@@ -653,13 +660,8 @@ macro_rules! sql_store {
             }
 
             async fn complete_batch(&self, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
-                let mut order: Vec<usize> = (0..cs.len()).collect();
-                order.sort_by(|a, b| cs[*a].payment_id.cmp(&cs[*b].payment_id));
-                let mut out = vec![CompleteOutcome::LeaseLost; cs.len()];
                 let mut tx = self.begin_write().await?;
-                for i in order {
-                    out[i] = complete_in(&mut tx, &cs[i]).await?;
-                }
+                let out = $complete_batch(&mut tx, cs).await?;
                 tx.commit().await.op("committing a batch of poll results")?;
                 if out.iter().any(|o| matches!(o, CompleteOutcome::Done { applied } if !applied.is_empty())) {
                     self.wake.bump();

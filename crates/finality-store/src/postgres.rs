@@ -144,4 +144,5 @@ sql_store! {
     inbox_claim = INBOX_CLAIM,
     lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
     notify = Some("SELECT pg_notify('finality_jobs', '')"),
+    complete_batch = crate::pg_batch::complete_batch_in,
 }

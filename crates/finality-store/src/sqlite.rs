@@ -111,4 +111,5 @@ sql_store! {
     inbox_claim = INBOX_CLAIM,
     lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1",
     notify = None::<&str>,
+    complete_batch = complete_each,
 }

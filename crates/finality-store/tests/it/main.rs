@@ -43,4 +43,5 @@ on_both_backends!(
     inbox_failures_are_retried,
     feed_destinations_and_pruning,
     complete_batch_fences_each_completion,
+    reschedule_give_up_and_settle_later_batched,
 );

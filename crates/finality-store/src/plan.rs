@@ -1,0 +1,184 @@
+//! What a fenced completion writes, decided in plain Rust from the payment's
+//! current status, so the row-at-a-time path (SQLite, single completions)
+//! and the array path (a PostgreSQL batch in a handful of statements) cannot
+//! disagree about the outcome of a poll.
+
+use crate::model::{AfterPoll, Completion};
+use finality_core::{decide, Decision, Kind, Status, Timestamp};
+
+/// One status change a completion makes (source `status_query`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Step {
+    pub from: Status,
+    pub to: Status,
+    pub reason: Option<String>,
+}
+
+/// What becomes of the poll job.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum JobAction {
+    /// The payment is final: the job row goes.
+    Delete,
+    /// Poll again at `next_poll_at`; the lease is released.
+    Reschedule {
+        next_poll_at: Timestamp,
+        count: i32,
+        last_error: Option<String>,
+    },
+    /// Stop polling until someone asks; `reason` replaces the last error
+    /// when there is one.
+    Park { count: i32, reason: Option<String> },
+}
+
+/// The whole effect of one completion whose fence held.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Plan {
+    pub steps: Vec<Step>,
+    pub job: JobAction,
+}
+
+impl Plan {
+    /// The status the payment ends with.
+    pub fn final_status(&self, current: Status) -> Status {
+        self.steps.last().map_or(current, |s| s.to)
+    }
+}
+
+/// Decide a completion's writes given the locked payment's `current` status.
+pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Plan {
+    let mut steps = Vec::new();
+    let mut now_status = current;
+    if let Some(observed) = c.observed {
+        if decide(kind, now_status, observed) == Decision::Apply {
+            steps.push(Step {
+                from: now_status,
+                to: observed,
+                reason: None,
+            });
+            now_status = observed;
+        }
+    }
+    let job = if now_status.is_final() {
+        JobAction::Delete
+    } else {
+        match &c.then {
+            AfterPoll::Reschedule {
+                next_poll_at,
+                count_attempt,
+                last_error,
+            } => JobAction::Reschedule {
+                next_poll_at: *next_poll_at,
+                count: i32::from(*count_attempt),
+                last_error: last_error.clone(),
+            },
+            AfterPoll::GiveUp { reason } => {
+                if decide(kind, now_status, Status::NeedsReview) == Decision::Apply {
+                    steps.push(Step {
+                        from: now_status,
+                        to: Status::NeedsReview,
+                        reason: Some(reason.clone()),
+                    });
+                }
+                JobAction::Park {
+                    count: 1,
+                    reason: Some(reason.clone()),
+                }
+            }
+        }
+    };
+    // A provider that reports `needs_review` itself parks the job, unless
+    // the poll's own outcome already decided what happens next.
+    let job = match job {
+        JobAction::Reschedule { .. }
+            if now_status == Status::NeedsReview && c.observed == Some(Status::NeedsReview) =>
+        {
+            JobAction::Park {
+                count: 0,
+                reason: None,
+            }
+        }
+        other => other,
+    };
+    Plan { steps, job }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completion(observed: Option<Status>, then: AfterPoll) -> Completion {
+        Completion {
+            payment_id: "p1".into(),
+            lock_token: 1,
+            now: Timestamp(10),
+            attempt: None,
+            observed,
+            then,
+        }
+    }
+
+    fn resched() -> AfterPoll {
+        AfterPoll::Reschedule {
+            next_poll_at: Timestamp(99),
+            count_attempt: true,
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn final_answer_deletes_the_job() {
+        let p = plan_completion(
+            &completion(Some(Status::Succeeded), resched()),
+            Kind::Payment,
+            Status::Pending,
+        );
+        assert_eq!(p.job, JobAction::Delete);
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.final_status(Status::Pending), Status::Succeeded);
+    }
+
+    #[test]
+    fn same_status_reschedules_without_a_step() {
+        let p = plan_completion(
+            &completion(Some(Status::Pending), resched()),
+            Kind::Payment,
+            Status::Pending,
+        );
+        assert!(p.steps.is_empty());
+        assert!(matches!(p.job, JobAction::Reschedule { count: 1, .. }));
+    }
+
+    #[test]
+    fn give_up_moves_to_review_and_parks() {
+        let p = plan_completion(
+            &completion(
+                Some(Status::Processing),
+                AfterPoll::GiveUp {
+                    reason: "out of attempts".into(),
+                },
+            ),
+            Kind::Payment,
+            Status::Pending,
+        );
+        assert_eq!(p.steps.len(), 2);
+        assert_eq!(p.steps[1].to, Status::NeedsReview);
+        assert_eq!(
+            p.job,
+            JobAction::Park {
+                count: 1,
+                reason: Some("out of attempts".into())
+            }
+        );
+    }
+
+    #[test]
+    fn stale_final_report_on_a_final_payment_still_deletes() {
+        let p = plan_completion(
+            &completion(Some(Status::Failed), resched()),
+            Kind::Payment,
+            Status::Succeeded,
+        );
+        assert!(p.steps.is_empty());
+        assert_eq!(p.job, JobAction::Delete);
+    }
+}
