@@ -24,6 +24,14 @@ pub struct EngineConfig {
     /// for wake-ups that never came (another process on SQLite).
     #[serde(with = "humantime_serde")]
     pub idle_check: Duration,
+    /// Jobs due within this window are claimed ahead and held in memory
+    /// until their time, so each poll starts within milliseconds of
+    /// `next_poll_at`. Zero turns the timer off (claim only what is due).
+    #[serde(with = "humantime_serde")]
+    pub lookahead: Duration,
+    /// Most claimed jobs held waiting (for their time or a free worker) on
+    /// top of the `concurrency` executing.
+    pub max_held: usize,
 }
 
 impl Default for EngineConfig {
@@ -34,6 +42,8 @@ impl Default for EngineConfig {
             batch_size: 64,
             lease: Duration::from_secs(60),
             idle_check: Duration::from_secs(1),
+            lookahead: Duration::from_millis(500),
+            max_held: 1024,
         }
     }
 }
@@ -49,6 +59,12 @@ impl EngineConfig {
         }
         if self.lease < Duration::from_secs(1) {
             return Err(("lease", "must be at least 1s".into()));
+        }
+        if self.lookahead * 2 > self.lease {
+            return Err(("lookahead", "must be at most half the lease".into()));
+        }
+        if self.max_held > 1_000_000 {
+            return Err(("max_held", "must be at most 1000000".into()));
         }
         if self.idle_check.is_zero() {
             return Err(("idle_check", "must be > 0".into()));

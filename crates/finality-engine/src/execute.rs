@@ -7,7 +7,9 @@ use finality_core::{NextPoll, Timestamp};
 use finality_providers::{Observation, PollTarget, ProviderError};
 use finality_store::{AfterPoll, ClaimedJob, Completion, NewAttempt};
 use rand::Rng;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 
 /// A random draw in [-1, 1] for schedule jitter.
 fn jitter_unit() -> f64 {
@@ -23,6 +25,44 @@ fn spread(t: Timestamp) -> Timestamp {
 }
 
 impl Engine {
+    /// Hold a claimed job until its time, take an execution permit, poll it.
+    /// A job that waited so long for a permit that half its lease is gone
+    /// (an overloaded node) is handed back, due now and uncounted, rather
+    /// than polled on a lease that may run out mid-call.
+    pub(crate) async fn execute_at(
+        &self,
+        job: ClaimedJob,
+        lease_until: Timestamp,
+        permits: Arc<Semaphore>,
+    ) {
+        let wait = job.due_at.since(self.clock.now());
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        let Ok(_permit) = permits.acquire_owned().await else {
+            return; // closed: never happens, the producer owns it
+        };
+        let now = self.clock.now();
+        if now.plus(self.config.lease / 2) > lease_until {
+            tracing::warn!(payment_id = %job.payment_id, "held too long waiting for a worker; handing the poll back");
+            let completion = Completion {
+                payment_id: job.payment_id.clone(),
+                lock_token: job.lock_token,
+                now,
+                attempt: None,
+                observed: None,
+                then: AfterPoll::Reschedule {
+                    next_poll_at: now,
+                    count_attempt: false,
+                    last_error: None,
+                },
+            };
+            self.completer.complete(&*self.store, completion).await;
+            return;
+        }
+        self.execute(job).await;
+    }
+
     /// Poll one claimed job to completion.
     pub(crate) async fn execute(&self, job: ClaimedJob) {
         let completion = self.poll(&job).await;
@@ -64,6 +104,8 @@ impl Engine {
             payment_id: &job.payment_id,
             provider_ref: &job.provider_ref,
             kind: job.kind,
+            attempt: job.attempts,
+            due_at: job.due_at,
         };
         let result = entry.adapter.query_status(&target).await;
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);

@@ -1,12 +1,21 @@
-//! The producer: claim as many due jobs as there are free slots, hand each to
-//! an executor task, then wait for the next due time, a wake-up, a free slot
-//! or shutdown, whichever comes first.
+//! The producer: claim jobs due now or within the look-ahead window, as many
+//! as there is room for, hand each to an executor task, then wait for the
+//! next due time, a wake-up, a free slot or shutdown, whichever comes first.
+//!
+//! The in-memory timer: a job claimed before it is due sleeps in its task
+//! until its `next_poll_at` (a tokio timer, millisecond resolution), then
+//! takes one of `concurrency` execution permits. Its lease runs from the
+//! end of the look-ahead window, so holding it costs no safety: if this
+//! process dies, the job falls due again when the lease ends. Claims happen
+//! about twice per window instead of once per job, which is what makes
+//! polls start within milliseconds of their time.
 
 use crate::Engine;
 use finality_core::Timestamp;
 use finality_store::ClaimRequest;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -49,28 +58,67 @@ impl Engine {
             .await
     }
 
+    /// The look-ahead window in force: none on a virtual clock, where time
+    /// only moves when the engine is idle and a held job would never fire.
+    fn lookahead(&self) -> Duration {
+        if self.clock.as_virtual().is_some() {
+            Duration::ZERO
+        } else {
+            self.config.lookahead
+        }
+    }
+
+    /// Claim jobs due by `now + lookahead`, leased from the window's end.
+    async fn claim_ahead(
+        &self,
+        limit: u32,
+    ) -> finality_store::Result<(Vec<finality_store::ClaimedJob>, Timestamp)> {
+        let now = self.clock.now();
+        let horizon = now.plus(self.lookahead());
+        let lease_until = horizon.plus(self.config.lease);
+        let jobs = self
+            .store
+            .claim(&ClaimRequest {
+                now: horizon,
+                limit,
+                lease_until,
+                worker: self.config.worker_id.clone(),
+            })
+            .await?;
+        Ok((jobs, lease_until))
+    }
+
     async fn run_loop(self: Arc<Self>, shutdown: CancellationToken, stop_when_idle: bool) {
         let mut wake = self.store.subscribe();
         let mut tasks: JoinSet<()> = JoinSet::new();
-        let slots = self.config.concurrency;
+        let permits = Arc::new(Semaphore::new(self.config.concurrency));
+        let lookahead = self.lookahead();
+        // Room for the executing jobs plus the ones waiting for their time.
+        let capacity = self.config.concurrency
+            + if lookahead.is_zero() {
+                0
+            } else {
+                self.config.max_held
+            };
         let mut db_backoff = Duration::from_millis(100);
-        tracing::info!(worker = %self.config.worker_id, slots, "poll engine started");
+        tracing::info!(worker = %self.config.worker_id, slots = self.config.concurrency, ?lookahead, "poll engine started");
         while !shutdown.is_cancelled() {
             while tasks.try_join_next().is_some() {}
-            let free = slots.saturating_sub(tasks.len());
+            let free = capacity.saturating_sub(tasks.len());
             if free > 0 {
                 let limit = u32::try_from(free)
                     .unwrap_or(u32::MAX)
                     .min(self.config.batch_size);
-                match self.claim(limit).await {
-                    Ok(jobs) => {
+                match self.claim_ahead(limit).await {
+                    Ok((jobs, lease_until)) => {
                         db_backoff = Duration::from_millis(100);
                         let full = jobs.len() as u32 == limit;
                         for job in jobs {
                             let me = self.clone();
-                            tasks.spawn(async move { me.execute(job).await });
+                            let permits = permits.clone();
+                            tasks.spawn(async move { me.execute_at(job, lease_until, permits).await });
                         }
-                        if full && tasks.len() < slots {
+                        if full && tasks.len() < capacity {
                             continue; // more may be due right now
                         }
                     }
@@ -86,12 +134,14 @@ impl Engine {
                 }
             }
             if !self
-                .wait(&mut tasks, &mut wake, &shutdown, stop_when_idle)
+                .wait(&mut tasks, &mut wake, &shutdown, stop_when_idle, capacity)
                 .await
             {
                 break;
             }
         }
+        // Held jobs fire at their time (at most one window away) and
+        // in-flight ones finish: nothing is left for a lease to expire.
         while tasks.join_next().await.is_some() {}
         tracing::info!(worker = %self.config.worker_id, "poll engine stopped");
     }
@@ -104,8 +154,9 @@ impl Engine {
         wake: &mut tokio::sync::watch::Receiver<u64>,
         shutdown: &CancellationToken,
         stop_when_idle: bool,
+        capacity: usize,
     ) -> bool {
-        let full = tasks.len() >= self.config.concurrency;
+        let full = tasks.len() >= capacity;
         if let Some(virtual_clock) = self.clock.as_virtual() {
             // Virtual time may only jump when nothing is in flight, or an
             // in-flight poll would see its lease expire under it.
@@ -152,9 +203,13 @@ impl Engine {
         if stop_when_idle && tasks.is_empty() && next_due.is_none() {
             return false;
         }
+        // Wake when the next job is half a window away: the claim then
+        // takes everything due within the window, so a steady stream is
+        // claimed about twice per window.
         let now = self.clock.now();
+        let half = self.lookahead() / 2;
         let sleep_for = next_due
-            .map_or(self.config.idle_check, |t: Timestamp| t.since(now))
+            .map_or(self.config.idle_check, |t: Timestamp| t.since(now.plus(half)))
             .min(self.config.idle_check);
         tokio::select! {
             _ = tokio::time::sleep(sleep_for) => {}

@@ -28,6 +28,11 @@ pub struct PollTarget<'a> {
     pub payment_id: &'a str,
     pub provider_ref: &'a str,
     pub kind: Kind,
+    /// Counted polls before this one (for adapters that vary by attempt,
+    /// and for the benchmark's provider, which answers by it).
+    pub attempt: u32,
+    /// The `next_poll_at` this poll was scheduled for (lateness).
+    pub due_at: finality_core::Timestamp,
 }
 
 /// A provider's answer to a status query.

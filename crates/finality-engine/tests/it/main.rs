@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod errors;
+mod timer;
 mod workers;
 
 use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
@@ -100,6 +101,7 @@ pub fn engine_config(worker: &str, concurrency: usize) -> EngineConfig {
         batch_size: 16,
         lease: Duration::from_secs(30),
         idle_check: Duration::from_millis(500),
+        ..EngineConfig::default()
     }
 }
 
