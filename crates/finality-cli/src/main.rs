@@ -62,6 +62,9 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
     Bench(bench::BenchArgs),
+    /// One engine process for `finality bench` (three-process and memory runs).
+    #[command(hide = true)]
+    BenchNode(bench::node::NodeArgs),
 }
 
 fn init_tracing(default: &str) {
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
     init_tracing(match cli.command {
         Command::Demo(_)
         | Command::Bench(_)
+        | Command::BenchNode(_)
         | Command::Payments { .. }
         | Command::Events { .. } => "error",
         _ => "info",
@@ -108,6 +112,7 @@ fn main() -> ExitCode {
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,
             Command::Bench(args) => bench::run(args).await,
+            Command::BenchNode(args) => bench::node::run_node(args).await,
         }
     });
     match result {

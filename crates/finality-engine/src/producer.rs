@@ -116,7 +116,9 @@ impl Engine {
                         for job in jobs {
                             let me = self.clone();
                             let permits = permits.clone();
-                            tasks.spawn(async move { me.execute_at(job, lease_until, permits).await });
+                            tasks.spawn(
+                                async move { me.execute_at(job, lease_until, permits).await },
+                            );
                         }
                         if full && tasks.len() < capacity {
                             continue; // more may be due right now
@@ -209,7 +211,9 @@ impl Engine {
         let now = self.clock.now();
         let half = self.lookahead() / 2;
         let sleep_for = next_due
-            .map_or(self.config.idle_check, |t: Timestamp| t.since(now.plus(half)))
+            .map_or(self.config.idle_check, |t: Timestamp| {
+                t.since(now.plus(half))
+            })
             .min(self.config.idle_check);
         tokio::select! {
             _ = tokio::time::sleep(sleep_for) => {}

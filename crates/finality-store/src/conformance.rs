@@ -276,16 +276,20 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
         count_attempt: count,
         last_error: None,
     };
-    let out = finish(&*db, batched, Completion {
+    let out = finish(
+        &*db,
+        batched,
+        Completion {
             payment_id: "pay_r".into(),
             lock_token: job.lock_token,
             now: t1,
             attempt: Some(attempt(&job, "w", T0, "pending")),
             observed: Some(Status::Pending),
             then: reschedule(t1.0 + 1_000, true),
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!(out, CompleteOutcome::Done { applied: vec![] });
     let poll = db.get("pay_r").await.unwrap().unwrap().poll.unwrap();
     assert_eq!(
@@ -298,21 +302,28 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
     let t2 = Timestamp(t1.0 + 1_000);
     let job = db.claim(&claim_req(t2, 1, "w")).await.unwrap().remove(0);
     assert_eq!(job.attempts, 1);
-    finish(&*db, batched, Completion {
-        payment_id: "pay_r".into(),
-        lock_token: job.lock_token,
-        now: t2,
-        attempt: None,
-        observed: None,
-        then: reschedule(t2.0 + 2_000, false),
-    })
+    finish(
+        &*db,
+        batched,
+        Completion {
+            payment_id: "pay_r".into(),
+            lock_token: job.lock_token,
+            now: t2,
+            attempt: None,
+            observed: None,
+            then: reschedule(t2.0 + 2_000, false),
+        },
+    )
     .await
     .unwrap();
     let t3 = Timestamp(t2.0 + 2_000);
     let job = db.claim(&claim_req(t3, 1, "w")).await.unwrap().remove(0);
     assert_eq!(job.attempts, 1, "a deferral does not burn an attempt");
 
-    let out = finish(&*db, batched, Completion {
+    let out = finish(
+        &*db,
+        batched,
+        Completion {
             payment_id: "pay_r".into(),
             lock_token: job.lock_token,
             now: t3,
@@ -321,9 +332,10 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
             then: AfterPoll::GiveUp {
                 reason: "gave up after 2 status queries".into(),
             },
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!(
         out,
         CompleteOutcome::Done {
@@ -352,16 +364,20 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
     let t4 = Timestamp(t3.0 + 60_000);
     assert_eq!(db.poll_now("pay_r", t4).await.unwrap(), PollNow::Scheduled);
     let job = db.claim(&claim_req(t4, 1, "w")).await.unwrap().remove(0);
-    finish(&*db, batched, Completion {
-        payment_id: "pay_r".into(),
-        lock_token: job.lock_token,
-        now: t4,
-        attempt: Some(attempt(&job, "w", t4, "succeeded")),
-        observed: Some(Status::Succeeded),
-        then: AfterPoll::GiveUp {
-            reason: "unused".into(),
+    finish(
+        &*db,
+        batched,
+        Completion {
+            payment_id: "pay_r".into(),
+            lock_token: job.lock_token,
+            now: t4,
+            attempt: Some(attempt(&job, "w", t4, "succeeded")),
+            observed: Some(Status::Succeeded),
+            then: AfterPoll::GiveUp {
+                reason: "unused".into(),
+            },
         },
-    })
+    )
     .await
     .unwrap();
     let view = db.get("pay_r").await.unwrap().unwrap();

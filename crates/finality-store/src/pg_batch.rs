@@ -11,7 +11,8 @@ use crate::plan::{plan_completion, JobAction};
 use finality_core::{Kind, Source, Status};
 use std::collections::HashMap;
 
-const INSERT_ATTEMPTS: &str = "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, \
+const INSERT_ATTEMPTS: &str =
+    "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, \
      latency_ms, outcome, provider_status, error_class, error) \
      SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], \
      $7::text[], $8::text[], $9::text[])";
@@ -26,13 +27,15 @@ const UPDATE_PAYMENTS: &str = "UPDATE payments p SET status = u.status, status_s
      FROM UNNEST($1::text[], $2::text[], $3::int8[], $4::int8[]) AS u(id, status, at, fin) \
      WHERE p.id = u.id";
 
-const INSERT_HISTORY: &str = "INSERT INTO status_history (payment_id, from_status, to_status, source, \
+const INSERT_HISTORY: &str =
+    "INSERT INTO status_history (payment_id, from_status, to_status, source, \
      reason, observed_at, at) \
      SELECT u.id, u.f, u.t, $6, u.r, u.a, u.a \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::int8[]) \
      WITH ORDINALITY AS u(id, f, t, r, a, n) ORDER BY u.n";
 
-const INSERT_OUTBOX: &str = "INSERT INTO outbox (event_id, payment_id, type, status, previous_status, \
+const INSERT_OUTBOX: &str =
+    "INSERT INTO outbox (event_id, payment_id, type, status, previous_status, \
      source, occurred_at) \
      SELECT u.e, u.id, u.ty, u.t, u.f, $7, u.a \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int8[]) \
@@ -42,7 +45,8 @@ const DELETE_JOBS: &str = "DELETE FROM poll_jobs WHERE payment_id = ANY($1)";
 
 /// Reschedule (`park` false: the error is replaced) or park (`next` NULL,
 /// `park` true: a reason replaces the last error, none keeps it).
-const UPDATE_JOBS: &str = "UPDATE poll_jobs j SET next_poll_at = u.next, attempts = j.attempts + u.inc, \
+const UPDATE_JOBS: &str =
+    "UPDATE poll_jobs j SET next_poll_at = u.next, attempts = j.attempts + u.inc, \
      due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
      last_error = CASE WHEN u.park THEN COALESCE(u.err, j.last_error) ELSE u.err END \
      FROM UNNEST($1::text[], $2::int8[], $3::int4[], $4::text[], $5::bool[]) \

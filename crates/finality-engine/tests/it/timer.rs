@@ -17,11 +17,10 @@ struct Recorder {
 #[async_trait]
 impl Provider for Recorder {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        self.calls.lock().unwrap().push((
-            t.payment_id.to_string(),
-            t.due_at,
-            SystemClock.now(),
-        ));
+        self.calls
+            .lock()
+            .unwrap()
+            .push((t.payment_id.to_string(), t.due_at, SystemClock.now()));
         Ok(Observation {
             status: Some(Status::Succeeded),
             provider_status: "succeeded".into(),
@@ -66,7 +65,12 @@ async fn fires_at_its_time_never_before(db: TestDb) {
     }
     let mut cfg = engine_config("timer", 8);
     cfg.lookahead = Duration::from_millis(500);
-    let e = engine(db.store.clone(), clock, recorder_providers(rec.clone()), cfg);
+    let e = engine(
+        db.store.clone(),
+        clock,
+        recorder_providers(rec.clone()),
+        cfg,
+    );
     let stop = CancellationToken::new();
     e.run_until_idle(stop).await;
     let calls = rec.calls.lock().unwrap().clone();
@@ -92,7 +96,12 @@ async fn shutdown_runs_the_held_jobs(db: TestDb) {
     }
     let mut cfg = engine_config("timer", 4);
     cfg.lookahead = Duration::from_millis(800);
-    let e = engine(db.store.clone(), clock, recorder_providers(rec.clone()), cfg);
+    let e = engine(
+        db.store.clone(),
+        clock,
+        recorder_providers(rec.clone()),
+        cfg,
+    );
     let stop = CancellationToken::new();
     let run = tokio::spawn(e.run(stop.clone()));
     // Claimed and held well before their time, then asked to stop.

@@ -1,0 +1,349 @@
+//! `finality bench`: measures the poll engine against a real PostgreSQL and a
+//! real SQLite file with an in-process provider that answers instantly
+//! (pending K−1 times, then succeeded), next to the database's ceiling
+//! measured in the same run (`pgbench` single-row UPDATE and INSERT
+//! transactions on the same server). Every figure is the median of `--runs`
+//! runs with min and max; `--json` keeps them all for the plots
+//! (`scripts/plot_bench.py`). `--smoke` runs seconds-long versions of every
+//! measurement with no thresholds, so the command never rots. Method and
+//! results: `docs/PERFORMANCE.md`.
+//!
+//! # Layout
+//! - `ceiling`: pgbench.
+//! - `node`: the instant provider and `finality bench-node` (child engines).
+//! - `scratch`: throw-away schemas and files, bulk seeding.
+//! - `workloads`: executions/s, lateness, claim latency, engine memory.
+//! - `ingest`: the webhook load generator.
+
+mod ceiling;
+mod ingest;
+pub mod node;
+mod scratch;
+mod workloads;
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+const SECTIONS: &[&str] = &[
+    "ceiling",
+    "throughput",
+    "processes",
+    "lateness",
+    "claim",
+    "memory",
+    "ingest",
+];
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Seconds-long runs of every measurement, no thresholds (CI).
+    #[arg(long)]
+    smoke: bool,
+    /// PostgreSQL server to measure (scratch schemas are made and dropped).
+    #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
+    database_url: String,
+    /// Runs per figure (median, min and max are reported).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Only these sections (comma-separated): ceiling, throughput,
+    /// processes, lateness, claim, memory, ingest.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Backlog sizes for the claim latency (pending poll jobs, 1,000 due).
+    #[arg(long, value_delimiter = ',', default_value = "10000,1000000,10000000")]
+    claim_sizes: Vec<usize>,
+    /// Write every figure (and the lateness distributions) here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+/// Median, min, max.
+fn stats(v: &[f64]) -> (f64, f64, f64) {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+fn summary(v: &[f64]) -> Value {
+    let (m, lo, hi) = stats(v);
+    json!({"median": m, "min": lo, "max": hi, "runs": v})
+}
+
+/// The value at fraction `f` of a sorted sample, in ms from µs.
+fn quantile_ms(sorted_us: &[i64], f: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted_us.len() as f64 * f) as usize).min(sorted_us.len() - 1);
+    sorted_us[i] as f64 / 1e3
+}
+
+pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let runs = if args.smoke { 1 } else { args.runs.max(1) };
+    let want = |s: &str| args.only.is_empty() || args.only.iter().any(|o| o == s);
+    for o in &args.only {
+        if !SECTIONS.contains(&o.as_str()) {
+            anyhow::bail!(
+                "--only: unknown section `{o}` (one of {})",
+                SECTIONS.join(", ")
+            );
+        }
+    }
+    let url = &args.database_url;
+    let mut out = serde_json::Map::new();
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    println!(
+        "finality bench{} · {runs} run(s) per figure: median (min–max) · {cores} cores",
+        if args.smoke { " --smoke" } else { "" },
+    );
+    out.insert("cores".into(), json!(cores));
+    out.insert("smoke".into(), json!(args.smoke));
+
+    let mut update_tps = f64::NAN;
+    if want("ceiling") {
+        let bench_db = ceiling::pgbench_url(url).await?;
+        ceiling::prepare(&bench_db).await?;
+        let secs = if args.smoke { 2 } else { 10 };
+        let (mut up, mut ins) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            up.push(ceiling::pgbench_tps(
+                &bench_db,
+                "update",
+                ceiling::UPDATE,
+                secs,
+            )?);
+            ins.push(ceiling::pgbench_tps(
+                &bench_db,
+                "insert",
+                ceiling::INSERT,
+                secs,
+            )?);
+        }
+        let (m, lo, hi) = stats(&up);
+        update_tps = m;
+        println!("\nceiling, pgbench 8 clients, {secs} s:");
+        println!("  pgbench single-row UPDATE: {m:>8.0} tps ({lo:.0}–{hi:.0})");
+        let (m, lo, hi) = stats(&ins);
+        println!("  pgbench one-row INSERT:    {m:>8.0} tps ({lo:.0}–{hi:.0})");
+        out.insert(
+            "ceiling".into(),
+            json!({"update_tps": summary(&up), "insert_tps": summary(&ins)}),
+        );
+    }
+
+    let n = if args.smoke { 300 } else { 5_000 };
+    let worker_counts: &[usize] = if args.smoke { &[1, 8] } else { &[1, 8, 64] };
+    if want("throughput") || want("processes") {
+        println!("\npoll executions/s (claim → provider → complete), {n} payments × 3 polls:");
+        println!(
+            "  {:<10} {:>9} {:>8} {:>8} {:>16} {:>10}",
+            "store", "processes", "workers", "median", "min–max", "vs UPDATE"
+        );
+    }
+    let mut tp = Vec::new();
+    let mut cases: Vec<(&str, usize)> = Vec::new();
+    if want("throughput") {
+        for kind in ["postgres", "sqlite"] {
+            for &w in worker_counts {
+                cases.push((kind, w));
+            }
+        }
+    }
+    for (kind, w) in cases {
+        let mut v = Vec::new();
+        for _ in 0..runs {
+            v.push(workloads::throughput(kind, url, n, w).await?);
+        }
+        print_rate(kind, 1, w, &v, update_tps);
+        tp.push(
+            json!({"store": kind, "processes": 1, "workers": w, "executions_per_s": summary(&v)}),
+        );
+    }
+    if want("processes") {
+        let counts: &[usize] = if args.smoke { &[8] } else { &[1, 8, 64] };
+        for &w in counts {
+            let mut v = Vec::new();
+            for _ in 0..runs {
+                v.push(workloads::three_processes(url, n, w).await?);
+            }
+            print_rate("postgres", 3, w, &v, update_tps);
+            tp.push(json!({"store": "postgres", "processes": 3, "workers": w, "executions_per_s": summary(&v)}));
+        }
+    }
+    if !tp.is_empty() {
+        out.insert("throughput".into(), Value::Array(tp));
+    }
+
+    if want("lateness") {
+        let secs = if args.smoke { 1 } else { 10 };
+        let cases: &[(&str, usize, bool)] = if args.smoke {
+            &[("postgres", 1_000, true), ("sqlite", 1_000, true)]
+        } else {
+            &[
+                ("postgres", 1_000, true),
+                ("postgres", 10_000, true),
+                ("postgres", 1_000, false),
+                ("sqlite", 1_000, true),
+                ("sqlite", 10_000, true),
+            ]
+        };
+        println!("\nlateness (provider call start − next_poll_at), 64 workers, {secs} s of polls:");
+        println!(
+            "  {:<10} {:>8} {:>6} {:>22} {:>22} {:>22}",
+            "store", "polls/s", "timer", "p50 ms", "p99 ms", "max ms"
+        );
+        let mut all = Vec::new();
+        for &(kind, rate, timer) in cases {
+            let (mut p50, mut p99, mut max) = (Vec::new(), Vec::new(), Vec::new());
+            let mut samples = Vec::new();
+            for _ in 0..runs {
+                let late = workloads::lateness(kind, url, rate, secs, timer).await?;
+                p50.push(quantile_ms(&late, 0.50));
+                p99.push(quantile_ms(&late, 0.99));
+                max.push(quantile_ms(&late, 1.0));
+                samples.push(late);
+            }
+            let cell = |v: &[f64]| {
+                let (m, lo, hi) = stats(v);
+                format!("{m:.2} ({lo:.2}–{hi:.2})")
+            };
+            println!(
+                "  {kind:<10} {rate:>8} {:>6} {:>22} {:>22} {:>22}",
+                if timer { "on" } else { "off" },
+                cell(&p50),
+                cell(&p99),
+                cell(&max)
+            );
+            // The distribution of the run whose p99 is the median one.
+            let (m99, _, _) = stats(&p99);
+            let pick = p99.iter().position(|v| *v == m99).unwrap_or(0);
+            let cdf: Vec<[f64; 2]> = (0..=1000)
+                .map(|i| {
+                    let f = f64::from(i) / 1000.0;
+                    [quantile_ms(&samples[pick], f), f]
+                })
+                .collect();
+            all.push(json!({
+                "store": kind, "rate": rate, "timer": timer, "seconds": secs,
+                "p50_ms": summary(&p50), "p99_ms": summary(&p99), "max_ms": summary(&max),
+                "cdf_ms": cdf,
+            }));
+        }
+        out.insert("lateness".into(), Value::Array(all));
+    }
+
+    if want("claim") || want("memory") {
+        let sizes: Vec<usize> = if args.smoke {
+            vec![10_000]
+        } else {
+            args.claim_sizes.clone()
+        };
+        println!("\nby backlog (PostgreSQL; pending poll jobs, 1,000 of them due):");
+        println!(
+            "  {:>10} {:>24} {:>8} {:>22} {:>8} {:>12}",
+            "pending",
+            "claim of 100, ms",
+            "vs 10k",
+            "engine peak RSS, MiB",
+            "vs 10k",
+            "poll_jobs MiB"
+        );
+        let mut rows = Vec::new();
+        let (mut base_claim, mut base_mem) = (None, None);
+        for &pending in &sizes {
+            let b = workloads::Backlog::new(url, pending).await?;
+            let (size, _) = b.poll_jobs_size().await?;
+            let mut claims = Vec::new();
+            if want("claim") {
+                for _ in 0..runs {
+                    claims.push(b.claim_round().await?.as_secs_f64() * 1e3);
+                }
+            }
+            let mut mem = Vec::new();
+            // The engine never loads the backlog, so two sizes show it.
+            if want("memory") && (pending <= 1_000_000 || sizes.len() == 1) {
+                for r in 0..runs {
+                    mem.push(b.engine_memory(r).await? as f64 / 1024.0);
+                }
+            }
+            b.drop_it().await?;
+            let (cm, clo, chi) = stats(&claims);
+            let (mm, mlo, mhi) = stats(&mem);
+            let cb = *base_claim.get_or_insert(cm);
+            let mb = if mem.is_empty() {
+                None
+            } else {
+                Some(*base_mem.get_or_insert(mm))
+            };
+            println!(
+                "  {pending:>10} {:>24} {:>8} {:>22} {:>8} {:>12.0}",
+                if claims.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{cm:.3} ({clo:.3}–{chi:.3})")
+                },
+                if claims.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{:.2}×", cm / cb)
+                },
+                if mem.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{mm:.1} ({mlo:.1}–{mhi:.1})")
+                },
+                mb.map_or("-".into(), |b| format!("{:.2}×", mm / b)),
+                size as f64 / 1048576.0
+            );
+            rows.push(json!({
+                "pending": pending, "claim_ms": summary(&claims), "engine_peak_rss_mib": summary(&mem),
+                "poll_jobs_bytes": size,
+            }));
+        }
+        out.insert("backlog".into(), Value::Array(rows));
+    }
+
+    if want("ingest") {
+        let (conns, secs) = if args.smoke { (8, 1.0) } else { (32, 10.0) };
+        let (mut rps, mut p50, mut p99, mut max) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let r = ingest::ingest(url, conns, secs).await?;
+            rps.push(r.rps);
+            p50.push(r.p50_ms);
+            p99.push(r.p99_ms);
+            max.push(r.max_ms);
+        }
+        let (m, lo, hi) = stats(&rps);
+        let (a, _, _) = stats(&p50);
+        let (b, blo, bhi) = stats(&p99);
+        println!("\nverified-webhook ingest, durable inbox on PostgreSQL, {conns} connections, {secs} s:");
+        println!("  {m:.0} requests/s ({lo:.0}–{hi:.0}); ack p50 {a:.2} ms, p99 {b:.2} ms ({blo:.2}–{bhi:.2})");
+        out.insert(
+            "ingest".into(),
+            json!({"connections": conns, "seconds": secs, "requests_per_s": summary(&rps),
+                   "p50_ms": summary(&p50), "p99_ms": summary(&p99), "max_ms": summary(&max)}),
+        );
+    }
+
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&Value::Object(out))?)?;
+        println!("\nwrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn print_rate(kind: &str, processes: usize, workers: usize, v: &[f64], update_tps: f64) {
+    let (m, lo, hi) = stats(v);
+    let ratio = if kind == "postgres" && update_tps.is_finite() {
+        format!("{:.2}×", m / update_tps)
+    } else {
+        "-".into()
+    };
+    println!(
+        "  {kind:<10} {processes:>9} {workers:>8} {m:>8.0} {:>16} {ratio:>10}",
+        format!("{lo:.0}–{hi:.0}")
+    );
+}
