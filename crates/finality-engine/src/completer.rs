@@ -2,7 +2,10 @@
 //! accumulated while the previous batch was committing is written in one
 //! transaction (one commit, one fsync) instead of one each. An executor waits
 //! for its own result to be durable, so a slot is only freed once its poll is
-//! complete.
+//! complete. On PostgreSQL two batch transactions may be in flight at once
+//! ([`Store::parallel_writers`]), so one is being built while the other
+//! commits; they never touch the same payment (each job is held by one
+//! executor) and each locks in payment-id order.
 
 use finality_store::{CompleteOutcome, Completion, Store};
 use std::sync::Arc;
@@ -41,7 +44,13 @@ impl Completer {
 }
 
 async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usize) {
+    let writers = Arc::new(tokio::sync::Semaphore::new(store.parallel_writers().max(1)));
     while let Some(first) = rx.recv().await {
+        // Wait for a free writer first: the batch then takes everything
+        // that arrived meanwhile.
+        let Ok(permit) = writers.clone().acquire_owned().await else {
+            return;
+        };
         let mut batch = vec![first];
         while batch.len() < max_batch {
             match rx.try_recv() {
@@ -49,23 +58,31 @@ async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usi
                 Err(_) => break,
             }
         }
-        let (cs, waiters): (Vec<Completion>, Vec<oneshot::Sender<()>>) = batch.into_iter().unzip();
-        match store.complete_batch(&cs).await {
-            Ok(outcomes) => {
-                for (c, o) in cs.iter().zip(outcomes) {
-                    log_outcome(c, &o);
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, size = cs.len(), "completing a batch failed; completing one by one");
-                for c in &cs {
-                    one_by_one(&*store, c).await;
-                }
+        let store = store.clone();
+        tokio::spawn(async move {
+            write(&*store, batch).await;
+            drop(permit);
+        });
+    }
+}
+
+async fn write(store: &dyn Store, batch: Vec<Item>) {
+    let (cs, waiters): (Vec<Completion>, Vec<oneshot::Sender<()>>) = batch.into_iter().unzip();
+    match store.complete_batch(&cs).await {
+        Ok(outcomes) => {
+            for (c, o) in cs.iter().zip(outcomes) {
+                log_outcome(c, &o);
             }
         }
-        for done in waiters {
-            let _ = done.send(());
+        Err(e) => {
+            tracing::warn!(error = %e, size = cs.len(), "completing a batch failed; completing one by one");
+            for c in &cs {
+                one_by_one(store, c).await;
+            }
         }
+    }
+    for done in waiters {
+        let _ = done.send(());
     }
 }
 

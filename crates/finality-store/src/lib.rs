@@ -143,6 +143,13 @@ pub trait Store: Send + Sync + 'static {
     /// engine thought (a registration, a "poll now"). Only a hint: a lost
     /// wake-up costs latency, never correctness.
     fn subscribe(&self) -> watch::Receiver<u64>;
+
+    /// How many write transactions are worth running at once. SQLite has
+    /// one writer (a second waits on the file lock, sleeping), PostgreSQL
+    /// commits concurrent transactions together.
+    fn parallel_writers(&self) -> usize {
+        1
+    }
 }
 
 /// The wake-up signal shared by a store and the engines that use it.

@@ -24,6 +24,7 @@ macro_rules! sql_store {
         lock_feed = $lock_feed:expr,
         notify = $notify:expr,
         complete_batch = $complete_batch:path,
+        writers = $writers:expr,
     ) => {
         use $crate::error::{DbContext, Result};
         use $crate::model::*;
@@ -1099,6 +1100,10 @@ macro_rules! sql_store {
                     .await
                     .op("pruning delivered events")?;
                 Ok(r.rows_affected())
+            }
+
+            fn parallel_writers(&self) -> usize {
+                $writers
             }
 
             fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {

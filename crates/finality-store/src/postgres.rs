@@ -145,4 +145,5 @@ sql_store! {
     lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
     notify = Some("SELECT pg_notify('finality_jobs', '')"),
     complete_batch = crate::pg_batch::complete_batch_in,
+    writers = 2,
 }

@@ -112,4 +112,5 @@ sql_store! {
     lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1",
     notify = None::<&str>,
     complete_batch = complete_each,
+    writers = 1,
 }

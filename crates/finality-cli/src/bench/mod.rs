@@ -134,10 +134,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         );
     }
 
-    let n = if args.smoke { 300 } else { 5_000 };
     let worker_counts: &[usize] = if args.smoke { &[1, 8] } else { &[1, 8, 64] };
     if want("throughput") || want("processes") {
-        println!("\npoll executions/s (claim → provider → complete), {n} payments × 3 polls:");
+        println!("\npoll executions/s (claim → provider → complete), payments × 3 polls each:");
         println!(
             "  {:<10} {:>9} {:>8} {:>8} {:>16} {:>10}",
             "store", "processes", "workers", "median", "min–max", "vs UPDATE"
@@ -155,7 +154,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     for (kind, w) in cases {
         let mut v = Vec::new();
         for _ in 0..runs {
-            v.push(workloads::throughput(kind, url, n, w).await?);
+            v.push(workloads::throughput(kind, url, payments_for(args.smoke, w), w).await?);
         }
         print_rate(kind, 1, w, &v, update_tps);
         tp.push(
@@ -167,7 +166,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         for &w in counts {
             let mut v = Vec::new();
             for _ in 0..runs {
-                v.push(workloads::three_processes(url, n, w).await?);
+                v.push(workloads::three_processes(url, payments_for(args.smoke, w), w).await?);
             }
             print_rate("postgres", 3, w, &v, update_tps);
             tp.push(json!({"store": "postgres", "processes": 3, "workers": w, "executions_per_s": summary(&v)}));
@@ -333,6 +332,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         println!("\nwrote {}", path.display());
     }
     Ok(())
+}
+
+/// Payments per throughput run: enough for several seconds of work at each
+/// worker count (1,000 at 1 worker, 4,000 at 8, 20,000 at 64).
+fn payments_for(smoke: bool, workers: usize) -> usize {
+    if smoke {
+        300
+    } else {
+        (workers * 500).clamp(1_000, 20_000)
+    }
 }
 
 fn print_rate(kind: &str, processes: usize, workers: usize, v: &[f64], update_tps: f64) {
