@@ -25,10 +25,14 @@ fn spread(t: Timestamp) -> Timestamp {
 }
 
 impl Engine {
-    /// Hold a claimed job until its time, take an execution permit, poll it.
-    /// A job that waited so long for a permit that half its lease is gone
-    /// (an overloaded node) is handed back, due now and uncounted, rather
-    /// than polled on a lease that may run out mid-call.
+    /// Hold a claimed job until its time, take an execution permit for the
+    /// provider call, then hand the result to the completer. The permit
+    /// bounds provider calls in flight, so it is given back as soon as the
+    /// call returns; the job itself stays held (its lease intact) until its
+    /// completion is durable. A job that waited so long for a permit that
+    /// half its lease is gone (an overloaded node) is handed back, due now
+    /// and uncounted, rather than polled on a lease that may run out
+    /// mid-call.
     pub(crate) async fn execute_at(
         &self,
         job: ClaimedJob,
@@ -39,28 +43,30 @@ impl Engine {
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
-        let Ok(_permit) = permits.acquire_owned().await else {
-            return; // closed: never happens, the producer owns it
-        };
-        let now = self.clock.now();
-        if now.plus(self.config.lease / 2) > lease_until {
-            tracing::warn!(payment_id = %job.payment_id, "held too long waiting for a worker; handing the poll back");
-            let completion = Completion {
-                payment_id: job.payment_id.clone(),
-                lock_token: job.lock_token,
-                now,
-                attempt: None,
-                observed: None,
-                then: AfterPoll::Reschedule {
-                    next_poll_at: now,
-                    count_attempt: false,
-                    last_error: None,
-                },
+        let completion = {
+            let Ok(_permit) = permits.acquire().await else {
+                return; // closed: never happens, the producer owns it
             };
-            self.completer.complete(&*self.store, completion).await;
-            return;
-        }
-        self.execute(job).await;
+            let now = self.clock.now();
+            if now.plus(self.config.lease / 2) > lease_until {
+                tracing::warn!(payment_id = %job.payment_id, "held too long waiting for a worker; handing the poll back");
+                Completion {
+                    payment_id: job.payment_id.clone(),
+                    lock_token: job.lock_token,
+                    now,
+                    attempt: None,
+                    observed: None,
+                    then: AfterPoll::Reschedule {
+                        next_poll_at: now,
+                        count_attempt: false,
+                        last_error: None,
+                    },
+                }
+            } else {
+                self.poll(&job).await
+            }
+        };
+        self.completer.complete(&*self.store, completion).await;
     }
 
     /// Poll one claimed job to completion.

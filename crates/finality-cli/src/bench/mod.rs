@@ -31,6 +31,7 @@ const SECTIONS: &[&str] = &[
     "lateness",
     "claim",
     "memory",
+    "churn",
     "ingest",
 ];
 
@@ -46,7 +47,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Only these sections (comma-separated): ceiling, throughput,
-    /// processes, lateness, claim, memory, ingest.
+    /// processes, lateness, claim, memory, churn, ingest.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Backlog sizes for the claim latency (pending poll jobs, 1,000 due).
@@ -303,6 +304,38 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             }));
         }
         out.insert("backlog".into(), Value::Array(rows));
+    }
+
+    if want("churn") {
+        let (jobs, phase) = if args.smoke {
+            (1_000, 1.0)
+        } else {
+            (10_000, 20.0)
+        };
+        println!(
+            "\nthe hot table under churn (PostgreSQL): {jobs} jobs re-polled continuously, \
+             VACUUM after {phase} s:"
+        );
+        println!(
+            "  {:>6} {:>14} {:>12} {:>10}",
+            "t, s", "poll_jobs MiB", "dead rows", "polls"
+        );
+        let samples = workloads::churn(url, jobs, phase).await?;
+        let mut rows = Vec::new();
+        for c in &samples {
+            println!(
+                "  {:>6.1} {:>14.1} {:>12} {:>10}",
+                c.at_s,
+                c.bytes as f64 / 1048576.0,
+                c.dead,
+                c.polls
+            );
+            rows.push(json!({"at_s": c.at_s, "bytes": c.bytes, "dead": c.dead, "polls": c.polls}));
+        }
+        out.insert(
+            "churn".into(),
+            json!({"jobs": jobs, "phase_s": phase, "samples": rows}),
+        );
     }
 
     if want("ingest") {

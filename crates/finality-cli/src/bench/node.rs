@@ -85,7 +85,7 @@ pub fn engine(
                     delays: vec![Duration::ZERO],
                 },
                 give_up_after: Duration::from_secs(3600),
-                max_attempts: 100,
+                max_attempts: 1_000_000,
             },
             pause_on_permanent_error: Duration::from_secs(60),
             nudges_per_minute: 0,

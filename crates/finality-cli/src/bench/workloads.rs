@@ -234,3 +234,67 @@ impl Backlog {
         self.scratch.drop_it().await
     }
 }
+
+/// One sample of the hot table under churn.
+pub struct ChurnSample {
+    pub at_s: f64,
+    pub bytes: i64,
+    pub dead: i64,
+    pub polls: u64,
+}
+
+/// `jobs` poll jobs re-polled continuously (the provider never settles
+/// them, each reschedules at once) by one engine of 64 workers for
+/// `2 × phase` seconds, sampling the hot table's size every 5 s, with a
+/// plain `VACUUM poll_jobs` (run beside the engine) between the phases.
+pub async fn churn(url: &str, jobs: usize, phase: f64) -> anyhow::Result<Vec<ChurnSample>> {
+    let s = Scratch::new("postgres", url, "churn", 16).await?;
+    let now = SystemClock.now().0;
+    s.seed("p", jobs, now, &now.to_string()).await?;
+    s.exec("VACUUM ANALYZE poll_jobs").await?;
+    let adapter = Arc::new(InstantProvider::new(u32::MAX, false));
+    let e = node::engine(s.store.clone(), adapter.clone(), node::config(64, "churn"));
+    let stop = CancellationToken::new();
+    let run = tokio::spawn(e.run(stop.clone()));
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    samples.push(sample(&s, started, adapter.calls.load(Ordering::Relaxed)).await?);
+    let step = Duration::from_secs_f64((phase / 4.0).max(0.25));
+    for half in 0..2 {
+        let end = started + Duration::from_secs_f64(phase * f64::from(half + 1));
+        while Instant::now() < end {
+            tokio::time::sleep(step.min(end.saturating_duration_since(Instant::now()))).await;
+            samples.push(sample(&s, started, adapter.calls.load(Ordering::Relaxed)).await?);
+        }
+        if half == 0 {
+            s.exec("VACUUM poll_jobs").await?;
+            samples.push(sample(&s, started, adapter.calls.load(Ordering::Relaxed)).await?);
+        }
+    }
+    stop.cancel();
+    run.await?;
+    let gave_up = s
+        .scalar("SELECT count(*) FROM poll_jobs WHERE next_poll_at IS NULL")
+        .await?;
+    if gave_up != 0 {
+        bail!("{gave_up} churn jobs ran out of attempts; shorten the run");
+    }
+    s.drop_it().await?;
+    Ok(samples)
+}
+
+async fn sample(s: &Scratch, started: Instant, polls: u64) -> anyhow::Result<ChurnSample> {
+    Ok(ChurnSample {
+        at_s: started.elapsed().as_secs_f64(),
+        bytes: s
+            .scalar("SELECT pg_total_relation_size('poll_jobs')")
+            .await?,
+        dead: s
+            .scalar(
+                "SELECT n_dead_tup FROM pg_stat_user_tables \
+                 WHERE relname = 'poll_jobs' AND schemaname = current_schema()",
+            )
+            .await?,
+        polls,
+    })
+}
