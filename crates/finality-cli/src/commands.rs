@@ -257,7 +257,7 @@ pub async fn sim(cmd: SimCommand) -> anyhow::Result<()> {
                     .map_err(|_| anyhow!("{var} (--webhook-secret-env) is not set"))?;
                 let key = finality_providers::webhook::standard::decode_secret(&secret)
                     .map_err(|e| anyhow!("{var}: {e}"))?;
-                sim.set_webhook_target(finality_sim::webhooks::WebhookTarget { url, key });
+                sim.set_webhook_target(finality_sim::webhooks::WebhookTarget::standard(url, key));
                 sim.spawn_webhook_sender(stop.clone());
             }
             let listener = tokio::net::TcpListener::bind(&listen)

@@ -171,10 +171,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         api,
         stop.clone(),
     ));
-    sim.set_webhook_target(WebhookTarget {
-        url: api_url,
-        key: decode_secret(&secret).map_err(anyhow::Error::msg)?,
-    });
+    sim.set_webhook_target(WebhookTarget::standard(
+        api_url,
+        decode_secret(&secret).map_err(anyhow::Error::msg)?,
+    ));
 
     println!(
         "finality demo · {} payments · seed {} · {}",

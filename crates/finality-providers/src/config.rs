@@ -3,7 +3,9 @@
 
 use crate::http::Timeouts;
 use crate::sim::SimAdapter;
+use crate::stripe::StripeAdapter;
 use crate::webhook::standard::StandardWebhooks;
+use crate::webhook::stripe::StripeSignature;
 use crate::{Provider, ProviderError};
 use finality_core::{RetryPolicy, Schedule};
 use serde::{Deserialize, Serialize};
@@ -16,6 +18,8 @@ use std::time::Duration;
 pub enum AdapterKind {
     /// finality's own simulator.
     Sim,
+    /// Stripe PaymentIntents and Refunds (`docs/PROVIDERS.md`).
+    Stripe,
 }
 
 fn default_timeout() -> Duration {
@@ -150,15 +154,26 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             ),
         })?);
     }
+    let permanent = |e: String| ProviderError::Permanent {
+        message: format!("provider `{name}`: {e}"),
+    };
     match cfg.adapter {
         AdapterKind::Sim => {
             let mut a = SimAdapter::new(&cfg.base_url, api_key, timeouts)?;
             if !secrets.is_empty() {
-                let v = StandardWebhooks::new(&secrets, cfg.webhook_tolerance).map_err(|e| {
-                    ProviderError::Permanent {
-                        message: format!("provider `{name}`: {e}"),
-                    }
-                })?;
+                let v =
+                    StandardWebhooks::new(&secrets, cfg.webhook_tolerance).map_err(permanent)?;
+                a = a.with_webhooks(v);
+            }
+            Ok(Arc::new(a))
+        }
+        AdapterKind::Stripe => {
+            let key = api_key.ok_or_else(|| {
+                permanent("the Stripe adapter needs api_key_env (the secret key)".into())
+            })?;
+            let mut a = StripeAdapter::new(&cfg.base_url, key, timeouts)?;
+            if !secrets.is_empty() {
+                let v = StripeSignature::new(secrets, cfg.webhook_tolerance).map_err(permanent)?;
                 a = a.with_webhooks(v);
             }
             Ok(Arc::new(a))

@@ -10,12 +10,14 @@
 //! - [`http`]: the shared HTTP client (timeouts, request ids) and the
 //!   classification of HTTP failures.
 //! - [`sim`]: the adapter for finality's own simulator.
+//! - [`stripe`]: Stripe PaymentIntents and Refunds.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod http;
 pub mod sim;
+pub mod stripe;
 pub mod webhook;
 
 use async_trait::async_trait;

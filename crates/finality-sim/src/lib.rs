@@ -10,8 +10,10 @@
 //! # Layout
 //! - [`config`]: distributions, outcome mix, webhook behaviour and faults.
 //! - [`model`]: the drawn plan of each payment and its status at a time.
-//! - [`server`]: the HTTP API (`/v1/payments`, `/sim/stats`).
+//! - [`server`]: the HTTP API (`/v1/payments`, `/sim/stats`) and each
+//!   provider's status API under its own prefix (`/stripe/v1/…`).
 //! - [`webhooks`]: signed webhook deliveries with the drawn misbehaviour.
+//! - [`wire`]: each provider's vocabulary and body shapes.
 
 #![forbid(unsafe_code)]
 
@@ -19,6 +21,7 @@ pub mod config;
 pub mod model;
 pub mod server;
 pub mod webhooks;
+pub mod wire;
 
 pub use config::SimConfig;
 pub use model::{Outcome, PaymentPlan, Simulator, Stats};

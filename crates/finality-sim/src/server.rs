@@ -3,6 +3,11 @@
 //! - `POST /v1/payments` `{"id"?}` → 201 `{"id", "status"}`
 //! - `GET /v1/payments/{id}` → `{"id", "status"}` | 404 | injected 429/503/504
 //! - `GET /sim/stats` → call counters
+//!
+//! Stripe's wire format, for the `stripe` adapter (same payments, same
+//! faults, Stripe's words and shapes, `Authorization: Bearer <key>`):
+//! - `GET /stripe/v1/payment_intents/{id}`, `GET /stripe/v1/refunds/{id}`
+//!   → the object | 404 `{"error": {"code": "resource_missing"}}`
 
 use crate::model::{Fault, Simulator};
 use axum::extract::{Path, State};
@@ -18,6 +23,8 @@ pub fn router(sim: Arc<Simulator>) -> Router {
     Router::new()
         .route("/v1/payments", post(create))
         .route("/v1/payments/{id}", get(status))
+        .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
+        .route("/stripe/v1/refunds/{id}", get(stripe_object))
         .route("/sim/stats", get(stats))
         .with_state(sim)
 }
@@ -60,19 +67,19 @@ fn authorized(sim: &Simulator, headers: &HeaderMap) -> bool {
         .is_some_and(|v| v == expected)
 }
 
-async fn status(
-    State(sim): State<Arc<Simulator>>,
-    Path(id): Path<String>,
-    headers: HeaderMap,
-) -> Response {
-    // Every call counts, rejected ones too: the provider saw it.
-    let _call = sim.begin_call(&id);
-    if !authorized(&sim, &headers) {
-        return (
+/// What every status API shares: count the call, check the key, take the
+/// configured latency, inject the drawn fault. `Ok(None)`: no such payment.
+async fn gate(
+    sim: &Simulator,
+    id: &str,
+    headers: &HeaderMap,
+) -> Result<Option<crate::model::PaymentPlan>, Response> {
+    if !authorized(sim, headers) {
+        return Err((
             StatusCode::UNAUTHORIZED,
             Json(json!({"error": "invalid api key"})),
         )
-            .into_response();
+            .into_response());
     }
     if !sim.config.latency.is_zero() {
         tokio::time::sleep(sim.config.latency).await;
@@ -80,35 +87,70 @@ async fn status(
     match sim.draw_fault() {
         Some(Fault::RateLimited) => {
             let secs = sim.config.faults.retry_after.as_secs().max(1).to_string();
-            return (
+            return Err((
                 StatusCode::TOO_MANY_REQUESTS,
                 [(header::RETRY_AFTER, secs)],
                 Json(json!({"error": "rate limited"})),
             )
-                .into_response();
+                .into_response());
         }
         Some(Fault::ServerError) => {
-            return (
+            return Err((
                 StatusCode::SERVICE_UNAVAILABLE,
                 Json(json!({"error": "try again"})),
             )
-                .into_response();
+                .into_response());
         }
         Some(Fault::Timeout) => {
             tokio::time::sleep(sim.config.faults.hang).await;
-            return (
+            return Err((
                 StatusCode::GATEWAY_TIMEOUT,
                 Json(json!({"error": "upstream timeout"})),
             )
-                .into_response();
+                .into_response());
         }
         None => {}
     }
-    match sim.plan(&id) {
-        Some(plan) => Json(json!({"id": id, "status": plan.status_at(sim.now())})).into_response(),
-        None => (
+    Ok(sim.plan(id))
+}
+
+async fn status(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    // Every call counts, rejected ones too: the provider saw it.
+    let _call = sim.begin_call(&id);
+    match gate(&sim, &id, &headers).await {
+        Err(r) => r,
+        Ok(Some(plan)) => {
+            Json(json!({"id": id, "status": plan.status_at(sim.now())})).into_response()
+        }
+        Ok(None) => (
             StatusCode::NOT_FOUND,
             Json(json!({"error": "no such payment"})),
+        )
+            .into_response(),
+    }
+}
+
+async fn stripe_object(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let _call = sim.begin_call(&id);
+    match gate(&sim, &id, &headers).await {
+        Err(r) => r,
+        Ok(Some(plan)) => {
+            Json(crate::wire::stripe_object(&id, plan.status_at(sim.now()))).into_response()
+        }
+        Ok(None) => (
+            StatusCode::NOT_FOUND,
+            Json(
+                json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
+                                  "message": format!("No such object: '{id}'")}}),
+            ),
         )
             .into_response(),
     }

@@ -4,6 +4,7 @@
 //! same queue drives a wall-clock sender and a virtual-time demo.
 
 use crate::model::{Outcome, PaymentPlan, Simulator};
+use crate::wire::{stripe_event, WireFormat};
 use finality_core::Timestamp;
 use finality_providers::webhook::standard::sign;
 use std::sync::atomic::Ordering;
@@ -11,12 +12,31 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Where webhooks go and the key they are signed with.
+/// Where webhooks go and how they are signed.
 #[derive(Clone)]
 pub struct WebhookTarget {
     pub url: String,
-    /// Decoded `whsec_` key bytes.
-    pub key: Vec<u8>,
+    pub format: WireFormat,
+}
+
+impl WebhookTarget {
+    /// Standard Webhooks with the decoded `whsec_` key bytes.
+    pub fn standard(url: impl Into<String>, key: Vec<u8>) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::Standard { key },
+        }
+    }
+
+    /// Stripe events with `Stripe-Signature` under `secret`.
+    pub fn stripe(url: impl Into<String>, secret: impl Into<String>) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::Stripe {
+                secret: secret.into(),
+            },
+        }
+    }
 }
 
 /// One planned delivery.
@@ -107,23 +127,31 @@ impl Simulator {
     async fn send(&self, target: &WebhookTarget, mut d: Delivery) {
         let now = self.now();
         let ts = now.millis() / 1000;
-        let body = serde_json::json!({
-            "type": "payment.updated",
-            "timestamp": now.to_rfc3339(),
-            "data": {"id": d.provider_ref, "status": d.status},
-        })
-        .to_string();
-        let sig = sign(&target.key, &d.event_id, ts, body.as_bytes());
-        let resp = self
+        let req = self
             .http
             .post(&target.url)
-            .header("content-type", "application/json")
-            .header("webhook-id", &d.event_id)
-            .header("webhook-timestamp", ts.to_string())
-            .header("webhook-signature", sig)
-            .body(body)
-            .send()
-            .await;
+            .header("content-type", "application/json");
+        let req = match &target.format {
+            WireFormat::Standard { key } => {
+                let body = serde_json::json!({
+                    "type": "payment.updated",
+                    "timestamp": now.to_rfc3339(),
+                    "data": {"id": d.provider_ref, "status": d.status},
+                })
+                .to_string();
+                let sig = sign(key, &d.event_id, ts, body.as_bytes());
+                req.header("webhook-id", &d.event_id)
+                    .header("webhook-timestamp", ts.to_string())
+                    .header("webhook-signature", sig)
+                    .body(body)
+            }
+            WireFormat::Stripe { secret } => {
+                let body = stripe_event(&d.event_id, ts, &d.provider_ref, d.status).to_string();
+                let sig = finality_providers::webhook::stripe::sign(secret, ts, body.as_bytes());
+                req.header("stripe-signature", sig).body(body)
+            }
+        };
+        let resp = req.send().await;
         self.counters.webhooks_sent.fetch_add(1, Ordering::Relaxed);
         let ok = matches!(&resp, Ok(r) if r.status().is_success());
         if !ok {

@@ -53,7 +53,8 @@ pub struct BenchArgs {
     /// Backlog sizes for the claim latency (pending poll jobs, 1,000 due).
     #[arg(long, value_delimiter = ',', default_value = "10000,1000000,10000000")]
     claim_sizes: Vec<usize>,
-    /// Write every figure (and the lateness distributions) here as JSON.
+    /// Write every figure (and the lateness distributions) here as JSON;
+    /// sections not run keep what the file already holds.
     #[arg(long)]
     json: Option<PathBuf>,
 }
@@ -361,7 +362,13 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
 
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_string_pretty(&Value::Object(out))?)?;
+        // Sections not run this time keep their figures from the file.
+        let mut all = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Map<String, Value>>(&t).ok())
+            .unwrap_or_default();
+        all.extend(out);
+        std::fs::write(path, serde_json::to_string_pretty(&Value::Object(all))?)?;
         println!("\nwrote {}", path.display());
     }
     Ok(())

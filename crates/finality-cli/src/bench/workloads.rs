@@ -140,7 +140,9 @@ impl Backlog {
                 "p",
                 pending,
                 now,
-                &format!("CASE WHEN x <= 1000 THEN {now} - x ELSE {now} + x * 1000 END"),
+                &format!(
+                    "CASE WHEN x <= 1000 THEN {now} - x ELSE {now} + x * CAST(1000 AS BIGINT) END"
+                ),
             )
             .await?;
         scratch

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod providers;
 mod webhooks;
 
 use finality_core::{Clock, SystemClock};
@@ -29,7 +30,7 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub db: TestDb,
     pub sim: Arc<Simulator>,
-    stop: CancellationToken,
+    pub stop: CancellationToken,
 }
 
 impl Drop for TestApp {
@@ -50,6 +51,41 @@ pub async fn spawn_app(backend: Backend, settle_after: Duration) -> TestApp {
 
 /// As [`spawn_app`]; `engine: false` leaves polls alone (webhooks only).
 pub async fn spawn_app_with(backend: Backend, settle_after: Duration, engine: bool) -> TestApp {
+    spawn_app_custom(
+        backend,
+        SimConfig::deterministic(settle_after),
+        engine,
+        |sim_url| {
+            let cfg = ProviderConfig::sim(sim_url);
+            let timeouts = Timeouts {
+                connect: cfg.connect_timeout,
+                total: cfg.timeout,
+            };
+            let verifier =
+                StandardWebhooks::new(&[WEBHOOK_SECRET.to_string()], cfg.webhook_tolerance)
+                    .unwrap();
+            let adapter = SimAdapter::new(sim_url, None, timeouts)
+                .unwrap()
+                .with_webhooks(verifier);
+            let mut providers = Providers::new();
+            providers.insert(
+                "sim".into(),
+                ProviderEntry::from_config(Arc::new(adapter), &cfg),
+            );
+            providers
+        },
+    )
+    .await
+}
+
+/// The simulator with `config`, and the service with the providers
+/// `providers(sim_url)` makes.
+pub async fn spawn_app_custom(
+    backend: Backend,
+    config: SimConfig,
+    engine: bool,
+    providers: impl FnOnce(&str) -> Providers,
+) -> TestApp {
     let db = match backend {
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
@@ -57,7 +93,7 @@ pub async fn spawn_app_with(backend: Backend, settle_after: Duration, engine: bo
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let stop = CancellationToken::new();
 
-    let sim = Simulator::new(SimConfig::deterministic(settle_after), clock.clone(), 1);
+    let sim = Simulator::new(config, clock.clone(), 1);
     let sim_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sim_url = format!("http://{}", sim_listener.local_addr().unwrap());
     tokio::spawn(finality_sim::server::serve(
@@ -65,22 +101,7 @@ pub async fn spawn_app_with(backend: Backend, settle_after: Duration, engine: bo
         sim_listener,
         stop.clone(),
     ));
-
-    let cfg = ProviderConfig::sim(&sim_url);
-    let timeouts = Timeouts {
-        connect: cfg.connect_timeout,
-        total: cfg.timeout,
-    };
-    let verifier =
-        StandardWebhooks::new(&[WEBHOOK_SECRET.to_string()], cfg.webhook_tolerance).unwrap();
-    let adapter = SimAdapter::new(&sim_url, None, timeouts)
-        .unwrap()
-        .with_webhooks(verifier);
-    let mut providers = Providers::new();
-    providers.insert(
-        "sim".into(),
-        ProviderEntry::from_config(Arc::new(adapter), &cfg),
-    );
+    let providers = providers(&sim_url);
     let state = AppState {
         store: db.store.clone(),
         clock,
@@ -143,6 +164,21 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         self.send(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn wait_for_status(&self, id: &str, status: &str) -> Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let (_, v) = self.get(&format!("/v1/payments/{id}")).await;
+            if v["status"] == status {
+                return v;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never became {status}: {v}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
     }
 
     /// A payment created at the simulator, as a registration body.

@@ -66,21 +66,6 @@ impl TestApp {
         (s, resp.json().await.unwrap_or(Value::Null))
     }
 
-    async fn wait_for_status(&self, id: &str, status: &str) -> Value {
-        let deadline = std::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let (_, v) = self.get(&format!("/v1/payments/{id}")).await;
-            if v["status"] == status {
-                return v;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "never became {status}: {v}"
-            );
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
     async fn register(&self, id: &str) -> String {
         let body = self.payment(id);
         let (s, v) = self.post("/v1/payments", body.clone()).await;

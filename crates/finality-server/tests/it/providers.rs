@@ -1,0 +1,214 @@
+//! Each provider adapter end to end, against the simulator speaking that
+//! provider's wire format over real HTTP: pending → processing → final by
+//! polls; the same by the provider's own signed webhooks; a forged webhook
+//! turned away.
+
+use super::*;
+use finality_core::Schedule;
+use finality_providers::stripe::StripeAdapter;
+use finality_providers::webhook::stripe::{sign as stripe_sign, StripeSignature};
+use finality_sim::webhooks::WebhookTarget;
+
+const STRIPE_KEY: &str = "sk_test_finality_simulator";
+const STRIPE_WHSEC: &str = "whsec_stripe_simulator_secret";
+
+/// Settles 1.5 s after creation, `processing` from 0.45 s; webhooks arrive
+/// exactly once, in order (the misbehaviour mix is the webhook tests' job).
+fn sim_config(outcome_failed: bool) -> SimConfig {
+    let mut c = SimConfig::deterministic(Duration::from_millis(1500));
+    if outcome_failed {
+        c.outcomes.succeeded = 0.0;
+        c.outcomes.failed = 1.0;
+    }
+    c.webhooks.lost = 0.0;
+    c.webhooks.delayed = 0.0;
+    c.webhooks.duplicated = 0.0;
+    c.webhooks.reordered = 0.0;
+    c.api_key = Some(STRIPE_KEY.into());
+    c
+}
+
+async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
+    spawn_app_custom(
+        Backend::Postgres,
+        sim_config(outcome_failed),
+        engine,
+        |sim_url| {
+            let mut cfg = ProviderConfig::sim(&format!("{sim_url}/stripe"));
+            cfg.schedule = Schedule::Fixed {
+                delays: vec![Duration::from_millis(250)],
+            };
+            let adapter = StripeAdapter::new(
+                &cfg.base_url,
+                STRIPE_KEY.into(),
+                Timeouts {
+                    connect: cfg.connect_timeout,
+                    total: cfg.timeout,
+                },
+            )
+            .unwrap()
+            .with_webhooks(
+                StripeSignature::new(vec![STRIPE_WHSEC.into()], cfg.webhook_tolerance).unwrap(),
+            );
+            let mut providers = Providers::new();
+            providers.insert(
+                "stripe".into(),
+                ProviderEntry::from_config(Arc::new(adapter), &cfg),
+            );
+            providers
+        },
+    )
+    .await
+}
+
+impl TestApp {
+    async fn register_at(&self, provider: &str, id: &str, provider_ref: &str) {
+        self.sim.create(Some(provider_ref.into()));
+        let body = json!({"id": id, "provider": provider, "provider_ref": provider_ref,
+                          "amount": 1999, "currency": "USD"});
+        let (s, v) = self.post("/v1/payments", body).await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+}
+
+fn steps(v: &Value) -> Vec<(String, String, String)> {
+    v["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["from"].as_str().unwrap_or_default().to_string(),
+                h["to"].as_str().unwrap().to_string(),
+                h["source"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn step(from: &str, to: &str, source: &str) -> (String, String, String) {
+    (from.into(), to.into(), source.into())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_payment_intent_settles_by_polls() {
+    let app = stripe_app(true, false).await;
+    app.register_at("stripe", "order_pi_1", "pi_3PollA").await;
+    let v = app.wait_for_status("order_pi_1", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "status_query"),
+            step("processing", "succeeded", "status_query"),
+        ],
+        "{v}"
+    );
+    let (_, a) = app.get("/v1/payments/order_pi_1/attempts").await;
+    let words: Vec<&str> = a["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["provider_status"].as_str())
+        .collect();
+    assert!(words.contains(&"requires_action"), "{a}");
+    assert_eq!(words.last(), Some(&"succeeded"), "{a}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_refund_settles_by_polls() {
+    let app = stripe_app(true, false).await;
+    app.register_at("stripe", "refund_1", "re_3PollB").await;
+    let v = app.wait_for_status("refund_1", "succeeded").await;
+    assert_eq!(v["history"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["history"][0]["source"], "status_query");
+}
+
+/// A declined PaymentIntent is not failed at Stripe (the customer may
+/// still pay): it stays open, with the decline recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_declined_payment_intent_stays_open() {
+    let app = stripe_app(true, true).await;
+    app.register_at("stripe", "order_pi_2", "pi_3Declined")
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, a) = app.get("/v1/payments/order_pi_2/attempts").await;
+        let declined = a["attempts"].as_array().unwrap().iter().any(|x| {
+            x["provider_status"] == "requires_payment_method (last_payment_error: card_declined)"
+        });
+        if declined {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{a}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, v) = app.get("/v1/payments/order_pi_2").await;
+    assert_eq!(v["status"], "processing", "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_settles_by_signed_webhooks() {
+    let app = stripe_app(false, false).await;
+    app.sim.set_webhook_target(WebhookTarget::stripe(
+        format!("{}/webhooks/stripe", app.base),
+        STRIPE_WHSEC,
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_at("stripe", "order_pi_3", "pi_3Hooked").await;
+    let v = app.wait_for_status("order_pi_3", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "webhook"),
+            step("processing", "succeeded", "webhook"),
+        ],
+        "{v}"
+    );
+    assert_eq!(v["history"][1]["event_id"], "evt_pi_3Hooked_succeeded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_forged_webhook_is_rejected() {
+    let app = stripe_app(false, false).await;
+    app.register_at("stripe", "order_pi_4", "pi_3Forged").await;
+    let body = finality_sim::wire::stripe_event("evt_forged", now_s(), "pi_3Forged", "succeeded")
+        .to_string();
+    let forged = stripe_sign("whsec_not_the_secret", now_s(), body.as_bytes());
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/stripe", app.base))
+        .header("stripe-signature", forged)
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let v: Value = resp.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "invalid_signature", "{v}");
+    // A genuine event is accepted.
+    let body = finality_sim::wire::stripe_event("evt_genuine", now_s(), "pi_3Forged", "succeeded")
+        .to_string();
+    let good = stripe_sign(STRIPE_WHSEC, now_s(), body.as_bytes());
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/stripe", app.base))
+        .header("stripe-signature", good)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let v = app.wait_for_status("order_pi_4", "succeeded").await;
+    assert_eq!(v["history"][0]["event_id"], "evt_genuine");
+    let forged = app
+        .db
+        .store
+        .inbox_get("stripe", "evt_forged")
+        .await
+        .unwrap();
+    assert!(forged.is_none(), "nothing of a forged webhook is stored");
+}
+
+fn now_s() -> i64 {
+    SystemClock.now().millis() / 1000
+}

@@ -1,0 +1,72 @@
+//! Provider wire formats: how one simulated payment looks in each provider's
+//! own vocabulary, so every adapter is tested over HTTP against the words
+//! and shapes it will meet in production.
+//!
+//! The simulator's own words (`pending`, `processing`, `succeeded`,
+//! `failed`, `canceled`) are the model; each format renders them.
+
+use serde_json::{json, Value};
+
+/// The webhook signature scheme (and body shape) deliveries use.
+#[derive(Clone)]
+pub enum WireFormat {
+    /// Standard Webhooks, the simulator's own body (`{"type", "data"}`);
+    /// the key is the decoded `whsec_` secret.
+    Standard { key: Vec<u8> },
+    /// Stripe events signed with `Stripe-Signature` (the secret's bytes).
+    Stripe { secret: String },
+}
+
+/// A Stripe PaymentIntent's status for a simulator status word. A declined
+/// payment is not final at Stripe: it goes back to
+/// `requires_payment_method` with a `last_payment_error`.
+pub fn stripe_payment_intent(sim_status: &str) -> (&'static str, Option<Value>) {
+    match sim_status {
+        "pending" => ("requires_action", None),
+        "processing" => ("processing", None),
+        "succeeded" => ("succeeded", None),
+        "canceled" => ("canceled", None),
+        "failed" => (
+            "requires_payment_method",
+            Some(json!({"code": "card_declined", "type": "card_error"})),
+        ),
+        _ => ("processing", None),
+    }
+}
+
+/// A Stripe Refund's status for a simulator status word.
+pub fn stripe_refund(sim_status: &str) -> &'static str {
+    match sim_status {
+        "succeeded" => "succeeded",
+        "failed" => "failed",
+        "canceled" => "canceled",
+        _ => "pending",
+    }
+}
+
+/// The Stripe object for a payment: a refund when its id starts `re_`.
+pub fn stripe_object(id: &str, sim_status: &str) -> Value {
+    if id.starts_with("re_") {
+        json!({"id": id, "object": "refund", "status": stripe_refund(sim_status)})
+    } else {
+        let (status, err) = stripe_payment_intent(sim_status);
+        json!({"id": id, "object": "payment_intent", "status": status,
+               "last_payment_error": err})
+    }
+}
+
+/// A Stripe event (`payment_intent.succeeded`, `refund.updated`, …).
+pub fn stripe_event(event_id: &str, created_s: i64, id: &str, sim_status: &str) -> Value {
+    let object = stripe_object(id, sim_status);
+    let kind = if id.starts_with("re_") {
+        "refund.updated".to_string()
+    } else {
+        match object["status"].as_str().unwrap_or_default() {
+            "requires_payment_method" => "payment_intent.payment_failed".into(),
+            "requires_action" => "payment_intent.requires_action".into(),
+            s => format!("payment_intent.{s}"),
+        }
+    };
+    json!({"id": event_id, "object": "event", "created": created_s, "type": kind,
+           "livemode": false, "data": {"object": object}})
+}
