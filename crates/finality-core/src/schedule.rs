@@ -185,6 +185,8 @@ fn fibonacci(n: u32) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GiveUp {
     Attempts(u32),
+    /// Failed queries in a row (timeouts, 5xx): the provider never answered.
+    Errors(u32),
     Age(Duration),
 }
 
@@ -192,6 +194,9 @@ impl GiveUp {
     pub fn reason(self) -> String {
         match self {
             GiveUp::Attempts(n) => format!("gave up after {n} status queries"),
+            GiveUp::Errors(n) => format!(
+                "gave up after {n} status queries in a row failed (timeouts or server errors)"
+            ),
             GiveUp::Age(d) => format!(
                 "gave up: still not final {} after registration",
                 humantime_serde::re::humantime::format_duration(d)
@@ -253,6 +258,29 @@ impl RetryPolicy {
             return NextPoll::GiveUp(GiveUp::Age(self.give_up_after));
         }
         let at = completed_at.plus(self.schedule.delay(attempts, unit));
+        NextPoll::At(at.min(deadline))
+    }
+
+    /// After a query that failed without an answer (timeout, 5xx): such
+    /// failures say nothing about the payment, so they do not spend its
+    /// attempts; they have their own budget of `max_attempts` failures in
+    /// a row, and the delay backs off over answers and failures together.
+    pub fn next_after_error(
+        &self,
+        registered_at: Timestamp,
+        completed_at: Timestamp,
+        attempts: u32,
+        errors: u32,
+        unit: f64,
+    ) -> NextPoll {
+        if errors >= self.max_attempts {
+            return NextPoll::GiveUp(GiveUp::Errors(errors));
+        }
+        let deadline = registered_at.plus(self.give_up_after);
+        if completed_at >= deadline {
+            return NextPoll::GiveUp(GiveUp::Age(self.give_up_after));
+        }
+        let at = completed_at.plus(self.schedule.delay(attempts.saturating_add(errors), unit));
         NextPoll::At(at.min(deadline))
     }
 }
@@ -423,5 +451,30 @@ mod tests {
                 NextPoll::GiveUp(_) => prop_assert!(n >= 50 || done >= Timestamp(registered).plus(p.give_up_after)),
             }
         }
+    }
+
+    #[test]
+    fn errors_have_their_own_budget_and_back_off_with_attempts() {
+        let p = RetryPolicy {
+            schedule: Schedule::Fixed {
+                delays: vec![secs(1), secs(2), secs(4), secs(8)],
+            },
+            give_up_after: secs(3600),
+            max_attempts: 3,
+        };
+        let t0 = Timestamp(0);
+        let now = Timestamp(10_000);
+        assert_eq!(
+            p.next_after_error(t0, now, 1, 1, 0.0),
+            NextPoll::At(now.plus(secs(4)))
+        );
+        assert_eq!(
+            p.next_after_error(t0, now, 0, 3, 0.0),
+            NextPoll::GiveUp(GiveUp::Errors(3))
+        );
+        assert_eq!(
+            p.next_after_error(t0, Timestamp(3_600_000), 0, 1, 0.0),
+            NextPoll::GiveUp(GiveUp::Age(secs(3600)))
+        );
     }
 }

@@ -1,11 +1,12 @@
 //! One poll: call the provider (no database lock held), classify the answer,
 //! and complete the job in one fenced transaction.
 
+use crate::breaker::{self, Admit};
 use crate::health::Pause;
 use crate::{Engine, ProviderEntry};
 use finality_core::{NextPoll, Timestamp};
 use finality_providers::{Observation, PollTarget, ProviderError};
-use finality_store::{AfterPoll, ClaimedJob, Completion, NewAttempt};
+use finality_store::{AfterPoll, ClaimedJob, Completion, Count, NewAttempt};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,7 +59,7 @@ impl Engine {
                     observed: None,
                     then: AfterPoll::Reschedule {
                         next_poll_at: now,
-                        count_attempt: false,
+                        count: Count::Nothing,
                         last_error: None,
                     },
                 }
@@ -91,13 +92,29 @@ impl Engine {
                 job.provider
             );
             tracing::error!(payment_id = %job.payment_id, provider = %job.provider, "{reason}");
-            return base(None, None, AfterPoll::GiveUp { reason });
+            let then = AfterPoll::GiveUp {
+                reason,
+                count: Count::Nothing,
+            };
+            return base(None, None, then);
         };
         if let Some(p) = self.health.paused(&job.provider, now) {
             let then = AfterPoll::Reschedule {
                 next_poll_at: spread(p.until),
-                count_attempt: false,
+                count: Count::Nothing,
                 last_error: Some(format!("provider paused ({}): {}", p.class, p.reason)),
+            };
+            return base(None, None, then);
+        }
+        if let Admit::Defer(until) = self.health.breakers().admit(&job.provider, now) {
+            let then = AfterPoll::Reschedule {
+                next_poll_at: spread(until),
+                count: Count::Nothing,
+                last_error: Some(
+                    "circuit open: the provider's calls keep failing (timeouts or 5xx); \
+                     polls wait for a probe to succeed"
+                        .into(),
+                ),
             };
             return base(None, None, then);
         }
@@ -116,6 +133,21 @@ impl Engine {
         let result = entry.adapter.query_status(&target).await;
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = self.clock.now();
+        let answered = match &result {
+            Err(ProviderError::Transient { .. }) => breaker::Outcome::Failed,
+            _ => breaker::Outcome::Answered,
+        };
+        match self.health.breakers().record(&job.provider, done, answered) {
+            Some(true) => {
+                tracing::error!(provider = %job.provider, "ALERT: circuit opened: the provider's calls keep failing; polls deferred until a probe succeeds");
+                metrics::gauge!("finality_provider_circuit_open", "provider" => job.provider.clone()).set(1.0);
+            }
+            Some(false) => {
+                tracing::info!(provider = %job.provider, "circuit closed: the provider answered a probe");
+                metrics::gauge!("finality_provider_circuit_open", "provider" => job.provider.clone()).set(0.0);
+            }
+            None => {}
+        }
         let outcome = match &result {
             Ok(o) => o.status.map_or("unknown", |s| s.as_str()),
             Err(e) => e.class().as_str(),
@@ -152,8 +184,8 @@ impl Engine {
         }
     }
 
-    /// After an answer (or a transient error) that left the payment open:
-    /// the next poll by the schedule, or review when attempts or age ran out.
+    /// After an answer that left the payment open: the next poll by the
+    /// schedule, or review when attempts or age ran out.
     fn after_answer(
         &self,
         entry: &ProviderEntry,
@@ -168,10 +200,13 @@ impl Engine {
         {
             NextPoll::At(t) => AfterPoll::Reschedule {
                 next_poll_at: t,
-                count_attempt: true,
+                count: Count::Attempt,
                 last_error,
             },
-            NextPoll::GiveUp(g) => AfterPoll::GiveUp { reason: g.reason() },
+            NextPoll::GiveUp(g) => AfterPoll::GiveUp {
+                reason: g.reason(),
+                count: Count::Attempt,
+            },
         }
     }
 
@@ -186,7 +221,33 @@ impl Engine {
         let pause_for = match err {
             ProviderError::Transient { .. } => {
                 tracing::warn!(payment_id = %job.payment_id, %provider, error = %err, "status query failed; will retry");
-                return self.after_answer(entry, job, done, Some(err.to_string()));
+                // No answer says nothing about the payment: an error in a
+                // row, not an attempt; and while the provider as a whole is
+                // failing (breaker open) not even that (docs/state_machine.md).
+                if !self.health.breakers().is_closed(provider) {
+                    return AfterPoll::Reschedule {
+                        next_poll_at: spread(done),
+                        count: Count::Nothing,
+                        last_error: Some(err.to_string()),
+                    };
+                }
+                return match entry.policy.next_after_error(
+                    job.registered_at,
+                    done,
+                    job.attempts,
+                    job.errors + 1,
+                    jitter_unit(),
+                ) {
+                    NextPoll::At(t) => AfterPoll::Reschedule {
+                        next_poll_at: t,
+                        count: Count::Error,
+                        last_error: Some(err.to_string()),
+                    },
+                    NextPoll::GiveUp(g) => AfterPoll::GiveUp {
+                        reason: format!("{} (last: {err})", g.reason()),
+                        count: Count::Error,
+                    },
+                };
             }
             ProviderError::RateLimited { retry_after, .. } => {
                 let wait =
@@ -203,6 +264,9 @@ impl Engine {
             }
         };
         let until = done.plus(pause_for);
+        // For alerting: a pause in force while this is in the future.
+        metrics::gauge!("finality_provider_paused_until_seconds", "provider" => provider.clone(), "class" => err.class().as_str())
+            .set(until.0 as f64 / 1000.0);
         self.health.pause(
             provider,
             Pause {
@@ -213,7 +277,7 @@ impl Engine {
         );
         AfterPoll::Reschedule {
             next_poll_at: until,
-            count_attempt: false,
+            count: Count::Nothing,
             last_error: Some(err.to_string()),
         }
     }

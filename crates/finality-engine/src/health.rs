@@ -1,6 +1,9 @@
-//! Per-provider pauses: while a provider is rate-limiting us or failing
-//! permanently, its due polls are deferred without spending attempts.
+//! Per-provider health: pauses (while a provider is rate-limiting us or
+//! failing permanently) and circuit breakers (while its calls time out or
+//! fail with 5xx). Either way its due polls are deferred without spending
+//! anything; `/readyz` reports both.
 
+use crate::breaker::Breakers;
 use finality_core::{ErrorClass, Timestamp};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,11 +20,24 @@ pub struct Pause {
 #[derive(Debug, Default)]
 pub struct Health {
     paused: Mutex<HashMap<String, Pause>>,
+    breakers: Breakers,
 }
 
 impl Health {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// With breakers configured other than by default.
+    pub fn with_breakers(breakers: Breakers) -> Self {
+        Health {
+            paused: Mutex::default(),
+            breakers,
+        }
+    }
+
+    pub fn breakers(&self) -> &Breakers {
+        &self.breakers
     }
 
     /// Pause `provider` until `until` (extending, never shortening, a pause).

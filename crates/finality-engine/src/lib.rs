@@ -12,14 +12,15 @@
 //!
 //! # Layout
 //! - [`config`]: [`EngineConfig`] with defaults and validation.
-//! - [`health`]: per-provider pauses (rate limits, permanent errors) that
-//!   `/readyz` reports.
+//! - [`health`]: per-provider pauses (rate limits, permanent errors) and
+//!   circuit breakers ([`breaker`]) that `/readyz` reports.
 //! - [`inbox`]: the webhook inbox processor.
 //! - `completer`: batches completions into one transaction.
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
 #![forbid(unsafe_code)]
 
+pub mod breaker;
 mod completer;
 pub mod config;
 mod execute;

@@ -13,9 +13,10 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/readyz", get(readyz))
 }
 
-/// Ready when the database answers. Paused providers make it `degraded` with
-/// the reason, but still 200: webhooks and the API keep working, and taking
-/// the node out of rotation would not bring the provider back.
+/// Ready when the database answers. Paused providers and open circuit
+/// breakers make it `degraded` with the reason, but still 200: webhooks and
+/// the API keep working, and taking the node out of rotation would not bring
+/// the provider back.
 async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
     let now = app.clock.now();
     let pauses: serde_json::Map<String, Value> = app
@@ -27,16 +28,29 @@ async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
             (name, v)
         })
         .collect();
+    let breakers: serde_json::Map<String, Value> = app
+        .health
+        .breakers()
+        .tripped()
+        .into_iter()
+        .map(|t| {
+            let v = json!({"state": t.state, "next_probe_at": t.until.to_rfc3339()});
+            (t.provider, v)
+        })
+        .collect();
     match app.store.next_due_at().await {
         Ok(_) => {
-            let status = if pauses.is_empty() {
+            let status = if pauses.is_empty() && breakers.is_empty() {
                 "ready"
             } else {
                 "degraded"
             };
             (
                 StatusCode::OK,
-                Json(json!({"status": status, "database": "ok", "paused_providers": pauses})),
+                Json(
+                    json!({"status": status, "database": "ok", "paused_providers": pauses,
+                            "open_circuits": breakers}),
+                ),
             )
         }
         Err(e) => {

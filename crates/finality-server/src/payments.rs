@@ -125,6 +125,8 @@ impl PaymentIn {
 #[derive(Debug, Serialize)]
 struct PollOut {
     attempts: u32,
+    /// Status queries that failed in a row without an answer.
+    errors: u32,
     next_poll_at: Option<String>,
     in_flight: bool,
     last_error: Option<String>,
@@ -185,6 +187,7 @@ impl PaymentOut {
     fn full(v: PaymentView) -> Self {
         let poll = v.poll.map(|p: PollState| PollOut {
             attempts: p.attempts,
+            errors: p.errors,
             next_poll_at: p.next_poll_at.map(|t| t.to_rfc3339()),
             in_flight: p.locked_by.is_some(),
             last_error: p.last_error,

@@ -91,6 +91,7 @@ pub struct Simulator {
     /// Queued webhook deliveries by (due ms, sequence).
     queue: Mutex<std::collections::BTreeMap<(i64, u64), crate::webhooks::Delivery>>,
     target: Mutex<Option<crate::webhooks::WebhookTarget>>,
+    outage: Mutex<Option<Timestamp>>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -131,6 +132,7 @@ impl Simulator {
             counters: Counters::default(),
             queue: Mutex::new(Default::default()),
             target: Mutex::new(None),
+            outage: Mutex::new(None),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
@@ -255,7 +257,16 @@ impl Simulator {
     }
 
     /// Draw whether to inject a fault into this call.
+    /// Answer every status call with 503 until `until` (an outage).
+    pub fn outage_until(&self, until: Timestamp) {
+        *lock(&self.outage) = Some(until);
+    }
+
     pub(crate) fn draw_fault(&self) -> Option<Fault> {
+        if lock(&self.outage).is_some_and(|until| self.clock.now() < until) {
+            self.counters.server_errors.fetch_add(1, Ordering::Relaxed);
+            return Some(Fault::ServerError);
+        }
         let f = &self.config.faults;
         let r: f64 = lock(&self.rng).gen();
         let (a, b, c) = (

@@ -130,6 +130,7 @@ pub async fn expired_lease_is_fenced(db: Arc<dyn Store>) {
             observed: Some(Status::Succeeded),
             then: AfterPoll::GiveUp {
                 reason: "unused: final".into(),
+                count: Count::Attempt,
             },
         })
         .await
@@ -149,7 +150,7 @@ pub async fn expired_lease_is_fenced(db: Arc<dyn Store>) {
             observed: Some(Status::Processing),
             then: AfterPoll::Reschedule {
                 next_poll_at: Timestamp(t2.0 + 60_000),
-                count_attempt: true,
+                count: Count::Attempt,
                 last_error: None,
             },
         })
@@ -273,7 +274,7 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
     let t1 = Timestamp(T0.0 + 100);
     let reschedule = |at: i64, count| AfterPoll::Reschedule {
         next_poll_at: Timestamp(at),
-        count_attempt: count,
+        count,
         last_error: None,
     };
     let out = finish(
@@ -285,7 +286,7 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
             now: t1,
             attempt: Some(attempt(&job, "w", T0, "pending")),
             observed: Some(Status::Pending),
-            then: reschedule(t1.0 + 1_000, true),
+            then: reschedule(t1.0 + 1_000, Count::Attempt),
         },
     )
     .await
@@ -311,7 +312,7 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
             now: t2,
             attempt: None,
             observed: None,
-            then: reschedule(t2.0 + 2_000, false),
+            then: reschedule(t2.0 + 2_000, Count::Nothing),
         },
     )
     .await
@@ -319,6 +320,41 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
     let t3 = Timestamp(t2.0 + 2_000);
     let job = db.claim(&claim_req(t3, 1, "w")).await.unwrap().remove(0);
     assert_eq!(job.attempts, 1, "a deferral does not burn an attempt");
+
+    // A failure without an answer counts as an error, not an attempt; the
+    // next answer starts the errors over.
+    finish(
+        &*db,
+        batched,
+        Completion {
+            payment_id: "pay_r".into(),
+            lock_token: job.lock_token,
+            now: t3,
+            attempt: None,
+            observed: None,
+            then: reschedule(t3.0, Count::Error),
+        },
+    )
+    .await
+    .unwrap();
+    let job = db.claim(&claim_req(t3, 1, "w")).await.unwrap().remove(0);
+    assert_eq!((job.attempts, job.errors), (1, 1));
+    finish(
+        &*db,
+        batched,
+        Completion {
+            payment_id: "pay_r".into(),
+            lock_token: job.lock_token,
+            now: t3,
+            attempt: Some(attempt(&job, "w", t3, "pending")),
+            observed: Some(Status::Pending),
+            then: reschedule(t3.0, Count::Attempt),
+        },
+    )
+    .await
+    .unwrap();
+    let job = db.claim(&claim_req(t3, 1, "w")).await.unwrap().remove(0);
+    assert_eq!((job.attempts, job.errors), (2, 0));
 
     let out = finish(
         &*db,
@@ -331,6 +367,7 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
             observed: Some(Status::Processing),
             then: AfterPoll::GiveUp {
                 reason: "gave up after 2 status queries".into(),
+                count: Count::Attempt,
             },
         },
     )
@@ -352,7 +389,7 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
         Some("gave up after 2 status queries")
     );
     let poll = view.poll.unwrap();
-    assert_eq!((poll.attempts, poll.next_poll_at), (2, None), "parked");
+    assert_eq!((poll.attempts, poll.next_poll_at), (3, None), "parked");
     assert_eq!(db.next_due_at().await.unwrap(), None);
     assert!(db
         .claim(&claim_req(Timestamp(t3.0 + 10_000_000), 10, "w"))
@@ -375,6 +412,7 @@ async fn reschedule_flow(db: Arc<dyn Store>, batched: bool) {
             observed: Some(Status::Succeeded),
             then: AfterPoll::GiveUp {
                 reason: "unused".into(),
+                count: Count::Attempt,
             },
         },
     )
@@ -726,7 +764,7 @@ pub async fn complete_batch_fences_each_completion(db: Arc<dyn Store>) {
         observed: Some(observed),
         then: AfterPoll::Reschedule {
             next_poll_at: Timestamp(t1.0 + 1_000),
-            count_attempt: true,
+            count: Count::Attempt,
             last_error: None,
         },
     };

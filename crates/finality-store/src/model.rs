@@ -62,6 +62,8 @@ impl Payment {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PollState {
     pub attempts: u32,
+    /// Status queries that failed in a row (no answer), reset by an answer.
+    pub errors: u32,
     /// `None` when parked (needs review): polled again only on request.
     pub next_poll_at: Option<Timestamp>,
     /// Set while a worker holds the lease.
@@ -148,8 +150,10 @@ pub struct ClaimedJob {
     pub provider_ref: String,
     pub kind: Kind,
     pub registered_at: Timestamp,
-    /// Status queries completed before this one.
+    /// Status queries answered before this one.
     pub attempts: u32,
+    /// Status queries that failed in a row just before this one.
+    pub errors: u32,
     /// When this poll was due (for lateness).
     pub due_at: Timestamp,
     /// Fences every later write of this claim.
@@ -187,18 +191,29 @@ pub struct AttemptRecord {
     pub attempt: NewAttempt,
 }
 
+/// What a finished poll spends of the payment's budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// The provider answered: one attempt; failures in a row start over.
+    Attempt,
+    /// No answer (timeout, 5xx, refused): one more failure in a row.
+    Error,
+    /// A deferral (rate limit, paused provider, open breaker): nothing.
+    Nothing,
+}
+
 /// What happens to the job after a poll that did not make the payment final.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AfterPoll {
-    /// Poll again at `next_poll_at`. `count_attempt` is false for deferrals
-    /// (rate limit, paused provider) that must not burn the payment's budget.
+    /// Poll again at `next_poll_at`, counting the poll as `count` says.
     Reschedule {
         next_poll_at: Timestamp,
-        count_attempt: bool,
+        count: Count,
         last_error: Option<String>,
     },
-    /// Attempts or age exhausted: move to `needs_review` and park the job.
-    GiveUp { reason: String },
+    /// Attempts, errors or age exhausted: move to `needs_review` and park
+    /// the job, counting this last poll as `count` says.
+    GiveUp { reason: String, count: Count },
 }
 
 /// The end of one claimed poll, written in one fenced transaction.

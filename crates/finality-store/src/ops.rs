@@ -380,26 +380,39 @@ macro_rules! sql_store {
                 }
                 $crate::plan::JobAction::Reschedule {
                     next_poll_at,
-                    count,
+                    attempts,
+                    errors,
+                    reset_errors,
                     last_error,
                 } => {
                     sqlx::query(
                         "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
+                         errors = CASE WHEN $6 THEN $5 ELSE errors + $5 END, \
                          due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
                          last_error = $4 WHERE payment_id = $1",
                     )
                     .bind(&c.payment_id)
                     .bind(next_poll_at.0)
-                    .bind(*count)
+                    .bind(*attempts)
                     .bind(last_error)
+                    .bind(*errors)
+                    .bind(*reset_errors)
                     .execute(&mut *conn)
                     .await
                     .op("rescheduling a poll")?;
                 }
-                $crate::plan::JobAction::Park { count, reason } => {
-                    sqlx::query("UPDATE poll_jobs SET attempts = attempts + $2 WHERE payment_id = $1")
+                $crate::plan::JobAction::Park {
+                    attempts,
+                    errors,
+                    reason,
+                } => {
+                    sqlx::query(
+                        "UPDATE poll_jobs SET attempts = attempts + $2, errors = errors + $3 \
+                         WHERE payment_id = $1",
+                    )
                         .bind(&c.payment_id)
-                        .bind(*count)
+                        .bind(*attempts)
+                        .bind(*errors)
                         .execute(&mut *conn)
                         .await
                         .op("counting the last poll")?;
@@ -432,6 +445,7 @@ macro_rules! sql_store {
                 kind: parse(&col::<String>(r, "kind", t)?, t)?,
                 registered_at: Timestamp(col(r, "registered_at", t)?),
                 attempts: u32::try_from(col::<i32>(r, "attempts", t)?).unwrap_or(0),
+                errors: u32::try_from(col::<i32>(r, "errors", t)?).unwrap_or(0),
                 due_at: Timestamp(col(r, "due_at", t)?),
                 lock_token: col(r, "lock_token", t)?,
             })
@@ -710,7 +724,7 @@ macro_rules! sql_store {
                     return Ok(None);
                 };
                 let poll = sqlx::query(
-                    "SELECT attempts, next_poll_at, locked_by, last_error FROM poll_jobs WHERE payment_id = $1",
+                    "SELECT attempts, errors, next_poll_at, locked_by, last_error FROM poll_jobs WHERE payment_id = $1",
                 )
                 .bind(id)
                 .fetch_optional(&mut *conn)
@@ -719,6 +733,7 @@ macro_rules! sql_store {
                 .map(|r| -> Result<PollState> {
                     Ok(PollState {
                         attempts: u32::try_from(col::<i32>(&r, "attempts", "poll_jobs")?).unwrap_or(0),
+                        errors: u32::try_from(col::<i32>(&r, "errors", "poll_jobs")?).unwrap_or(0),
                         next_poll_at: col::<Option<i64>>(&r, "next_poll_at", "poll_jobs")?.map(Timestamp),
                         locked_by: col(&r, "locked_by", "poll_jobs")?,
                         last_error: col(&r, "last_error", "poll_jobs")?,

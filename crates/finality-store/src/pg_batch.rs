@@ -47,10 +47,11 @@ const DELETE_JOBS: &str = "DELETE FROM poll_jobs WHERE payment_id = ANY($1)";
 /// `park` true: a reason replaces the last error, none keeps it).
 const UPDATE_JOBS: &str =
     "UPDATE poll_jobs j SET next_poll_at = u.next, attempts = j.attempts + u.inc, \
+     errors = CASE WHEN u.reset THEN u.einc ELSE j.errors + u.einc END, \
      due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
      last_error = CASE WHEN u.park THEN COALESCE(u.err, j.last_error) ELSE u.err END \
-     FROM UNNEST($1::text[], $2::int8[], $3::int4[], $4::text[], $5::bool[]) \
-     AS u(id, next, inc, err, park) WHERE j.payment_id = u.id";
+     FROM UNNEST($1::text[], $2::int8[], $3::int4[], $4::text[], $5::bool[], $6::int4[], \
+     $7::bool[]) AS u(id, next, inc, err, park, einc, reset) WHERE j.payment_id = u.id";
 
 #[derive(Default)]
 struct Attempts {
@@ -84,6 +85,8 @@ struct Writes {
     job_inc: Vec<i32>,
     job_err: Vec<Option<String>>,
     job_park: Vec<bool>,
+    job_err_inc: Vec<i32>,
+    job_err_reset: Vec<bool>,
 }
 
 /// Complete `cs` inside the open transaction `conn`.
@@ -174,21 +177,31 @@ pub(crate) async fn complete_batch_in(
             JobAction::Delete => w.delete.push(id.clone()),
             JobAction::Reschedule {
                 next_poll_at,
-                count,
+                attempts,
+                errors,
+                reset_errors,
                 last_error,
             } => {
                 w.job_id.push(id.clone());
                 w.job_next.push(Some(next_poll_at.0));
-                w.job_inc.push(count);
+                w.job_inc.push(attempts);
                 w.job_err.push(last_error);
                 w.job_park.push(false);
+                w.job_err_inc.push(errors);
+                w.job_err_reset.push(reset_errors);
             }
-            JobAction::Park { count, reason } => {
+            JobAction::Park {
+                attempts,
+                errors,
+                reason,
+            } => {
                 w.job_id.push(id.clone());
                 w.job_next.push(None);
-                w.job_inc.push(count);
+                w.job_inc.push(attempts);
                 w.job_err.push(reason);
                 w.job_park.push(true);
+                w.job_err_inc.push(errors);
+                w.job_err_reset.push(false);
             }
         }
         out.push(CompleteOutcome::Done {
@@ -249,6 +262,8 @@ async fn write(conn: &mut sqlx::PgConnection, w: &Writes) -> Result<()> {
             .bind(&w.job_inc)
             .bind(&w.job_err)
             .bind(&w.job_park)
+            .bind(&w.job_err_inc)
+            .bind(&w.job_err_reset)
             .execute(&mut *conn)
             .await
             .op("rescheduling poll jobs")?;

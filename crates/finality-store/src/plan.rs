@@ -3,7 +3,7 @@
 //! and the array path (a PostgreSQL batch in a handful of statements) cannot
 //! disagree about the outcome of a poll.
 
-use crate::model::{AfterPoll, Completion};
+use crate::model::{AfterPoll, Completion, Count};
 use finality_core::{decide, Decision, Kind, Status, Timestamp};
 
 /// One status change a completion makes (source `status_query`).
@@ -19,15 +19,22 @@ pub(crate) struct Step {
 pub(crate) enum JobAction {
     /// The payment is final: the job row goes.
     Delete,
-    /// Poll again at `next_poll_at`; the lease is released.
+    /// Poll again at `next_poll_at`; the lease is released. `attempts`
+    /// is added; `errors` is added, or when `reset_errors` set to it.
     Reschedule {
         next_poll_at: Timestamp,
-        count: i32,
+        attempts: i32,
+        errors: i32,
+        reset_errors: bool,
         last_error: Option<String>,
     },
-    /// Stop polling until someone asks; `reason` replaces the last error
-    /// when there is one.
-    Park { count: i32, reason: Option<String> },
+    /// Stop polling until someone asks, adding `attempts` and `errors`;
+    /// `reason` replaces the last error when there is one.
+    Park {
+        attempts: i32,
+        errors: i32,
+        reason: Option<String>,
+    },
 }
 
 /// The whole effect of one completion whose fence held.
@@ -64,14 +71,16 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
         match &c.then {
             AfterPoll::Reschedule {
                 next_poll_at,
-                count_attempt,
+                count,
                 last_error,
             } => JobAction::Reschedule {
                 next_poll_at: *next_poll_at,
-                count: i32::from(*count_attempt),
+                attempts: i32::from(*count == Count::Attempt),
+                errors: i32::from(*count == Count::Error),
+                reset_errors: *count == Count::Attempt,
                 last_error: last_error.clone(),
             },
-            AfterPoll::GiveUp { reason } => {
+            AfterPoll::GiveUp { reason, count } => {
                 if decide(kind, now_status, Status::NeedsReview) == Decision::Apply {
                     steps.push(Step {
                         from: now_status,
@@ -80,7 +89,8 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
                     });
                 }
                 JobAction::Park {
-                    count: 1,
+                    attempts: i32::from(*count == Count::Attempt),
+                    errors: i32::from(*count == Count::Error),
                     reason: Some(reason.clone()),
                 }
             }
@@ -93,7 +103,8 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
             if now_status == Status::NeedsReview && c.observed == Some(Status::NeedsReview) =>
         {
             JobAction::Park {
-                count: 0,
+                attempts: 0,
+                errors: 0,
                 reason: None,
             }
         }
@@ -120,7 +131,7 @@ mod tests {
     fn resched() -> AfterPoll {
         AfterPoll::Reschedule {
             next_poll_at: Timestamp(99),
-            count_attempt: true,
+            count: Count::Attempt,
             last_error: None,
         }
     }
@@ -145,7 +156,15 @@ mod tests {
             Status::Pending,
         );
         assert!(p.steps.is_empty());
-        assert!(matches!(p.job, JobAction::Reschedule { count: 1, .. }));
+        assert!(matches!(
+            p.job,
+            JobAction::Reschedule {
+                attempts: 1,
+                errors: 0,
+                reset_errors: true,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -155,6 +174,7 @@ mod tests {
                 Some(Status::Processing),
                 AfterPoll::GiveUp {
                     reason: "out of attempts".into(),
+                    count: Count::Attempt,
                 },
             ),
             Kind::Payment,
@@ -165,7 +185,8 @@ mod tests {
         assert_eq!(
             p.job,
             JobAction::Park {
-                count: 1,
+                attempts: 1,
+                errors: 0,
                 reason: Some("out of attempts".into())
             }
         );

@@ -105,9 +105,16 @@ async fn transient_errors_retry_on_schedule_then_go_to_review() {
     );
     assert_eq!(server.sim.stats().status_calls, 3);
     let last = v.history.last().unwrap();
+    let reason = last.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.starts_with("gave up after 3 status queries in a row failed"),
+        "{reason}"
+    );
+    let poll = v.poll.unwrap();
     assert_eq!(
-        last.reason.as_deref(),
-        Some("gave up after 3 status queries")
+        (poll.attempts, poll.errors),
+        (0, 3),
+        "no answer, no attempt"
     );
     let a = db.store.attempts("pay_e").await.unwrap();
     assert!(a
@@ -149,6 +156,62 @@ async fn timeouts_are_transient_and_bounded() {
         .unwrap_or("")
         .contains("timeout"));
     let v = db.store.get("pay_e").await.unwrap().unwrap();
-    assert_eq!(v.poll.unwrap().attempts, 1);
+    let poll = v.poll.unwrap();
+    assert_eq!(
+        (poll.attempts, poll.errors),
+        (0, 1),
+        "an error, not an attempt"
+    );
     drop(server);
+}
+
+/// An outage (every call 503 for a minute) opens the circuit breaker: the
+/// calls made during it stay at the probe rate, no payment spends its budget
+/// on it (max_attempts is 3, the outage is 60 quick polls long), and polls
+/// resume by themselves when a probe is answered.
+#[tokio::test]
+async fn outage_opens_the_breaker_and_polls_resume_by_themselves() {
+    let db = testing::sqlite().await;
+    let vclock = Arc::new(VirtualClock::new(T0));
+    let server = spawn_sim(
+        SimConfig::deterministic(Duration::from_secs(61)),
+        vclock.clone(),
+    )
+    .await;
+    for i in 0..20 {
+        register(&*db.store, &server.sim, &format!("pay_o{i:02}"), T0, T0).await;
+    }
+    server.sim.outage_until(T0.plus(Duration::from_secs(60)));
+    let e = engine(
+        db.store.clone(),
+        vclock.clone(),
+        providers(
+            &server.base_url,
+            quick_policy(3, Duration::from_secs(3600)),
+            None,
+            Duration::from_secs(5),
+        ),
+        engine_config("w", 4),
+    );
+    e.clone().run_until_idle(CancellationToken::new()).await;
+    assert_eq!(
+        db.store.status_counts().await.unwrap(),
+        vec![(Status::Succeeded, 20)],
+        "nobody went to review because of the outage"
+    );
+    let during = server.sim.stats().injected_server_errors;
+    // Five failures open it (plus up to three already in flight), then one
+    // probe per open period: 5 s, 10 s, 20 s, 40 s (the fourth is answered).
+    assert!(
+        (5..=5 + 3 + 4).contains(&during),
+        "{during} calls during a 60 s outage"
+    );
+    let calls = server.sim.stats().status_calls;
+    assert!(calls <= during + 20 + 20, "{calls} calls in all");
+    assert!(e.health().breakers().tripped().is_empty(), "closed again");
+    for i in 0..20 {
+        let a = db.store.attempts(&format!("pay_o{i:02}")).await.unwrap();
+        let answered = a.iter().filter(|a| a.attempt.outcome != "error").count();
+        assert!((1..=2).contains(&answered), "pay_o{i:02}: {a:?}");
+    }
 }

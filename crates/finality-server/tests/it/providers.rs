@@ -29,6 +29,11 @@ fn sim_config(outcome_failed: bool) -> SimConfig {
 }
 
 async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
+    stripe_app_with_key(engine, outcome_failed, STRIPE_KEY).await
+}
+
+async fn stripe_app_with_key(engine: bool, outcome_failed: bool, key: &str) -> TestApp {
+    let key = key.to_string();
     spawn_app_custom(
         Backend::Postgres,
         sim_config(outcome_failed),
@@ -40,7 +45,7 @@ async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
             };
             let adapter = StripeAdapter::new(
                 &cfg.base_url,
-                STRIPE_KEY.into(),
+                key,
                 Timeouts {
                     connect: cfg.connect_timeout,
                     total: cfg.timeout,
@@ -207,6 +212,62 @@ async fn stripe_forged_webhook_is_rejected() {
         .await
         .unwrap();
     assert!(forged.is_none(), "nothing of a forged webhook is stored");
+}
+
+/// A revoked key (401) pauses the provider and raises the alert within
+/// seconds (`/readyz` degraded, the metric, an ALERT log line); the payment
+/// spends nothing and does not go to review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_401_pauses_the_provider_and_alerts() {
+    let app = stripe_app_with_key(true, false, "sk_test_revoked").await;
+    app.register_at("stripe", "order_pi_5", "pi_3Revoked").await;
+    let started = std::time::Instant::now();
+    let ready = loop {
+        let ready: Value = app
+            .http
+            .get(format!("{}/readyz", app.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if ready["status"] == "degraded" {
+            break ready;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        ready["paused_providers"]["stripe"]["class"], "permanent",
+        "{ready}"
+    );
+    assert!(
+        ready["paused_providers"]["stripe"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("401"),
+        "{ready}"
+    );
+    let metrics = app
+        .http
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(
+            "finality_provider_paused_until_seconds{provider=\"stripe\",class=\"permanent\"}"
+        ),
+        "{metrics}"
+    );
+    let (_, v) = app.get("/v1/payments/order_pi_5").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    assert_eq!(v["poll"]["attempts"], 0, "{v}");
+    assert_eq!(v["poll"]["errors"], 0, "{v}");
 }
 
 fn now_s() -> i64 {
