@@ -119,6 +119,15 @@ impl Engine {
             return base(None, None, then);
         }
 
+        if let Err(at) = self.rates.acquire(&job.provider).await {
+            let then = AfterPoll::Reschedule {
+                next_poll_at: at,
+                count: Count::Nothing,
+                last_error: Some("waiting for the provider's rate limit".into()),
+            };
+            return base(None, None, then);
+        }
+        let now = self.clock.now();
         let lateness = now.since(job.due_at).as_secs_f64();
         metrics::histogram!("finality_poll_lateness_seconds", "provider" => job.provider.clone())
             .record(lateness);

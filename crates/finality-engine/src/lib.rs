@@ -27,6 +27,7 @@ mod execute;
 pub mod health;
 pub mod inbox;
 mod producer;
+pub mod rate;
 
 pub use config::EngineConfig;
 pub use health::{Health, Pause};
@@ -47,6 +48,8 @@ pub struct ProviderEntry {
     /// Unverified webhooks may hurry a tracked payment's next poll at most
     /// this often per minute (they never apply anything themselves).
     pub nudges_per_minute: u32,
+    /// Calls per second across every node, if the provider limits them.
+    pub rate_limit: Option<finality_store::Bucket>,
 }
 
 impl ProviderEntry {
@@ -59,6 +62,10 @@ impl ProviderEntry {
             policy: cfg.policy(),
             pause_on_permanent_error: cfg.pause_on_permanent_error,
             nudges_per_minute: cfg.unverified_nudges_per_minute,
+            rate_limit: cfg.rate_limit.map(|r| finality_store::Bucket {
+                per_second: r.per_second,
+                burst: f64::from(r.burst),
+            }),
         }
     }
 }
@@ -74,6 +81,7 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) health: Arc<Health>,
     pub(crate) completer: completer::Completer,
+    pub(crate) rates: rate::RateLimits,
 }
 
 impl Engine {
@@ -85,7 +93,16 @@ impl Engine {
         health: Arc<Health>,
     ) -> Arc<Self> {
         let completer = completer::Completer::spawn(store.clone(), config.batch_size as usize);
+        let rates = rate::RateLimits::new(
+            store.clone(),
+            clock.clone(),
+            providers
+                .iter()
+                .filter_map(|(name, p)| p.rate_limit.map(|b| (name.clone(), b))),
+            std::time::Duration::from_secs(2),
+        );
         Arc::new(Engine {
+            rates,
             completer,
             store,
             clock,

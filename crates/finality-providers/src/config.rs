@@ -74,6 +74,24 @@ pub struct ProviderConfig {
     /// that payment's next poll forward, at most this many times a minute.
     #[serde(default = "default_nudges")]
     pub unverified_nudges_per_minute: u32,
+    /// Calls per second to this provider across every node (a token bucket
+    /// in the database); none by default.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// `rate_limit = { per_second = 50, burst = 10 }`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    pub per_second: f64,
+    /// Calls allowed at once after a quiet spell (the bucket's size).
+    #[serde(default = "default_burst")]
+    pub burst: u32,
+}
+
+fn default_burst() -> u32 {
+    1
 }
 
 fn default_nudges() -> u32 {
@@ -100,6 +118,7 @@ impl ProviderConfig {
             webhook_secret_envs: Vec::new(),
             webhook_tolerance: default_tolerance(),
             unverified_nudges_per_minute: default_nudges(),
+            rate_limit: None,
         }
     }
 
@@ -116,6 +135,14 @@ impl ProviderConfig {
         self.schedule
             .validate()
             .map_err(|e| ("schedule", e.to_string()))?;
+        if let Some(r) = self.rate_limit {
+            if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
+                return Err(("rate_limit.per_second", "must be > 0".into()));
+            }
+            if r.burst == 0 {
+                return Err(("rate_limit.burst", "must be at least 1".into()));
+            }
+        }
         if self.max_attempts == 0 {
             return Err(("max_attempts", "must be at least 1".into()));
         }

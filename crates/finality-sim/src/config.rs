@@ -69,6 +69,10 @@ pub struct SimConfig {
     pub latency: Duration,
     /// When set, status queries need `Authorization: Bearer <api_key>`.
     pub api_key: Option<String>,
+    /// When set, a status call beyond this many in the last second gets a
+    /// 429 with `Retry-After: 1`, as a provider's limiter would.
+    #[serde(default)]
+    pub max_calls_per_second: Option<u32>,
 }
 
 impl Default for SimConfig {
@@ -100,6 +104,7 @@ impl Default for SimConfig {
             },
             latency: Duration::ZERO,
             api_key: None,
+            max_calls_per_second: None,
         }
     }
 }

@@ -92,6 +92,7 @@ pub struct Simulator {
     queue: Mutex<std::collections::BTreeMap<(i64, u64), crate::webhooks::Delivery>>,
     target: Mutex<Option<crate::webhooks::WebhookTarget>>,
     outage: Mutex<Option<Timestamp>>,
+    call_times: Mutex<Vec<i64>>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -133,6 +134,7 @@ impl Simulator {
             queue: Mutex::new(Default::default()),
             target: Mutex::new(None),
             outage: Mutex::new(None),
+            call_times: Mutex::new(Vec::new()),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
@@ -243,6 +245,12 @@ impl Simulator {
     /// Count a status call as started; the guard counts it as ended.
     pub(crate) fn begin_call(self: &Arc<Self>, id: &str) -> CallGuard {
         self.counters.status_calls.fetch_add(1, Ordering::Relaxed);
+        {
+            // Arrival order under the lock, so the list stays sorted.
+            let mut times = lock(&self.call_times);
+            let now = self.clock.now().0.max(times.last().copied().unwrap_or(0));
+            times.push(now);
+        }
         let mut calls = lock(&self.calls);
         let c = calls.entry(id.to_string()).or_default();
         c.total += 1;
@@ -256,12 +264,47 @@ impl Simulator {
         }
     }
 
-    /// Draw whether to inject a fault into this call.
     /// Answer every status call with 503 until `until` (an outage).
     pub fn outage_until(&self, until: Timestamp) {
         *lock(&self.outage) = Some(until);
     }
 
+    /// The most status calls seen in any `window` (sliding), for checking
+    /// a caller's rate limit.
+    pub fn max_calls_in_any(&self, window: Duration) -> usize {
+        let times = lock(&self.call_times);
+        let w = i64::try_from(window.as_millis()).unwrap_or(i64::MAX);
+        let (mut lo, mut best) = (0, 0);
+        for hi in 0..times.len() {
+            while times[hi] - times[lo] >= w {
+                lo += 1;
+            }
+            best = best.max(hi - lo + 1);
+        }
+        best
+    }
+
+    /// When each status call arrived (ms, in order).
+    pub fn call_times(&self) -> Vec<Timestamp> {
+        lock(&self.call_times)
+            .iter()
+            .map(|t| Timestamp(*t))
+            .collect()
+    }
+
+    /// Whether this call is over the configured calls-per-second cap (the
+    /// window includes this call, already recorded).
+    pub(crate) fn over_rate_limit(&self) -> bool {
+        let Some(cap) = self.config.max_calls_per_second else {
+            return false;
+        };
+        let times = lock(&self.call_times);
+        let now = times.last().copied().unwrap_or_default();
+        let in_window = times.iter().rev().take_while(|t| now - **t < 1000).count();
+        in_window > cap as usize
+    }
+
+    /// Draw whether to inject a fault into this call.
     pub(crate) fn draw_fault(&self) -> Option<Fault> {
         if lock(&self.outage).is_some_and(|until| self.clock.now() < until) {
             self.counters.server_errors.fetch_add(1, Ordering::Relaxed);

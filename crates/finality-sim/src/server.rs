@@ -81,6 +81,17 @@ async fn gate(
         )
             .into_response());
     }
+    if sim.over_rate_limit() {
+        sim.counters
+            .rate_limits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Err((
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "1".to_string())],
+            Json(json!({"error": "rate limit exceeded"})),
+        )
+            .into_response());
+    }
     if !sim.config.latency.is_zero() {
         tokio::time::sleep(sim.config.latency).await;
     }

@@ -144,6 +144,18 @@ pub trait Store: Send + Sync + 'static {
     /// wake-up costs latency, never correctness.
     fn subscribe(&self) -> watch::Receiver<u64>;
 
+    /// Take up to `want` tokens from `provider`'s shared bucket, which
+    /// refills at `bucket.per_second` and holds at most `bucket.burst`.
+    /// Returns how many were granted and the tokens left (fractional), from
+    /// which the caller knows when the next one accrues.
+    async fn take_tokens(
+        &self,
+        provider: &str,
+        bucket: Bucket,
+        want: u32,
+        now: Timestamp,
+    ) -> Result<(u32, f64)>;
+
     /// How many write transactions are worth running at once. SQLite has
     /// one writer (a second waits on the file lock, sleeping), PostgreSQL
     /// commits concurrent transactions together.

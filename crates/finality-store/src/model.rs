@@ -389,3 +389,22 @@ pub struct DeliveryAttempt {
     pub latency_ms: i64,
     pub error: Option<String>,
 }
+
+/// A token bucket's shape: the rate it refills at and what it holds at most.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bucket {
+    pub per_second: f64,
+    pub burst: f64,
+}
+
+impl Bucket {
+    /// Refill from `(tokens, updated_at)` to `now`, then take up to `want`
+    /// whole tokens: `(granted, tokens left)`. Time going backwards (another
+    /// node's clock) refills nothing.
+    pub fn take(self, tokens: f64, updated_at: Timestamp, now: Timestamp, want: u32) -> (u32, f64) {
+        let elapsed_s = (now.0 - updated_at.0).max(0) as f64 / 1000.0;
+        let avail = (tokens + elapsed_s * self.per_second).min(self.burst);
+        let granted = avail.floor().clamp(0.0, f64::from(want));
+        (granted as u32, avail - granted)
+    }
+}

@@ -25,6 +25,7 @@ macro_rules! sql_store {
         notify = $notify:expr,
         complete_batch = $complete_batch:path,
         writers = $writers:expr,
+        lock_bucket = $lock_bucket:expr,
     ) => {
         use $crate::error::{DbContext, Result};
         use $crate::model::*;
@@ -1115,6 +1116,43 @@ macro_rules! sql_store {
                     .await
                     .op("pruning delivered events")?;
                 Ok(r.rows_affected())
+            }
+
+            async fn take_tokens(
+                &self,
+                provider: &str,
+                bucket: Bucket,
+                want: u32,
+                now: Timestamp,
+            ) -> Result<(u32, f64)> {
+                let mut tx = self.begin_write().await?;
+                sqlx::query(
+                    "INSERT INTO rate_buckets (provider, tokens, updated_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (provider) DO NOTHING",
+                )
+                .bind(provider)
+                .bind(bucket.burst)
+                .bind(now.0)
+                .execute(&mut *tx)
+                .await
+                .op("creating a rate bucket")?;
+                let (tokens, updated_at): (f64, i64) = sqlx::query_as($lock_bucket)
+                    .bind(provider)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .op("locking a rate bucket")?;
+                let (granted, left) = bucket.take(tokens, Timestamp(updated_at), now, want);
+                sqlx::query(
+                    "UPDATE rate_buckets SET tokens = $2, updated_at = $3 WHERE provider = $1",
+                )
+                .bind(provider)
+                .bind(left)
+                .bind(now.0.max(updated_at))
+                .execute(&mut *tx)
+                .await
+                .op("taking rate tokens")?;
+                tx.commit().await.op("committing rate tokens")?;
+                Ok((granted, left))
             }
 
             fn parallel_writers(&self) -> usize {

@@ -146,4 +146,5 @@ sql_store! {
     notify = Some("SELECT pg_notify('finality_jobs', '')"),
     complete_batch = crate::pg_batch::complete_batch_in,
     writers = 2,
+    lock_bucket = "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1 FOR UPDATE",
 }

@@ -113,4 +113,5 @@ sql_store! {
     notify = None::<&str>,
     complete_batch = complete_each,
     writers = 1,
+    lock_bucket = "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1",
 }

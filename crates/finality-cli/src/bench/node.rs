@@ -89,6 +89,7 @@ pub fn engine(
             },
             pause_on_permanent_error: Duration::from_secs(60),
             nudges_per_minute: 0,
+            rate_limit: None,
         },
     );
     Engine::new(

@@ -72,6 +72,7 @@ pub fn providers(
             policy,
             pause_on_permanent_error: Duration::from_secs(300),
             nudges_per_minute: 60,
+            rate_limit: None,
         },
     );
     Arc::new(map)

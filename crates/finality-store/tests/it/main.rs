@@ -44,4 +44,5 @@ on_both_backends!(
     feed_destinations_and_pruning,
     complete_batch_fences_each_completion,
     reschedule_give_up_and_settle_later_batched,
+    rate_bucket_grants_each_token_once,
 );
