@@ -310,3 +310,55 @@ pub async fn events(config: Config, url: Option<String>, cmd: EventsCommand) -> 
         }
     }
 }
+
+#[derive(Subcommand)]
+pub enum ProvidersCommand {
+    /// Call each configured provider's authentication with one harmless
+    /// read and say what works (exit 1 if anything does not).
+    Check,
+}
+
+pub async fn providers(config: Config, cmd: ProvidersCommand) -> anyhow::Result<()> {
+    let ProvidersCommand::Check = cmd;
+    let mut failed = 0;
+    println!(
+        "{:<14} {:<8} {:<5} {:<9} result",
+        "provider", "adapter", "poll", "webhooks"
+    );
+    for (name, cfg) in &config.providers {
+        let adapter = format!("{:?}", cfg.adapter).to_lowercase();
+        let built = match finality_providers::config::build(name, cfg) {
+            Ok(a) => a,
+            Err(e) => {
+                failed += 1;
+                println!("{name:<14} {adapter:<8} {:<5} {:<9} FAILED  {e}", "-", "-");
+                continue;
+            }
+        };
+        let caps = built.capabilities();
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        let outcome = tokio::time::timeout(cfg.timeout + cfg.connect_timeout, built.check())
+            .await
+            .unwrap_or_else(|_| {
+                Err(finality_providers::ProviderError::Transient {
+                    message: "no answer in time".into(),
+                })
+            });
+        let result = match outcome {
+            Ok(detail) => format!("ok      {detail}"),
+            Err(e) => {
+                failed += 1;
+                format!("FAILED  {e}")
+            }
+        };
+        println!(
+            "{name:<14} {adapter:<8} {:<5} {:<9} {result}",
+            yes(caps.poll),
+            yes(caps.webhooks)
+        );
+    }
+    if failed > 0 {
+        bail!("{failed} provider(s) failed the check");
+    }
+    Ok(())
+}

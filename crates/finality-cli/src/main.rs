@@ -53,6 +53,11 @@ enum Command {
         #[arg(long, global = true)]
         database_url: Option<String>,
     },
+    /// Check the configured providers' credentials.
+    Providers {
+        #[command(subcommand)]
+        command: commands::ProvidersCommand,
+    },
     /// The provider simulator.
     Sim {
         #[command(subcommand)]
@@ -83,6 +88,7 @@ fn main() -> ExitCode {
         | Command::Bench(_)
         | Command::BenchNode(_)
         | Command::Payments { .. }
+        | Command::Providers { .. }
         | Command::Events { .. } => "error",
         _ => "info",
     });
@@ -109,6 +115,7 @@ fn main() -> ExitCode {
                 command,
                 database_url,
             } => commands::events(config, database_url, command).await,
+            Command::Providers { command } => commands::providers(config, command).await,
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,
             Command::Bench(args) => bench::run(args).await,

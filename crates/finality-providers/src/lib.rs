@@ -100,4 +100,29 @@ pub trait Provider: Send + Sync + 'static {
     fn audit_headers(&self) -> &'static [&'static str] {
         &[]
     }
+
+    /// Prove the configured credentials work with one harmless read, for
+    /// `finality providers check` (setup and on-call). `Ok` says what
+    /// answered.
+    async fn check(&self) -> Result<String, ProviderError> {
+        Err(ProviderError::Permanent {
+            message: "this adapter has no credential check".into(),
+        })
+    }
+
+    /// What this adapter can do with the configuration it was given.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            poll: true,
+            webhooks: false,
+        }
+    }
+}
+
+/// What an adapter can do: poll a status API, accept webhooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    pub poll: bool,
+    /// Webhooks are accepted (the adapter verifies them and a secret is set).
+    pub webhooks: bool,
 }

@@ -147,4 +147,34 @@ impl Provider for SimAdapter {
     fn audit_headers(&self) -> &'static [&'static str] {
         AUDIT_HEADERS
     }
+
+    async fn check(&self) -> Result<String, ProviderError> {
+        let url = format!("{}/v1/payments/finality-credential-check", self.base_url);
+        let mut req = self.http.get(&url).header("x-request-id", request_id());
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let status = resp.status();
+        if status.is_success() || status == StatusCode::NOT_FOUND {
+            return Ok(format!(
+                "status API answered {} at {}",
+                status.as_u16(),
+                self.base_url
+            ));
+        }
+        let headers = resp.headers().clone();
+        let body = resp.text().await.unwrap_or_default();
+        Err(classify_status(status, &headers, &body))
+    }
+
+    fn capabilities(&self) -> crate::Capabilities {
+        crate::Capabilities {
+            poll: true,
+            webhooks: self.webhooks.is_some(),
+        }
+    }
 }

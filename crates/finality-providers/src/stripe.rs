@@ -143,4 +143,31 @@ impl Provider for StripeAdapter {
     fn audit_headers(&self) -> &'static [&'static str] {
         AUDIT_HEADERS
     }
+
+    /// Lists one PaymentIntent: works with a restricted read-only key.
+    async fn check(&self) -> Result<String, ProviderError> {
+        let url = format!("{}/v1/payment_intents?limit=1", self.base_url);
+        let resp = self
+            .http
+            .get(&url)
+            .bearer_auth(&self.secret_key)
+            .header("x-request-id", request_id())
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(format!("listed PaymentIntents at {}", self.base_url));
+        }
+        let headers = resp.headers().clone();
+        let body = resp.text().await.unwrap_or_default();
+        Err(classify_status(status, &headers, &body))
+    }
+
+    fn capabilities(&self) -> crate::Capabilities {
+        crate::Capabilities {
+            poll: true,
+            webhooks: self.webhooks.is_some(),
+        }
+    }
 }

@@ -23,6 +23,7 @@ pub fn router(sim: Arc<Simulator>) -> Router {
     Router::new()
         .route("/v1/payments", post(create))
         .route("/v1/payments/{id}", get(status))
+        .route("/stripe/v1/payment_intents", get(stripe_list))
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
         .route("/sim/stats", get(stats))
@@ -143,6 +144,18 @@ async fn status(
         )
             .into_response(),
     }
+}
+
+async fn stripe_list(State(sim): State<Arc<Simulator>>, headers: HeaderMap) -> Response {
+    if !authorized(&sim, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": {"type": "invalid_request_error",
+                                  "message": "Invalid API Key provided"}})),
+        )
+            .into_response();
+    }
+    Json(json!({"object": "list", "data": [], "has_more": false})).into_response()
 }
 
 async fn stripe_object(
