@@ -11,8 +11,10 @@ use tokio_util::sync::CancellationToken;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn providers_check_reports_what_works() {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let mut cfg = SimConfig::default();
-    cfg.api_key = Some("sk_test_good".into());
+    let cfg = SimConfig {
+        api_key: Some("sk_test_good".into()),
+        ..SimConfig::default()
+    };
     let sim = Simulator::new(cfg, clock, 1);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
