@@ -212,6 +212,13 @@ impl Engine {
                 count: Count::Attempt,
                 last_error,
             },
+            NextPoll::GiveUp(g) if !entry.adapter.capabilities().poll => AfterPoll::GiveUp {
+                reason: format!(
+                    "{}: this provider is webhook-only and no notification arrived",
+                    g.reason()
+                ),
+                count: Count::Attempt,
+            },
             NextPoll::GiveUp(g) => AfterPoll::GiveUp {
                 reason: g.reason(),
                 count: Count::Attempt,

@@ -20,6 +20,8 @@ pub enum AdapterKind {
     Sim,
     /// Stripe PaymentIntents and Refunds (`docs/PROVIDERS.md`).
     Stripe,
+    /// Adyen notifications; nothing is polled (`docs/PROVIDERS.md`).
+    Adyen,
 }
 
 fn default_timeout() -> Duration {
@@ -194,6 +196,9 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             }
             Ok(Arc::new(a))
         }
+        AdapterKind::Adyen => Ok(Arc::new(
+            crate::adyen::AdyenAdapter::new(&secrets).map_err(permanent)?,
+        )),
         AdapterKind::Stripe => {
             let key = api_key.ok_or_else(|| {
                 permanent("the Stripe adapter needs api_key_env (the secret key)".into())

@@ -11,9 +11,11 @@
 //!   classification of HTTP failures.
 //! - [`sim`]: the adapter for finality's own simulator.
 //! - [`stripe`]: Stripe PaymentIntents and Refunds.
+//! - [`adyen`]: Adyen notifications (webhook-only).
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
+pub mod adyen;
 pub mod config;
 pub mod http;
 pub mod sim;
@@ -93,6 +95,12 @@ pub trait Provider: Send + Sync + 'static {
     /// rejected webhook can still hurry that payment's next poll. Never
     /// used to apply anything.
     fn peek_ref(&self, _body: &[u8]) -> Option<String> {
+        None
+    }
+
+    /// The exact body the provider requires in the 2xx answer to a
+    /// webhook, if it requires one (Adyen: `[accepted]`).
+    fn ack(&self) -> Option<&'static str> {
         None
     }
 

@@ -7,6 +7,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use finality_core::Timestamp;
@@ -76,7 +77,7 @@ async fn receive(
     Path(provider): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Response, ApiError> {
     let started = Instant::now();
     let Some(entry) = app.providers.get(&provider) else {
         return Err(ApiError::NotFound(format!(
@@ -158,10 +159,15 @@ async fn receive(
         .increment(dup as u64);
     metrics::histogram!("finality_webhook_ack_seconds", "provider" => provider)
         .record(started.elapsed().as_secs_f64());
+    // Some providers retry unless the answer is exactly what they expect.
+    if let Some(ack) = entry.adapter.ack() {
+        return Ok((StatusCode::OK, ack).into_response());
+    }
     Ok((
         StatusCode::OK,
         Json(json!({"received": new, "duplicates": dup})),
-    ))
+    )
+        .into_response())
 }
 
 /// An unverified webhook may still be a true signal (a rotated secret, a

@@ -28,6 +28,17 @@ impl WebhookTarget {
         }
     }
 
+    /// Adyen notifications signed with the hex HMAC `key`.
+    pub fn adyen(url: impl Into<String>, key: Vec<u8>) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::Adyen {
+                key,
+                merchant_account: "FinalitySimulator".into(),
+            },
+        }
+    }
+
     /// Stripe events with `Stripe-Signature` under `secret`.
     pub fn stripe(url: impl Into<String>, secret: impl Into<String>) -> Self {
         WebhookTarget {
@@ -144,6 +155,20 @@ impl Simulator {
                     .header("webhook-timestamp", ts.to_string())
                     .header("webhook-signature", sig)
                     .body(body)
+            }
+            WireFormat::Adyen {
+                key,
+                merchant_account,
+            } => {
+                let Some(body) = crate::wire::adyen_notification(
+                    key,
+                    merchant_account,
+                    &d.provider_ref,
+                    d.status,
+                ) else {
+                    return; // nothing Adyen would send
+                };
+                req.body(body.to_string())
             }
             WireFormat::Stripe { secret } => {
                 let body = stripe_event(&d.event_id, ts, &d.provider_ref, d.status).to_string();

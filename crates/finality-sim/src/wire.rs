@@ -15,6 +15,12 @@ pub enum WireFormat {
     Standard { key: Vec<u8> },
     /// Stripe events signed with `Stripe-Signature` (the secret's bytes).
     Stripe { secret: String },
+    /// Adyen notification batches, each item HMAC-signed with `key`
+    /// (hex-decoded).
+    Adyen {
+        key: Vec<u8>,
+        merchant_account: String,
+    },
 }
 
 /// A Stripe PaymentIntent's status for a simulator status word. A declined
@@ -69,4 +75,28 @@ pub fn stripe_event(event_id: &str, created_s: i64, id: &str, sim_status: &str) 
     };
     json!({"id": event_id, "object": "event", "created": created_s, "type": kind,
            "livemode": false, "data": {"object": object}})
+}
+
+/// An Adyen notification batch of one item for a simulator status word, or
+/// `None` when Adyen would send nothing (it has no "processing" event).
+pub fn adyen_notification(
+    key: &[u8],
+    merchant_account: &str,
+    id: &str,
+    sim_status: &str,
+) -> Option<Value> {
+    let (code, success, psp, original) = match sim_status {
+        "succeeded" => ("AUTHORISATION", "true", id.to_string(), String::new()),
+        "failed" => ("AUTHORISATION", "false", id.to_string(), String::new()),
+        "canceled" => ("CANCELLATION", "true", format!("{id}C"), id.to_string()),
+        _ => return None,
+    };
+    let mut item = json!({
+        "pspReference": psp, "originalReference": original,
+        "merchantAccountCode": merchant_account, "merchantReference": format!("order-{id}"),
+        "amount": {"value": 1000, "currency": "EUR"}, "eventCode": code, "success": success,
+        "eventDate": "2026-11-30T12:00:00+00:00", "reason": "", "additionalData": {}
+    });
+    item["additionalData"]["hmacSignature"] = json!(finality_providers::adyen::sign(key, &item));
+    Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
 }

@@ -273,3 +273,145 @@ async fn stripe_401_pauses_the_provider_and_alerts() {
 fn now_s() -> i64 {
     SystemClock.now().millis() / 1000
 }
+
+const ADYEN_KEY_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+
+/// Adyen, webhook-only: the engine "polls" on `delays` only to notice that
+/// no notification came, `max_attempts` times.
+async fn adyen_app(delay: Duration, max_attempts: u32) -> TestApp {
+    spawn_app_custom(Backend::Postgres, sim_config(false), true, |sim_url| {
+        let mut cfg = ProviderConfig::sim(sim_url);
+        cfg.adapter = finality_providers::config::AdapterKind::Adyen;
+        cfg.schedule = Schedule::Fixed {
+            delays: vec![delay],
+        };
+        cfg.max_attempts = max_attempts;
+        let adapter =
+            finality_providers::adyen::AdyenAdapter::new(&[ADYEN_KEY_HEX.into()]).unwrap();
+        let mut providers = Providers::new();
+        providers.insert(
+            "adyen".into(),
+            ProviderEntry::from_config(Arc::new(adapter), &cfg),
+        );
+        providers
+    })
+    .await
+}
+
+fn adyen_key() -> Vec<u8> {
+    finality_providers::adyen::decode_key(ADYEN_KEY_HEX).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adyen_settles_by_signed_notification_acknowledged_as_adyen_requires() {
+    let app = adyen_app(Duration::from_secs(3600), 10).await;
+    app.sim.set_webhook_target(WebhookTarget::adyen(
+        format!("{}/webhooks/adyen", app.base),
+        adyen_key(),
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_at("adyen", "order_ady_1", "8816178952380553")
+        .await;
+    let v = app.wait_for_status("order_ady_1", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![step("pending", "succeeded", "webhook")],
+        "{v}"
+    );
+    assert_eq!(
+        v["history"][0]["event_id"],
+        "8816178952380553:AUTHORISATION:true"
+    );
+    assert_eq!(
+        app.sim.stats().status_calls,
+        0,
+        "nothing is polled at Adyen"
+    );
+    assert_eq!(
+        app.sim.stats().webhook_errors,
+        0,
+        "every delivery acknowledged"
+    );
+
+    // The answer is exactly what Adyen requires; the same notification
+    // again is a duplicate, acknowledged the same way.
+    let body = finality_sim::wire::adyen_notification(
+        &adyen_key(),
+        "FinalitySimulator",
+        "8816178952380553",
+        "succeeded",
+    )
+    .unwrap()
+    .to_string();
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/adyen", app.base))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.text().await.unwrap(), "[accepted]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adyen_forged_notification_is_rejected() {
+    let app = adyen_app(Duration::from_secs(3600), 10).await;
+    app.register_at("adyen", "order_ady_2", "8816178952380554")
+        .await;
+    let wrong = finality_providers::adyen::decode_key("00112233").unwrap();
+    let body = finality_sim::wire::adyen_notification(
+        &wrong,
+        "FinalitySimulator",
+        "8816178952380554",
+        "succeeded",
+    )
+    .unwrap()
+    .to_string();
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/adyen", app.base))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let (_, v) = app.get("/v1/payments/order_ady_2").await;
+    assert_eq!(v["status"], "pending");
+    let stored = app
+        .db
+        .store
+        .inbox_get("adyen", "8816178952380554:AUTHORISATION:true")
+        .await
+        .unwrap();
+    assert!(
+        stored.is_none(),
+        "nothing of a forged notification is stored"
+    );
+}
+
+/// A payment whose notification never comes goes to review when its
+/// schedule runs out, with a reason that says so; Adyen is never called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adyen_without_notification_reaches_review() {
+    let app = adyen_app(Duration::from_millis(200), 3).await;
+    app.register_at("adyen", "order_ady_3", "8816178952380555")
+        .await;
+    let v = app.wait_for_status("order_ady_3", "needs_review").await;
+    let reason = v["history"][0]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        reason.contains("webhook-only and no notification arrived"),
+        "{reason}"
+    );
+    let (_, a) = app.get("/v1/payments/order_ady_3/attempts").await;
+    assert!(a["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|x| x["provider_status"] == "awaiting_notification"));
+    assert_eq!(app.sim.stats().status_calls, 0);
+}

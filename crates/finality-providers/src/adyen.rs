@@ -1,0 +1,299 @@
+//! Adyen: webhook-first. Adyen's Checkout API has no "status of this
+//! payment" read, so nothing is polled: Adyen's notifications settle
+//! payments, and a payment whose notification never comes reaches review
+//! when its schedule runs out (each scheduled "poll" only records that no
+//! notification has arrived yet; no request is made).
+//!
+//! Notifications (`POST /webhooks/{name}`): a JSON batch of
+//! `NotificationRequestItem`s, each signed on its own: base64 HMAC-SHA256,
+//! under the hex-decoded HMAC key from the Customer Area, of
+//! `pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success`,
+//! in `additionalData.hmacSignature`. Every item must verify against one of
+//! the configured keys (two while rotating) or the whole batch is refused.
+//! The answer is exactly `[accepted]`, as Adyen requires; anything else and
+//! Adyen retries. Notifications carry no timestamp to bound replays; the
+//! event id (`pspReference:eventCode:success`) deduplicates them.
+
+use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
+use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
+use async_trait::async_trait;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use finality_core::{Status, Timestamp};
+use hmac::{Hmac, Mac};
+use serde_json::Value;
+use sha2::Sha256;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The answer Adyen requires.
+pub const ACK: &str = "[accepted]";
+
+/// What a notification means: `(eventCode, success)` → status. Codes about
+/// a modification of a payment name the payment in `originalReference`.
+pub fn map_event(code: &str, success: bool) -> Option<Status> {
+    match (code, success) {
+        ("AUTHORISATION", true) => Some(Status::Succeeded),
+        ("AUTHORISATION", false) => Some(Status::Failed),
+        ("CANCELLATION" | "TECHNICAL_CANCEL", true) => Some(Status::Cancelled),
+        ("CAPTURE", true) => Some(Status::Succeeded),
+        ("CAPTURE_FAILED", _) => Some(Status::Failed),
+        ("REFUND", true) => Some(Status::Succeeded),
+        ("REFUND", false) | ("REFUND_FAILED", _) => Some(Status::Failed),
+        ("CHARGEBACK", _) => Some(Status::Reversed),
+        _ => None,
+    }
+}
+
+/// Codes whose `pspReference` is the modification's own and whose payment
+/// is `originalReference`.
+fn names_original(code: &str) -> bool {
+    matches!(
+        code,
+        "CANCELLATION" | "TECHNICAL_CANCEL" | "CAPTURE" | "CAPTURE_FAILED" | "CHARGEBACK"
+    )
+}
+
+fn text<'a>(item: &'a Value, field: &str) -> &'a str {
+    item[field].as_str().unwrap_or_default()
+}
+
+/// The string Adyen signs for one item.
+pub fn signing_string(item: &Value) -> String {
+    let value = match &item["amount"]["value"] {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        _ => String::new(),
+    };
+    [
+        text(item, "pspReference"),
+        text(item, "originalReference"),
+        text(item, "merchantAccountCode"),
+        text(item, "merchantReference"),
+        &value,
+        item["amount"]["currency"].as_str().unwrap_or_default(),
+        text(item, "eventCode"),
+        text(item, "success"),
+    ]
+    .join(":")
+}
+
+/// The `hmacSignature` Adyen would put on `item` under `key` (hex-decoded).
+pub fn sign(key: &[u8], item: &Value) -> String {
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
+    mac.update(signing_string(item).as_bytes());
+    B64.encode(mac.finalize().into_bytes())
+}
+
+/// Decode an HMAC key as the Customer Area shows it (hex).
+pub fn decode_key(hex_key: &str) -> Result<Vec<u8>, String> {
+    hex::decode(hex_key.trim()).map_err(|e| format!("Adyen HMAC key is not hex: {e}"))
+}
+
+pub struct AdyenAdapter {
+    keys: Vec<Vec<u8>>,
+}
+
+impl AdyenAdapter {
+    /// `keys`: the hex HMAC keys of the webhook (none: webhooks refused).
+    pub fn new(keys: &[String]) -> Result<Self, String> {
+        let keys = keys
+            .iter()
+            .map(|k| decode_key(k))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(AdyenAdapter { keys })
+    }
+
+    fn verify_item(&self, item: &Value) -> bool {
+        let Some(sig) = item["additionalData"]["hmacSignature"]
+            .as_str()
+            .and_then(|s| B64.decode(s).ok())
+        else {
+            return false;
+        };
+        let signed = signing_string(item);
+        self.keys.iter().any(|k| {
+            let mut mac = HmacSha256::new_from_slice(k).expect("HMAC takes keys of any length");
+            mac.update(signed.as_bytes());
+            mac.verify_slice(&sig).is_ok()
+        })
+    }
+}
+
+fn items(body: &[u8]) -> Option<Vec<Value>> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let list = v["notificationItems"].as_array()?;
+    Some(
+        list.iter()
+            .map(|i| i["NotificationRequestItem"].clone())
+            .collect(),
+    )
+}
+
+#[async_trait]
+impl Provider for AdyenAdapter {
+    /// No request: Adyen has no status read. Recorded as "awaiting
+    /// notification" so the schedule (and review at its end) still runs.
+    async fn query_status(&self, _t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
+        Ok(Observation {
+            status: None,
+            provider_status: "awaiting_notification".into(),
+        })
+    }
+
+    fn verify_webhook(
+        &self,
+        _headers: &reqwest::header::HeaderMap,
+        body: &[u8],
+        _now: Timestamp,
+    ) -> Result<Vec<WebhookEvent>, WebhookError> {
+        if self.keys.is_empty() {
+            return Err(WebhookError::NotConfigured);
+        }
+        let Some(items) = items(body) else {
+            // Without items there is nothing signed to check: not provably
+            // Adyen's, so refused rather than kept.
+            return Err(WebhookError::reject(
+                RejectReason::MissingHeader,
+                "no notificationItems[].NotificationRequestItem in the body",
+            ));
+        };
+        if items.is_empty() || !items.iter().all(|i| self.verify_item(i)) {
+            return Err(WebhookError::reject(
+                RejectReason::BadSignature,
+                format!(
+                    "an item's hmacSignature matches none of {} keys",
+                    self.keys.len()
+                ),
+            ));
+        }
+        Ok(items
+            .iter()
+            .map(|i| {
+                let code = text(i, "eventCode");
+                let success = text(i, "success") == "true";
+                let psp = text(i, "pspReference");
+                let provider_ref = if names_original(code) {
+                    text(i, "originalReference")
+                } else {
+                    psp
+                };
+                WebhookEvent {
+                    event_id: format!("{psp}:{code}:{success}"),
+                    provider_ref: (!provider_ref.is_empty()).then(|| provider_ref.to_string()),
+                    status: map_event(code, success),
+                    provider_status: Some(format!("{code}:{success}")),
+                    occurred_at: None,
+                }
+            })
+            .collect())
+    }
+
+    fn peek_ref(&self, body: &[u8]) -> Option<String> {
+        items(body)?
+            .first()
+            .map(|i| text(i, "pspReference").to_string())
+            .filter(|s| !s.is_empty())
+    }
+
+    fn ack(&self) -> Option<&'static str> {
+        Some(ACK)
+    }
+
+    async fn check(&self) -> Result<String, ProviderError> {
+        if self.keys.is_empty() {
+            return Err(ProviderError::Permanent {
+                message: "Adyen is webhook-only and no HMAC key is set (webhook_secret_envs)"
+                    .into(),
+            });
+        }
+        Ok(format!(
+            "webhook-only: nothing to call; {} HMAC key(s) loaded",
+            self.keys.len()
+        ))
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            poll: false,
+            webhooks: !self.keys.is_empty(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const KEY_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+
+    fn item(code: &str, success: &str) -> Value {
+        json!({"pspReference": "7914073381342284", "originalReference": "",
+               "merchantAccountCode": "TestMerchant", "merchantReference": "TestPayment-1407325143704",
+               "amount": {"value": 1130, "currency": "EUR"}, "eventCode": code, "success": success,
+               "additionalData": {}})
+    }
+
+    fn batch(items: Vec<Value>) -> Vec<u8> {
+        let list: Vec<Value> = items
+            .into_iter()
+            .map(|i| json!({"NotificationRequestItem": i}))
+            .collect();
+        json!({"live": "false", "notificationItems": list})
+            .to_string()
+            .into_bytes()
+    }
+
+    fn signed(mut i: Value, key: &[u8]) -> Value {
+        i["additionalData"]["hmacSignature"] = json!(sign(key, &i));
+        i
+    }
+
+    #[test]
+    fn the_documented_signing_string() {
+        // Adyen's documented example item and its signing string.
+        assert_eq!(
+            signing_string(&item("AUTHORISATION", "true")),
+            "7914073381342284::TestMerchant:TestPayment-1407325143704:1130:EUR:AUTHORISATION:true"
+        );
+    }
+
+    #[test]
+    fn signed_items_verify_and_map() {
+        let key = decode_key(KEY_HEX).unwrap();
+        let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
+        let body = batch(vec![
+            signed(item("AUTHORISATION", "true"), &key),
+            signed(item("REFUND", "false"), &key),
+        ]);
+        let evs = a
+            .verify_webhook(&Default::default(), &body, Timestamp(0))
+            .unwrap();
+        assert_eq!(evs.len(), 2);
+        assert_eq!(evs[0].status, Some(Status::Succeeded));
+        assert_eq!(evs[0].event_id, "7914073381342284:AUTHORISATION:true");
+        assert_eq!(evs[1].status, Some(Status::Failed));
+    }
+
+    #[test]
+    fn one_bad_item_refuses_the_batch() {
+        let key = decode_key(KEY_HEX).unwrap();
+        let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
+        let mut tampered = signed(item("AUTHORISATION", "false"), &key);
+        tampered["success"] = json!("true");
+        let body = batch(vec![signed(item("AUTHORISATION", "true"), &key), tampered]);
+        assert!(matches!(
+            a.verify_webhook(&Default::default(), &body, Timestamp(0)),
+            Err(WebhookError::Rejected {
+                reason: RejectReason::BadSignature,
+                ..
+            })
+        ));
+        let other = decode_key("00").unwrap();
+        let body = batch(vec![signed(item("AUTHORISATION", "true"), &other)]);
+        assert!(a
+            .verify_webhook(&Default::default(), &body, Timestamp(0))
+            .is_err());
+    }
+}
