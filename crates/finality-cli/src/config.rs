@@ -158,14 +158,17 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Best effort: the line where the last segment of `field` is assigned.
+/// Best effort: the line where the last segment of `field` is assigned, or
+/// else the header of the table `field` names.
 fn find_line(text: &str, field: &str) -> String {
     let key = field.rsplit('.').next().unwrap_or(field);
+    let header = format!("[{field}]");
     text.lines()
         .position(|l| {
             let l = l.trim_start();
             l.starts_with(key) && l[key.len()..].trim_start().starts_with('=')
         })
+        .or_else(|| text.lines().position(|l| l.trim() == header))
         .map_or_else(|| "?".into(), |i| (i + 1).to_string())
 }
 
@@ -207,6 +210,46 @@ mod tests {
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
         assert!(
             err.contains("providers.sim.schedule") && err.contains("cap"),
+            "{err}"
+        );
+    }
+
+    /// A provider finality has no code for, from the file alone.
+    #[test]
+    fn a_generic_provider_from_the_file() {
+        let text = r#"
+[providers.acme]
+adapter = "generic"
+base_url = "https://api.acme.example"
+webhook_secret_envs = ["ACME_WEBHOOK_SECRET"]
+
+[providers.acme.generic]
+url = "{base_url}/v2/transfers/{provider_ref}"
+headers = { Authorization = "Bearer ${ACME_API_KEY}" }
+status_pointer = "/data/state"
+status_map = { CREATED = "pending", IN_PROGRESS = "processing", COMPLETED = "succeeded", REJECTED = "failed" }
+errors = { "409" = "transient" }
+
+[providers.acme.generic.webhook]
+scheme = "hmac"
+header = "X-Acme-Signature"
+prefix = "sha256="
+event_id_pointer = "/id"
+ref_pointer = "/data/id"
+status_pointer = "/data/state"
+"#;
+        let cfg = Config::parse(text, "f.toml").expect("parses");
+        let g = cfg.providers["acme"].generic.as_ref().unwrap();
+        assert_eq!(g.status_map["COMPLETED"], finality_core::Status::Succeeded);
+
+        let bad = text.replace("\"succeeded\"", "\"done\"");
+        let err = Config::parse(&bad, "f.toml").unwrap_err().to_string();
+        assert!(err.contains("providers.acme.generic.status_map"), "{err}");
+
+        let bad = text.replace("{provider_ref}", "{ref}");
+        let err = Config::parse(&bad, "f.toml").unwrap_err().to_string();
+        assert!(
+            err.contains("providers.acme.generic") && err.contains("{provider_ref}"),
             "{err}"
         );
     }

@@ -22,6 +22,8 @@ pub enum AdapterKind {
     Stripe,
     /// Adyen notifications; nothing is polled (`docs/PROVIDERS.md`).
     Adyen,
+    /// Any HTTP/JSON provider, described by a `generic` table.
+    Generic,
 }
 
 fn default_timeout() -> Duration {
@@ -80,6 +82,9 @@ pub struct ProviderConfig {
     /// in the database); none by default.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
+    /// The generic adapter's description of the provider's API.
+    #[serde(default)]
+    pub generic: Option<crate::generic::GenericConfig>,
 }
 
 /// `rate_limit = { per_second = 50, burst = 10 }`.
@@ -121,6 +126,7 @@ impl ProviderConfig {
             webhook_tolerance: default_tolerance(),
             unverified_nudges_per_minute: default_nudges(),
             rate_limit: None,
+            generic: None,
         }
     }
 
@@ -137,6 +143,24 @@ impl ProviderConfig {
         self.schedule
             .validate()
             .map_err(|e| ("schedule", e.to_string()))?;
+        match (&self.generic, self.adapter) {
+            (None, AdapterKind::Generic) => {
+                return Err((
+                    "generic",
+                    "the generic adapter needs a [providers.NAME.generic] table".into(),
+                ))
+            }
+            (Some(g), AdapterKind::Generic) => g
+                .validate()
+                .map_err(|(field, why)| ("generic", format!("{field}: {why}")))?,
+            (Some(_), _) => {
+                return Err((
+                    "generic",
+                    "only the generic adapter takes a generic table".into(),
+                ))
+            }
+            (None, _) => {}
+        }
         if let Some(r) = self.rate_limit {
             if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
                 return Err(("rate_limit.per_second", "must be > 0".into()));
@@ -195,6 +219,22 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                 a = a.with_webhooks(v);
             }
             Ok(Arc::new(a))
+        }
+        AdapterKind::Generic => {
+            let g = cfg
+                .generic
+                .clone()
+                .ok_or_else(|| permanent("the generic adapter needs a generic table".into()))?;
+            Ok(Arc::new(
+                crate::generic::GenericAdapter::new(
+                    &cfg.base_url,
+                    g,
+                    timeouts,
+                    secrets,
+                    cfg.webhook_tolerance,
+                )
+                .map_err(permanent)?,
+            ))
         }
         AdapterKind::Adyen => Ok(Arc::new(
             crate::adyen::AdyenAdapter::new(&secrets).map_err(permanent)?,

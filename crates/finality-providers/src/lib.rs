@@ -12,11 +12,13 @@
 //! - [`sim`]: the adapter for finality's own simulator.
 //! - [`stripe`]: Stripe PaymentIntents and Refunds.
 //! - [`adyen`]: Adyen notifications (webhook-only).
+//! - [`generic`]: any HTTP/JSON provider, from configuration alone.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
 pub mod adyen;
 pub mod config;
+pub mod generic;
 pub mod http;
 pub mod sim;
 pub mod stripe;

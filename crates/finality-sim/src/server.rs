@@ -4,6 +4,10 @@
 //! - `GET /v1/payments/{id}` → `{"id", "status"}` | 404 | injected 429/503/504
 //! - `GET /sim/stats` → call counters
 //!
+//! "Acme", a made-up provider for the `generic` adapter:
+//! `GET /acme/v2/transfers/{id}` → `{"data": {"id", "state"}}` with states
+//! `CREATED | IN_PROGRESS | COMPLETED | REJECTED | CANCELLED`.
+//!
 //! Stripe's wire format, for the `stripe` adapter (same payments, same
 //! faults, Stripe's words and shapes, `Authorization: Bearer <key>`):
 //! - `GET /stripe/v1/payment_intents/{id}`, `GET /stripe/v1/refunds/{id}`
@@ -26,6 +30,7 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/stripe/v1/payment_intents", get(stripe_list))
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
+        .route("/acme/v2/transfers/{id}", get(acme_transfer))
         .route("/sim/stats", get(stats))
         .with_state(sim)
 }
@@ -141,6 +146,25 @@ async fn status(
         Ok(None) => (
             StatusCode::NOT_FOUND,
             Json(json!({"error": "no such payment"})),
+        )
+            .into_response(),
+    }
+}
+
+async fn acme_transfer(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let _call = sim.begin_call(&id);
+    match gate(&sim, &id, &headers).await {
+        Err(r) => r,
+        Ok(Some(plan)) => {
+            Json(crate::wire::acme_transfer(&id, plan.status_at(sim.now()))).into_response()
+        }
+        Ok(None) => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"code": "TRANSFER_NOT_FOUND"})),
         )
             .into_response(),
     }

@@ -39,6 +39,16 @@ impl WebhookTarget {
         }
     }
 
+    /// "Acme" events (the generic adapter's test provider) under `secret`.
+    pub fn acme(url: impl Into<String>, secret: impl Into<String>) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::Acme {
+                secret: secret.into(),
+            },
+        }
+    }
+
     /// Stripe events with `Stripe-Signature` under `secret`.
     pub fn stripe(url: impl Into<String>, secret: impl Into<String>) -> Self {
         WebhookTarget {
@@ -169,6 +179,11 @@ impl Simulator {
                     return; // nothing Adyen would send
                 };
                 req.body(body.to_string())
+            }
+            WireFormat::Acme { secret } => {
+                let (body, sig) =
+                    crate::wire::acme_webhook(secret, &d.event_id, &d.provider_ref, d.status);
+                req.header("x-acme-signature", sig).body(body)
             }
             WireFormat::Stripe { secret } => {
                 let body = stripe_event(&d.event_id, ts, &d.provider_ref, d.status).to_string();

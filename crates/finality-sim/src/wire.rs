@@ -21,6 +21,9 @@ pub enum WireFormat {
         key: Vec<u8>,
         merchant_account: String,
     },
+    /// "Acme", a made-up provider for the generic adapter: its own JSON,
+    /// `X-Acme-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+    Acme { secret: String },
 }
 
 /// A Stripe PaymentIntent's status for a simulator status word. A declined
@@ -99,4 +102,36 @@ pub fn adyen_notification(
     });
     item["additionalData"]["hmacSignature"] = json!(finality_providers::adyen::sign(key, &item));
     Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
+}
+
+/// "Acme"'s words for a simulator status word.
+pub fn acme_state(sim_status: &str) -> &'static str {
+    match sim_status {
+        "pending" => "CREATED",
+        "processing" => "IN_PROGRESS",
+        "succeeded" => "COMPLETED",
+        "failed" => "REJECTED",
+        "canceled" => "CANCELLED",
+        _ => "IN_PROGRESS",
+    }
+}
+
+/// An "Acme" transfer as its status API returns it.
+pub fn acme_transfer(id: &str, sim_status: &str) -> Value {
+    json!({"data": {"id": id, "state": acme_state(sim_status), "amount": "10.00"}})
+}
+
+/// An "Acme" webhook body and its `X-Acme-Signature` under `secret`.
+pub fn acme_webhook(secret: &str, event_id: &str, id: &str, sim_status: &str) -> (String, String) {
+    use hmac::{Hmac, Mac};
+    let body = json!({"id": event_id, "type": "transfer.updated",
+                      "data": {"id": id, "state": acme_state(sim_status)}})
+    .to_string();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
+        .expect("HMAC takes keys of any length");
+    mac.update(body.as_bytes());
+    (
+        body,
+        format!("sha256={}", hex::encode(mac.finalize().into_bytes())),
+    )
 }

@@ -415,3 +415,112 @@ async fn adyen_without_notification_reaches_review() {
         .all(|x| x["provider_status"] == "awaiting_notification"));
     assert_eq!(app.sim.stats().status_calls, 0);
 }
+
+const ACME_KEY: &str = "acme_live_key_for_the_simulator";
+const ACME_SECRET: &str = "acme_webhook_secret";
+
+/// "Acme" through the generic adapter, configured as finality.toml would
+/// (here as the same structure in JSON): no Acme code anywhere in finality.
+fn acme_config(sim_url: &str) -> ProviderConfig {
+    let mut cfg: ProviderConfig = serde_json::from_value(json!({
+        "adapter": "generic",
+        "base_url": format!("{sim_url}/acme"),
+        "schedule": {"kind": "fixed", "delays": ["250ms"]},
+        "webhook_secret_envs": [],
+        "generic": {
+            "url": "{base_url}/v2/transfers/{provider_ref}",
+            "headers": {"Authorization": "Bearer ${FINALITY_TEST_ACME_KEY}"},
+            "status_pointer": "/data/state",
+            "status_map": {"CREATED": "pending", "IN_PROGRESS": "processing",
+                           "COMPLETED": "succeeded", "REJECTED": "failed", "CANCELLED": "cancelled"},
+            "errors": {"409": "transient"},
+            "webhook": {"scheme": "hmac", "header": "X-Acme-Signature", "prefix": "sha256=",
+                        "encoding": "hex", "event_id_pointer": "/id",
+                        "ref_pointer": "/data/id", "status_pointer": "/data/state"}
+        }
+    }))
+    .unwrap();
+    cfg.validate().unwrap();
+    cfg.webhook_secret_envs = vec!["FINALITY_TEST_ACME_SECRET".into()];
+    cfg
+}
+
+async fn acme_app(engine: bool) -> TestApp {
+    std::env::set_var("FINALITY_TEST_ACME_KEY", ACME_KEY);
+    std::env::set_var("FINALITY_TEST_ACME_SECRET", ACME_SECRET);
+    let mut config = sim_config(false);
+    config.api_key = Some(ACME_KEY.into());
+    spawn_app_custom(Backend::Postgres, config, engine, |sim_url| {
+        let cfg = acme_config(sim_url);
+        let adapter = finality_providers::config::build("acme", &cfg).unwrap();
+        let mut providers = Providers::new();
+        providers.insert("acme".into(), ProviderEntry::from_config(adapter, &cfg));
+        providers
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generic_adapter_settles_by_polls() {
+    let app = acme_app(true).await;
+    app.register_at("acme", "payout_1", "tr_9f2c").await;
+    let v = app.wait_for_status("payout_1", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "status_query"),
+            step("processing", "succeeded", "status_query"),
+        ],
+        "{v}"
+    );
+    let (_, a) = app.get("/v1/payments/payout_1/attempts").await;
+    let words: Vec<&str> = a["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["provider_status"].as_str())
+        .collect();
+    assert!(words.contains(&"CREATED"), "{a}");
+    assert_eq!(words.last(), Some(&"COMPLETED"), "{a}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generic_adapter_settles_by_hmac_webhooks_and_rejects_forgeries() {
+    let app = acme_app(false).await;
+    app.register_at("acme", "payout_2", "tr_7a1d").await;
+    let (body, forged_sig) =
+        finality_sim::wire::acme_webhook("not_the_secret", "ev_forged", "tr_7a1d", "succeeded");
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/acme", app.base))
+        .header("x-acme-signature", forged_sig)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(app
+        .db
+        .store
+        .inbox_get("acme", "ev_forged")
+        .await
+        .unwrap()
+        .is_none());
+
+    app.sim.set_webhook_target(WebhookTarget::acme(
+        format!("{}/webhooks/acme", app.base),
+        ACME_SECRET,
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_at("acme", "payout_3", "tr_5b3e").await;
+    let v = app.wait_for_status("payout_3", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "webhook"),
+            step("processing", "succeeded", "webhook"),
+        ],
+        "{v}"
+    );
+    assert_eq!(v["history"][1]["event_id"], "evt_tr_5b3e_succeeded");
+}

@@ -1,0 +1,470 @@
+//! The generic HTTP/JSON adapter: a provider that is not listed needs only
+//! configuration. A URL template, method and headers (values from the
+//! environment), a JSON pointer to the status and a map from the provider's
+//! words to ours; which HTTP statuses mean "not known yet" and how other
+//! errors are classified; and webhooks verified by Standard Webhooks or by
+//! an HMAC of the body in a header of the provider's choosing.
+
+use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::webhook::standard::StandardWebhooks;
+use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
+use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
+use async_trait::async_trait;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use finality_core::{Status, Timestamp};
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::Sha256;
+use std::collections::BTreeMap;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// `[providers.NAME.generic]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenericConfig {
+    /// `{base_url}`, `{provider_ref}`, `{payment_id}` and `{kind}` are
+    /// replaced (the last three URL-encoded).
+    pub url: String,
+    #[serde(default = "default_method")]
+    pub method: HttpMethod,
+    /// Header values may name environment variables as `${VAR}`.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// JSON pointer (RFC 6901) to the status in the answer, e.g. `/data/state`.
+    pub status_pointer: String,
+    /// Provider status → finality status (`pending`, `processing`,
+    /// `succeeded`, `failed`, `cancelled`, `reversed`). Anything else is
+    /// recorded and treated as not final.
+    pub status_map: BTreeMap<String, Status>,
+    /// HTTP statuses that mean "not known yet" (not a failure).
+    #[serde(default = "default_not_found")]
+    pub not_found: Vec<u16>,
+    /// Overrides of the default classification by HTTP status:
+    /// `{ "409" = "transient" }` (`transient`, `rate_limited`, `permanent`).
+    #[serde(default)]
+    pub errors: BTreeMap<String, ErrorKind>,
+    #[serde(default)]
+    pub webhook: Option<GenericWebhook>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum HttpMethod {
+    Get,
+    Post,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Transient,
+    RateLimited,
+    Permanent,
+}
+
+fn default_method() -> HttpMethod {
+    HttpMethod::Get
+}
+
+fn default_not_found() -> Vec<u16> {
+    vec![404]
+}
+
+/// `[providers.NAME.generic.webhook]`; secrets come from the provider's
+/// `webhook_secret_envs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenericWebhook {
+    pub scheme: WebhookScheme,
+    /// HMAC: the header carrying the signature.
+    #[serde(default)]
+    pub header: Option<String>,
+    /// HMAC: how the signature is written.
+    #[serde(default = "default_encoding")]
+    pub encoding: Encoding,
+    /// HMAC: a prefix to strip from the header value (e.g. `sha256=`).
+    #[serde(default)]
+    pub prefix: String,
+    /// HMAC: JSON pointer to the event id (Standard Webhooks: the
+    /// `webhook-id` header).
+    #[serde(default)]
+    pub event_id_pointer: Option<String>,
+    pub ref_pointer: String,
+    pub status_pointer: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WebhookScheme {
+    /// Standard Webhooks (`webhook-id`, `webhook-timestamp`,
+    /// `webhook-signature`), secrets `whsec_…`.
+    Standard,
+    /// HMAC-SHA256 of the raw body under the secret's bytes.
+    Hmac,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    Hex,
+    Base64,
+}
+
+fn default_encoding() -> Encoding {
+    Encoding::Hex
+}
+
+impl GenericConfig {
+    /// Returns the offending field (relative to the `generic` table) and why.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !self.url.contains("{provider_ref}") && !self.url.contains("{payment_id}") {
+            return Err(("url", "must contain {provider_ref} or {payment_id}".into()));
+        }
+        if !self.status_pointer.starts_with('/') {
+            return Err(("status_pointer", "a JSON pointer starts with /".into()));
+        }
+        if self.status_map.is_empty() {
+            return Err(("status_map", "map at least one provider status".into()));
+        }
+        for code in self.errors.keys() {
+            if code
+                .parse::<u16>()
+                .map_or(true, |c| !(400..600).contains(&c))
+            {
+                return Err(("errors", format!("`{code}` is not an HTTP error status")));
+            }
+        }
+        if let Some(w) = &self.webhook {
+            if w.scheme == WebhookScheme::Hmac {
+                if w.header.is_none() {
+                    return Err(("webhook.header", "the hmac scheme needs a header".into()));
+                }
+                if w.event_id_pointer.is_none() {
+                    return Err((
+                        "webhook.event_id_pointer",
+                        "the hmac scheme needs a pointer to the event id".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Replace `${VAR}` with the variable's value; a missing one is an error
+/// that names it (never the value).
+pub fn expand_env(value: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed ${{ in `{value}`"))?;
+        let var = &after[..end];
+        out.push_str(
+            &std::env::var(var).map_err(|_| format!("environment variable {var} is not set"))?,
+        );
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn encode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+pub struct GenericAdapter {
+    cfg: GenericConfig,
+    base_url: String,
+    /// Expanded header values (secrets: never logged).
+    headers: Vec<(String, String)>,
+    http: reqwest::Client,
+    timeouts: Timeouts,
+    standard: Option<StandardWebhooks>,
+    hmac_secrets: Vec<String>,
+}
+
+impl GenericAdapter {
+    pub fn new(
+        base_url: &str,
+        cfg: GenericConfig,
+        timeouts: Timeouts,
+        webhook_secrets: Vec<String>,
+        tolerance: std::time::Duration,
+    ) -> Result<Self, String> {
+        let headers = cfg
+            .headers
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), expand_env(v)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        let (standard, hmac_secrets) = match cfg.webhook.as_ref().map(|w| w.scheme) {
+            Some(WebhookScheme::Standard) if !webhook_secrets.is_empty() => (
+                Some(StandardWebhooks::new(&webhook_secrets, tolerance)?),
+                Vec::new(),
+            ),
+            Some(WebhookScheme::Hmac) => (None, webhook_secrets),
+            _ => (None, Vec::new()),
+        };
+        Ok(GenericAdapter {
+            base_url: base_url.trim_end_matches('/').to_string(),
+            headers,
+            http: client(timeouts).map_err(|e| e.to_string())?,
+            timeouts,
+            standard,
+            hmac_secrets,
+            cfg,
+        })
+    }
+
+    fn url(&self, t: &PollTarget<'_>) -> String {
+        self.cfg
+            .url
+            .replace("{base_url}", &self.base_url)
+            .replace("{provider_ref}", &encode(t.provider_ref))
+            .replace("{payment_id}", &encode(t.payment_id))
+            .replace("{kind}", t.kind.as_str())
+    }
+
+    fn map(&self, word: &str) -> Option<Status> {
+        self.cfg.status_map.get(word).copied()
+    }
+
+    fn classify(
+        &self,
+        status: reqwest::StatusCode,
+        headers: &reqwest::header::HeaderMap,
+        body: &str,
+    ) -> ProviderError {
+        let default = classify_status(status, headers, body);
+        match self.cfg.errors.get(&status.as_u16().to_string()) {
+            None => default,
+            Some(kind) => {
+                let message = format!(
+                    "HTTP {}: {}",
+                    status.as_u16(),
+                    body.chars().take(200).collect::<String>().trim()
+                );
+                match (kind, default) {
+                    (ErrorKind::RateLimited, ProviderError::RateLimited { retry_after, .. }) => {
+                        ProviderError::RateLimited {
+                            retry_after,
+                            message,
+                        }
+                    }
+                    (ErrorKind::RateLimited, _) => ProviderError::RateLimited {
+                        retry_after: None,
+                        message,
+                    },
+                    (ErrorKind::Transient, _) => ProviderError::Transient { message },
+                    (ErrorKind::Permanent, _) => ProviderError::Permanent { message },
+                }
+            }
+        }
+    }
+
+    fn event_from(
+        &self,
+        w: &GenericWebhook,
+        id: String,
+        v: &Value,
+    ) -> Result<WebhookEvent, WebhookError> {
+        let word = v.pointer(&w.status_pointer).and_then(Value::as_str);
+        let provider_ref = v.pointer(&w.ref_pointer).and_then(Value::as_str);
+        if provider_ref.is_none() {
+            return Err(WebhookError::Unparseable {
+                event_id: id,
+                detail: format!("nothing at ref_pointer {}", w.ref_pointer),
+            });
+        }
+        Ok(WebhookEvent {
+            event_id: id,
+            provider_ref: provider_ref.map(String::from),
+            status: word.and_then(|s| self.map(s)),
+            provider_status: word.map(String::from),
+            occurred_at: None,
+        })
+    }
+}
+
+fn value_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl Provider for GenericAdapter {
+    async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
+        let url = self.url(t);
+        let rid = request_id();
+        let mut req = match self.cfg.method {
+            HttpMethod::Get => self.http.get(&url),
+            HttpMethod::Post => self.http.post(&url),
+        }
+        .header("x-request-id", &rid);
+        for (k, v) in &self.headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let status = resp.status();
+        if self.cfg.not_found.contains(&status.as_u16()) {
+            return Ok(Observation {
+                status: None,
+                provider_status: format!("http_{}", status.as_u16()),
+            });
+        }
+        if !status.is_success() {
+            let headers = resp.headers().clone();
+            let body = resp.text().await.unwrap_or_default();
+            let err = self.classify(status, &headers, &body);
+            tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "status query failed");
+            return Err(err);
+        }
+        let body: Value = resp
+            .json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let Some(word) = body.pointer(&self.cfg.status_pointer).and_then(value_text) else {
+            return Err(ProviderError::Transient {
+                message: format!("no status at {} in the answer", self.cfg.status_pointer),
+            });
+        };
+        Ok(Observation {
+            status: self.map(&word),
+            provider_status: word,
+        })
+    }
+
+    fn verify_webhook(
+        &self,
+        headers: &reqwest::header::HeaderMap,
+        body: &[u8],
+        now: Timestamp,
+    ) -> Result<Vec<WebhookEvent>, WebhookError> {
+        let w = self
+            .cfg
+            .webhook
+            .as_ref()
+            .ok_or(WebhookError::NotConfigured)?;
+        let (id, v) = match w.scheme {
+            WebhookScheme::Standard => {
+                let verifier = self.standard.as_ref().ok_or(WebhookError::NotConfigured)?;
+                let verified = verifier.verify(headers, body, now)?;
+                let v: Value =
+                    serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+                        event_id: verified.id.clone(),
+                        detail: e.to_string(),
+                    })?;
+                (verified.id, v)
+            }
+            WebhookScheme::Hmac => {
+                if self.hmac_secrets.is_empty() {
+                    return Err(WebhookError::NotConfigured);
+                }
+                let name = w.header.as_deref().unwrap_or_default();
+                let given = headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| {
+                        WebhookError::reject(
+                            RejectReason::MissingHeader,
+                            format!("missing header {name}"),
+                        )
+                    })?;
+                let given = given
+                    .trim()
+                    .strip_prefix(w.prefix.as_str())
+                    .unwrap_or(given.trim());
+                let sig = match w.encoding {
+                    Encoding::Hex => hex::decode(given).ok(),
+                    Encoding::Base64 => B64.decode(given).ok(),
+                }
+                .ok_or_else(|| {
+                    WebhookError::reject(RejectReason::BadSignature, "signature is not decodable")
+                })?;
+                let ok = self.hmac_secrets.iter().any(|s| {
+                    let mut mac = HmacSha256::new_from_slice(s.as_bytes())
+                        .expect("HMAC takes keys of any length");
+                    mac.update(body);
+                    mac.verify_slice(&sig).is_ok()
+                });
+                if !ok {
+                    return Err(WebhookError::reject(
+                        RejectReason::BadSignature,
+                        format!("no secret of {} matches", self.hmac_secrets.len()),
+                    ));
+                }
+                let v: Value =
+                    serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+                        event_id: String::new(),
+                        detail: e.to_string(),
+                    })?;
+                let pointer = w.event_id_pointer.as_deref().unwrap_or("/id");
+                let Some(id) = v.pointer(pointer).and_then(value_text) else {
+                    return Err(WebhookError::Unparseable {
+                        event_id: String::new(),
+                        detail: format!("nothing at event_id_pointer {pointer}"),
+                    });
+                };
+                (id, v)
+            }
+        };
+        Ok(vec![self.event_from(w, id, &v)?])
+    }
+
+    fn peek_ref(&self, body: &[u8]) -> Option<String> {
+        let w = self.cfg.webhook.as_ref()?;
+        let v: Value = serde_json::from_slice(body).ok()?;
+        v.pointer(&w.ref_pointer).and_then(value_text)
+    }
+
+    async fn check(&self) -> Result<String, ProviderError> {
+        let t = PollTarget {
+            payment_id: "finality-credential-check",
+            provider_ref: "finality-credential-check",
+            kind: finality_core::Kind::Payment,
+            attempt: 0,
+            due_at: Timestamp(0),
+        };
+        match self.query_status(&t).await {
+            Ok(o) => Ok(format!("status query answered ({})", o.provider_status)),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            poll: true,
+            webhooks: self.standard.is_some() || !self.hmac_secrets.is_empty(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_values_expand_and_missing_ones_are_named() {
+        std::env::set_var("FINALITY_GENERIC_TEST_KEY", "k123");
+        assert_eq!(
+            expand_env("Bearer ${FINALITY_GENERIC_TEST_KEY}").unwrap(),
+            "Bearer k123"
+        );
+        let e = expand_env("Bearer ${FINALITY_GENERIC_TEST_UNSET}").unwrap_err();
+        assert!(e.contains("FINALITY_GENERIC_TEST_UNSET"), "{e}");
+        assert_eq!(expand_env("plain").unwrap(), "plain");
+    }
+}
