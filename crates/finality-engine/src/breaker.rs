@@ -210,6 +210,23 @@ impl Breakers {
     }
 }
 
+/// Log and export a breaker change ([`Breakers::record`]'s answer).
+pub(crate) fn report(provider: &str, change: Option<bool>) {
+    match change {
+        Some(true) => {
+            tracing::error!(%provider, "ALERT: circuit opened: the provider's calls keep failing; polls deferred until a probe succeeds");
+            metrics::gauge!("finality_provider_circuit_open", "provider" => provider.to_string())
+                .set(1.0);
+        }
+        Some(false) => {
+            tracing::info!(%provider, "circuit closed: the provider answered a probe");
+            metrics::gauge!("finality_provider_circuit_open", "provider" => provider.to_string())
+                .set(0.0);
+        }
+        None => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,8 +45,15 @@ impl Engine {
             tokio::time::sleep(wait).await;
         }
         let completion = {
-            let Ok(_permit) = permits.acquire().await else {
-                return; // closed: never happens, the producer owns it
+            // A bulk provider's calls are made (one at a time) by its
+            // batcher, which must see many polls at once: no permit.
+            let _permit = if self.bulk.contains_key(&job.provider) {
+                None
+            } else {
+                let Ok(p) = permits.acquire().await else {
+                    return; // closed: never happens, the producer owns it
+                };
+                Some(p)
             };
             let now = self.clock.now();
             if now.plus(self.config.lease / 2) > lease_until {
@@ -119,13 +126,16 @@ impl Engine {
             return base(None, None, then);
         }
 
-        if let Err(at) = self.rates.acquire(&job.provider).await {
-            let then = AfterPoll::Reschedule {
-                next_poll_at: at,
-                count: Count::Nothing,
-                last_error: Some("waiting for the provider's rate limit".into()),
-            };
-            return base(None, None, then);
+        let batcher = self.bulk.get(&job.provider);
+        let rate_wait = |at| AfterPoll::Reschedule {
+            next_poll_at: at,
+            count: Count::Nothing,
+            last_error: Some("waiting for the provider's rate limit".into()),
+        };
+        if batcher.is_none() {
+            if let Err(at) = self.rates.acquire(&job.provider).await {
+                return base(None, None, rate_wait(at));
+            }
         }
         let now = self.clock.now();
         let lateness = now.since(job.due_at).as_secs_f64();
@@ -139,23 +149,22 @@ impl Engine {
             attempt: job.attempts,
             due_at: job.due_at,
         };
-        let result = entry.adapter.query_status(&target).await;
+        let result = match batcher {
+            Some(b) => match b.query(&target).await {
+                crate::bulk::Answer::Result(r) => r,
+                crate::bulk::Answer::Defer(at) => return base(None, None, rate_wait(at)),
+            },
+            None => entry.adapter.query_status(&target).await,
+        };
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = self.clock.now();
-        let answered = match &result {
-            Err(ProviderError::Transient { .. }) => breaker::Outcome::Failed,
-            _ => breaker::Outcome::Answered,
-        };
-        match self.health.breakers().record(&job.provider, done, answered) {
-            Some(true) => {
-                tracing::error!(provider = %job.provider, "ALERT: circuit opened: the provider's calls keep failing; polls deferred until a probe succeeds");
-                metrics::gauge!("finality_provider_circuit_open", "provider" => job.provider.clone()).set(1.0);
-            }
-            Some(false) => {
-                tracing::info!(provider = %job.provider, "circuit closed: the provider answered a probe");
-                metrics::gauge!("finality_provider_circuit_open", "provider" => job.provider.clone()).set(0.0);
-            }
-            None => {}
+        if batcher.is_none() {
+            let answered = match &result {
+                Err(ProviderError::Transient { .. }) => breaker::Outcome::Failed,
+                _ => breaker::Outcome::Answered,
+            };
+            let change = self.health.breakers().record(&job.provider, done, answered);
+            breaker::report(&job.provider, change);
         }
         let outcome = match &result {
             Ok(o) => o.status.map_or("unknown", |s| s.as_str()),

@@ -16,11 +16,14 @@
 //!   circuit breakers ([`breaker`]) that `/readyz` reports.
 //! - [`inbox`]: the webhook inbox processor.
 //! - `completer`: batches completions into one transaction.
+//! - `bulk`: coalesces due polls of a bulk-capable provider into one request.
+//! - [`rate`]: per-provider rate limits held across nodes.
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
 #![forbid(unsafe_code)]
 
 pub mod breaker;
+mod bulk;
 mod completer;
 pub mod config;
 mod execute;
@@ -81,7 +84,9 @@ pub struct Engine {
     pub(crate) config: EngineConfig,
     pub(crate) health: Arc<Health>,
     pub(crate) completer: completer::Completer,
-    pub(crate) rates: rate::RateLimits,
+    pub(crate) rates: Arc<rate::RateLimits>,
+    /// Batchers of the providers polled in bulk.
+    pub(crate) bulk: HashMap<String, bulk::Batcher>,
 }
 
 impl Engine {
@@ -93,16 +98,32 @@ impl Engine {
         health: Arc<Health>,
     ) -> Arc<Self> {
         let completer = completer::Completer::spawn(store.clone(), config.batch_size as usize);
-        let rates = rate::RateLimits::new(
+        let rates = Arc::new(rate::RateLimits::new(
             store.clone(),
             clock.clone(),
             providers
                 .iter()
                 .filter_map(|(name, p)| p.rate_limit.map(|b| (name.clone(), b))),
             std::time::Duration::from_secs(2),
-        );
+        ));
+        let bulk = providers
+            .iter()
+            .filter(|(_, p)| p.adapter.bulk_limit() > 1)
+            .map(|(name, p)| {
+                let b = bulk::Batcher::spawn(
+                    name.clone(),
+                    p.adapter.clone(),
+                    p.adapter.bulk_limit(),
+                    rates.clone(),
+                    health.clone(),
+                    clock.clone(),
+                );
+                (name.clone(), b)
+            })
+            .collect();
         Arc::new(Engine {
             rates,
+            bulk,
             completer,
             store,
             clock,

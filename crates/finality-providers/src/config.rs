@@ -24,6 +24,8 @@ pub enum AdapterKind {
     Adyen,
     /// Any HTTP/JSON provider, described by a `generic` table.
     Generic,
+    /// Bakong KHQR (`docs/PROVIDERS.md`).
+    Bakong,
 }
 
 fn default_timeout() -> Duration {
@@ -235,6 +237,16 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                 )
                 .map_err(permanent)?,
             ))
+        }
+        AdapterKind::Bakong => {
+            let token = api_key.ok_or_else(|| {
+                permanent("the Bakong adapter needs api_key_env (the bearer token)".into())
+            })?;
+            Ok(Arc::new(crate::bakong::BakongAdapter::new(
+                &cfg.base_url,
+                token,
+                timeouts,
+            )?))
         }
         AdapterKind::Adyen => Ok(Arc::new(
             crate::adyen::AdyenAdapter::new(&secrets).map_err(permanent)?,

@@ -12,11 +12,13 @@
 //! - [`sim`]: the adapter for finality's own simulator.
 //! - [`stripe`]: Stripe PaymentIntents and Refunds.
 //! - [`adyen`]: Adyen notifications (webhook-only).
+//! - [`bakong`]: Bakong KHQR, polled in bulk.
 //! - [`generic`]: any HTTP/JSON provider, from configuration alone.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
 pub mod adyen;
+pub mod bakong;
 pub mod config;
 pub mod generic;
 pub mod http;
@@ -98,6 +100,24 @@ pub trait Provider: Send + Sync + 'static {
     /// used to apply anything.
     fn peek_ref(&self, _body: &[u8]) -> Option<String> {
         None
+    }
+
+    /// Most payments one bulk status request can ask about; 0 when the
+    /// provider has no bulk query. Above 1, the engine coalesces due polls
+    /// of this provider into [`Provider::query_status_bulk`] calls.
+    fn bulk_limit(&self) -> usize {
+        0
+    }
+
+    /// Ask about several payments in one request: one result per target,
+    /// in order. `Err`: the request as a whole failed.
+    async fn query_status_bulk(
+        &self,
+        _targets: &[PollTarget<'_>],
+    ) -> Result<Vec<Result<Observation, ProviderError>>, ProviderError> {
+        Err(ProviderError::Permanent {
+            message: "this adapter has no bulk query".into(),
+        })
     }
 
     /// The exact body the provider requires in the 2xx answer to a

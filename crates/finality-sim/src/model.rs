@@ -77,6 +77,10 @@ pub struct Stats {
     pub webhooks_sent: u64,
     /// Deliveries that got no 2xx (retried up to 5 times).
     pub webhook_errors: u64,
+    /// Bulk status requests (each also counts one status call per item).
+    pub bulk_requests: u64,
+    /// The most payments asked about in one bulk request.
+    pub bulk_items_max: u64,
 }
 
 /// The simulated provider. Cheap to share (`Arc`); all state behind locks.
@@ -106,6 +110,8 @@ pub(crate) struct Counters {
     pub webhooks_sent: AtomicU64,
     pub webhook_errors: AtomicU64,
     pub queue_seq: AtomicU64,
+    pub bulk_requests: AtomicU64,
+    pub bulk_items_max: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -235,6 +241,8 @@ impl Simulator {
             injected_timeouts: c.timeouts.load(Ordering::Relaxed),
             webhooks_sent: c.webhooks_sent.load(Ordering::Relaxed),
             webhook_errors: c.webhook_errors.load(Ordering::Relaxed),
+            bulk_requests: c.bulk_requests.load(Ordering::Relaxed),
+            bulk_items_max: c.bulk_items_max.load(Ordering::Relaxed),
         }
     }
 
@@ -262,6 +270,14 @@ impl Simulator {
             sim: self.clone(),
             id: id.to_string(),
         }
+    }
+
+    /// Count one bulk request of `items` payments.
+    pub(crate) fn note_bulk_request(&self, items: usize) {
+        self.counters.bulk_requests.fetch_add(1, Ordering::Relaxed);
+        self.counters
+            .bulk_items_max
+            .fetch_max(items as u64, Ordering::Relaxed);
     }
 
     /// Answer every status call with 503 until `until` (an outage).

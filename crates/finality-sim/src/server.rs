@@ -4,6 +4,11 @@
 //! - `GET /v1/payments/{id}` → `{"id", "status"}` | 404 | injected 429/503/504
 //! - `GET /sim/stats` → call counters
 //!
+//! Bakong's (KHQR) check API, for the `bakong` adapter:
+//! `POST /bakong/v1/check_transaction_by_md5 {"md5"}`,
+//! `…/check_transaction_by_hash {"hash"}`,
+//! `…/check_transaction_by_md5_list ["md5", …]` (50 at most).
+//!
 //! "Acme", a made-up provider for the `generic` adapter:
 //! `GET /acme/v2/transfers/{id}` → `{"data": {"id", "state"}}` with states
 //! `CREATED | IN_PROGRESS | COMPLETED | REJECTED | CANCELLED`.
@@ -31,6 +36,12 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
         .route("/acme/v2/transfers/{id}", get(acme_transfer))
+        .route("/bakong/v1/check_transaction_by_md5", post(bakong_by_md5))
+        .route("/bakong/v1/check_transaction_by_hash", post(bakong_by_hash))
+        .route(
+            "/bakong/v1/check_transaction_by_md5_list",
+            post(bakong_md5_list),
+        )
         .route("/sim/stats", get(stats))
         .with_state(sim)
 }
@@ -168,6 +179,71 @@ async fn acme_transfer(
         )
             .into_response(),
     }
+}
+
+async fn bakong_one(sim: Arc<Simulator>, id: String, headers: HeaderMap) -> Response {
+    let _call = sim.begin_call(&id);
+    match gate(&sim, &id, &headers).await {
+        Err(r) => r,
+        Ok(plan) => {
+            let status = plan.map_or("pending", |p| p.status_at(sim.now()));
+            Json(crate::wire::bakong_single(&id, status)).into_response()
+        }
+    }
+}
+
+async fn bakong_by_md5(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    Json(body): Json<serde_json::Value>,
+) -> Response {
+    let id = body["md5"].as_str().unwrap_or_default().to_string();
+    bakong_one(sim, id, headers).await
+}
+
+/// By full hash: the simulator's hash of a payment is derived from its id.
+async fn bakong_by_hash(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    Json(body): Json<serde_json::Value>,
+) -> Response {
+    let hash = body["hash"].as_str().unwrap_or_default().to_string();
+    bakong_one(sim, hash, headers).await
+}
+
+async fn bakong_md5_list(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    Json(md5s): Json<Vec<String>>,
+) -> Response {
+    sim.note_bulk_request(md5s.len());
+    let _calls: Vec<_> = md5s.iter().map(|m| sim.begin_call(m)).collect();
+    if md5s.len() > 50 {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(
+                json!({"responseCode": 1, "responseMessage": "Too many md5s (50 at most).",
+                        "errorCode": 5, "data": null}),
+            ),
+        )
+            .into_response();
+    }
+    if let Err(r) = gate(&sim, "md5_list", &headers).await {
+        return r;
+    }
+    let now = sim.now();
+    let data: Vec<_> = md5s
+        .iter()
+        .map(|m| {
+            let plan = sim.plan(m);
+            crate::wire::bakong_list_item(m, plan.as_ref().map(|p| p.status_at(now)))
+        })
+        .collect();
+    Json(
+        json!({"responseCode": 0, "responseMessage": "Getting transactions successfully.",
+                "errorCode": null, "data": data}),
+    )
+    .into_response()
 }
 
 async fn stripe_list(State(sim): State<Arc<Simulator>>, headers: HeaderMap) -> Response {

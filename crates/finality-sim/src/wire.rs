@@ -135,3 +135,42 @@ pub fn acme_webhook(secret: &str, event_id: &str, id: &str, sim_status: &str) ->
         format!("sha256={}", hex::encode(mac.finalize().into_bytes())),
     )
 }
+
+/// A Bakong transaction hash for a simulated payment (64 hex characters).
+pub fn bakong_hash(id: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(id.as_bytes()))
+}
+
+/// Bakong's answer to a single check for a simulator status word.
+pub fn bakong_single(id: &str, sim_status: &str) -> Value {
+    match sim_status {
+        "succeeded" => {
+            json!({"responseCode": 0, "responseMessage": "Getting transaction successfully.",
+            "errorCode": null, "data": {"hash": bakong_hash(id), "fromAccountId": "payer@aclb",
+            "toAccountId": "merchant@abaa", "currency": "USD", "amount": 1.5,
+            "description": "", "createdDateMs": 0, "acknowledgedDateMs": 0}})
+        }
+        "failed" => json!({"responseCode": 1, "responseMessage": "Transaction failed.",
+            "errorCode": 3, "data": null}),
+        _ => json!({"responseCode": 1,
+            "responseMessage": "Transaction could not be found. Please check and try again.",
+            "errorCode": 1, "data": null}),
+    }
+}
+
+/// One item of Bakong's answer to an MD5 list check.
+pub fn bakong_list_item(md5: &str, sim_status: Option<&str>) -> Value {
+    match sim_status {
+        Some("succeeded") => {
+            json!({"md5": md5, "status": "SUCCESS", "message": "Getting transaction successfully.",
+            "data": {"hash": bakong_hash(md5), "currency": "USD", "amount": 1.5}})
+        }
+        Some("failed") => {
+            json!({"md5": md5, "status": "FAILED", "message": "Transaction failed.", "data": null})
+        }
+        _ => {
+            json!({"md5": md5, "status": "NOT_FOUND", "message": "Transaction could not be found.", "data": null})
+        }
+    }
+}

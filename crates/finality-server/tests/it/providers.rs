@@ -524,3 +524,76 @@ async fn generic_adapter_settles_by_hmac_webhooks_and_rejects_forgeries() {
     );
     assert_eq!(v["history"][1]["event_id"], "evt_tr_5b3e_succeeded");
 }
+
+const BAKONG_TOKEN: &str = "bakong-token-for-the-simulator";
+
+async fn bakong_app() -> TestApp {
+    let mut config = sim_config(false);
+    config.api_key = Some(BAKONG_TOKEN.into());
+    spawn_app_custom(Backend::Postgres, config, true, |sim_url| {
+        let mut cfg = ProviderConfig::sim(&format!("{sim_url}/bakong"));
+        cfg.adapter = finality_providers::config::AdapterKind::Bakong;
+        cfg.schedule = Schedule::Fixed {
+            delays: vec![Duration::from_millis(250)],
+        };
+        let adapter = finality_providers::bakong::BakongAdapter::new(
+            &cfg.base_url,
+            BAKONG_TOKEN.into(),
+            Timeouts {
+                connect: cfg.connect_timeout,
+                total: cfg.timeout,
+            },
+        )
+        .unwrap();
+        let mut providers = Providers::new();
+        providers.insert(
+            "bakong".into(),
+            ProviderEntry::from_config(Arc::new(adapter), &cfg),
+        );
+        providers
+    })
+    .await
+}
+
+/// Bakong has no push: 120 KHQR payments are polled, and the engine
+/// coalesces their due polls into list requests of up to 50 MD5s; one
+/// payment known by its full hash is asked about on its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bakong_polls_are_coalesced_into_bulk_requests() {
+    let app = bakong_app().await;
+    for i in 0..120 {
+        let md5 = format!("{:032x}", 0xabc000 + i);
+        app.register_at("bakong", &format!("khqr_{i:03}"), &md5)
+            .await;
+    }
+    let full_hash = finality_sim::wire::bakong_hash("by-hash");
+    app.register_at("bakong", "khqr_hash", &full_hash).await;
+    for i in 0..120 {
+        app.wait_for_status(&format!("khqr_{i:03}"), "succeeded")
+            .await;
+    }
+    let v = app.wait_for_status("khqr_hash", "succeeded").await;
+    assert_eq!(v["history"][0]["source"], "status_query");
+    let s = app.sim.stats();
+    assert_eq!(s.bulk_items_max, 50, "{s:?}");
+    eprintln!(
+        "bakong: {} list requests for {} payment checks",
+        s.bulk_requests, s.status_calls
+    );
+    let items = s.status_calls - s.bulk_requests.min(s.status_calls);
+    assert!(
+        s.bulk_requests * 10 <= s.status_calls,
+        "{} list requests for {} payment checks ({items}): not coalesced",
+        s.bulk_requests,
+        s.status_calls
+    );
+    let (_, a) = app.get("/v1/payments/khqr_007/attempts").await;
+    let last = a["attempts"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        last["provider_status"]
+            .as_str()
+            .unwrap()
+            .starts_with("SUCCESS hash="),
+        "{a}"
+    );
+}
