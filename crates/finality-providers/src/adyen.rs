@@ -141,7 +141,7 @@ impl Provider for AdyenAdapter {
         })
     }
 
-    fn verify_webhook(
+    async fn verify_webhook(
         &self,
         _headers: &reqwest::header::HeaderMap,
         body: &[u8],
@@ -259,8 +259,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn signed_items_verify_and_map() {
+    #[tokio::test]
+    async fn signed_items_verify_and_map() {
         let key = decode_key(KEY_HEX).unwrap();
         let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
         let body = batch(vec![
@@ -269,6 +269,7 @@ mod tests {
         ]);
         let evs = a
             .verify_webhook(&Default::default(), &body, Timestamp(0))
+            .await
             .unwrap();
         assert_eq!(evs.len(), 2);
         assert_eq!(evs[0].status, Some(Status::Succeeded));
@@ -276,15 +277,16 @@ mod tests {
         assert_eq!(evs[1].status, Some(Status::Failed));
     }
 
-    #[test]
-    fn one_bad_item_refuses_the_batch() {
+    #[tokio::test]
+    async fn one_bad_item_refuses_the_batch() {
         let key = decode_key(KEY_HEX).unwrap();
         let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
         let mut tampered = signed(item("AUTHORISATION", "false"), &key);
         tampered["success"] = json!("true");
         let body = batch(vec![signed(item("AUTHORISATION", "true"), &key), tampered]);
         assert!(matches!(
-            a.verify_webhook(&Default::default(), &body, Timestamp(0)),
+            a.verify_webhook(&Default::default(), &body, Timestamp(0))
+                .await,
             Err(WebhookError::Rejected {
                 reason: RejectReason::BadSignature,
                 ..
@@ -294,6 +296,7 @@ mod tests {
         let body = batch(vec![signed(item("AUTHORISATION", "true"), &other)]);
         assert!(a
             .verify_webhook(&Default::default(), &body, Timestamp(0))
+            .await
             .is_err());
     }
 }

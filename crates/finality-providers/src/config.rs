@@ -26,6 +26,9 @@ pub enum AdapterKind {
     Generic,
     /// Bakong KHQR (`docs/PROVIDERS.md`).
     Bakong,
+    /// PayPal Orders and Refunds (`docs/PROVIDERS.md`).
+    #[serde(rename = "paypal")]
+    PayPal,
 }
 
 fn default_timeout() -> Duration {
@@ -237,6 +240,20 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                 )
                 .map_err(permanent)?,
             ))
+        }
+        AdapterKind::PayPal => {
+            let credentials = api_key.ok_or_else(|| {
+                permanent("the PayPal adapter needs api_key_env (`client_id:secret`)".into())
+            })?;
+            // PayPal verifies its own webhooks: what is configured is the
+            // webhook's id there, not a secret.
+            let webhook_id = secrets.into_iter().next();
+            Ok(Arc::new(crate::paypal::PayPalAdapter::new(
+                &cfg.base_url,
+                &credentials,
+                webhook_id,
+                timeouts,
+            )?))
         }
         AdapterKind::Bakong => {
             let token = api_key.ok_or_else(|| {

@@ -347,7 +347,7 @@ impl Provider for GenericAdapter {
         })
     }
 
-    fn verify_webhook(
+    async fn verify_webhook(
         &self,
         headers: &reqwest::header::HeaderMap,
         body: &[u8],

@@ -13,6 +13,7 @@
 //! - [`stripe`]: Stripe PaymentIntents and Refunds.
 //! - [`adyen`]: Adyen notifications (webhook-only).
 //! - [`bakong`]: Bakong KHQR, polled in bulk.
+//! - [`paypal`]: PayPal Orders and Refunds (OAuth2), webhooks verified by PayPal.
 //! - [`generic`]: any HTTP/JSON provider, from configuration alone.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
@@ -22,6 +23,7 @@ pub mod bakong;
 pub mod config;
 pub mod generic;
 pub mod http;
+pub mod paypal;
 pub mod sim;
 pub mod stripe;
 pub mod webhook;
@@ -84,9 +86,10 @@ pub trait Provider: Send + Sync + 'static {
     /// their own connect and total timeouts.
     async fn query_status(&self, target: &PollTarget<'_>) -> Result<Observation, ProviderError>;
 
-    /// Verify a webhook request and parse its events. The default: this
-    /// provider accepts no webhooks.
-    fn verify_webhook(
+    /// Verify a webhook request and parse its events. Async because some
+    /// providers verify by asking them (PayPal). The default: this provider
+    /// accepts no webhooks.
+    async fn verify_webhook(
         &self,
         _headers: &reqwest::header::HeaderMap,
         _body: &[u8],

@@ -127,7 +127,7 @@ impl Provider for SimAdapter {
         })
     }
 
-    fn verify_webhook(
+    async fn verify_webhook(
         &self,
         headers: &reqwest::header::HeaderMap,
         body: &[u8],

@@ -124,7 +124,7 @@ impl Provider for StripeAdapter {
         })
     }
 
-    fn verify_webhook(
+    async fn verify_webhook(
         &self,
         headers: &reqwest::header::HeaderMap,
         body: &[u8],

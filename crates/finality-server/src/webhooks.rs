@@ -94,7 +94,7 @@ async fn receive(
     };
     let now = app.clock.now();
     let audit = audit_headers(&headers, entry.adapter.audit_headers());
-    let events = match entry.adapter.verify_webhook(&headers, &body, now) {
+    let events = match entry.adapter.verify_webhook(&headers, &body, now).await {
         Ok(events) => events,
         Err(WebhookError::NotConfigured) => {
             return Err(ApiError::NotFound(format!(

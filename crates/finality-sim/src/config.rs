@@ -73,6 +73,9 @@ pub struct SimConfig {
     /// 429 with `Retry-After: 1`, as a provider's limiter would.
     #[serde(default)]
     pub max_calls_per_second: Option<u32>,
+    /// How long OAuth tokens (PayPal) live; 9 h by default, as PayPal's.
+    #[serde(default, with = "humantime_serde")]
+    pub token_ttl: Option<Duration>,
 }
 
 impl Default for SimConfig {
@@ -105,6 +108,7 @@ impl Default for SimConfig {
             latency: Duration::ZERO,
             api_key: None,
             max_calls_per_second: None,
+            token_ttl: None,
         }
     }
 }

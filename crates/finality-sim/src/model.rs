@@ -81,6 +81,8 @@ pub struct Stats {
     pub bulk_requests: u64,
     /// The most payments asked about in one bulk request.
     pub bulk_items_max: u64,
+    /// OAuth token requests (PayPal).
+    pub token_requests: u64,
 }
 
 /// The simulated provider. Cheap to share (`Arc`); all state behind locks.
@@ -97,6 +99,8 @@ pub struct Simulator {
     target: Mutex<Option<crate::webhooks::WebhookTarget>>,
     outage: Mutex<Option<Timestamp>>,
     call_times: Mutex<Vec<i64>>,
+    /// OAuth tokens issued, with when each expires (ms, simulator clock).
+    tokens: Mutex<HashMap<String, i64>>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -112,6 +116,7 @@ pub(crate) struct Counters {
     pub queue_seq: AtomicU64,
     pub bulk_requests: AtomicU64,
     pub bulk_items_max: AtomicU64,
+    pub token_requests: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -141,6 +146,7 @@ impl Simulator {
             target: Mutex::new(None),
             outage: Mutex::new(None),
             call_times: Mutex::new(Vec::new()),
+            tokens: Mutex::new(HashMap::new()),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
@@ -243,6 +249,7 @@ impl Simulator {
             webhook_errors: c.webhook_errors.load(Ordering::Relaxed),
             bulk_requests: c.bulk_requests.load(Ordering::Relaxed),
             bulk_items_max: c.bulk_items_max.load(Ordering::Relaxed),
+            token_requests: c.token_requests.load(Ordering::Relaxed),
         }
     }
 
@@ -270,6 +277,20 @@ impl Simulator {
             sim: self.clone(),
             id: id.to_string(),
         }
+    }
+
+    /// Issue an OAuth access token valid for `config.token_ttl`.
+    pub(crate) fn issue_token(&self) -> String {
+        let n = self.counters.token_requests.load(Ordering::Relaxed);
+        let token = format!("A21AAsim{n:08}");
+        let ttl = self.config.token_ttl.unwrap_or(Duration::from_secs(32_400));
+        lock(&self.tokens).insert(token.clone(), self.clock.now().plus(ttl).0);
+        token
+    }
+
+    pub(crate) fn token_valid(&self, token: &str) -> bool {
+        let now = self.clock.now().0;
+        lock(&self.tokens).get(token).is_some_and(|exp| now < *exp)
     }
 
     /// Count one bulk request of `items` payments.

@@ -26,6 +26,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub fn router(sim: Arc<Simulator>) -> Router {
@@ -36,6 +37,13 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
         .route("/acme/v2/transfers/{id}", get(acme_transfer))
+        .route("/paypal/v1/oauth2/token", post(paypal_token))
+        .route("/paypal/v2/checkout/orders/{id}", get(paypal_order))
+        .route("/paypal/v2/payments/refunds/{id}", get(paypal_refund))
+        .route(
+            "/paypal/v1/notifications/verify-webhook-signature",
+            post(paypal_verify),
+        )
         .route("/bakong/v1/check_transaction_by_md5", post(bakong_by_md5))
         .route("/bakong/v1/check_transaction_by_hash", post(bakong_by_hash))
         .route(
@@ -98,6 +106,12 @@ async fn gate(
         )
             .into_response());
     }
+    faults(sim).await?;
+    Ok(sim.plan(id))
+}
+
+/// Rate limit, latency and drawn faults, as every status API has them.
+async fn faults(sim: &Simulator) -> Result<(), Response> {
     if sim.over_rate_limit() {
         sim.counters
             .rate_limits
@@ -139,7 +153,7 @@ async fn gate(
         }
         None => {}
     }
-    Ok(sim.plan(id))
+    Ok(())
 }
 
 async fn status(
@@ -179,6 +193,112 @@ async fn acme_transfer(
         )
             .into_response(),
     }
+}
+
+/// Client credentials are the simulator's `api_key` as `id:secret`.
+async fn paypal_token(State(sim): State<Arc<Simulator>>, headers: HeaderMap) -> Response {
+    sim.counters
+        .token_requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let expected = sim.config.api_key.clone().unwrap_or_default();
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Basic "))
+        .and_then(|b| {
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.decode(b).ok()
+        })
+        .and_then(|b| String::from_utf8(b).ok());
+    if given.as_deref() != Some(expected.as_str()) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "invalid_client", "error_description": "Client Authentication failed"})),
+        )
+            .into_response();
+    }
+    let token = sim.issue_token();
+    let ttl = sim.config.token_ttl.unwrap_or(Duration::from_secs(32_400));
+    Json(
+        json!({"scope": "https://uri.paypal.com/services/payments", "access_token": token,
+                "token_type": "Bearer", "app_id": "APP-SIM", "expires_in": ttl.as_secs()}),
+    )
+    .into_response()
+}
+
+fn paypal_authorized(sim: &Simulator, headers: &HeaderMap) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| sim.token_valid(t))
+}
+
+async fn paypal_object(
+    sim: Arc<Simulator>,
+    id: String,
+    headers: HeaderMap,
+    word: fn(&str) -> &'static str,
+) -> Response {
+    let _call = sim.begin_call(&id);
+    if !paypal_authorized(&sim, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "invalid_token"})),
+        )
+            .into_response();
+    }
+    match faults(&sim).await {
+        Err(r) => r,
+        Ok(()) => match sim.plan(&id) {
+            Some(plan) => Json(json!({"id": id, "status": word(plan.status_at(sim.now()))}))
+                .into_response(),
+            None => (
+                StatusCode::NOT_FOUND,
+                Json(json!({"name": "RESOURCE_NOT_FOUND", "message": "The specified resource does not exist."})),
+            )
+                .into_response(),
+        },
+    }
+}
+
+async fn paypal_order(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    paypal_object(sim, id, headers, crate::wire::paypal_order).await
+}
+
+async fn paypal_refund(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    paypal_object(sim, id, headers, crate::wire::paypal_refund).await
+}
+
+async fn paypal_verify(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    Json(body): Json<serde_json::Value>,
+) -> Response {
+    if !paypal_authorized(&sim, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "invalid_token"})),
+        )
+            .into_response();
+    }
+    let text = |k: &str| body[k].as_str().unwrap_or_default().to_string();
+    let expected = crate::wire::paypal_signature(
+        &text("transmission_id"),
+        &text("transmission_time"),
+        &text("webhook_id"),
+        &body["webhook_event"],
+    );
+    let ok = text("transmission_sig") == expected;
+    Json(json!({"verification_status": if ok { "SUCCESS" } else { "FAILURE" }})).into_response()
 }
 
 async fn bakong_one(sim: Arc<Simulator>, id: String, headers: HeaderMap) -> Response {

@@ -39,6 +39,16 @@ impl WebhookTarget {
         }
     }
 
+    /// PayPal events for the webhook `webhook_id`.
+    pub fn paypal(url: impl Into<String>, webhook_id: impl Into<String>) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::PayPal {
+                webhook_id: webhook_id.into(),
+            },
+        }
+    }
+
     /// "Acme" events (the generic adapter's test provider) under `secret`.
     pub fn acme(url: impl Into<String>, secret: impl Into<String>) -> Self {
         WebhookTarget {
@@ -179,6 +189,23 @@ impl Simulator {
                     return; // nothing Adyen would send
                 };
                 req.body(body.to_string())
+            }
+            WireFormat::PayPal { webhook_id } => {
+                let time = now.to_rfc3339();
+                let Some((event, headers)) = crate::wire::paypal_event(
+                    &d.event_id,
+                    &d.provider_ref,
+                    d.status,
+                    webhook_id,
+                    &time,
+                ) else {
+                    return; // nothing PayPal would send
+                };
+                let mut req = req;
+                for (k, v) in headers {
+                    req = req.header(k, v);
+                }
+                req.body(event.to_string())
             }
             WireFormat::Acme { secret } => {
                 let (body, sig) =

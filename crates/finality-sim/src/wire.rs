@@ -24,6 +24,9 @@ pub enum WireFormat {
     /// "Acme", a made-up provider for the generic adapter: its own JSON,
     /// `X-Acme-Signature: sha256=<hex HMAC-SHA256 of the body>`.
     Acme { secret: String },
+    /// PayPal events with `paypal-transmission-*` headers, which only the
+    /// simulator's verify endpoint can check (as only PayPal can).
+    PayPal { webhook_id: String },
 }
 
 /// A Stripe PaymentIntent's status for a simulator status word. A declined
@@ -173,4 +176,90 @@ pub fn bakong_list_item(md5: &str, sim_status: Option<&str>) -> Value {
             json!({"md5": md5, "status": "NOT_FOUND", "message": "Transaction could not be found.", "data": null})
         }
     }
+}
+
+/// The simulated PayPal's own signing key: only its verify endpoint knows it.
+const PAYPAL_SIGNING_KEY: &[u8] = b"finality-simulated-paypal-signing-key";
+
+/// PayPal's order status for a simulator status word.
+pub fn paypal_order(sim_status: &str) -> &'static str {
+    match sim_status {
+        "pending" => "CREATED",
+        "processing" => "APPROVED",
+        "succeeded" => "COMPLETED",
+        _ => "VOIDED",
+    }
+}
+
+/// PayPal's refund status for a simulator status word.
+pub fn paypal_refund(sim_status: &str) -> &'static str {
+    match sim_status {
+        "succeeded" => "COMPLETED",
+        "failed" => "FAILED",
+        "canceled" => "CANCELLED",
+        _ => "PENDING",
+    }
+}
+
+/// The transmission signature the simulated PayPal puts on an event.
+pub fn paypal_signature(
+    transmission_id: &str,
+    time: &str,
+    webhook_id: &str,
+    event: &Value,
+) -> String {
+    use hmac::{Hmac, Mac};
+    use sha2::Digest;
+    let digest = hex::encode(sha2::Sha256::digest(event.to_string().as_bytes()));
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(PAYPAL_SIGNING_KEY)
+        .expect("HMAC takes keys of any length");
+    mac.update(format!("{transmission_id}|{time}|{webhook_id}|{digest}").as_bytes());
+    hex::encode(mac.finalize().into_bytes())
+}
+
+/// A PayPal event for an order and its headers, or `None` for "pending".
+pub fn paypal_event(
+    event_id: &str,
+    order_id: &str,
+    sim_status: &str,
+    webhook_id: &str,
+    time: &str,
+) -> Option<(Value, Vec<(&'static str, String)>)> {
+    let (kind, resource) = match sim_status {
+        "processing" => (
+            "CHECKOUT.ORDER.APPROVED",
+            json!({"id": order_id, "status": "APPROVED"}),
+        ),
+        "succeeded" => (
+            "PAYMENT.CAPTURE.COMPLETED",
+            json!({"id": format!("CAP{order_id}"), "status": "COMPLETED",
+                   "supplementary_data": {"related_ids": {"order_id": order_id}}}),
+        ),
+        "failed" => (
+            "PAYMENT.CAPTURE.DENIED",
+            json!({"id": format!("CAP{order_id}"), "status": "DECLINED",
+                   "supplementary_data": {"related_ids": {"order_id": order_id}}}),
+        ),
+        "canceled" => (
+            "CHECKOUT.ORDER.VOIDED",
+            json!({"id": order_id, "status": "VOIDED"}),
+        ),
+        _ => return None,
+    };
+    let event = json!({"id": event_id, "event_type": kind, "resource_type": "checkout-order",
+                       "create_time": time, "resource": resource});
+    let transmission_id = format!("tx-{event_id}");
+    let sig = paypal_signature(&transmission_id, time, webhook_id, &event);
+    let headers = vec![
+        ("paypal-auth-algo", "SHA256withRSA".to_string()),
+        (
+            "paypal-cert-url",
+            "https://api.paypal.com/v1/notifications/certs/CERT-360caa42-fca2a594-simulated"
+                .to_string(),
+        ),
+        ("paypal-transmission-id", transmission_id),
+        ("paypal-transmission-sig", sig),
+        ("paypal-transmission-time", time.to_string()),
+    ];
+    Some((event, headers))
 }

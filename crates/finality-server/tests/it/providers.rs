@@ -597,3 +597,157 @@ async fn bakong_polls_are_coalesced_into_bulk_requests() {
         "{a}"
     );
 }
+
+const PAYPAL_CREDENTIALS: &str = "AYSq3RDGsmBLJE-otTkBtM:EGnHDxD_qRPdaLdZz8iCr8N7_MzF";
+const PAYPAL_WEBHOOK_ID: &str = "1JE4291016473214C";
+
+async fn paypal_app(engine: bool, token_ttl: Option<Duration>) -> TestApp {
+    let mut config = sim_config(false);
+    config.api_key = Some(PAYPAL_CREDENTIALS.into());
+    config.token_ttl = token_ttl;
+    spawn_app_custom(Backend::Postgres, config, engine, |sim_url| {
+        let mut cfg = ProviderConfig::sim(&format!("{sim_url}/paypal"));
+        cfg.adapter = finality_providers::config::AdapterKind::PayPal;
+        cfg.schedule = Schedule::Fixed {
+            delays: vec![Duration::from_millis(250)],
+        };
+        let adapter = finality_providers::paypal::PayPalAdapter::new(
+            &cfg.base_url,
+            PAYPAL_CREDENTIALS,
+            Some(PAYPAL_WEBHOOK_ID.into()),
+            Timeouts {
+                connect: cfg.connect_timeout,
+                total: cfg.timeout,
+            },
+        )
+        .unwrap();
+        let mut providers = Providers::new();
+        providers.insert(
+            "paypal".into(),
+            ProviderEntry::from_config(Arc::new(adapter), &cfg),
+        );
+        providers
+    })
+    .await
+}
+
+/// Orders settle by polls on one cached OAuth token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paypal_order_settles_by_polls_on_one_cached_token() {
+    let app = paypal_app(true, None).await;
+    for i in 0..10 {
+        app.register_at(
+            "paypal",
+            &format!("pp_{i}"),
+            &format!("5O190127TN36471{i}T"),
+        )
+        .await;
+    }
+    for i in 0..10 {
+        let v = app.wait_for_status(&format!("pp_{i}"), "succeeded").await;
+        assert_eq!(
+            steps(&v),
+            vec![
+                step("pending", "processing", "status_query"),
+                step("processing", "succeeded", "status_query"),
+            ],
+            "{v}"
+        );
+    }
+    let s = app.sim.stats();
+    assert!(s.status_calls >= 30, "{s:?}");
+    assert_eq!(s.token_requests, 1, "one token for every poll: {s:?}");
+}
+
+/// A short-lived token is refreshed before it expires, once per refresh
+/// however many polls want it at that moment, and no poll fails for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paypal_token_is_refreshed_before_expiry_one_refresh_at_a_time() {
+    let app = paypal_app(true, Some(Duration::from_secs(2))).await;
+    for i in 0..20 {
+        app.register_at(
+            "paypal",
+            &format!("pt_{i}"),
+            &format!("7R190127TN3647{i:02}T"),
+        )
+        .await;
+    }
+    // Keep polling for a while: the settle time is 1.5 s, so register more.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for i in 20..40 {
+        app.register_at(
+            "paypal",
+            &format!("pt_{i}"),
+            &format!("7R190127TN3647{i:02}T"),
+        )
+        .await;
+    }
+    for i in 0..40 {
+        app.wait_for_status(&format!("pt_{i}"), "succeeded").await;
+    }
+    let s = app.sim.stats();
+    // A 2 s token is renewed at 1.6 s: over a run of about 3.5 s that is
+    // two or three tokens, never one per waiting poll.
+    assert!((2..=4).contains(&s.token_requests), "{s:?}");
+    let (_, a) = app.get("/v1/payments/pt_0/attempts").await;
+    assert!(
+        a["attempts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["outcome"] != "error"),
+        "no poll failed on an expired token: {a}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paypal_settles_by_webhooks_verified_by_paypal_and_rejects_forgeries() {
+    let app = paypal_app(false, None).await;
+    app.sim.set_webhook_target(WebhookTarget::paypal(
+        format!("{}/webhooks/paypal", app.base),
+        PAYPAL_WEBHOOK_ID,
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_at("paypal", "pp_hook", "8H190127TN364715T")
+        .await;
+    let v = app.wait_for_status("pp_hook", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "webhook"),
+            step("processing", "succeeded", "webhook"),
+        ],
+        "{v}"
+    );
+
+    // Signed for another webhook id: PayPal says FAILURE.
+    app.register_at("paypal", "pp_forged", "9H190127TN364715T")
+        .await;
+    let time = SystemClock.now().to_rfc3339();
+    let (event, headers) = finality_sim::wire::paypal_event(
+        "WH-FORGED",
+        "9H190127TN364715T",
+        "succeeded",
+        "SOME-OTHER-WEBHOOK",
+        &time,
+    )
+    .unwrap();
+    let mut req = app
+        .http
+        .post(format!("{}/webhooks/paypal", app.base))
+        .body(event.to_string());
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(app
+        .db
+        .store
+        .inbox_get("paypal", "WH-FORGED")
+        .await
+        .unwrap()
+        .is_none());
+    let (_, v) = app.get("/v1/payments/pp_forged").await;
+    assert_eq!(v["status"], "pending");
+}
