@@ -29,6 +29,9 @@ pub enum AdapterKind {
     /// PayPal Orders and Refunds (`docs/PROVIDERS.md`).
     #[serde(rename = "paypal")]
     PayPal,
+    /// WeChat Pay API v3 (`docs/PROVIDERS.md`).
+    #[serde(rename = "wechat")]
+    WeChat,
 }
 
 fn default_timeout() -> Duration {
@@ -90,6 +93,9 @@ pub struct ProviderConfig {
     /// The generic adapter's description of the provider's API.
     #[serde(default)]
     pub generic: Option<crate::generic::GenericConfig>,
+    /// WeChat Pay's merchant id and where its keys are.
+    #[serde(default)]
+    pub wechat: Option<crate::wechat::WeChatConfig>,
 }
 
 /// `rate_limit = { per_second = 50, burst = 10 }`.
@@ -132,6 +138,7 @@ impl ProviderConfig {
             unverified_nudges_per_minute: default_nudges(),
             rate_limit: None,
             generic: None,
+            wechat: None,
         }
     }
 
@@ -165,6 +172,13 @@ impl ProviderConfig {
                 ))
             }
             (None, _) => {}
+        }
+        if self.adapter == AdapterKind::WeChat && self.wechat.is_none() {
+            return Err((
+                "wechat",
+                "the wechat adapter needs a [providers.NAME.wechat] table (mchid, serial_no, key variables)"
+                    .into(),
+            ));
         }
         if let Some(r) = self.rate_limit {
             if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
@@ -236,6 +250,28 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                     g,
                     timeouts,
                     secrets,
+                    cfg.webhook_tolerance,
+                )
+                .map_err(permanent)?,
+            ))
+        }
+        AdapterKind::WeChat => {
+            let w = cfg
+                .wechat
+                .as_ref()
+                .ok_or_else(|| permanent("the wechat adapter needs a wechat table".into()))?;
+            let env = |var: &str| {
+                std::env::var(var)
+                    .map_err(|_| permanent(format!("environment variable {var} is not set")))
+            };
+            Ok(Arc::new(
+                crate::wechat::WeChatAdapter::new(
+                    &cfg.base_url,
+                    w,
+                    &env(&w.private_key_env)?,
+                    &env(&w.platform_public_key_env)?,
+                    &env(&w.api_v3_key_env)?,
+                    timeouts,
                     cfg.webhook_tolerance,
                 )
                 .map_err(permanent)?,

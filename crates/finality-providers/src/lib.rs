@@ -14,6 +14,7 @@
 //! - [`adyen`]: Adyen notifications (webhook-only).
 //! - [`bakong`]: Bakong KHQR, polled in bulk.
 //! - [`paypal`]: PayPal Orders and Refunds (OAuth2), webhooks verified by PayPal.
+//! - [`wechat`]: WeChat Pay v3 (signed requests, encrypted notifications).
 //! - [`generic`]: any HTTP/JSON provider, from configuration alone.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
@@ -27,6 +28,7 @@ pub mod paypal;
 pub mod sim;
 pub mod stripe;
 pub mod webhook;
+pub mod wechat;
 
 use async_trait::async_trait;
 use finality_core::{ErrorClass, Kind, Status};

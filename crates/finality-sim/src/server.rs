@@ -37,6 +37,10 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
         .route("/acme/v2/transfers/{id}", get(acme_transfer))
+        .route(
+            "/wechat/v3/pay/transactions/out-trade-no/{id}",
+            get(wechat_query),
+        )
         .route("/paypal/v1/oauth2/token", post(paypal_token))
         .route("/paypal/v2/checkout/orders/{id}", get(paypal_order))
         .route("/paypal/v2/payments/refunds/{id}", get(paypal_refund))
@@ -190,6 +194,78 @@ async fn acme_transfer(
         Ok(None) => (
             StatusCode::NOT_FOUND,
             Json(json!({"code": "TRANSFER_NOT_FOUND"})),
+        )
+            .into_response(),
+    }
+}
+
+/// Verify a WeChat Pay v3 request signature against the merchant key.
+fn wechat_signed(method: &str, uri: &axum::http::Uri, headers: &HeaderMap) -> bool {
+    use rsa::pkcs8::DecodePublicKey;
+    let Some(auth) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("WECHATPAY2-SHA256-RSA2048 "))
+    else {
+        return false;
+    };
+    let field = |name: &str| {
+        auth.split(',').find_map(|kv| {
+            let (k, v) = kv.trim().split_once('=')?;
+            (k == name).then(|| v.trim_matches('"').to_string())
+        })
+    };
+    let (Some(ts), Some(nonce), Some(sig), Some(mchid)) = (
+        field("timestamp"),
+        field("nonce_str"),
+        field("signature"),
+        field("mchid"),
+    ) else {
+        return false;
+    };
+    let Ok(key) =
+        rsa::RsaPublicKey::from_public_key_pem(crate::wire::wechat_keys::MERCHANT_PUBLIC_PEM)
+    else {
+        return false;
+    };
+    let path = uri
+        .path_and_query()
+        .map_or_else(|| uri.path().to_string(), |p| p.as_str().to_string());
+    mchid == crate::wire::wechat_keys::MCHID
+        && finality_providers::wechat::verify(
+            &key,
+            &format!("{method}\n{path}\n{ts}\n{nonce}\n\n"),
+            &sig,
+        )
+}
+
+async fn wechat_query(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    let _call = sim.begin_call(&id);
+    if !wechat_signed("GET", &uri, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"code": "SIGN_ERROR", "message": "签名错误"})),
+        )
+            .into_response();
+    }
+    if let Err(r) = faults(&sim).await {
+        return r;
+    }
+    match sim.plan(&id) {
+        Some(plan) => Json(
+            json!({"mchid": crate::wire::wechat_keys::MCHID, "out_trade_no": id,
+            "transaction_id": format!("4200{id}"),
+            "trade_state": crate::wire::wechat_trade_state(plan.status_at(sim.now()))}),
+        )
+        .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"code": "ORDER_NOT_EXIST", "message": "订单不存在"})),
         )
             .into_response(),
     }

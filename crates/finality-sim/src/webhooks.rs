@@ -39,6 +39,14 @@ impl WebhookTarget {
         }
     }
 
+    /// WeChat Pay notifications encrypted under `api_v3_key`.
+    pub fn wechat(url: impl Into<String>, api_v3_key: [u8; 32]) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::WeChat { api_v3_key },
+        }
+    }
+
     /// PayPal events for the webhook `webhook_id`.
     pub fn paypal(url: impl Into<String>, webhook_id: impl Into<String>) -> Self {
         WebhookTarget {
@@ -189,6 +197,22 @@ impl Simulator {
                     return; // nothing Adyen would send
                 };
                 req.body(body.to_string())
+            }
+            WireFormat::WeChat { api_v3_key } => {
+                let Some((body, headers)) = crate::wire::wechat_notification(
+                    api_v3_key,
+                    &d.event_id,
+                    &d.provider_ref,
+                    d.status,
+                    ts,
+                ) else {
+                    return; // WeChat notifies successes only
+                };
+                let mut req = req;
+                for (k, v) in headers {
+                    req = req.header(k, v);
+                }
+                req.body(body)
             }
             WireFormat::PayPal { webhook_id } => {
                 let time = now.to_rfc3339();

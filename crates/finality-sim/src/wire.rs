@@ -27,6 +27,9 @@ pub enum WireFormat {
     /// PayPal events with `paypal-transmission-*` headers, which only the
     /// simulator's verify endpoint can check (as only PayPal can).
     PayPal { webhook_id: String },
+    /// WeChat Pay v3 notifications: signed with the platform key, the
+    /// transaction encrypted under `api_v3_key`.
+    WeChat { api_v3_key: [u8; 32] },
 }
 
 /// A Stripe PaymentIntent's status for a simulator status word. A declined
@@ -262,4 +265,75 @@ pub fn paypal_event(
         ("paypal-transmission-time", time.to_string()),
     ];
     Some((event, headers))
+}
+
+/// The simulator's throw-away WeChat Pay keys (`testdata/wechat/README.md`).
+pub mod wechat_keys {
+    pub const MERCHANT_PRIVATE_PEM: &str = include_str!("../testdata/wechat/merchant_private.pem");
+    pub const MERCHANT_PUBLIC_PEM: &str = include_str!("../testdata/wechat/merchant_public.pem");
+    pub const PLATFORM_PRIVATE_PEM: &str = include_str!("../testdata/wechat/platform_private.pem");
+    pub const PLATFORM_PUBLIC_PEM: &str = include_str!("../testdata/wechat/platform_public.pem");
+    /// 32 bytes, as an APIv3 key is.
+    pub const API_V3_KEY: &str = "finality-sim-apiv3-key-32-bytes!";
+    pub const MCHID: &str = "1900000109";
+    pub const SERIAL_NO: &str = "5157F09EFDC096DE15EBE81A47057A7232F1B8E1";
+}
+
+/// WeChat Pay's `trade_state` for a simulator status word.
+pub fn wechat_trade_state(sim_status: &str) -> &'static str {
+    match sim_status {
+        "pending" => "NOTPAY",
+        "processing" => "USERPAYING",
+        "succeeded" => "SUCCESS",
+        "failed" => "PAYERROR",
+        _ => "CLOSED",
+    }
+}
+
+/// A WeChat Pay v3 notification for an order that reached `sim_status`
+/// (WeChat notifies successes only), with its headers.
+pub fn wechat_notification(
+    api_v3_key: &[u8; 32],
+    event_id: &str,
+    out_trade_no: &str,
+    sim_status: &str,
+    ts: i64,
+) -> Option<(String, Vec<(&'static str, String)>)> {
+    use rsa::pkcs8::DecodePrivateKey;
+    if sim_status != "succeeded" {
+        return None;
+    }
+    let tx = json!({"mchid": wechat_keys::MCHID, "appid": "wxd678efh567hg6787",
+                    "out_trade_no": out_trade_no, "transaction_id": format!("4200{out_trade_no}"),
+                    "trade_type": "JSAPI", "trade_state": "SUCCESS", "trade_state_desc": "支付成功",
+                    "amount": {"total": 100, "currency": "CNY"}});
+    let nonce = format!(
+        "{:0>12}",
+        &event_id.chars().rev().take(12).collect::<String>()
+    );
+    let ciphertext = finality_providers::wechat::encrypt_resource(
+        api_v3_key,
+        &nonce,
+        "transaction",
+        tx.to_string().as_bytes(),
+    );
+    let body = json!({"id": event_id, "create_time": "2026-11-30T12:00:00+08:00",
+                      "resource_type": "encrypt-resource", "event_type": "TRANSACTION.SUCCESS",
+                      "summary": "支付成功",
+                      "resource": {"original_type": "transaction", "algorithm": "AEAD_AES_256_GCM",
+                                   "ciphertext": ciphertext, "associated_data": "transaction",
+                                   "nonce": nonce}})
+    .to_string();
+    let header_nonce = format!("n{ts}");
+    let key = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM).ok()?;
+    let sig = finality_providers::wechat::sign(&key, &format!("{ts}\n{header_nonce}\n{body}\n"));
+    Some((
+        body,
+        vec![
+            ("wechatpay-timestamp", ts.to_string()),
+            ("wechatpay-nonce", header_nonce),
+            ("wechatpay-signature", sig),
+            ("wechatpay-serial", "PUB_KEY_ID_SIMULATED".to_string()),
+        ],
+    ))
 }

@@ -751,3 +751,118 @@ async fn paypal_settles_by_webhooks_verified_by_paypal_and_rejects_forgeries() {
     let (_, v) = app.get("/v1/payments/pp_forged").await;
     assert_eq!(v["status"], "pending");
 }
+
+async fn wechat_app(engine: bool) -> TestApp {
+    use finality_sim::wire::wechat_keys as k;
+    std::env::set_var("FINALITY_TEST_WECHAT_KEY", k::MERCHANT_PRIVATE_PEM);
+    std::env::set_var("FINALITY_TEST_WECHAT_PLATFORM", k::PLATFORM_PUBLIC_PEM);
+    std::env::set_var("FINALITY_TEST_WECHAT_APIV3", k::API_V3_KEY);
+    spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
+        let mut cfg: ProviderConfig = serde_json::from_value(json!({
+            "adapter": "wechat",
+            "base_url": format!("{sim_url}/wechat"),
+            "schedule": {"kind": "fixed", "delays": ["250ms"]},
+            "wechat": {"mchid": k::MCHID, "serial_no": k::SERIAL_NO,
+                       "private_key_env": "FINALITY_TEST_WECHAT_KEY",
+                       "platform_public_key_env": "FINALITY_TEST_WECHAT_PLATFORM",
+                       "api_v3_key_env": "FINALITY_TEST_WECHAT_APIV3"}
+        }))
+        .unwrap();
+        cfg.validate().unwrap();
+        let adapter = finality_providers::config::build("wechat", &cfg).unwrap();
+        let mut providers = Providers::new();
+        providers.insert("wechat".into(), ProviderEntry::from_config(adapter, &cfg));
+        providers
+    })
+    .await
+}
+
+fn api_v3_key() -> [u8; 32] {
+    finality_sim::wire::wechat_keys::API_V3_KEY
+        .as_bytes()
+        .try_into()
+        .unwrap()
+}
+
+/// Queried by the merchant's order number with signed requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wechat_settles_by_signed_queries() {
+    let app = wechat_app(true).await;
+    app.register_at("wechat", "wx_1", "1217752501201407033233368018")
+        .await;
+    let v = app.wait_for_status("wx_1", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "status_query"),
+            step("processing", "succeeded", "status_query"),
+        ],
+        "{v}"
+    );
+    let (_, a) = app.get("/v1/payments/wx_1/attempts").await;
+    assert!(a["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|x| x["provider_status"] == "NOTPAY"));
+}
+
+/// Notifications are verified with the platform key and decrypted with the
+/// APIv3 key; one whose signature is not the platform's is refused and
+/// nothing of it is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
+    let app = wechat_app(false).await;
+    app.sim.set_webhook_target(WebhookTarget::wechat(
+        format!("{}/webhooks/wechat", app.base),
+        api_v3_key(),
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_at("wechat", "wx_2", "1217752501201407033233368019")
+        .await;
+    let v = app.wait_for_status("wx_2", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![step("pending", "succeeded", "webhook")],
+        "{v}"
+    );
+
+    app.register_at("wechat", "wx_3", "1217752501201407033233368020")
+        .await;
+    let ts = SystemClock.now().millis() / 1000;
+    let (body, mut headers) = finality_sim::wire::wechat_notification(
+        &api_v3_key(),
+        "EV-FORGED-0001",
+        "1217752501201407033233368020",
+        "succeeded",
+        ts,
+    )
+    .unwrap();
+    // Signed by someone else: the signature header of a different body.
+    let (_, other) = finality_sim::wire::wechat_notification(
+        &api_v3_key(),
+        "EV-OTHER-00002",
+        "1217752501201407033233368099",
+        "succeeded",
+        ts,
+    )
+    .unwrap();
+    headers[2] = other[2].clone();
+    let mut req = app
+        .http
+        .post(format!("{}/webhooks/wechat", app.base))
+        .body(body);
+    for (k, v) in &headers {
+        req = req.header(*k, v);
+    }
+    assert_eq!(req.send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    assert!(app
+        .db
+        .store
+        .inbox_get("wechat", "EV-FORGED-0001")
+        .await
+        .unwrap()
+        .is_none());
+    let (_, v) = app.get("/v1/payments/wx_3").await;
+    assert_eq!(v["status"], "pending");
+}
