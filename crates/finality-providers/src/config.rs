@@ -32,6 +32,8 @@ pub enum AdapterKind {
     /// WeChat Pay API v3 (`docs/PROVIDERS.md`).
     #[serde(rename = "wechat")]
     WeChat,
+    /// Alipay open platform (`docs/PROVIDERS.md`).
+    Alipay,
 }
 
 fn default_timeout() -> Duration {
@@ -96,6 +98,9 @@ pub struct ProviderConfig {
     /// WeChat Pay's merchant id and where its keys are.
     #[serde(default)]
     pub wechat: Option<crate::wechat::WeChatConfig>,
+    /// Alipay's app id and where its keys are.
+    #[serde(default)]
+    pub alipay: Option<crate::alipay::AlipayConfig>,
 }
 
 /// `rate_limit = { per_second = 50, burst = 10 }`.
@@ -139,6 +144,7 @@ impl ProviderConfig {
             rate_limit: None,
             generic: None,
             wechat: None,
+            alipay: None,
         }
     }
 
@@ -177,6 +183,13 @@ impl ProviderConfig {
             return Err((
                 "wechat",
                 "the wechat adapter needs a [providers.NAME.wechat] table (mchid, serial_no, key variables)"
+                    .into(),
+            ));
+        }
+        if self.adapter == AdapterKind::Alipay && self.alipay.is_none() {
+            return Err((
+                "alipay",
+                "the alipay adapter needs a [providers.NAME.alipay] table (app_id, key variables)"
                     .into(),
             ));
         }
@@ -251,6 +264,26 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                     timeouts,
                     secrets,
                     cfg.webhook_tolerance,
+                )
+                .map_err(permanent)?,
+            ))
+        }
+        AdapterKind::Alipay => {
+            let a = cfg
+                .alipay
+                .as_ref()
+                .ok_or_else(|| permanent("the alipay adapter needs an alipay table".into()))?;
+            let env = |var: &str| {
+                std::env::var(var)
+                    .map_err(|_| permanent(format!("environment variable {var} is not set")))
+            };
+            Ok(Arc::new(
+                crate::alipay::AlipayAdapter::new(
+                    &cfg.base_url,
+                    a,
+                    &env(&a.private_key_env)?,
+                    &env(&a.alipay_public_key_env)?,
+                    timeouts,
                 )
                 .map_err(permanent)?,
             ))

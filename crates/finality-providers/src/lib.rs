@@ -15,11 +15,13 @@
 //! - [`bakong`]: Bakong KHQR, polled in bulk.
 //! - [`paypal`]: PayPal Orders and Refunds (OAuth2), webhooks verified by PayPal.
 //! - [`wechat`]: WeChat Pay v3 (signed requests, encrypted notifications).
+//! - [`alipay`]: Alipay trade query and RSA2-signed notifications.
 //! - [`generic`]: any HTTP/JSON provider, from configuration alone.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
 pub mod adyen;
+pub mod alipay;
 pub mod bakong;
 pub mod config;
 pub mod generic;

@@ -41,6 +41,7 @@ pub fn router(sim: Arc<Simulator>) -> Router {
             "/wechat/v3/pay/transactions/out-trade-no/{id}",
             get(wechat_query),
         )
+        .route("/alipay/gateway.do", post(alipay_gateway))
         .route("/paypal/v1/oauth2/token", post(paypal_token))
         .route("/paypal/v2/checkout/orders/{id}", get(paypal_order))
         .route("/paypal/v2/payments/refunds/{id}", get(paypal_refund))
@@ -268,6 +269,49 @@ async fn wechat_query(
             Json(json!({"code": "ORDER_NOT_EXIST", "message": "订单不存在"})),
         )
             .into_response(),
+    }
+}
+
+/// `alipay.trade.query`: the request's RSA2 signature is checked with the
+/// app's public key (the simulator's merchant key).
+async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Bytes) -> Response {
+    use rsa::pkcs8::DecodePublicKey;
+    let params: std::collections::BTreeMap<String, String> = url::form_urlencoded::parse(&body)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let biz: serde_json::Value = params
+        .get("biz_content")
+        .and_then(|b| serde_json::from_str(b).ok())
+        .unwrap_or_default();
+    let id = biz["out_trade_no"].as_str().unwrap_or_default().to_string();
+    let _call = sim.begin_call(&id);
+    let signed =
+        rsa::RsaPublicKey::from_public_key_pem(crate::wire::wechat_keys::MERCHANT_PUBLIC_PEM)
+            .is_ok_and(|key| {
+                finality_providers::wechat::verify(
+                    &key,
+                    &finality_providers::alipay::signing_content(&params, false),
+                    params.get("sign").map_or("", String::as_str),
+                )
+            });
+    let answer = |r: serde_json::Value| {
+        Json(json!({"alipay_trade_query_response": r, "sign": "SIMULATED"})).into_response()
+    };
+    if !signed {
+        return answer(json!({"code": "40002", "msg": "Invalid Arguments",
+                             "sub_code": "isv.invalid-signature", "sub_msg": "验签出错"}));
+    }
+    if let Err(r) = faults(&sim).await {
+        return r;
+    }
+    match sim.plan(&id) {
+        Some(plan) => answer(
+            json!({"code": "10000", "msg": "Success", "out_trade_no": id,
+            "trade_no": format!("2026{id}"),
+            "trade_status": crate::wire::alipay_trade_status(plan.status_at(sim.now()))}),
+        ),
+        None => answer(json!({"code": "40004", "msg": "Business Failed",
+                              "sub_code": "ACQ.TRADE_NOT_EXIST", "sub_msg": "交易不存在"})),
     }
 }
 

@@ -39,6 +39,14 @@ impl WebhookTarget {
         }
     }
 
+    /// Alipay notifications.
+    pub fn alipay(url: impl Into<String>) -> Self {
+        WebhookTarget {
+            url: url.into(),
+            format: WireFormat::Alipay,
+        }
+    }
+
     /// WeChat Pay notifications encrypted under `api_v3_key`.
     pub fn wechat(url: impl Into<String>, api_v3_key: [u8; 32]) -> Self {
         WebhookTarget {
@@ -197,6 +205,15 @@ impl Simulator {
                     return; // nothing Adyen would send
                 };
                 req.body(body.to_string())
+            }
+            WireFormat::Alipay => {
+                let Some(form) =
+                    crate::wire::alipay_notification(&d.event_id, &d.provider_ref, d.status)
+                else {
+                    return; // Alipay does not notify while waiting for the buyer
+                };
+                req.header("content-type", "application/x-www-form-urlencoded")
+                    .body(form)
             }
             WireFormat::WeChat { api_v3_key } => {
                 let Some((body, headers)) = crate::wire::wechat_notification(

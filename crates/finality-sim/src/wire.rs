@@ -30,6 +30,8 @@ pub enum WireFormat {
     /// WeChat Pay v3 notifications: signed with the platform key, the
     /// transaction encrypted under `api_v3_key`.
     WeChat { api_v3_key: [u8; 32] },
+    /// Alipay asynchronous notifications (forms signed with Alipay's key).
+    Alipay,
 }
 
 /// A Stripe PaymentIntent's status for a simulator status word. A declined
@@ -336,4 +338,52 @@ pub fn wechat_notification(
             ("wechatpay-serial", "PUB_KEY_ID_SIMULATED".to_string()),
         ],
     ))
+}
+
+/// Alipay's `trade_status` for a simulator status word.
+pub fn alipay_trade_status(sim_status: &str) -> &'static str {
+    match sim_status {
+        "pending" | "processing" => "WAIT_BUYER_PAY",
+        "succeeded" => "TRADE_SUCCESS",
+        _ => "TRADE_CLOSED",
+    }
+}
+
+/// An Alipay notification form for an order that reached `sim_status`
+/// (none while waiting for the buyer), signed with "Alipay's" key (the
+/// simulator's platform key).
+pub fn alipay_notification(
+    notify_id: &str,
+    out_trade_no: &str,
+    sim_status: &str,
+) -> Option<String> {
+    use rsa::pkcs8::DecodePrivateKey;
+    let status = alipay_trade_status(sim_status);
+    if status == "WAIT_BUYER_PAY" {
+        return None;
+    }
+    let mut p = std::collections::BTreeMap::new();
+    for (k, v) in [
+        ("notify_time", "2026-11-30 12:00:00"),
+        ("notify_type", "trade_status_sync"),
+        ("notify_id", notify_id),
+        ("app_id", "2021000000000001"),
+        ("charset", "utf-8"),
+        ("version", "1.0"),
+        ("sign_type", "RSA2"),
+        ("out_trade_no", out_trade_no),
+        ("trade_status", status),
+        ("total_amount", "88.88"),
+    ] {
+        p.insert(k.to_string(), v.to_string());
+    }
+    p.insert("trade_no".into(), format!("2026{out_trade_no}"));
+    let key = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM).ok()?;
+    let sig = finality_providers::alipay::sign_params(&key, &p, true);
+    p.insert("sign".into(), sig);
+    Some(
+        url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(p.iter())
+            .finish(),
+    )
 }

@@ -758,7 +758,7 @@ async fn wechat_app(engine: bool) -> TestApp {
     std::env::set_var("FINALITY_TEST_WECHAT_PLATFORM", k::PLATFORM_PUBLIC_PEM);
     std::env::set_var("FINALITY_TEST_WECHAT_APIV3", k::API_V3_KEY);
     spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
-        let mut cfg: ProviderConfig = serde_json::from_value(json!({
+        let cfg: ProviderConfig = serde_json::from_value(json!({
             "adapter": "wechat",
             "base_url": format!("{sim_url}/wechat"),
             "schedule": {"kind": "fixed", "delays": ["250ms"]},
@@ -865,4 +865,107 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
         .is_none());
     let (_, v) = app.get("/v1/payments/wx_3").await;
     assert_eq!(v["status"], "pending");
+}
+
+async fn alipay_app(engine: bool) -> TestApp {
+    use finality_sim::wire::wechat_keys as k;
+    // The simulator's throw-away pairs: the "merchant" pair is the app's,
+    // the "platform" pair is Alipay's.
+    std::env::set_var("FINALITY_TEST_ALIPAY_KEY", k::MERCHANT_PRIVATE_PEM);
+    std::env::set_var("FINALITY_TEST_ALIPAY_PUBLIC", k::PLATFORM_PUBLIC_PEM);
+    spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
+        let cfg: ProviderConfig = serde_json::from_value(json!({
+            "adapter": "alipay",
+            "base_url": format!("{sim_url}/alipay/gateway.do"),
+            "schedule": {"kind": "fixed", "delays": ["250ms"]},
+            "alipay": {"app_id": "2021000000000001",
+                       "private_key_env": "FINALITY_TEST_ALIPAY_KEY",
+                       "alipay_public_key_env": "FINALITY_TEST_ALIPAY_PUBLIC"}
+        }))
+        .unwrap();
+        cfg.validate().unwrap();
+        let adapter = finality_providers::config::build("alipay", &cfg).unwrap();
+        let mut providers = Providers::new();
+        providers.insert("alipay".into(), ProviderEntry::from_config(adapter, &cfg));
+        providers
+    })
+    .await
+}
+
+/// `alipay.trade.query` by the merchant's order number, RSA2-signed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alipay_settles_by_signed_trade_queries() {
+    let app = alipay_app(true).await;
+    app.register_at("alipay", "ali_1", "20150320010101001")
+        .await;
+    let v = app.wait_for_status("ali_1", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![step("pending", "succeeded", "status_query")],
+        "{v}"
+    );
+    let (_, a) = app.get("/v1/payments/ali_1/attempts").await;
+    let words: Vec<&str> = a["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["provider_status"].as_str())
+        .collect();
+    assert!(words.contains(&"WAIT_BUYER_PAY"), "{a}");
+    assert_eq!(words.last(), Some(&"TRADE_SUCCESS"), "{a}");
+}
+
+/// Signed notifications are answered exactly `success`; a tampered one is
+/// refused and nothing of it is stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alipay_settles_by_signed_notifications_and_rejects_forgeries() {
+    let app = alipay_app(false).await;
+    app.sim.set_webhook_target(WebhookTarget::alipay(format!(
+        "{}/webhooks/alipay",
+        app.base
+    )));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_at("alipay", "ali_2", "20150320010101002")
+        .await;
+    let v = app.wait_for_status("ali_2", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![step("pending", "succeeded", "webhook")],
+        "{v}"
+    );
+    assert_eq!(
+        app.sim.stats().webhook_errors,
+        0,
+        "every delivery acknowledged"
+    );
+
+    app.register_at("alipay", "ali_3", "20150320010101003")
+        .await;
+    let form =
+        finality_sim::wire::alipay_notification("nid-genuine", "20150320010101003", "succeeded")
+            .unwrap();
+    let post = |body: String| {
+        app.http
+            .post(format!("{}/webhooks/alipay", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let tampered = form.replace("total_amount=88.88", "total_amount=0.01");
+    assert_ne!(tampered, form);
+    let resp = post(tampered.replace("nid-genuine", "nid-tampered"))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert!(app
+        .db
+        .store
+        .inbox_get("alipay", "nid-tampered")
+        .await
+        .unwrap()
+        .is_none());
+    let resp = post(form).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.text().await.unwrap(), "success");
+    app.wait_for_status("ali_3", "succeeded").await;
 }
