@@ -14,7 +14,7 @@
 //!   over every other parameter sorted as above. The answer must be exactly
 //!   `success`, or Alipay keeps retrying (for about a day).
 
-use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
 use crate::wechat::{sign, verify};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
@@ -128,9 +128,7 @@ impl AlipayAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let status = resp.status();
         if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = resp.text().await.unwrap_or_default();
-            return Err(classify_status(status, &headers, &body));
+            return Err(failure(resp).await);
         }
         let body: Value = resp
             .json()

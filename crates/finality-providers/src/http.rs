@@ -58,6 +58,14 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 /// Classify a non-success HTTP status: 429 is a rate limit (honouring
 /// `Retry-After` in seconds), 408 and 5xx are transient, other 4xx are
 /// permanent (authentication or configuration: retrying cannot help).
+/// A non-2xx answer, classified (its body read, in part, for the message).
+pub async fn failure(resp: reqwest::Response) -> ProviderError {
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let body = resp.text().await.unwrap_or_default();
+    classify_status(status, &headers, &body)
+}
+
 pub fn classify_status(status: StatusCode, headers: &HeaderMap, body: &str) -> ProviderError {
     let snippet: String = body.chars().take(200).collect();
     let message = format!("HTTP {}: {}", status.as_u16(), snippet.trim());

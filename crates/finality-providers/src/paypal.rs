@@ -13,7 +13,7 @@
 //!   event are sent back to PayPal, which answers `SUCCESS` or `FAILURE`.
 //!   PayPal's event id (`WH-…`) deduplicates.
 
-use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::http::{classify_status, classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
@@ -247,9 +247,7 @@ impl Provider for PayPalAdapter {
             });
         }
         if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = resp.text().await.unwrap_or_default();
-            return Err(classify_status(status, &headers, &body));
+            return Err(failure(resp).await);
         }
         let body: Value = resp
             .json()

@@ -3,7 +3,7 @@
 //! `{"id", "status"}` with `pending | processing | succeeded | failed |
 //! canceled | reversed`.
 
-use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::standard::{StandardWebhooks, AUDIT_HEADERS};
 use crate::webhook::{WebhookError, WebhookEvent};
 use crate::{Observation, PollTarget, Provider, ProviderError};
@@ -111,9 +111,7 @@ impl Provider for SimAdapter {
             });
         }
         if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = resp.text().await.unwrap_or_default();
-            let err = classify_status(status, &headers, &body);
+            let err = failure(resp).await;
             tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "sim status query failed");
             return Err(err);
         }
@@ -166,9 +164,7 @@ impl Provider for SimAdapter {
                 self.base_url
             ));
         }
-        let headers = resp.headers().clone();
-        let body = resp.text().await.unwrap_or_default();
-        Err(classify_status(status, &headers, &body))
+        Err(failure(resp).await)
     }
 
     fn capabilities(&self) -> crate::Capabilities {

@@ -14,7 +14,7 @@
 //!   decline as the provider status; it ends as succeeded, canceled, or in
 //!   review when the schedule runs out, never as failed by guess.
 
-use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::stripe::{parse_event, StripeSignature, AUDIT_HEADERS};
 use crate::webhook::{WebhookError, WebhookEvent};
 use crate::{Observation, PollTarget, Provider, ProviderError};
@@ -101,9 +101,7 @@ impl Provider for StripeAdapter {
             });
         }
         if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = resp.text().await.unwrap_or_default();
-            let err = classify_status(status, &headers, &body);
+            let err = failure(resp).await;
             tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "stripe status query failed");
             return Err(err);
         }
@@ -159,9 +157,7 @@ impl Provider for StripeAdapter {
         if status.is_success() {
             return Ok(format!("listed PaymentIntents at {}", self.base_url));
         }
-        let headers = resp.headers().clone();
-        let body = resp.text().await.unwrap_or_default();
-        Err(classify_status(status, &headers, &body))
+        Err(failure(resp).await)
     }
 
     fn capabilities(&self) -> crate::Capabilities {

@@ -15,7 +15,7 @@
 //!   is in `resource`, encrypted with AES-256-GCM under the APIv3 key
 //!   (`nonce`, `associated_data`, base64 `ciphertext` with its tag).
 
-use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{check_timestamp, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use aes_gcm::aead::{Aead, Payload};
@@ -213,9 +213,7 @@ impl WeChatAdapter {
             });
         }
         if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = resp.text().await.unwrap_or_default();
-            return Err(classify_status(status, &headers, &body));
+            return Err(failure(resp).await);
         }
         let body: Value = resp
             .json()
