@@ -9,6 +9,7 @@
 //! breaker crates do not take, and the state machine is a few lines.
 
 use finality_core::Timestamp;
+use finality_providers::ProviderError;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -181,6 +182,16 @@ impl Breakers {
         }
     }
 
+    /// Record how a call (or bulk request) to `provider` ended, by its
+    /// error if any, and log and export what that changed.
+    pub fn observe(&self, provider: &str, now: Timestamp, err: Option<&ProviderError>) {
+        let outcome = match err {
+            Some(ProviderError::Transient { .. }) => Outcome::Failed,
+            _ => Outcome::Answered,
+        };
+        report(provider, self.record(provider, now, outcome));
+    }
+
     /// Whether `provider`'s breaker is closed (calls flow normally).
     pub fn is_closed(&self, provider: &str) -> bool {
         matches!(self.lock().get(provider), None | Some(State::Closed { .. }))
@@ -211,7 +222,7 @@ impl Breakers {
 }
 
 /// Log and export a breaker change ([`Breakers::record`]'s answer).
-pub(crate) fn report(provider: &str, change: Option<bool>) {
+fn report(provider: &str, change: Option<bool>) {
     match change {
         Some(true) => {
             tracing::error!(%provider, "ALERT: circuit opened: the provider's calls keep failing; polls deferred until a probe succeeds");

@@ -5,7 +5,6 @@
 //! makes one request, records one outcome on the breaker, and hands each
 //! poll its own answer. The polls then complete exactly as single ones do.
 
-use crate::breaker;
 use crate::health::Health;
 use crate::rate::RateLimits;
 use finality_core::{Clock, Kind, Timestamp};
@@ -114,12 +113,9 @@ async fn run(
             .collect();
         let result = adapter.query_status_bulk(&targets).await;
         drop(targets);
-        let outcome = match &result {
-            Err(ProviderError::Transient { .. }) => breaker::Outcome::Failed,
-            _ => breaker::Outcome::Answered,
-        };
-        let change = health.breakers().record(&provider, clock.now(), outcome);
-        breaker::report(&provider, change);
+        health
+            .breakers()
+            .observe(&provider, clock.now(), result.as_ref().err());
         metrics::counter!("finality_bulk_requests_total", "provider" => provider.clone())
             .increment(1);
         metrics::histogram!("finality_bulk_request_size", "provider" => provider.clone())

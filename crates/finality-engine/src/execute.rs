@@ -1,7 +1,7 @@
 //! One poll: call the provider (no database lock held), classify the answer,
 //! and complete the job in one fenced transaction.
 
-use crate::breaker::{self, Admit};
+use crate::breaker::Admit;
 use crate::health::Pause;
 use crate::{Engine, ProviderEntry};
 use finality_core::{NextPoll, Timestamp};
@@ -64,11 +64,7 @@ impl Engine {
                     now,
                     attempt: None,
                     observed: None,
-                    then: AfterPoll::Reschedule {
-                        next_poll_at: now,
-                        count: Count::Nothing,
-                        last_error: None,
-                    },
+                    then: AfterPoll::defer(now, None),
                 }
             } else {
                 self.poll(&job).await
@@ -106,32 +102,22 @@ impl Engine {
             return base(None, None, then);
         };
         if let Some(p) = self.health.paused(&job.provider, now) {
-            let then = AfterPoll::Reschedule {
-                next_poll_at: spread(p.until),
-                count: Count::Nothing,
-                last_error: Some(format!("provider paused ({}): {}", p.class, p.reason)),
-            };
-            return base(None, None, then);
+            let why = format!("provider paused ({}): {}", p.class, p.reason);
+            return base(None, None, AfterPoll::defer(spread(p.until), Some(why)));
         }
         if let Admit::Defer(until) = self.health.breakers().admit(&job.provider, now) {
-            let then = AfterPoll::Reschedule {
-                next_poll_at: spread(until),
-                count: Count::Nothing,
-                last_error: Some(
-                    "circuit open: the provider's calls keep failing (timeouts or 5xx); \
-                     polls wait for a probe to succeed"
-                        .into(),
-                ),
-            };
-            return base(None, None, then);
+            let why = "circuit open: the provider's calls keep failing (timeouts or 5xx); \
+                       polls wait for a probe to succeed";
+            return base(
+                None,
+                None,
+                AfterPoll::defer(spread(until), Some(why.into())),
+            );
         }
 
         let batcher = self.bulk.get(&job.provider);
-        let rate_wait = |at| AfterPoll::Reschedule {
-            next_poll_at: at,
-            count: Count::Nothing,
-            last_error: Some("waiting for the provider's rate limit".into()),
-        };
+        let rate_wait =
+            |at| AfterPoll::defer(at, Some("waiting for the provider's rate limit".into()));
         if batcher.is_none() {
             if let Err(at) = self.rates.acquire(&job.provider).await {
                 return base(None, None, rate_wait(at));
@@ -159,12 +145,10 @@ impl Engine {
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = self.clock.now();
         if batcher.is_none() {
-            let answered = match &result {
-                Err(ProviderError::Transient { .. }) => breaker::Outcome::Failed,
-                _ => breaker::Outcome::Answered,
-            };
-            let change = self.health.breakers().record(&job.provider, done, answered);
-            breaker::report(&job.provider, change);
+            // (A batcher records its one request itself.)
+            self.health
+                .breakers()
+                .observe(&job.provider, done, result.as_ref().err());
         }
         let outcome = match &result {
             Ok(o) => o.status.map_or("unknown", |s| s.as_str()),
@@ -189,7 +173,7 @@ impl Engine {
             }) => {
                 attempt.outcome = status.map_or("unknown", |s| s.as_str()).to_string();
                 attempt.provider_status = Some(provider_status);
-                let then = self.after_answer(entry, job, done, None);
+                let then = self.after_answer(entry, job, done);
                 base(Some(attempt), status, then)
             }
             Err(err) => {
@@ -204,13 +188,7 @@ impl Engine {
 
     /// After an answer that left the payment open: the next poll by the
     /// schedule, or review when attempts or age ran out.
-    fn after_answer(
-        &self,
-        entry: &ProviderEntry,
-        job: &ClaimedJob,
-        done: Timestamp,
-        last_error: Option<String>,
-    ) -> AfterPoll {
+    fn after_answer(&self, entry: &ProviderEntry, job: &ClaimedJob, done: Timestamp) -> AfterPoll {
         let attempts = job.attempts + 1;
         match entry
             .policy
@@ -219,7 +197,7 @@ impl Engine {
             NextPoll::At(t) => AfterPoll::Reschedule {
                 next_poll_at: t,
                 count: Count::Attempt,
-                last_error,
+                last_error: None,
             },
             NextPoll::GiveUp(g) if !entry.adapter.capabilities().poll => AfterPoll::GiveUp {
                 reason: format!(
@@ -250,11 +228,7 @@ impl Engine {
                 // row, not an attempt; and while the provider as a whole is
                 // failing (breaker open) not even that (docs/state_machine.md).
                 if !self.health.breakers().is_closed(provider) {
-                    return AfterPoll::Reschedule {
-                        next_poll_at: spread(done),
-                        count: Count::Nothing,
-                        last_error: Some(err.to_string()),
-                    };
+                    return AfterPoll::defer(spread(done), Some(err.to_string()));
                 }
                 return match entry.policy.next_after_error(
                     job.registered_at,
@@ -300,10 +274,6 @@ impl Engine {
                 reason: err.to_string(),
             },
         );
-        AfterPoll::Reschedule {
-            next_poll_at: until,
-            count: Count::Nothing,
-            last_error: Some(err.to_string()),
-        }
+        AfterPoll::defer(until, Some(err.to_string()))
     }
 }

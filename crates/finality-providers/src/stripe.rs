@@ -24,8 +24,6 @@ use reqwest::StatusCode;
 
 pub use crate::webhook::stripe::map_status;
 
-pub const DEFAULT_BASE_URL: &str = "https://api.stripe.com";
-
 pub struct StripeAdapter {
     base_url: String,
     secret_key: String,

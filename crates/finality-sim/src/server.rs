@@ -161,24 +161,38 @@ async fn faults(sim: &Simulator) -> Result<(), Response> {
     Ok(())
 }
 
+/// One payment's status in some provider's shape: count the call (rejected
+/// ones too: the provider saw it), pass the gate, then `render(id, word)`
+/// the plan's status word, or answer 404 with `missing`.
+async fn answer(
+    sim: &Arc<Simulator>,
+    id: &str,
+    headers: &HeaderMap,
+    render: impl Fn(&str, &str) -> serde_json::Value,
+    missing: serde_json::Value,
+) -> Response {
+    let _call = sim.begin_call(id);
+    match gate(sim, id, headers).await {
+        Err(r) => r,
+        Ok(Some(plan)) => Json(render(id, plan.status_at(sim.now()))).into_response(),
+        Ok(None) => (StatusCode::NOT_FOUND, Json(missing)).into_response(),
+    }
+}
+
 async fn status(
     State(sim): State<Arc<Simulator>>,
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    // Every call counts, rejected ones too: the provider saw it.
-    let _call = sim.begin_call(&id);
-    match gate(&sim, &id, &headers).await {
-        Err(r) => r,
-        Ok(Some(plan)) => {
-            Json(json!({"id": id, "status": plan.status_at(sim.now())})).into_response()
-        }
-        Ok(None) => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": "no such payment"})),
-        )
-            .into_response(),
-    }
+    let render = |id: &str, word: &str| json!({"id": id, "status": word});
+    answer(
+        &sim,
+        &id,
+        &headers,
+        render,
+        json!({"error": "no such payment"}),
+    )
+    .await
 }
 
 async fn acme_transfer(
@@ -186,18 +200,8 @@ async fn acme_transfer(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let _call = sim.begin_call(&id);
-    match gate(&sim, &id, &headers).await {
-        Err(r) => r,
-        Ok(Some(plan)) => {
-            Json(crate::wire::acme_transfer(&id, plan.status_at(sim.now()))).into_response()
-        }
-        Ok(None) => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"code": "TRANSFER_NOT_FOUND"})),
-        )
-            .into_response(),
-    }
+    let missing = json!({"code": "TRANSFER_NOT_FOUND"});
+    answer(&sim, &id, &headers, crate::wire::acme_transfer, missing).await
 }
 
 /// Verify a WeChat Pay v3 request signature against the merchant key.
@@ -503,21 +507,9 @@ async fn stripe_object(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let _call = sim.begin_call(&id);
-    match gate(&sim, &id, &headers).await {
-        Err(r) => r,
-        Ok(Some(plan)) => {
-            Json(crate::wire::stripe_object(&id, plan.status_at(sim.now()))).into_response()
-        }
-        Ok(None) => (
-            StatusCode::NOT_FOUND,
-            Json(
-                json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
-                                  "message": format!("No such object: '{id}'")}}),
-            ),
-        )
-            .into_response(),
-    }
+    let missing = json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
+                                   "message": format!("No such object: '{id}'")}});
+    answer(&sim, &id, &headers, crate::wire::stripe_object, missing).await
 }
 
 async fn stats(State(sim): State<Arc<Simulator>>) -> Json<crate::model::Stats> {

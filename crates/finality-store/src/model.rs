@@ -216,6 +216,18 @@ pub enum AfterPoll {
     GiveUp { reason: String, count: Count },
 }
 
+impl AfterPoll {
+    /// Poll again at `next_poll_at` counting nothing (a pause, an open
+    /// breaker, a rate limit, a poll handed back).
+    pub fn defer(next_poll_at: Timestamp, why: Option<String>) -> Self {
+        AfterPoll::Reschedule {
+            next_poll_at,
+            count: Count::Nothing,
+            last_error: why,
+        }
+    }
+}
+
 /// The end of one claimed poll, written in one fenced transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
