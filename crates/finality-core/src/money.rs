@@ -69,6 +69,22 @@ impl ProviderRef {
     }
 }
 
+/// The merchant's own reference for the operation (order number, invoice
+/// id, `out_trade_no`): what a caller knows when the provider's create call
+/// timed out before it answered with the provider's id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MerchantRef(String);
+
+impl MerchantRef {
+    pub fn parse(v: &str) -> Result<Self, FieldError> {
+        check_token("merchant_ref", v)?;
+        Ok(MerchantRef(v.to_string()))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// An ISO 4217 alphabetic code: three upper-case ASCII letters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Currency([u8; 3]);
@@ -125,5 +141,6 @@ mod tests {
         assert_eq!(Amount::new(-5, usd).unwrap_err().field, "amount");
         assert_eq!(PaymentId::parse("a b").unwrap_err().field, "id");
         assert_eq!(ProviderRef::parse("").unwrap_err().field, "provider_ref");
+        assert_eq!(MerchantRef::parse("a b").unwrap_err().field, "merchant_ref");
     }
 }

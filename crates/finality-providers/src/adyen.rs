@@ -132,10 +132,11 @@ fn items(body: &[u8]) -> Option<Vec<Value>> {
 
 #[async_trait]
 impl Provider for AdyenAdapter {
-    /// No request: Adyen has no status read. Recorded as "awaiting
-    /// notification" so the schedule (and review at its end) still runs.
+    /// Never called: [`Provider::unqueryable`] says every target is. Kept
+    /// harmless (no request) in case it is.
     async fn query_status(&self, _t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
         Ok(Observation {
+            provider_ref: None,
             status: None,
             provider_status: "awaiting_notification".into(),
         })
@@ -173,20 +174,35 @@ impl Provider for AdyenAdapter {
                 let code = text(i, "eventCode");
                 let success = text(i, "success") == "true";
                 let psp = text(i, "pspReference");
-                let provider_ref = if names_original(code) {
-                    text(i, "originalReference")
+                let (provider_ref, merchant_ref) = if names_original(code) {
+                    // The modification's merchantReference may be its own,
+                    // not the payment's: not used to find the payment.
+                    (text(i, "originalReference"), "")
                 } else {
-                    psp
+                    (psp, text(i, "merchantReference"))
                 };
+                let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
                 WebhookEvent {
                     event_id: format!("{psp}:{code}:{success}"),
-                    provider_ref: (!provider_ref.is_empty()).then(|| provider_ref.to_string()),
+                    provider_ref: some(provider_ref),
+                    merchant_ref: some(merchant_ref),
                     status: map_event(code, success),
                     provider_status: Some(format!("{code}:{success}")),
                     occurred_at: None,
                 }
             })
             .collect())
+    }
+
+    /// Adyen has no status read: nothing is ever polled. The schedule still
+    /// runs (without calls) so a payment whose notification never comes
+    /// reaches review at its end, with this reason.
+    fn unqueryable(&self, _t: &PollTarget<'_>) -> Option<String> {
+        Some(
+            "Adyen is webhook-only (it has no status read to poll) and no notification \
+             arrived"
+                .into(),
+        )
     }
 
     fn peek_ref(&self, body: &[u8]) -> Option<String> {
@@ -217,6 +233,7 @@ impl Provider for AdyenAdapter {
         Capabilities {
             poll: false,
             webhooks: !self.keys.is_empty(),
+            lookup: false,
         }
     }
 }

@@ -5,8 +5,14 @@
 //!   sign_type=RSA2, timestamp, version=1.0, biz_content`, signed with the
 //!   app's private key: RSA-SHA256 (PKCS#1 v1.5), base64, over the
 //!   parameters sorted by name as `k=v&k=v` (without `sign`).
-//! - Answer: `alipay_trade_query_response.code` `10000` with a
-//!   `trade_status`; `40004` / `ACQ.TRADE_NOT_EXIST` is "not known yet";
+//! - Query by `out_trade_no` when the payment has a `merchant_ref` (found
+//!   even if the create call timed out; Alipay's `trade_no` is recorded),
+//!   else by `trade_no`.
+//! - Answer: `{"alipay_trade_query_response": {…}, "sign": "…"}`, `sign`
+//!   being RSA2 by Alipay's key over the response object's exact text; it is
+//!   checked before anything is read (a mismatch is a configuration or
+//!   interception problem: permanent, the provider pauses with an alert).
+//!   `code` `10000` comes with a `trade_status`; `40004` / `ACQ.TRADE_NOT_EXIST` is "not known yet";
 //!   `20001` / `40002` (bad credentials or configuration) are permanent;
 //!   `20000` (service unavailable) is transient.
 //! - Notifications: a form with `notify_id`, `out_trade_no`,
@@ -100,7 +106,8 @@ impl AlipayAdapter {
         })
     }
 
-    async fn query(&self, out_trade_no: &str) -> Result<Observation, ProviderError> {
+    /// `alipay.trade.query` by `out_trade_no` (`by_merchant`) or `trade_no`.
+    async fn query(&self, reference: &str, by_merchant: bool) -> Result<Observation, ProviderError> {
         let mut params = BTreeMap::new();
         params.insert("app_id".to_string(), self.app_id.clone());
         params.insert("method".into(), "alipay.trade.query".into());
@@ -114,7 +121,12 @@ impl AlipayAdapter {
         params.insert("version".into(), "1.0".into());
         params.insert(
             "biz_content".into(),
-            json!({"out_trade_no": out_trade_no}).to_string(),
+            if by_merchant {
+                json!({"out_trade_no": reference})
+            } else {
+                json!({"trade_no": reference})
+            }
+            .to_string(),
         );
         let signature = sign_params(&self.key, &params, false);
         params.insert("sign".into(), signature);
@@ -130,11 +142,12 @@ impl AlipayAdapter {
         if !status.is_success() {
             return Err(failure(resp).await);
         }
-        let body: Value = resp
-            .json()
+        let text = resp
+            .text()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
-        let r = &body["alipay_trade_query_response"];
+        let r = self.verified_response(&text)?;
+        let r = &r;
         let code = r["code"].as_str().unwrap_or_default();
         let sub = r["sub_code"].as_str().unwrap_or_default();
         let msg = format!(
@@ -147,11 +160,16 @@ impl AlipayAdapter {
             "10000" => {
                 let s = r["trade_status"].as_str().unwrap_or_default().to_string();
                 Ok(Observation {
+                    provider_ref: r["trade_no"]
+                        .as_str()
+                        .filter(|id| by_merchant && !id.is_empty())
+                        .map(String::from),
                     status: map_trade_status(&s),
                     provider_status: s,
                 })
             }
             "40004" if sub == "ACQ.TRADE_NOT_EXIST" => Ok(Observation {
+                provider_ref: None,
                 status: None,
                 provider_status: "ACQ.TRADE_NOT_EXIST".into(),
             }),
@@ -165,10 +183,56 @@ impl AlipayAdapter {
     }
 }
 
+impl AlipayAdapter {
+    /// The response object, once Alipay's signature over its exact text
+    /// checks out.
+    fn verified_response(&self, text: &str) -> Result<Value, ProviderError> {
+        #[derive(Deserialize)]
+        struct Envelope<'a> {
+            #[serde(borrow)]
+            alipay_trade_query_response: &'a serde_json::value::RawValue,
+            #[serde(default)]
+            sign: Option<String>,
+        }
+        let env: Envelope<'_> =
+            serde_json::from_str(text).map_err(|e| ProviderError::Transient {
+                message: format!("Alipay answer is not the expected JSON: {e}"),
+            })?;
+        let raw = env.alipay_trade_query_response.get();
+        let r: Value = serde_json::from_str(raw).map_err(|e| ProviderError::Transient {
+            message: format!("Alipay response is not JSON: {e}"),
+        })?;
+        match env.sign.as_deref() {
+            Some(sig) if verify(&self.alipay, raw, sig) => Ok(r),
+            // Alipay does not sign some gateway errors (e.g. a bad app
+            // signature): those are classified by their code, never trusted
+            // as a payment status.
+            None if r["code"].as_str() != Some("10000")
+                && r["sub_code"].as_str() != Some("ACQ.TRADE_NOT_EXIST") =>
+            {
+                Ok(r)
+            }
+            _ => Err(ProviderError::Permanent {
+                message: "Alipay answer's sign does not verify with Alipay's public key \
+                          (alipay_public_key_env): wrong key, or a proxy in between"
+                    .into(),
+            }),
+        }
+    }
+}
+
 #[async_trait]
 impl Provider for AlipayAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        self.query(t.provider_ref).await
+        match (t.merchant_ref, t.provider_ref) {
+            (Some(m), _) => self.query(m, true).await,
+            (None, Some(r)) => self.query(r, false).await,
+            (None, None) => Err(t.require_provider_ref().unwrap_err()),
+        }
+    }
+
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        crate::lookup::needs_some_ref(t)
     }
 
     async fn verify_webhook(
@@ -203,7 +267,8 @@ impl Provider for AlipayAdapter {
         let status = get("trade_status");
         Ok(vec![WebhookEvent {
             event_id,
-            provider_ref: params.get("out_trade_no").cloned(),
+            provider_ref: params.get("trade_no").cloned(),
+            merchant_ref: params.get("out_trade_no").cloned(),
             status: map_trade_status(&status),
             provider_status: Some(status),
             occurred_at: None,
@@ -221,7 +286,7 @@ impl Provider for AlipayAdapter {
     }
 
     async fn check(&self) -> Result<String, ProviderError> {
-        let o = self.query("finality-credential-check").await?;
+        let o = self.query("finality-credential-check", true).await?;
         Ok(format!(
             "signed trade query answered ({})",
             o.provider_status
@@ -232,6 +297,7 @@ impl Provider for AlipayAdapter {
         Capabilities {
             poll: true,
             webhooks: true,
+            lookup: true,
         }
     }
 }

@@ -49,6 +49,7 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
     let message = envelope["responseMessage"].as_str().unwrap_or_default();
     match (code, error) {
         (Some(0), _) if !envelope["data"].is_null() => Ok(Observation {
+            provider_ref: None,
             status: Some(Status::Succeeded),
             provider_status: format!(
                 "SUCCESS hash={}",
@@ -56,10 +57,12 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
             ),
         }),
         (_, Some(1)) => Ok(Observation {
+            provider_ref: None,
             status: None,
             provider_status: "NOT_FOUND".into(),
         }),
         (_, Some(3)) => Ok(Observation {
+            provider_ref: None,
             status: Some(Status::Failed),
             provider_status: format!("FAILED: {message}"),
         }),
@@ -78,6 +81,7 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
 fn observe_item(item: &Value) -> Observation {
     match item["status"].as_str().unwrap_or_default() {
         "SUCCESS" => Observation {
+            provider_ref: None,
             status: Some(Status::Succeeded),
             provider_status: format!(
                 "SUCCESS hash={}",
@@ -85,14 +89,17 @@ fn observe_item(item: &Value) -> Observation {
             ),
         },
         "FAILED" => Observation {
+            provider_ref: None,
             status: Some(Status::Failed),
             provider_status: "FAILED".into(),
         },
         "NOT_FOUND" => Observation {
+            provider_ref: None,
             status: None,
             provider_status: "NOT_FOUND".into(),
         },
         other => Observation {
+            provider_ref: None,
             status: None,
             provider_status: other.to_string(),
         },
@@ -157,20 +164,23 @@ impl BakongAdapter {
 #[async_trait]
 impl Provider for BakongAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        let envelope = if Self::is_full_hash(t.provider_ref) {
-            self.post(
-                "/v1/check_transaction_by_hash",
-                json!({"hash": t.provider_ref}),
-            )
-            .await?
+        let r = t.require_provider_ref()?;
+        let envelope = if Self::is_full_hash(r) {
+            self.post("/v1/check_transaction_by_hash", json!({"hash": r}))
+                .await?
         } else {
-            self.post(
-                "/v1/check_transaction_by_md5",
-                json!({"md5": t.provider_ref}),
-            )
-            .await?
+            self.post("/v1/check_transaction_by_md5", json!({"md5": r}))
+                .await?
         };
         observe(&envelope)
+    }
+
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        t.provider_ref.is_none().then(|| {
+            "Bakong is asked by the KHQR's md5 or hash only; it has no query by merchant \
+             reference (register the payment with provider_ref = the md5 of its QR string)"
+                .to_string()
+        })
     }
 
     fn bulk_limit(&self) -> usize {
@@ -184,7 +194,7 @@ impl Provider for BakongAdapter {
     ) -> Result<Vec<Result<Observation, ProviderError>>, ProviderError> {
         let md5s: Vec<&str> = targets
             .iter()
-            .map(|t| t.provider_ref)
+            .filter_map(|t| t.provider_ref)
             .filter(|r| !Self::is_full_hash(r))
             .collect();
         let mut by_md5: HashMap<String, Observation> = HashMap::new();
@@ -209,16 +219,13 @@ impl Provider for BakongAdapter {
         }
         let mut out = Vec::with_capacity(targets.len());
         for t in targets {
-            if Self::is_full_hash(t.provider_ref) {
-                out.push(self.query_status(t).await);
-            } else {
-                out.push(
-                    by_md5
-                        .remove(t.provider_ref)
-                        .ok_or_else(|| ProviderError::Transient {
-                            message: format!("Bakong's list answer left out {}", t.provider_ref),
-                        }),
-                );
+            match t.provider_ref {
+                Some(r) if !Self::is_full_hash(r) => {
+                    out.push(by_md5.remove(r).ok_or_else(|| ProviderError::Transient {
+                        message: format!("Bakong's list answer left out {r}"),
+                    }))
+                }
+                _ => out.push(self.query_status(t).await),
             }
         }
         Ok(out)
@@ -240,6 +247,7 @@ impl Provider for BakongAdapter {
         Capabilities {
             poll: true,
             webhooks: false,
+            lookup: false,
         }
     }
 }

@@ -101,6 +101,14 @@ pub struct ProviderConfig {
     /// Alipay's app id and where its keys are.
     #[serde(default)]
     pub alipay: Option<crate::alipay::AlipayConfig>,
+    /// Stripe: the PaymentIntent metadata key holding the merchant's
+    /// reference, searched when a payment is registered without its
+    /// PaymentIntent id (default `merchant_ref`).
+    #[serde(default)]
+    pub merchant_ref_key: Option<String>,
+    /// PayPal: what a payment's id names (orders or captures).
+    #[serde(default)]
+    pub paypal: Option<crate::paypal::PayPalConfig>,
 }
 
 /// `rate_limit = { per_second = 50, burst = 10 }`.
@@ -145,6 +153,8 @@ impl ProviderConfig {
             generic: None,
             wechat: None,
             alipay: None,
+            merchant_ref_key: None,
+            paypal: None,
         }
     }
 
@@ -192,6 +202,15 @@ impl ProviderConfig {
                 "the alipay adapter needs a [providers.NAME.alipay] table (app_id, key variables)"
                     .into(),
             ));
+        }
+        if self.merchant_ref_key.is_some() && self.adapter != AdapterKind::Stripe {
+            return Err((
+                "merchant_ref_key",
+                "only the stripe adapter keeps the merchant reference in metadata".into(),
+            ));
+        }
+        if self.paypal.is_some() && self.adapter != AdapterKind::PayPal {
+            return Err(("paypal", "only the paypal adapter takes a paypal table".into()));
         }
         if let Some(r) = self.rate_limit {
             if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
@@ -317,12 +336,10 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             // PayPal verifies its own webhooks: what is configured is the
             // webhook's id there, not a secret.
             let webhook_id = secrets.into_iter().next();
-            Ok(Arc::new(crate::paypal::PayPalAdapter::new(
-                &cfg.base_url,
-                &credentials,
-                webhook_id,
-                timeouts,
-            )?))
+            Ok(Arc::new(
+                crate::paypal::PayPalAdapter::new(&cfg.base_url, &credentials, webhook_id, timeouts)?
+                    .with_config(cfg.paypal.clone().unwrap_or_default()),
+            ))
         }
         AdapterKind::Bakong => {
             let token = api_key.ok_or_else(|| {
@@ -342,6 +359,9 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                 permanent("the Stripe adapter needs api_key_env (the secret key)".into())
             })?;
             let mut a = StripeAdapter::new(&cfg.base_url, key, timeouts)?;
+            if let Some(k) = &cfg.merchant_ref_key {
+                a = a.with_merchant_ref_key(k);
+            }
             if !secrets.is_empty() {
                 let v = StripeSignature::new(secrets, cfg.webhook_tolerance).map_err(permanent)?;
                 a = a.with_webhooks(v);

@@ -48,6 +48,15 @@ pub struct GenericConfig {
     pub errors: BTreeMap<String, ErrorKind>,
     #[serde(default)]
     pub webhook: Option<GenericWebhook>,
+    /// Where a payment registered by merchant reference alone is found:
+    /// like `url`, with `{merchant_ref}`. Absent: such payments are not
+    /// queried and reach review after their schedule.
+    #[serde(default)]
+    pub lookup_url: Option<String>,
+    /// JSON pointer to the provider's id in the lookup answer (recorded, and
+    /// used from then on); the status is read at `status_pointer`.
+    #[serde(default)]
+    pub lookup_ref_pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +103,9 @@ pub struct GenericWebhook {
     pub event_id_pointer: Option<String>,
     pub ref_pointer: String,
     pub status_pointer: String,
+    /// JSON pointer to the merchant's reference, if events carry it.
+    #[serde(default)]
+    pub merchant_ref_pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +134,26 @@ impl GenericConfig {
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if !self.url.contains("{provider_ref}") && !self.url.contains("{payment_id}") {
             return Err(("url", "must contain {provider_ref} or {payment_id}".into()));
+        }
+        match (&self.lookup_url, &self.lookup_ref_pointer) {
+            (Some(u), Some(p)) => {
+                if !u.contains("{merchant_ref}") {
+                    return Err(("lookup_url", "must contain {merchant_ref}".into()));
+                }
+                if !p.starts_with('/') {
+                    return Err(("lookup_ref_pointer", "a JSON pointer starts with /".into()));
+                }
+            }
+            (Some(_), None) => {
+                return Err((
+                    "lookup_ref_pointer",
+                    "lookup_url needs lookup_ref_pointer (where the provider's id is)".into(),
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(("lookup_url", "lookup_ref_pointer needs a lookup_url".into()))
+            }
+            (None, None) => {}
         }
         if !self.status_pointer.starts_with('/') {
             return Err(("status_pointer", "a JSON pointer starts with /".into()));
@@ -222,11 +254,16 @@ impl GenericAdapter {
         })
     }
 
+    /// The status URL, or the lookup URL while the provider's id is unknown.
     fn url(&self, t: &PollTarget<'_>) -> String {
-        self.cfg
-            .url
+        let template = match (t.provider_ref, &self.cfg.lookup_url) {
+            (None, Some(lookup)) => lookup,
+            _ => &self.cfg.url,
+        };
+        template
             .replace("{base_url}", &self.base_url)
-            .replace("{provider_ref}", &encode(t.provider_ref))
+            .replace("{provider_ref}", &encode(t.provider_ref.unwrap_or_default()))
+            .replace("{merchant_ref}", &encode(t.merchant_ref.unwrap_or_default()))
             .replace("{payment_id}", &encode(t.payment_id))
             .replace("{kind}", t.kind.as_str())
     }
@@ -282,9 +319,15 @@ impl GenericAdapter {
                 detail: format!("nothing at ref_pointer {}", w.ref_pointer),
             });
         }
+        let merchant_ref = w
+            .merchant_ref_pointer
+            .as_deref()
+            .and_then(|p| v.pointer(p))
+            .and_then(value_text);
         Ok(WebhookEvent {
             event_id: id,
             provider_ref: provider_ref.map(String::from),
+            merchant_ref,
             status: word.and_then(|s| self.map(s)),
             provider_status: word.map(String::from),
             occurred_at: None,
@@ -321,6 +364,7 @@ impl Provider for GenericAdapter {
         let status = resp.status();
         if self.cfg.not_found.contains(&status.as_u16()) {
             return Ok(Observation {
+                provider_ref: None,
                 status: None,
                 provider_status: format!("http_{}", status.as_u16()),
             });
@@ -341,10 +385,34 @@ impl Provider for GenericAdapter {
                 message: format!("no status at {} in the answer", self.cfg.status_pointer),
             });
         };
+        let provider_ref = match (t.provider_ref, &self.cfg.lookup_ref_pointer) {
+            (None, Some(p)) => {
+                let Some(id) = body.pointer(p).and_then(value_text) else {
+                    return Err(ProviderError::Transient {
+                        message: format!("no provider id at {p} in the lookup answer"),
+                    });
+                };
+                Some(id)
+            }
+            _ => None,
+        };
         Ok(Observation {
+            provider_ref,
             status: self.map(&word),
             provider_status: word,
         })
+    }
+
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        match (t.provider_ref, t.merchant_ref, &self.cfg.lookup_url) {
+            (Some(_), ..) | (None, Some(_), Some(_)) => None,
+            (None, Some(_), None) => Some(
+                "the provider's id is unknown and no lookup_url is configured to find it by \
+                 merchant reference"
+                    .into(),
+            ),
+            (None, None, _) => crate::lookup::needs_some_ref(t),
+        }
     }
 
     async fn verify_webhook(
@@ -431,13 +499,11 @@ impl Provider for GenericAdapter {
     }
 
     async fn check(&self) -> Result<String, ProviderError> {
-        let t = PollTarget {
-            payment_id: "finality-credential-check",
-            provider_ref: "finality-credential-check",
-            kind: finality_core::Kind::Payment,
-            attempt: 0,
-            due_at: Timestamp(0),
-        };
+        let t = PollTarget::by_provider_ref(
+            "finality-credential-check",
+            "finality-credential-check",
+            finality_core::Kind::Payment,
+        );
         match self.query_status(&t).await {
             Ok(o) => Ok(format!("status query answered ({})", o.provider_status)),
             Err(e) => Err(e),
@@ -448,6 +514,7 @@ impl Provider for GenericAdapter {
         Capabilities {
             poll: true,
             webhooks: self.standard.is_some() || !self.hmac_secrets.is_empty(),
+            lookup: self.cfg.lookup_url.is_some(),
         }
     }
 }

@@ -17,6 +17,7 @@
 //! - [`wechat`]: WeChat Pay v3 (signed requests, encrypted notifications).
 //! - [`alipay`]: Alipay trade query and RSA2-signed notifications.
 //! - [`generic`]: any HTTP/JSON provider, from configuration alone.
+//! - [`lookup`]: finding a payment by the merchant's reference.
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
@@ -26,6 +27,7 @@ pub mod bakong;
 pub mod config;
 pub mod generic;
 pub mod http;
+pub mod lookup;
 pub mod paypal;
 pub mod sim;
 pub mod stripe;
@@ -40,13 +42,44 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy)]
 pub struct PollTarget<'a> {
     pub payment_id: &'a str,
-    pub provider_ref: &'a str,
+    /// The provider's id; `None` while only the merchant's reference is
+    /// known. The engine only hands an adapter a target without it when
+    /// [`Provider::unqueryable`] said the adapter can find it.
+    pub provider_ref: Option<&'a str>,
+    /// The merchant's own reference, when the payment was registered with it.
+    pub merchant_ref: Option<&'a str>,
     pub kind: Kind,
     /// Counted polls before this one (for adapters that vary by attempt,
     /// and for the benchmark's provider, which answers by it).
     pub attempt: u32,
     /// The `next_poll_at` this poll was scheduled for (lateness).
     pub due_at: finality_core::Timestamp,
+}
+
+impl<'a> PollTarget<'a> {
+    /// A target known by the provider's id (tests, checks, the benchmark).
+    pub fn by_provider_ref(payment_id: &'a str, provider_ref: &'a str, kind: Kind) -> Self {
+        PollTarget {
+            payment_id,
+            provider_ref: Some(provider_ref),
+            merchant_ref: None,
+            kind,
+            attempt: 0,
+            due_at: finality_core::Timestamp(0),
+        }
+    }
+
+    /// The provider's id, for adapters that can only query by it. The
+    /// engine never calls such an adapter without one (see
+    /// [`Provider::unqueryable`]); if it did, the error says so plainly.
+    pub fn require_provider_ref(&self) -> Result<&'a str, ProviderError> {
+        self.provider_ref.ok_or_else(|| ProviderError::Transient {
+            message: format!(
+                "payment {} has no provider reference and this adapter cannot find one",
+                self.payment_id
+            ),
+        })
+    }
 }
 
 /// A provider's answer to a status query.
@@ -57,6 +90,10 @@ pub struct Observation {
     pub status: Option<Status>,
     /// The provider's own word for it, recorded on the attempt.
     pub provider_status: String,
+    /// The provider's id for the operation, when the query was made by
+    /// merchant reference and the answer names it: the engine records it so
+    /// later polls and webhooks use it.
+    pub provider_ref: Option<String>,
 }
 
 /// A failed status query, classified. The class decides what the engine does.
@@ -89,6 +126,18 @@ pub trait Provider: Send + Sync + 'static {
     /// Ask for the current status of one operation. Implementations enforce
     /// their own connect and total timeouts.
     async fn query_status(&self, target: &PollTarget<'_>) -> Result<Observation, ProviderError>;
+
+    /// Why this target cannot be asked about, if it cannot: the engine then
+    /// makes no call and the payment reaches review after its schedule with
+    /// this reason (a webhook or a human can still settle it). The default:
+    /// a target is queryable when the provider's id is known.
+    fn unqueryable(&self, target: &PollTarget<'_>) -> Option<String> {
+        target.provider_ref.is_none().then(|| {
+            "the provider's id is unknown and this adapter cannot look a payment up by \
+             merchant reference"
+                .to_string()
+        })
+    }
 
     /// Verify a webhook request and parse its events. Async because some
     /// providers verify by asking them (PayPal). The default: this provider
@@ -152,6 +201,7 @@ pub trait Provider: Send + Sync + 'static {
         Capabilities {
             poll: true,
             webhooks: false,
+            lookup: false,
         }
     }
 }
@@ -160,6 +210,9 @@ pub trait Provider: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Capabilities {
     pub poll: bool,
+    /// Payments registered by merchant reference alone can be found (for
+    /// payments; some providers cannot for refunds, see docs/PROVIDERS.md).
+    pub lookup: bool,
     /// Webhooks are accepted (the adapter verifies them and a secret is set).
     pub webhooks: bool,
 }

@@ -7,8 +7,12 @@
 //!   a fifth of its life (at most 5 minutes) is left, by one caller at a
 //!   time while the others wait for its result; a 401 on a status query
 //!   drops the cached token so the next query fetches a new one.
-//! - Poll: `GET /v2/checkout/orders/{id}` (payments and payouts) or
+//! - Poll: `GET /v2/checkout/orders/{id}` (payments and payouts; or
+//!   `GET /v2/payments/captures/{id}` with `payments = "captures"`) and
 //!   `GET /v2/payments/refunds/{id}` (refunds).
+//! - Lookup (captures only): a payment registered by its invoice id alone is
+//!   found with Transaction Search (`GET /v1/reporting/transactions?
+//!   invoice_id=…`), and its capture id recorded. Orders have no search.
 //! - Webhooks: the `paypal-transmission-*` headers, the webhook id and the
 //!   event are sent back to PayPal, which answers `SUCCESS` or `FAILURE`.
 //!   PayPal's event id (`WH-…`) deduplicates.
@@ -44,6 +48,52 @@ pub fn map_refund(status: &str) -> Option<Status> {
     }
 }
 
+/// Capture statuses → ours, for a payment tracked as its capture.
+pub fn map_capture(status: &str) -> Option<Status> {
+    match status {
+        "PENDING" => Some(Status::Processing),
+        "COMPLETED" | "PARTIALLY_REFUNDED" => Some(Status::Succeeded),
+        "DECLINED" | "FAILED" => Some(Status::Failed),
+        "REFUNDED" => Some(Status::Reversed),
+        _ => None,
+    }
+}
+
+/// Transaction Search's one-letter statuses → ours (S success, P pending,
+/// V reversed or refunded, D denied).
+pub fn map_transaction(status: &str) -> Option<Status> {
+    match status {
+        "S" => Some(Status::Succeeded),
+        "P" => Some(Status::Processing),
+        "V" => Some(Status::Reversed),
+        "D" => Some(Status::Failed),
+        _ => None,
+    }
+}
+
+/// What a PayPal payment's id names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaymentObject {
+    /// Checkout orders (`/v2/checkout/orders/{id}`): no search exists.
+    #[default]
+    Orders,
+    /// Captures (`/v2/payments/captures/{id}`): findable by invoice id.
+    Captures,
+}
+
+/// `[providers.NAME.paypal]`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PayPalConfig {
+    #[serde(default)]
+    pub payments: PaymentObject,
+}
+
+/// How far back Transaction Search looks for an invoice id (PayPal allows
+/// at most 31 days per request).
+const SEARCH_WINDOW: Duration = Duration::from_secs(30 * 24 * 3600);
+
 /// Webhook event types → ours, and whether the payment is named by the
 /// resource's order id (`supplementary_data.related_ids.order_id`).
 pub fn map_event(event_type: &str) -> (Option<Status>, bool) {
@@ -76,6 +126,7 @@ pub struct PayPalAdapter {
     timeouts: Timeouts,
     /// One refresh at a time: the lock is held while fetching.
     token: tokio::sync::Mutex<Option<Token>>,
+    config: PayPalConfig,
 }
 
 impl PayPalAdapter {
@@ -99,7 +150,52 @@ impl PayPalAdapter {
             http: client(timeouts)?,
             timeouts,
             token: tokio::sync::Mutex::new(None),
+            config: PayPalConfig::default(),
         })
+    }
+
+    pub fn with_config(mut self, config: PayPalConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Find a capture by the invoice id the merchant gave it.
+    async fn find(&self, t: &PollTarget<'_>, invoice_id: &str) -> Result<Observation, ProviderError> {
+        let fmt = |ts: Timestamp| {
+            chrono::DateTime::from_timestamp_millis(ts.0)
+                .unwrap_or_default()
+                .format("%Y-%m-%dT%H:%M:%SZ")
+                .to_string()
+        };
+        let end = t.due_at;
+        let start = Timestamp(end.0 - i64::try_from(SEARCH_WINDOW.as_millis()).unwrap_or(0));
+        let query: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("invoice_id", invoice_id)
+            .append_pair("start_date", &fmt(start))
+            .append_pair("end_date", &fmt(end))
+            .append_pair("fields", "transaction_info")
+            .finish();
+        let resp = self.get(&format!("/v1/reporting/transactions?{query}")).await?;
+        if !resp.status().is_success() {
+            return Err(failure(resp).await);
+        }
+        let body: Value = resp
+            .json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let found: Vec<Value> = body["transaction_details"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        Ok(crate::lookup::one_of(found, |d| {
+            let info = &d["transaction_info"];
+            let word = info["transaction_status"].as_str().unwrap_or_default();
+            (
+                info["transaction_id"].as_str().unwrap_or_default().to_string(),
+                map_transaction(word),
+                format!("transaction_status {word}"),
+            )
+        }))
     }
 
     /// A valid access token, fetched (once, for every waiting caller) when
@@ -232,16 +328,24 @@ impl PayPalAdapter {
 #[async_trait]
 impl Provider for PayPalAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        let refund = t.kind == Kind::Refund;
-        let path = if refund {
-            format!("/v2/payments/refunds/{}", t.provider_ref)
-        } else {
-            format!("/v2/checkout/orders/{}", t.provider_ref)
+        let r = match (t.provider_ref, t.merchant_ref) {
+            (Some(r), _) => r,
+            (None, Some(m)) => return self.find(t, m).await,
+            (None, None) => t.require_provider_ref()?,
         };
+        let (path, map): (String, fn(&str) -> Option<Status>) =
+            match (t.kind, self.config.payments) {
+                (Kind::Refund, _) => (format!("/v2/payments/refunds/{r}"), map_refund),
+                (_, PaymentObject::Captures) => {
+                    (format!("/v2/payments/captures/{r}"), map_capture)
+                }
+                (_, PaymentObject::Orders) => (format!("/v2/checkout/orders/{r}"), map_order),
+            };
         let resp = self.get(&path).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             return Ok(Observation {
+                provider_ref: None,
                 status: None,
                 provider_status: "RESOURCE_NOT_FOUND".into(),
             });
@@ -254,13 +358,9 @@ impl Provider for PayPalAdapter {
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let word = body["status"].as_str().unwrap_or_default().to_string();
-        let mapped = if refund {
-            map_refund(&word)
-        } else {
-            map_order(&word)
-        };
         Ok(Observation {
-            status: mapped,
+            provider_ref: None,
+            status: map(&word),
             provider_status: word,
         })
     }
@@ -297,6 +397,11 @@ impl Provider for PayPalAdapter {
         let kind = event["event_type"].as_str().unwrap_or_default();
         let resource = &event["resource"];
         let (status, by_order) = map_event(kind);
+        // Tracked as captures, a capture event names its payment by its own id.
+        let by_order = by_order && self.config.payments == PaymentObject::Orders;
+        let merchant_ref = resource["invoice_id"]
+            .as_str()
+            .or(resource["purchase_units"][0]["invoice_id"].as_str());
         let provider_ref = if by_order {
             resource["supplementary_data"]["related_ids"]["order_id"]
                 .as_str()
@@ -307,6 +412,7 @@ impl Provider for PayPalAdapter {
         Ok(vec![WebhookEvent {
             event_id: id,
             provider_ref: provider_ref.map(String::from),
+            merchant_ref: merchant_ref.map(String::from),
             status,
             provider_status: Some(format!(
                 "{kind} {}",
@@ -314,6 +420,24 @@ impl Provider for PayPalAdapter {
             )),
             occurred_at: None,
         }])
+    }
+
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        match (t.provider_ref, t.merchant_ref, t.kind, self.config.payments) {
+            (Some(_), ..) => None,
+            (None, Some(_), Kind::Payment, PaymentObject::Captures) => None,
+            (None, Some(_), Kind::Payment, PaymentObject::Orders) => Some(
+                "PayPal orders cannot be searched by invoice id (captures can: set \
+                 [providers.NAME.paypal] payments = \"captures\")"
+                    .into(),
+            ),
+            (None, Some(_), ..) => Some(
+                "PayPal refunds and payouts cannot be searched by merchant reference; register \
+                 them with PayPal's id"
+                    .into(),
+            ),
+            (None, None, ..) => crate::lookup::needs_some_ref(t),
+        }
     }
 
     fn peek_ref(&self, body: &[u8]) -> Option<String> {
@@ -341,6 +465,7 @@ impl Provider for PayPalAdapter {
         Capabilities {
             poll: true,
             webhooks: self.webhook_id.is_some(),
+            lookup: self.config.payments == PaymentObject::Captures,
         }
     }
 }

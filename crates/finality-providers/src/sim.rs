@@ -65,6 +65,8 @@ struct WebhookBody {
 struct WebhookData {
     id: String,
     status: String,
+    #[serde(default)]
+    merchant_ref: Option<String>,
 }
 
 impl SimAdapter {
@@ -77,6 +79,7 @@ impl SimAdapter {
         Ok(WebhookEvent {
             event_id: id.to_string(),
             provider_ref: Some(b.data.id),
+            merchant_ref: b.data.merchant_ref,
             status: map_status(&b.data.status),
             provider_status: Some(b.data.status),
             occurred_at: Some(Timestamp(ts.saturating_mul(1000))),
@@ -86,13 +89,27 @@ impl SimAdapter {
 
 #[derive(serde::Deserialize)]
 struct StatusBody {
+    id: String,
     status: String,
+}
+
+#[derive(serde::Deserialize)]
+struct SearchBody {
+    data: Vec<StatusBody>,
 }
 
 #[async_trait]
 impl Provider for SimAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        let url = format!("{}/v1/payments/{}", self.base_url, t.provider_ref);
+        let url = match (t.provider_ref, t.merchant_ref) {
+            (Some(r), _) => format!("{}/v1/payments/{r}", self.base_url),
+            (None, Some(m)) => format!(
+                "{}/v1/payments?merchant_ref={}",
+                self.base_url,
+                url::form_urlencoded::byte_serialize(m.as_bytes()).collect::<String>()
+            ),
+            (None, None) => return Err(t.require_provider_ref().unwrap_err()),
+        };
         let rid = request_id();
         let mut req = self.http.get(&url).header("x-request-id", &rid);
         if let Some(key) = &self.api_key {
@@ -106,6 +123,7 @@ impl Provider for SimAdapter {
         if status == StatusCode::NOT_FOUND {
             // Not known to the provider (yet): not a failure, not final.
             return Ok(Observation {
+                provider_ref: None,
                 status: None,
                 provider_status: "not_found".into(),
             });
@@ -115,11 +133,21 @@ impl Provider for SimAdapter {
             tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "sim status query failed");
             return Err(err);
         }
+        if t.provider_ref.is_none() {
+            let found: SearchBody = resp
+                .json()
+                .await
+                .map_err(|e| classify_transport(&e, self.timeouts))?;
+            return Ok(crate::lookup::one_of(found.data, |b| {
+                (b.id, map_status(&b.status), b.status)
+            }));
+        }
         let body: StatusBody = resp
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         Ok(Observation {
+            provider_ref: None,
             status: map_status(&body.status),
             provider_status: body.status,
         })
@@ -134,6 +162,10 @@ impl Provider for SimAdapter {
         let verifier = self.webhooks.as_ref().ok_or(WebhookError::NotConfigured)?;
         let v = verifier.verify(headers, body, now)?;
         Ok(vec![self.parse(&v.id, v.timestamp, body)?])
+    }
+
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        crate::lookup::needs_some_ref(t)
     }
 
     fn peek_ref(&self, body: &[u8]) -> Option<String> {
@@ -171,6 +203,7 @@ impl Provider for SimAdapter {
         crate::Capabilities {
             poll: true,
             webhooks: self.webhooks.is_some(),
+            lookup: true,
         }
     }
 }

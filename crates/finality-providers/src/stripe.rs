@@ -30,6 +30,7 @@ pub struct StripeAdapter {
     http: reqwest::Client,
     timeouts: Timeouts,
     webhooks: Option<StripeSignature>,
+    merchant_ref_key: String,
 }
 
 impl StripeAdapter {
@@ -49,7 +50,51 @@ impl StripeAdapter {
             http: client(timeouts)?,
             timeouts,
             webhooks: None,
+            merchant_ref_key: DEFAULT_MERCHANT_REF_KEY.to_string(),
         })
+    }
+
+    /// The PaymentIntent metadata key that holds the merchant's reference
+    /// (what a payment registered without its PaymentIntent id is searched by).
+    pub fn with_merchant_ref_key(mut self, key: &str) -> Self {
+        self.merchant_ref_key = key.to_string();
+        self
+    }
+
+    /// Search PaymentIntents by the merchant reference in their metadata.
+    /// Stripe's search index lags writes by up to a minute or so: "not
+    /// found" is not final, the next poll searches again.
+    async fn find(&self, t: &PollTarget<'_>, merchant_ref: &str) -> Result<Observation, ProviderError> {
+        // Stripe's query language quotes strings with ' and escapes with \.
+        let quoted = merchant_ref.replace('\\', "\\\\").replace('\'', "\\'");
+        let query = format!("metadata['{}']:'{quoted}'", self.merchant_ref_key);
+        let url = format!(
+            "{}/v1/payment_intents/search?query={}",
+            self.base_url,
+            url::form_urlencoded::byte_serialize(query.as_bytes()).collect::<String>()
+        );
+        let rid = request_id();
+        let resp = self
+            .http
+            .get(&url)
+            .bearer_auth(&self.secret_key)
+            .header("x-request-id", &rid)
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        if !resp.status().is_success() {
+            let err = failure(resp).await;
+            tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "stripe search failed");
+            return Err(err);
+        }
+        let body: SearchBody = resp
+            .json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        Ok(crate::lookup::one_of(body.data, |o| {
+            let provider_status = describe(&o);
+            (o.id, map_status("payment_intent", &o.status), provider_status)
+        }))
     }
 
     /// Accept `Stripe-Signature` webhooks signed with any of the secrets.
@@ -59,9 +104,8 @@ impl StripeAdapter {
     }
 
     /// The object a payment is polled as: `(path segment, object name)`.
-    fn object_for(t: &PollTarget<'_>) -> (&'static str, &'static str) {
-        if t.provider_ref.starts_with("re_")
-            || (t.kind == Kind::Refund && !t.provider_ref.starts_with("pi_"))
+    fn object_for(provider_ref: &str, kind: Kind) -> (&'static str, &'static str) {
+        if provider_ref.starts_with("re_") || (kind == Kind::Refund && !provider_ref.starts_with("pi_"))
         {
             ("refunds", "refund")
         } else {
@@ -70,8 +114,29 @@ impl StripeAdapter {
     }
 }
 
+/// Where a payment's merchant reference is kept unless configured.
+pub const DEFAULT_MERCHANT_REF_KEY: &str = "merchant_ref";
+
+#[derive(serde::Deserialize)]
+struct SearchBody {
+    data: Vec<ObjectBody>,
+}
+
+/// The provider status recorded for an object: a decline is named.
+fn describe(body: &ObjectBody) -> String {
+    match (&body.last_payment_error, body.status.as_str()) {
+        (Some(err), "requires_payment_method") => format!(
+            "requires_payment_method (last_payment_error: {})",
+            err["code"].as_str().unwrap_or("unknown")
+        ),
+        _ => body.status.clone(),
+    }
+}
+
 #[derive(serde::Deserialize)]
 struct ObjectBody {
+    #[serde(default)]
+    id: String,
     status: String,
     #[serde(default)]
     last_payment_error: Option<serde_json::Value>,
@@ -80,8 +145,13 @@ struct ObjectBody {
 #[async_trait]
 impl Provider for StripeAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        let (path, object) = Self::object_for(t);
-        let url = format!("{}/v1/{path}/{}", self.base_url, t.provider_ref);
+        let r = match (t.provider_ref, t.merchant_ref) {
+            (Some(r), _) => r,
+            (None, Some(m)) => return self.find(t, m).await,
+            (None, None) => t.require_provider_ref()?,
+        };
+        let (path, object) = Self::object_for(r, t.kind);
+        let url = format!("{}/v1/{path}/{r}", self.base_url);
         let rid = request_id();
         let resp = self
             .http
@@ -94,6 +164,7 @@ impl Provider for StripeAdapter {
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             return Ok(Observation {
+                provider_ref: None,
                 status: None,
                 provider_status: "resource_missing".into(),
             });
@@ -107,14 +178,9 @@ impl Provider for StripeAdapter {
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
-        let provider_status = match (&body.last_payment_error, body.status.as_str()) {
-            (Some(err), "requires_payment_method") => format!(
-                "requires_payment_method (last_payment_error: {})",
-                err["code"].as_str().unwrap_or("unknown")
-            ),
-            _ => body.status.clone(),
-        };
+        let provider_status = describe(&body);
         Ok(Observation {
+            provider_ref: None,
             status: map_status(object, &body.status),
             provider_status,
         })
@@ -128,7 +194,22 @@ impl Provider for StripeAdapter {
     ) -> Result<Vec<WebhookEvent>, WebhookError> {
         let verifier = self.webhooks.as_ref().ok_or(WebhookError::NotConfigured)?;
         verifier.verify(headers, body, now)?;
-        Ok(vec![parse_event(body)?])
+        Ok(vec![parse_event(body, &self.merchant_ref_key)?])
+    }
+
+    /// PaymentIntents can be searched by a metadata key; Refunds cannot
+    /// (Stripe's search covers neither refunds nor their metadata).
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        match (t.provider_ref, t.merchant_ref, t.kind) {
+            (Some(_), _, _) => None,
+            (None, Some(_), Kind::Payment) => None,
+            (None, Some(_), _) => Some(
+                "Stripe has no search for refunds or payouts by merchant reference; register \
+                 them with their re_/po_ id"
+                    .into(),
+            ),
+            (None, None, _) => crate::lookup::needs_some_ref(t),
+        }
     }
 
     fn peek_ref(&self, body: &[u8]) -> Option<String> {
@@ -162,6 +243,7 @@ impl Provider for StripeAdapter {
         crate::Capabilities {
             poll: true,
             webhooks: self.webhooks.is_some(),
+            lookup: true,
         }
     }
 }

@@ -5,10 +5,16 @@
 //!   nonce_str=…,signature=…,timestamp=…,serial_no=…`, the signature being
 //!   RSA-SHA256 (PKCS#1 v1.5) with the merchant's API private key over
 //!   `METHOD\nPATH?QUERY\nTIMESTAMP\nNONCE\nBODY\n`.
-//! - Poll: `GET /v3/pay/transactions/out-trade-no/{out_trade_no}?mchid=…`;
-//!   a payment's `provider_ref` is the merchant's order number, so a payment
-//!   whose create call timed out can still be found. 404 `ORDER_NOT_EXIST`
-//!   is "not known yet".
+//! - Poll: `GET /v3/pay/transactions/out-trade-no/{out_trade_no}?mchid=…`
+//!   when the payment has a `merchant_ref` (the merchant's order number, so
+//!   a payment whose create call timed out is still found; its
+//!   `transaction_id` is recorded once WeChat Pay names it), else
+//!   `GET /v3/pay/transactions/id/{transaction_id}?mchid=…`. 404
+//!   `ORDER_NOT_EXIST` is "not known yet".
+//! - Answers are signed like notifications (`Wechatpay-Signature` over
+//!   `TIMESTAMP\nNONCE\nBODY\n` by the platform key) and checked before a
+//!   byte is trusted: a bad signature is a configuration (or interception)
+//!   problem, classified permanent so the provider pauses with an alert.
 //! - Notifications: `Wechatpay-Timestamp`, `-Nonce`, `-Signature` (base64
 //!   RSA-SHA256 by the platform key over `TIMESTAMP\nNONCE\nBODY\n`),
 //!   `-Serial`; the timestamp must be within the tolerance. The transaction
@@ -182,11 +188,14 @@ impl WeChatAdapter {
         )
     }
 
-    async fn query(&self, out_trade_no: &str) -> Result<Observation, ProviderError> {
+    /// Query one transaction, by the merchant's order number (`by_merchant`)
+    /// or by WeChat Pay's transaction id.
+    async fn query(&self, reference: &str, by_merchant: bool) -> Result<Observation, ProviderError> {
+        let segment = if by_merchant { "out-trade-no" } else { "id" };
         let url = reqwest::Url::parse(&format!(
-            "{}/v3/pay/transactions/out-trade-no/{}?mchid={}",
+            "{}/v3/pay/transactions/{segment}/{}?mchid={}",
             self.base_url,
-            url::form_urlencoded::byte_serialize(out_trade_no.as_bytes()).collect::<String>(),
+            url::form_urlencoded::byte_serialize(reference.as_bytes()).collect::<String>(),
             self.mchid
         ))
         .map_err(|e| ProviderError::Permanent {
@@ -208,6 +217,7 @@ impl WeChatAdapter {
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             return Ok(Observation {
+                provider_ref: None,
                 status: None,
                 provider_status: "ORDER_NOT_EXIST".into(),
             });
@@ -215,15 +225,50 @@ impl WeChatAdapter {
         if !status.is_success() {
             return Err(failure(resp).await);
         }
-        let body: Value = resp
-            .json()
+        let headers = resp.headers().clone();
+        let text = resp
+            .text()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
+        self.verify_answer(&headers, &text)?;
+        let body: Value = serde_json::from_str(&text).map_err(|e| ProviderError::Transient {
+            message: format!("WeChat Pay answer is not JSON: {e}"),
+        })?;
         let state = body["trade_state"].as_str().unwrap_or_default().to_string();
         Ok(Observation {
+            provider_ref: body["transaction_id"]
+                .as_str()
+                .filter(|id| by_merchant && !id.is_empty())
+                .map(String::from),
             status: map_trade_state(&state),
             provider_status: state,
         })
+    }
+
+    /// Check the platform's signature on an answer (WeChat Pay signs every
+    /// 2xx answer as it signs notifications).
+    fn verify_answer(&self, h: &reqwest::header::HeaderMap, body: &str) -> Result<(), ProviderError> {
+        let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let (ts, nonce, sig) = (
+            get("wechatpay-timestamp"),
+            get("wechatpay-nonce"),
+            get("wechatpay-signature"),
+        );
+        if ts.is_empty() || nonce.is_empty() || sig.is_empty() {
+            return Err(ProviderError::Permanent {
+                message: "WeChat Pay answer is not signed (Wechatpay-Signature, -Timestamp, \
+                          -Nonce missing): wrong base_url, or a proxy in between"
+                    .into(),
+            });
+        }
+        if !verify(&self.platform, &format!("{ts}\n{nonce}\n{body}\n"), sig) {
+            return Err(ProviderError::Permanent {
+                message: "WeChat Pay answer's signature does not verify with the platform key \
+                          (platform_public_key_env): wrong or rotated platform certificate"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -242,7 +287,15 @@ fn header<'a>(h: &'a reqwest::header::HeaderMap, name: &str) -> Result<&'a str, 
 #[async_trait]
 impl Provider for WeChatAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        self.query(t.provider_ref).await
+        match (t.merchant_ref, t.provider_ref) {
+            (Some(m), _) => self.query(m, true).await,
+            (None, Some(r)) => self.query(r, false).await,
+            (None, None) => Err(t.require_provider_ref().unwrap_err()),
+        }
+    }
+
+    fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        crate::lookup::needs_some_ref(t)
     }
 
     async fn verify_webhook(
@@ -295,7 +348,8 @@ impl Provider for WeChatAdapter {
         let state = tx["trade_state"].as_str().unwrap_or_default();
         Ok(vec![WebhookEvent {
             event_id: event_id.clone(),
-            provider_ref: tx["out_trade_no"].as_str().map(String::from),
+            provider_ref: tx["transaction_id"].as_str().map(String::from),
+            merchant_ref: tx["out_trade_no"].as_str().map(String::from),
             status: map_trade_state(state),
             provider_status: Some(state.to_string()),
             occurred_at: Some(Timestamp(ts_s * 1000)),
@@ -307,7 +361,7 @@ impl Provider for WeChatAdapter {
     }
 
     async fn check(&self) -> Result<String, ProviderError> {
-        let o = self.query("finality-credential-check").await?;
+        let o = self.query("finality-credential-check", true).await?;
         Ok(format!("signed query answered ({})", o.provider_status))
     }
 
@@ -315,6 +369,7 @@ impl Provider for WeChatAdapter {
         Capabilities {
             poll: true,
             webhooks: true,
+            lookup: true,
         }
     }
 }

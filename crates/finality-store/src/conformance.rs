@@ -5,7 +5,7 @@
 
 use crate::model::*;
 use crate::Store;
-use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
+use finality_core::money::{Amount, Currency, MerchantRef, PaymentId, ProviderRef};
 use finality_core::{Kind, Source, Status, Timestamp};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -18,7 +18,8 @@ pub fn new_payment(id: &str) -> NewPayment {
     NewPayment {
         id: PaymentId::parse(id).unwrap(),
         provider: "sim".into(),
-        provider_ref: ProviderRef::parse(&format!("ref_{id}")).unwrap(),
+        provider_ref: Some(ProviderRef::parse(&format!("ref_{id}")).unwrap()),
+        merchant_ref: None,
         kind: Kind::Payment,
         amount: Amount::new(1250, Currency::parse("USD").unwrap()).unwrap(),
         metadata: serde_json::json!({"order": id}),
@@ -94,7 +95,8 @@ pub async fn register_is_idempotent(db: Arc<dyn Store>) {
     assert_eq!(
         db.register(&same_ref, T0, first).await.unwrap(),
         Registered::RefTaken {
-            other_id: "pay_1".into()
+            other_id: "pay_1".into(),
+            field: "provider_ref"
         }
     );
 
@@ -538,6 +540,7 @@ pub fn inbox_event(event_id: &str, provider_ref: &str, status: Status) -> NewInb
         provider: "sim".into(),
         event_id: event_id.into(),
         provider_ref: Some(provider_ref.into()),
+        merchant_ref: None,
         observed: Some(status),
         provider_status: Some(status.as_str().into()),
         occurred_at: Some(T0),
@@ -832,5 +835,166 @@ pub async fn rate_bucket_grants_each_token_once(db: Arc<dyn Store>) {
         db.take_tokens("other", b, 3, t2).await.unwrap().0,
         3,
         "buckets are per provider"
+    );
+}
+
+/// A payment known only by the merchant's reference.
+pub fn merchant_payment(id: &str, merchant_ref: &str) -> NewPayment {
+    NewPayment {
+        provider_ref: None,
+        merchant_ref: Some(MerchantRef::parse(merchant_ref).unwrap()),
+        ..new_payment(id)
+    }
+}
+
+async fn claim_one(db: &dyn Store, id: &str, now: Timestamp) -> ClaimedJob {
+    let jobs = db.claim(&claim_req(now, 100, "W")).await.unwrap();
+    jobs.into_iter()
+        .find(|j| j.payment_id == id)
+        .unwrap_or_else(|| panic!("{id} was not claimed"))
+}
+
+/// Registered by merchant reference alone: the provider's id is recorded
+/// once (fenced), a retried registration is still the same body, and
+/// neither reference can be taken twice.
+pub async fn merchant_ref_registration_and_recording(db: Arc<dyn Store>) {
+    let p = merchant_payment("pay_m", "order-1");
+    let Registered::Created(created) = db.register(&p, T0, T0).await.unwrap() else {
+        panic!("must create");
+    };
+    assert_eq!(created.provider_ref, None);
+    assert_eq!(created.merchant_ref.as_deref(), Some("order-1"));
+    assert!(matches!(
+        db.register(&p, T0, T0).await.unwrap(),
+        Registered::Existing(_)
+    ));
+    let other = merchant_payment("pay_m_dup", "order-1");
+    assert_eq!(
+        db.register(&other, T0, T0).await.unwrap(),
+        Registered::RefTaken {
+            other_id: "pay_m".into(),
+            field: "merchant_ref"
+        }
+    );
+
+    let job = claim_one(&*db, "pay_m", T0).await;
+    assert_eq!(job.provider_ref, None);
+    assert_eq!(job.merchant_ref.as_deref(), Some("order-1"));
+    assert_eq!(
+        db.record_provider_ref("pay_m", job.lock_token + 1, "pi_9")
+            .await
+            .unwrap(),
+        RefRecorded::LeaseLost
+    );
+    let rec = |r: &'static str| db.record_provider_ref("pay_m", job.lock_token, r);
+    assert_eq!(rec("pi_9").await.unwrap(), RefRecorded::Recorded);
+    assert_eq!(rec("pi_9").await.unwrap(), RefRecorded::Same);
+    assert_eq!(
+        rec("pi_8").await.unwrap(),
+        RefRecorded::Different {
+            existing: "pi_9".into()
+        }
+    );
+    let view = db.get("pay_m").await.unwrap().unwrap();
+    assert_eq!(view.payment.provider_ref.as_deref(), Some("pi_9"));
+    // The caller retries its registration, still without the provider's id.
+    assert!(matches!(
+        db.register(&p, T0, T0).await.unwrap(),
+        Registered::Existing(_)
+    ));
+    assert_eq!(db.find_by_ref("sim", "pi_9").await.unwrap().as_deref(), Some("pay_m"));
+
+    // A provider id another payment already tracks is not recorded twice.
+    let mut holder = new_payment("pay_holder");
+    holder.provider_ref = Some(ProviderRef::parse("pi_taken").unwrap());
+    db.register(&holder, T0, Timestamp(T0.0 + 3_600_000)).await.unwrap();
+    db.register(&merchant_payment("pay_m2", "order-2"), T0, T0)
+        .await
+        .unwrap();
+    let job2 = claim_one(&*db, "pay_m2", T0).await;
+    assert_eq!(
+        db.record_provider_ref("pay_m2", job2.lock_token, "pi_taken")
+            .await
+            .unwrap(),
+        RefRecorded::Taken {
+            other_id: "pay_holder".into()
+        }
+    );
+    // The claimed job carries the recorded id after a reschedule.
+    let job_m = db
+        .complete(&Completion {
+            payment_id: "pay_m".into(),
+            lock_token: job.lock_token,
+            now: T0,
+            attempt: None,
+            observed: Some(Status::Processing),
+            then: AfterPoll::Reschedule {
+                next_poll_at: Timestamp(T0.0 + 1),
+                count: Count::Attempt,
+                last_error: None,
+            },
+        })
+        .await
+        .unwrap();
+    assert!(matches!(job_m, CompleteOutcome::Done { .. }), "{job_m:?}");
+    let again = claim_one(&*db, "pay_m", Timestamp(T0.0 + LEASE_MS * 2)).await;
+    assert_eq!(again.provider_ref.as_deref(), Some("pi_9"));
+}
+
+fn merchant_event(event_id: &str, provider_ref: &str, merchant_ref: &str) -> NewInboxEvent {
+    NewInboxEvent {
+        merchant_ref: Some(merchant_ref.into()),
+        ..inbox_event(event_id, provider_ref, Status::Succeeded)
+    }
+}
+
+/// Webhooks that name the merchant's reference find a payment registered by
+/// it alone (before or after they arrive) and record the provider's id; one
+/// about another provider object with the same merchant reference is not
+/// applied.
+pub async fn merchant_ref_webhooks(db: Arc<dyn Store>) {
+    db.register(&merchant_payment("pay_w", "order-w"), T0, T0)
+        .await
+        .unwrap();
+    db.inbox_insert(&[merchant_event("e_w", "pi_w", "order-w")], T0)
+        .await
+        .unwrap();
+    let out = drain_inbox(&*db, T0).await;
+    assert!(matches!(out[0], InboxOutcome::Applied { .. }), "{out:?}");
+    let w = db.get("pay_w").await.unwrap().unwrap();
+    assert_eq!(
+        (w.payment.status, w.payment.provider_ref.as_deref()),
+        (Status::Succeeded, Some("pi_w"))
+    );
+
+    db.inbox_insert(&[merchant_event("e_late", "pi_late", "order-late")], T0)
+        .await
+        .unwrap();
+    assert_eq!(drain_inbox(&*db, T0).await, vec![InboxOutcome::Orphaned]);
+    db.register(&merchant_payment("pay_late_m", "order-late"), T0, T0)
+        .await
+        .unwrap();
+    let out = drain_inbox(&*db, T0).await;
+    assert!(matches!(out[0], InboxOutcome::Applied { .. }), "{out:?}");
+    let late = db.get("pay_late_m").await.unwrap().unwrap();
+    assert_eq!(late.payment.provider_ref.as_deref(), Some("pi_late"));
+    assert_eq!(db.inbox_adopt_orphans(T0).await.unwrap(), 0);
+
+    let mut both = merchant_payment("pay_x", "order-x");
+    both.provider_ref = Some(ProviderRef::parse("pi_x1").unwrap());
+    db.register(&both, T0, T0).await.unwrap();
+    db.inbox_insert(&[merchant_event("e_x", "pi_x2", "order-x")], T0)
+        .await
+        .unwrap();
+    let out = drain_inbox(&*db, T0).await;
+    match &out[0] {
+        InboxOutcome::Ignored { reason } => {
+            assert!(reason.contains("tracks `pi_x1`"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        db.get("pay_x").await.unwrap().unwrap().payment.status,
+        Status::Pending
     );
 }

@@ -106,11 +106,22 @@ pub trait Store: Send + Sync + 'static {
     /// backstop for the hand-over done at registration).
     async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64>;
 
+    /// Record the provider's id an adapter found for a payment registered
+    /// by merchant reference alone, fenced by the poll's lock token, so
+    /// later polls (and webhooks) use it.
+    async fn record_provider_ref(
+        &self,
+        payment_id: &str,
+        lock_token: i64,
+        provider_ref: &str,
+    ) -> Result<RefRecorded>;
+
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>>;
     async fn inbox_next_due(&self) -> Result<Option<Timestamp>>;
     async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;
 
-    /// The payment that tracks a provider reference, if any.
+    /// The payment that tracks a provider reference, or failing that has
+    /// this merchant reference, if any.
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
 
     /// Give feed positions to committed, unsequenced outbox rows (at most

@@ -1,6 +1,6 @@
 //! The values that cross the store boundary.
 
-use finality_core::money::{Amount, PaymentId, ProviderRef};
+use finality_core::money::{Amount, MerchantRef, PaymentId, ProviderRef};
 use finality_core::{Kind, Source, Status, Timestamp};
 use serde_json::Value;
 
@@ -9,7 +9,12 @@ use serde_json::Value;
 pub struct NewPayment {
     pub id: PaymentId,
     pub provider: String,
-    pub provider_ref: ProviderRef,
+    /// The provider's id; `None` when only the merchant's reference is known
+    /// (the create call timed out) and the adapter must find it.
+    pub provider_ref: Option<ProviderRef>,
+    /// The merchant's own reference, when given. At least one of the two is
+    /// always set (checked at the edge and by the schema).
+    pub merchant_ref: Option<MerchantRef>,
     pub kind: Kind,
     pub amount: Amount,
     /// A JSON object the caller wants back; finality does not read it.
@@ -25,8 +30,12 @@ pub enum Registered {
     Existing(Payment),
     /// The same id exists with a different body.
     Conflict(Payment),
-    /// Another payment already tracks this provider and provider reference.
-    RefTaken { other_id: String },
+    /// Another payment already tracks this provider reference or this
+    /// merchant reference (`field` says which) with the same provider.
+    RefTaken {
+        other_id: String,
+        field: &'static str,
+    },
 }
 
 /// A payment as stored.
@@ -34,7 +43,9 @@ pub enum Registered {
 pub struct Payment {
     pub id: String,
     pub provider: String,
-    pub provider_ref: String,
+    /// `None` until found when registered by merchant reference alone.
+    pub provider_ref: Option<String>,
+    pub merchant_ref: Option<String>,
     pub kind: Kind,
     pub amount: i64,
     pub currency: String,
@@ -49,8 +60,15 @@ pub struct Payment {
 impl Payment {
     /// Whether `p` describes this payment exactly (the idempotency check).
     pub fn same_body(&self, p: &NewPayment) -> bool {
+        // A request without the provider's id matches a payment whose id was
+        // found since: retrying the registration is not a different body.
+        let provider_ref_same = match &p.provider_ref {
+            Some(r) => self.provider_ref.as_deref() == Some(r.as_str()),
+            None => p.merchant_ref.is_some(),
+        };
         self.provider == p.provider
-            && self.provider_ref == p.provider_ref.as_str()
+            && provider_ref_same
+            && self.merchant_ref.as_deref() == p.merchant_ref.as_ref().map(MerchantRef::as_str)
             && self.kind == p.kind
             && self.amount == p.amount.minor
             && self.currency == p.amount.currency.as_str()
@@ -147,7 +165,10 @@ pub enum ApplyOutcome {
 pub struct ClaimedJob {
     pub payment_id: String,
     pub provider: String,
-    pub provider_ref: String,
+    /// `None` until the provider's id is found (registered by merchant
+    /// reference alone).
+    pub provider_ref: Option<String>,
+    pub merchant_ref: Option<String>,
     pub kind: Kind,
     pub registered_at: Timestamp,
     /// Status queries answered before this one.
@@ -333,6 +354,9 @@ pub struct NewInboxEvent {
     /// The provider's event id: the deduplication key with `provider`.
     pub event_id: String,
     pub provider_ref: Option<String>,
+    /// The merchant's reference, where the provider's event names it: finds
+    /// a payment registered without the provider's id.
+    pub merchant_ref: Option<String>,
     pub observed: Option<Status>,
     pub provider_status: Option<String>,
     pub occurred_at: Option<Timestamp>,
@@ -351,6 +375,7 @@ pub struct InboxEvent {
     pub provider: String,
     pub event_id: String,
     pub provider_ref: Option<String>,
+    pub merchant_ref: Option<String>,
     pub observed: Option<Status>,
     pub provider_status: Option<String>,
     pub occurred_at: Option<Timestamp>,
@@ -419,4 +444,20 @@ impl Bucket {
         let granted = avail.floor().clamp(0.0, f64::from(want));
         (granted as u32, avail - granted)
     }
+}
+
+/// What recording a provider id found by merchant reference did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefRecorded {
+    /// Recorded on the payment and its poll job.
+    Recorded,
+    /// The payment already had exactly this provider id.
+    Same,
+    /// The payment already tracks a different provider id (a webhook named
+    /// it first): contradictory, for a human.
+    Different { existing: String },
+    /// Another payment of this provider already tracks this id.
+    Taken { other_id: String },
+    /// The claim's lease was lost: nothing written.
+    LeaseLost,
 }

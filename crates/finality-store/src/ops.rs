@@ -32,7 +32,7 @@ macro_rules! sql_store {
         use finality_core::{decide, Decision, Kind, Source, Status, Timestamp};
         use sqlx::Row;
 
-        const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, kind, amount, currency, metadata, \
+        const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, currency, metadata, \
              status, status_source, created_at, updated_at, finalized_at";
 
         fn corrupt(table: &'static str, detail: impl ToString) -> $crate::StoreError {
@@ -64,6 +64,7 @@ macro_rules! sql_store {
                 id: col(r, "id", t)?,
                 provider: col(r, "provider", t)?,
                 provider_ref: col(r, "provider_ref", t)?,
+                merchant_ref: col(r, "merchant_ref", t)?,
                 kind: parse(&col::<String>(r, "kind", t)?, t)?,
                 amount: col(r, "amount", t)?,
                 currency: col(r, "currency", t)?,
@@ -94,44 +95,50 @@ macro_rules! sql_store {
             now: Timestamp,
             first_poll_at: Timestamp,
         ) -> Result<Registered> {
+            let provider_ref = p.provider_ref.as_ref().map(|r| r.as_str());
+            let merchant_ref = p.merchant_ref.as_ref().map(|r| r.as_str());
             let inserted = sqlx::query(
-                "INSERT INTO payments (id, provider, provider_ref, kind, amount, currency, metadata, \
-                 status, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $8) ON CONFLICT DO NOTHING",
+                "INSERT INTO payments (id, provider, provider_ref, merchant_ref, kind, amount, currency, \
+                 metadata, status, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $9, $4, $5, $6, $7, 'pending', $8, $8) ON CONFLICT DO NOTHING",
             )
             .bind(p.id.as_str())
             .bind(&p.provider)
-            .bind(p.provider_ref.as_str())
+            .bind(provider_ref)
             .bind(p.kind.as_str())
             .bind(p.amount.minor)
             .bind(p.amount.currency.as_str())
             .bind(sqlx::types::Json(&p.metadata))
             .bind(now.0)
+            .bind(merchant_ref)
             .execute(&mut *conn)
             .await
             .op("registering a payment")?;
             if inserted.rows_affected() == 1 {
                 sqlx::query(
-                    "INSERT INTO poll_jobs (payment_id, provider, provider_ref, kind, registered_at, next_poll_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6)",
+                    "INSERT INTO poll_jobs (payment_id, provider, provider_ref, merchant_ref, kind, \
+                     registered_at, next_poll_at) VALUES ($1, $2, $3, $7, $4, $5, $6)",
                 )
                 .bind(p.id.as_str())
                 .bind(&p.provider)
-                .bind(p.provider_ref.as_str())
+                .bind(provider_ref)
                 .bind(p.kind.as_str())
                 .bind(now.0)
                 .bind(first_poll_at.0)
+                .bind(merchant_ref)
                 .execute(&mut *conn)
                 .await
                 .op("scheduling the first poll")?;
                 // Webhooks that beat the registration are applied now.
                 sqlx::query(
                     "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $3 \
-                     WHERE provider = $1 AND provider_ref = $2 AND state = 'orphaned'",
+                     WHERE provider = $1 AND state = 'orphaned' \
+                     AND (provider_ref = $2 OR merchant_ref = $4)",
                 )
                 .bind(&p.provider)
-                .bind(p.provider_ref.as_str())
+                .bind(provider_ref)
                 .bind(now.0)
+                .bind(merchant_ref)
                 .execute(&mut *conn)
                 .await
                 .op("handing orphaned webhooks to processing")?;
@@ -141,7 +148,8 @@ macro_rules! sql_store {
                 return Ok(Registered::Created(Payment {
                     id: p.id.as_str().to_string(),
                     provider: p.provider.clone(),
-                    provider_ref: p.provider_ref.as_str().to_string(),
+                    provider_ref: provider_ref.map(str::to_string),
+                    merchant_ref: merchant_ref.map(str::to_string),
                     kind: p.kind,
                     amount: p.amount.minor,
                     currency: p.amount.currency.as_str().to_string(),
@@ -157,17 +165,23 @@ macro_rules! sql_store {
                 Some(existing) if existing.same_body(p) => Ok(Registered::Existing(existing)),
                 Some(existing) => Ok(Registered::Conflict(existing)),
                 None => {
-                    let other: Option<String> = sqlx::query_scalar(
-                        "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2",
+                    let other: Option<(String, Option<String>)> = sqlx::query_as(
+                        "SELECT id, provider_ref FROM payments WHERE provider = $1 \
+                         AND (provider_ref = $2 OR merchant_ref = $3)",
                     )
                     .bind(&p.provider)
-                    .bind(p.provider_ref.as_str())
+                    .bind(provider_ref)
+                    .bind(merchant_ref)
                     .fetch_optional(&mut *conn)
                     .await
-                    .op("finding the payment that holds a provider reference")?;
-                    Ok(Registered::RefTaken {
-                        other_id: other.unwrap_or_default(),
-                    })
+                    .op("finding the payment that holds a reference")?;
+                    let (other_id, other_ref) = other.unwrap_or_default();
+                    let field = if provider_ref.is_some() && other_ref.as_deref() == provider_ref {
+                        "provider_ref"
+                    } else {
+                        "merchant_ref"
+                    };
+                    Ok(Registered::RefTaken { other_id, field })
                 }
             }
         }
@@ -443,6 +457,7 @@ macro_rules! sql_store {
                 payment_id: col(r, "payment_id", t)?,
                 provider: col(r, "provider", t)?,
                 provider_ref: col(r, "provider_ref", t)?,
+                merchant_ref: col(r, "merchant_ref", t)?,
                 kind: parse(&col::<String>(r, "kind", t)?, t)?,
                 registered_at: Timestamp(col(r, "registered_at", t)?),
                 attempts: u32::try_from(col::<i32>(r, "attempts", t)?).unwrap_or(0),
@@ -500,7 +515,7 @@ macro_rules! sql_store {
             })
         }
 
-        const INBOX_COLUMNS: &str = "id, provider, event_id, provider_ref, observed_status, \
+        const INBOX_COLUMNS: &str = "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
              provider_status, occurred_at, received_at, state, reason, attempts";
 
         fn inbox_from_row(r: &$row) -> Result<InboxEvent> {
@@ -511,6 +526,7 @@ macro_rules! sql_store {
                 provider: col(r, "provider", t)?,
                 event_id: col(r, "event_id", t)?,
                 provider_ref: col(r, "provider_ref", t)?,
+                merchant_ref: col(r, "merchant_ref", t)?,
                 observed: observed.map(|s| parse(&s, t)).transpose()?,
                 provider_status: col(r, "provider_status", t)?,
                 occurred_at: col::<Option<i64>>(r, "occurred_at", t)?.map(Timestamp),
@@ -555,6 +571,100 @@ macro_rules! sql_store {
             Ok(())
         }
 
+        enum ByMerchantRef {
+            Found(String),
+            None,
+            /// A payment has the merchant reference but tracks another
+            /// provider object: the event is not about it.
+            Other(String),
+        }
+
+        /// The payment registered with this merchant reference, recording
+        /// the provider's id the event names when the payment had none.
+        async fn adopt_by_merchant_ref(
+            conn: &mut $conn,
+            provider: &str,
+            merchant_ref: &str,
+            provider_ref: Option<&str>,
+        ) -> Result<ByMerchantRef> {
+            let row: Option<(String, Option<String>)> = sqlx::query_as(
+                "SELECT id, provider_ref FROM payments WHERE provider = $1 AND merchant_ref = $2",
+            )
+            .bind(provider)
+            .bind(merchant_ref)
+            .fetch_optional(&mut *conn)
+            .await
+            .op("finding a payment by merchant reference")?;
+            let Some((id, known)) = row else {
+                return Ok(ByMerchantRef::None);
+            };
+            match (known, provider_ref) {
+                (None, Some(found)) => {
+                    // Not found by provider reference above, so no other
+                    // payment holds it: safe to record.
+                    write_provider_ref(conn, &id, found).await?;
+                    Ok(ByMerchantRef::Found(id))
+                }
+                (Some(known), Some(named)) if known != named => Ok(ByMerchantRef::Other(format!(
+                    "event is about `{named}` but payment {id} (merchant reference \
+                     `{merchant_ref}`) tracks `{known}`: not applied"
+                ))),
+                _ => Ok(ByMerchantRef::Found(id)),
+            }
+        }
+
+        async fn write_provider_ref(conn: &mut $conn, id: &str, provider_ref: &str) -> Result<()> {
+            for sql in [
+                "UPDATE payments SET provider_ref = $2 WHERE id = $1 AND provider_ref IS NULL",
+                "UPDATE poll_jobs SET provider_ref = $2 WHERE payment_id = $1 AND provider_ref IS NULL",
+            ] {
+                sqlx::query(sql)
+                    .bind(id)
+                    .bind(provider_ref)
+                    .execute(&mut *conn)
+                    .await
+                    .op("recording a provider reference")?;
+            }
+            Ok(())
+        }
+
+        /// `record_provider_ref` inside an open transaction.
+        async fn record_provider_ref_in(
+            conn: &mut $conn,
+            id: &str,
+            lock_token: i64,
+            provider_ref: &str,
+        ) -> Result<RefRecorded> {
+            if lock_payment(conn, id).await?.is_none() {
+                return Ok(RefRecorded::LeaseLost);
+            }
+            let fenced: Option<i32> = sqlx::query_scalar($lock_job)
+                .bind(id)
+                .bind(lock_token)
+                .fetch_optional(&mut *conn)
+                .await
+                .op("checking a lease")?;
+            if fenced.is_none() {
+                return Ok(RefRecorded::LeaseLost);
+            }
+            let (provider, known): (String, Option<String>) =
+                sqlx::query_as("SELECT provider, provider_ref FROM payments WHERE id = $1")
+                    .bind(id)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .op("reading a payment's references")?;
+            match known {
+                Some(k) if k == provider_ref => return Ok(RefRecorded::Same),
+                Some(existing) => return Ok(RefRecorded::Different { existing }),
+                None => {}
+            }
+            if let Some(other_id) = find_payment_by_ref(conn, &provider, provider_ref).await? {
+                return Ok(RefRecorded::Taken { other_id });
+            }
+            write_provider_ref(conn, id, provider_ref).await?;
+            Ok(RefRecorded::Recorded)
+        }
+
         /// `inbox_process` inside an open transaction: inbox row first, then
         /// the payment (inside `apply_in`), then its poll job.
         async fn inbox_process_in(
@@ -574,6 +684,20 @@ macro_rules! sql_store {
             let payment = match &ev.provider_ref {
                 Some(r) => find_payment_by_ref(conn, &ev.provider, r).await?,
                 None => None,
+            };
+            let payment = match (payment, &ev.merchant_ref) {
+                (Some(id), _) => Some(id),
+                (None, Some(m)) => {
+                    match adopt_by_merchant_ref(conn, &ev.provider, m, ev.provider_ref.as_deref()).await? {
+                        ByMerchantRef::Found(id) => Some(id),
+                        ByMerchantRef::None => None,
+                        ByMerchantRef::Other(why) => {
+                            set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
+                            return Ok(InboxOutcome::Ignored { reason: why });
+                        }
+                    }
+                }
+                (None, None) => None,
             };
             let Some(payment_id) = payment else {
                 let why = "no payment tracks this provider reference yet";
@@ -836,9 +960,10 @@ macro_rules! sql_store {
                 for e in events {
                     let due = (e.state == InboxState::Received).then_some(now.0);
                     let r = sqlx::query(
-                        "INSERT INTO webhook_inbox (provider, event_id, provider_ref, observed_status, \
-                         provider_status, occurred_at, raw_body, headers, received_at, state, reason, \
-                         next_attempt_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                        "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
+                         observed_status, provider_status, occurred_at, raw_body, headers, received_at, \
+                         state, reason, next_attempt_at) \
+                         VALUES ($1, $2, $3, $13, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
                          ON CONFLICT DO NOTHING",
                     )
                     .bind(&e.provider)
@@ -853,6 +978,7 @@ macro_rules! sql_store {
                     .bind(e.state.as_str())
                     .bind(&e.reason)
                     .bind(due)
+                    .bind(&e.merchant_ref)
                     .execute(&mut *tx)
                     .await
                     .op("storing a webhook")?;
@@ -912,13 +1038,27 @@ macro_rules! sql_store {
                 let r = sqlx::query(
                     "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $1 \
                      WHERE state = 'orphaned' AND EXISTS (SELECT 1 FROM payments p \
-                       WHERE p.provider = webhook_inbox.provider AND p.provider_ref = webhook_inbox.provider_ref)",
+                       WHERE p.provider = webhook_inbox.provider \
+                       AND (p.provider_ref = webhook_inbox.provider_ref \
+                            OR p.merchant_ref = webhook_inbox.merchant_ref))",
                 )
                 .bind(now.0)
                 .execute(&self.pool)
                 .await
                 .op("adopting orphaned webhooks")?;
                 Ok(r.rows_affected())
+            }
+
+            async fn record_provider_ref(
+                &self,
+                payment_id: &str,
+                lock_token: i64,
+                provider_ref: &str,
+            ) -> Result<RefRecorded> {
+                let mut tx = self.begin_write().await?;
+                let out = record_provider_ref_in(&mut tx, payment_id, lock_token, provider_ref).await?;
+                tx.commit().await.op("committing a provider reference")?;
+                Ok(out)
             }
 
             async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
@@ -956,8 +1096,15 @@ macro_rules! sql_store {
             }
 
             async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
-                let mut conn = self.pool.acquire().await.op("acquiring a connection")?;
-                find_payment_by_ref(&mut conn, provider, provider_ref).await
+                sqlx::query_scalar(
+                    "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2 \
+                     UNION ALL SELECT id FROM payments WHERE provider = $1 AND merchant_ref = $2",
+                )
+                .bind(provider)
+                .bind(provider_ref)
+                .fetch_optional(&self.pool)
+                .await
+                .op("finding a payment by reference")
             }
 
             async fn sequence_feed(&self, limit: u32) -> Result<u64> {

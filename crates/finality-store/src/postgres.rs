@@ -23,7 +23,7 @@ pub const CLAIM: &str = "WITH due AS ( \
     UPDATE poll_jobs j SET due_at = j.next_poll_at, next_poll_at = $3, locked_until = $3, \
         locked_by = $4, lock_token = $5 \
     FROM due WHERE j.payment_id = due.payment_id \
-    RETURNING j.payment_id, j.provider, j.provider_ref, j.kind, j.registered_at, j.attempts, \
+    RETURNING j.payment_id, j.provider, j.provider_ref, j.merchant_ref, j.kind, j.registered_at, j.attempts, \
         j.errors, j.due_at, j.lock_token";
 
 /// Lease due webhooks: `next_attempt_at` moves to the lease end and
@@ -34,7 +34,7 @@ const INBOX_CLAIM: &str = "WITH due AS ( \
         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
     UPDATE webhook_inbox w SET next_attempt_at = $3, attempts = w.attempts + 1 \
     FROM due WHERE w.id = due.id \
-    RETURNING w.id, w.provider, w.event_id, w.provider_ref, w.observed_status, w.provider_status, \
+    RETURNING w.id, w.provider, w.event_id, w.provider_ref, w.merchant_ref, w.observed_status, w.provider_status, \
         w.occurred_at, w.received_at, w.state, w.reason, w.attempts";
 
 /// A store on PostgreSQL.

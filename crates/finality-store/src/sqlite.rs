@@ -19,13 +19,13 @@ pub const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_a
         SELECT payment_id FROM poll_jobs \
         WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 \
         ORDER BY next_poll_at LIMIT $2) \
-    RETURNING payment_id, provider, provider_ref, kind, registered_at, attempts, errors, due_at, lock_token";
+    RETURNING payment_id, provider, provider_ref, merchant_ref, kind, registered_at, attempts, errors, due_at, lock_token";
 
 const INBOX_CLAIM: &str = "UPDATE webhook_inbox SET next_attempt_at = $3, attempts = attempts + 1 \
     WHERE id IN (SELECT id FROM webhook_inbox \
         WHERE state IN ('received', 'failed') AND next_attempt_at <= $1 \
         ORDER BY next_attempt_at LIMIT $2) \
-    RETURNING id, provider, event_id, provider_ref, observed_status, provider_status, \
+    RETURNING id, provider, event_id, provider_ref, merchant_ref, observed_status, provider_status, \
         occurred_at, received_at, state, reason, attempts";
 
 /// A store in one SQLite file.

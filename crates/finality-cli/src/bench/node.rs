@@ -52,6 +52,7 @@ impl Provider for InstantProvider {
             Status::Pending
         };
         Ok(Observation {
+            provider_ref: None,
             status: Some(status),
             provider_status: status.as_str().into(),
         })

@@ -22,6 +22,7 @@ impl Provider for Recorder {
             .unwrap()
             .push((t.payment_id.to_string(), t.due_at, SystemClock.now()));
         Ok(Observation {
+            provider_ref: None,
             status: Some(Status::Succeeded),
             provider_status: "succeeded".into(),
         })

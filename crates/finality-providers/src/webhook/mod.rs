@@ -14,6 +14,9 @@ pub struct WebhookEvent {
     /// The provider's event id, the deduplication key.
     pub event_id: String,
     pub provider_ref: Option<String>,
+    /// The merchant's reference, where the event names it (finds a payment
+    /// registered by merchant reference alone).
+    pub merchant_ref: Option<String>,
     /// Mapped status; `None` when the provider's status is not in the map.
     pub status: Option<Status>,
     pub provider_status: Option<String>,

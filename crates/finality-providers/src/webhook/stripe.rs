@@ -122,7 +122,8 @@ pub fn map_status(object: &str, status: &str) -> Option<Status> {
 }
 
 /// Parse a verified Stripe event (`{"id", "created", "data": {"object": …}}`).
-pub fn parse_event(body: &[u8]) -> Result<WebhookEvent, WebhookError> {
+/// `merchant_ref_key`: the metadata key that holds the merchant's reference.
+pub fn parse_event(body: &[u8], merchant_ref_key: &str) -> Result<WebhookEvent, WebhookError> {
     let v: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
             event_id: String::new(),
@@ -146,6 +147,7 @@ pub fn parse_event(body: &[u8]) -> Result<WebhookEvent, WebhookError> {
     Ok(WebhookEvent {
         event_id: event_id.clone(),
         provider_ref: obj["id"].as_str().map(String::from),
+        merchant_ref: obj["metadata"][merchant_ref_key].as_str().map(String::from),
         status: map_status(kind, status),
         provider_status: Some(status.to_string()),
         occurred_at: v["created"].as_i64().map(|s| Timestamp(s * 1000)),
@@ -199,7 +201,7 @@ mod tests {
             sign(SECRET, NOW_S, BODY).split_once("v1=").unwrap().1
         );
         assert!(verifier(&[SECRET]).verify(&h(&two), BODY, now).is_ok());
-        let ev = parse_event(BODY).unwrap();
+        let ev = parse_event(BODY, "merchant_ref").unwrap();
         assert_eq!(ev.event_id, "evt_1");
         assert_eq!(ev.provider_ref.as_deref(), Some("pi_1"));
         assert_eq!(ev.status, Some(Status::Succeeded));

@@ -4,6 +4,7 @@
 
 mod claim_plan;
 mod enqueue;
+mod upgrade;
 
 use finality_store::{conformance, testing};
 
@@ -45,4 +46,6 @@ on_both_backends!(
     complete_batch_fences_each_completion,
     reschedule_give_up_and_settle_later_batched,
     rate_bucket_grants_each_token_once,
+    merchant_ref_registration_and_recording,
+    merchant_ref_webhooks,
 );
