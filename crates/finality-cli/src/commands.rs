@@ -133,7 +133,12 @@ pub async fn payments(
             let p = &v.payment;
             println!(
                 "{} {} {} {} {} {}",
-                p.id, p.status, p.provider, p.provider_ref, p.amount, p.currency
+                p.id,
+                p.status,
+                p.provider,
+                refs(p),
+                p.amount,
+                p.currency
             );
             println!(
                 "  created {} updated {} finalized {}",
@@ -361,4 +366,15 @@ pub async fn providers(config: Config, cmd: ProvidersCommand) -> anyhow::Result<
         bail!("{failed} provider(s) failed the check");
     }
     Ok(())
+}
+
+/// A payment's references as one word: the provider's id, and the
+/// merchant's in brackets when there is one (`?` while the provider's id is
+/// still being looked up).
+fn refs(p: &finality_store::Payment) -> String {
+    let provider = p.provider_ref.as_deref().unwrap_or("?");
+    match &p.merchant_ref {
+        Some(m) => format!("{provider}[{m}]"),
+        None => provider.to_string(),
+    }
 }

@@ -185,7 +185,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         let p = NewPayment {
             id: PaymentId::parse(&format!("demo_{run}_{i:06}"))?,
             provider: "sim".into(),
-            provider_ref: ProviderRef::parse(&plan.id)?,
+            provider_ref: Some(ProviderRef::parse(&plan.id)?),
+            merchant_ref: None,
             kind: Kind::Payment,
             amount: Amount::new(500 + i64::from(i % 97) * 100, Currency::parse("USD")?)?,
             metadata: serde_json::json!({"demo": run}),
@@ -377,7 +378,7 @@ fn summarize(
 
     let mut calls: Vec<u64> = payments
         .iter()
-        .map(|p| sim.calls_for(&p.provider_ref))
+        .map(|p| sim.calls_for(p.provider_ref.as_deref().unwrap_or_default()))
         .collect();
     calls.sort_unstable();
     let total: u64 = calls.iter().sum();
@@ -392,7 +393,7 @@ fn summarize(
     let mut lag: Vec<Duration> = payments
         .iter()
         .filter_map(|p| {
-            let settled = sim.plan(&p.provider_ref)?.settles_at?;
+            let settled = sim.plan(p.provider_ref.as_deref()?)?.settles_at?;
             Some(p.finalized_at?.since(settled))
         })
         .collect();
@@ -411,7 +412,9 @@ fn summarize(
     let never = payments
         .iter()
         .filter(|p| {
-            sim.plan(&p.provider_ref)
+            p.provider_ref
+                .as_deref()
+                .and_then(|r| sim.plan(r))
                 .is_some_and(|pl| pl.settles_at.is_none())
         })
         .count();

@@ -55,7 +55,8 @@ async fn three_nodes_stay_within_one_shared_rate_limit() {
         let p = NewPayment {
             id: PaymentId::parse(&format!("pay_rl{i:04}")).unwrap(),
             provider: "sim".into(),
-            provider_ref: ProviderRef::parse(&plan.id).unwrap(),
+            provider_ref: Some(ProviderRef::parse(&plan.id).unwrap()),
+            merchant_ref: None,
             kind: Kind::Payment,
             amount: Amount::new(500, Currency::parse("EUR").unwrap()).unwrap(),
             metadata: serde_json::json!({}),

@@ -191,6 +191,17 @@ pub enum GiveUp {
 }
 
 impl GiveUp {
+    /// The reason when nothing could be asked (webhook-only provider, or no
+    /// way to find the payment): the schedule ran, no query was made.
+    pub fn reason_without_queries(self) -> String {
+        match self {
+            GiveUp::Attempts(n) => {
+                format!("gave up after {n} scheduled checks (no status query was possible)")
+            }
+            other => other.reason(),
+        }
+    }
+
     pub fn reason(self) -> String {
         match self {
             GiveUp::Attempts(n) => format!("gave up after {n} status queries"),

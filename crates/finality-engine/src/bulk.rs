@@ -28,7 +28,8 @@ pub(crate) enum Answer {
 
 struct Request {
     payment_id: String,
-    provider_ref: String,
+    provider_ref: Option<String>,
+    merchant_ref: Option<String>,
     kind: Kind,
     attempt: u32,
     due_at: Timestamp,
@@ -58,7 +59,8 @@ impl Batcher {
         let (reply, rx) = oneshot::channel();
         let req = Request {
             payment_id: t.payment_id.to_string(),
-            provider_ref: t.provider_ref.to_string(),
+            provider_ref: t.provider_ref.map(str::to_string),
+            merchant_ref: t.merchant_ref.map(str::to_string),
             kind: t.kind,
             attempt: t.attempt,
             due_at: t.due_at,
@@ -105,7 +107,8 @@ async fn run(
             .iter()
             .map(|r| PollTarget {
                 payment_id: &r.payment_id,
-                provider_ref: &r.provider_ref,
+                provider_ref: r.provider_ref.as_deref(),
+                merchant_ref: r.merchant_ref.as_deref(),
                 kind: r.kind,
                 attempt: r.attempt,
                 due_at: r.due_at,

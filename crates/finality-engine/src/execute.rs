@@ -6,11 +6,17 @@ use crate::health::Pause;
 use crate::{Engine, ProviderEntry};
 use finality_core::{NextPoll, Timestamp};
 use finality_providers::{Observation, PollTarget, ProviderError};
-use finality_store::{AfterPoll, ClaimedJob, Completion, Count, NewAttempt};
+use finality_store::{AfterPoll, ClaimedJob, Completion, Count, NewAttempt, RefRecorded};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
+
+/// Why a provider id found by merchant reference was not adopted.
+enum Adopt {
+    Unfound(String),
+    Contradiction(String),
+}
 
 /// A random draw in [-1, 1] for schedule jitter.
 fn jitter_unit() -> f64 {
@@ -101,6 +107,21 @@ impl Engine {
             };
             return base(None, None, then);
         };
+        let target = PollTarget {
+            payment_id: &job.payment_id,
+            provider_ref: job.provider_ref.as_deref(),
+            merchant_ref: job.merchant_ref.as_deref(),
+            kind: job.kind,
+            attempt: job.attempts,
+            due_at: job.due_at,
+        };
+        if let Some(why) = entry.adapter.unqueryable(&target) {
+            // Nothing to ask: no call, no token. The schedule still runs so
+            // the payment reaches review at its end with this reason (a
+            // webhook or a human can settle it before).
+            let then = self.after_answer(entry, job, now, Some(why), false);
+            return base(None, None, then);
+        }
         if let Some(p) = self.health.paused(&job.provider, now) {
             let why = format!("provider paused ({}): {}", p.class, p.reason);
             return base(None, None, AfterPoll::defer(spread(p.until), Some(why)));
@@ -128,13 +149,6 @@ impl Engine {
         metrics::histogram!("finality_poll_lateness_seconds", "provider" => job.provider.clone())
             .record(lateness);
         let started = Instant::now();
-        let target = PollTarget {
-            payment_id: &job.payment_id,
-            provider_ref: &job.provider_ref,
-            kind: job.kind,
-            attempt: job.attempts,
-            due_at: job.due_at,
-        };
         let result = match batcher {
             Some(b) => match b.query(&target).await {
                 crate::bulk::Answer::Result(r) => r,
@@ -170,10 +184,29 @@ impl Engine {
             Ok(Observation {
                 status,
                 provider_status,
+                provider_ref: found,
             }) => {
                 attempt.outcome = status.map_or("unknown", |s| s.as_str()).to_string();
+                let mut note = None;
+                if job.provider_ref.is_none() {
+                    match self
+                        .adopt_ref(job, found.as_deref(), &provider_status)
+                        .await
+                    {
+                        Ok(()) => {}
+                        Err(Adopt::Unfound(why)) => note = Some(why),
+                        Err(Adopt::Contradiction(reason)) => {
+                            attempt.provider_status = Some(provider_status);
+                            let then = AfterPoll::GiveUp {
+                                reason,
+                                count: Count::Attempt,
+                            };
+                            return base(Some(attempt), None, then);
+                        }
+                    }
+                }
                 attempt.provider_status = Some(provider_status);
-                let then = self.after_answer(entry, job, done);
+                let then = self.after_answer(entry, job, done, note, true);
                 base(Some(attempt), status, then)
             }
             Err(err) => {
@@ -186,9 +219,63 @@ impl Engine {
         }
     }
 
-    /// After an answer that left the payment open: the next poll by the
-    /// schedule, or review when attempts or age ran out.
-    fn after_answer(&self, entry: &ProviderEntry, job: &ClaimedJob, done: Timestamp) -> AfterPoll {
+    /// Record the provider's id a lookup by merchant reference found, so
+    /// every later poll and webhook uses it. `Unfound`: nothing to record
+    /// yet (the note kept on the job says why); `Contradiction`: the answer
+    /// cannot be squared with what is recorded, for a human.
+    async fn adopt_ref(
+        &self,
+        job: &ClaimedJob,
+        found: Option<&str>,
+        provider_status: &str,
+    ) -> Result<(), Adopt> {
+        let merchant_ref = job.merchant_ref.as_deref().unwrap_or_default();
+        let Some(found) = found else {
+            return Err(Adopt::Unfound(format!(
+                "no {} payment found by merchant reference `{merchant_ref}` yet ({provider_status}); \
+                 the create call may never have reached the provider",
+                job.provider
+            )));
+        };
+        match self
+            .store
+            .record_provider_ref(&job.payment_id, job.lock_token, found)
+            .await
+        {
+            Ok(RefRecorded::Recorded) => {
+                tracing::info!(payment_id = %job.payment_id, %merchant_ref, provider_ref = %found, "found the provider's id by merchant reference");
+                Ok(())
+            }
+            // Lost lease: the completion is fenced too and writes nothing.
+            Ok(RefRecorded::Same | RefRecorded::LeaseLost) => Ok(()),
+            Ok(RefRecorded::Different { existing }) => Err(Adopt::Contradiction(format!(
+                "merchant reference `{merchant_ref}` led to {found}, but the payment already \
+                 tracks {existing}"
+            ))),
+            Ok(RefRecorded::Taken { other_id }) => Err(Adopt::Contradiction(format!(
+                "merchant reference `{merchant_ref}` led to {found}, which payment {other_id} \
+                 already tracks: registered twice?"
+            ))),
+            Err(e) => {
+                tracing::warn!(payment_id = %job.payment_id, error = %e, "recording a found provider id failed; the next poll finds it again");
+                Err(Adopt::Unfound(format!(
+                    "found {found} by merchant reference `{merchant_ref}` but could not record it: {e}"
+                )))
+            }
+        }
+    }
+
+    /// After an answer that left the payment open (or a poll that could
+    /// not be made, `note` saying why): the next poll by the schedule, or
+    /// review when attempts or age ran out, with the note in the reason.
+    fn after_answer(
+        &self,
+        entry: &ProviderEntry,
+        job: &ClaimedJob,
+        done: Timestamp,
+        note: Option<String>,
+        queried: bool,
+    ) -> AfterPoll {
         let attempts = job.attempts + 1;
         match entry
             .policy
@@ -197,17 +284,14 @@ impl Engine {
             NextPoll::At(t) => AfterPoll::Reschedule {
                 next_poll_at: t,
                 count: Count::Attempt,
-                last_error: None,
-            },
-            NextPoll::GiveUp(g) if !entry.adapter.capabilities().poll => AfterPoll::GiveUp {
-                reason: format!(
-                    "{}: this provider is webhook-only and no notification arrived",
-                    g.reason()
-                ),
-                count: Count::Attempt,
+                last_error: note,
             },
             NextPoll::GiveUp(g) => AfterPoll::GiveUp {
-                reason: g.reason(),
+                reason: match (note, queried) {
+                    (Some(n), true) => format!("{}: {n}", g.reason()),
+                    (Some(n), false) => format!("{}: {n}", g.reason_without_queries()),
+                    (None, _) => g.reason(),
+                },
                 count: Count::Attempt,
             },
         }

@@ -107,7 +107,11 @@ impl AlipayAdapter {
     }
 
     /// `alipay.trade.query` by `out_trade_no` (`by_merchant`) or `trade_no`.
-    async fn query(&self, reference: &str, by_merchant: bool) -> Result<Observation, ProviderError> {
+    async fn query(
+        &self,
+        reference: &str,
+        by_merchant: bool,
+    ) -> Result<Observation, ProviderError> {
         let mut params = BTreeMap::new();
         params.insert("app_id".to_string(), self.app_id.clone());
         params.insert("method".into(), "alipay.trade.query".into());
@@ -227,7 +231,7 @@ impl Provider for AlipayAdapter {
         match (t.merchant_ref, t.provider_ref) {
             (Some(m), _) => self.query(m, true).await,
             (None, Some(r)) => self.query(r, false).await,
-            (None, None) => Err(t.require_provider_ref().unwrap_err()),
+            (None, None) => Err(t.no_reference()),
         }
     }
 

@@ -210,7 +210,10 @@ impl ProviderConfig {
             ));
         }
         if self.paypal.is_some() && self.adapter != AdapterKind::PayPal {
-            return Err(("paypal", "only the paypal adapter takes a paypal table".into()));
+            return Err((
+                "paypal",
+                "only the paypal adapter takes a paypal table".into(),
+            ));
         }
         if let Some(r) = self.rate_limit {
             if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
@@ -337,8 +340,13 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             // webhook's id there, not a secret.
             let webhook_id = secrets.into_iter().next();
             Ok(Arc::new(
-                crate::paypal::PayPalAdapter::new(&cfg.base_url, &credentials, webhook_id, timeouts)?
-                    .with_config(cfg.paypal.clone().unwrap_or_default()),
+                crate::paypal::PayPalAdapter::new(
+                    &cfg.base_url,
+                    &credentials,
+                    webhook_id,
+                    timeouts,
+                )?
+                .with_config(cfg.paypal.clone().unwrap_or_default()),
             ))
         }
         AdapterKind::Bakong => {

@@ -262,8 +262,14 @@ impl GenericAdapter {
         };
         template
             .replace("{base_url}", &self.base_url)
-            .replace("{provider_ref}", &encode(t.provider_ref.unwrap_or_default()))
-            .replace("{merchant_ref}", &encode(t.merchant_ref.unwrap_or_default()))
+            .replace(
+                "{provider_ref}",
+                &encode(t.provider_ref.unwrap_or_default()),
+            )
+            .replace(
+                "{merchant_ref}",
+                &encode(t.merchant_ref.unwrap_or_default()),
+            )
             .replace("{payment_id}", &encode(t.payment_id))
             .replace("{kind}", t.kind.as_str())
     }

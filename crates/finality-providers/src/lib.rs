@@ -73,12 +73,17 @@ impl<'a> PollTarget<'a> {
     /// engine never calls such an adapter without one (see
     /// [`Provider::unqueryable`]); if it did, the error says so plainly.
     pub fn require_provider_ref(&self) -> Result<&'a str, ProviderError> {
-        self.provider_ref.ok_or_else(|| ProviderError::Transient {
+        self.provider_ref.ok_or_else(|| self.no_reference())
+    }
+
+    /// The error for a target with no reference an adapter can use.
+    pub fn no_reference(&self) -> ProviderError {
+        ProviderError::Transient {
             message: format!(
                 "payment {} has no provider reference and this adapter cannot find one",
                 self.payment_id
             ),
-        })
+        }
     }
 }
 

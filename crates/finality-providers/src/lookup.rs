@@ -63,6 +63,10 @@ mod tests {
         assert_eq!(one.provider_status, "processing");
         let two = one_of(vec![("pi_1", "x"), ("pi_2", "y")], d);
         assert_eq!(two.provider_ref, None);
-        assert!(two.provider_status.contains("pi_1, pi_2"), "{}", two.provider_status);
+        assert!(
+            two.provider_status.contains("pi_1, pi_2"),
+            "{}",
+            two.provider_status
+        );
     }
 }

@@ -160,7 +160,11 @@ impl PayPalAdapter {
     }
 
     /// Find a capture by the invoice id the merchant gave it.
-    async fn find(&self, t: &PollTarget<'_>, invoice_id: &str) -> Result<Observation, ProviderError> {
+    async fn find(
+        &self,
+        t: &PollTarget<'_>,
+        invoice_id: &str,
+    ) -> Result<Observation, ProviderError> {
         let fmt = |ts: Timestamp| {
             chrono::DateTime::from_timestamp_millis(ts.0)
                 .unwrap_or_default()
@@ -175,7 +179,9 @@ impl PayPalAdapter {
             .append_pair("end_date", &fmt(end))
             .append_pair("fields", "transaction_info")
             .finish();
-        let resp = self.get(&format!("/v1/reporting/transactions?{query}")).await?;
+        let resp = self
+            .get(&format!("/v1/reporting/transactions?{query}"))
+            .await?;
         if !resp.status().is_success() {
             return Err(failure(resp).await);
         }
@@ -191,7 +197,10 @@ impl PayPalAdapter {
             let info = &d["transaction_info"];
             let word = info["transaction_status"].as_str().unwrap_or_default();
             (
-                info["transaction_id"].as_str().unwrap_or_default().to_string(),
+                info["transaction_id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
                 map_transaction(word),
                 format!("transaction_status {word}"),
             )
@@ -333,14 +342,12 @@ impl Provider for PayPalAdapter {
             (None, Some(m)) => return self.find(t, m).await,
             (None, None) => t.require_provider_ref()?,
         };
-        let (path, map): (String, fn(&str) -> Option<Status>) =
-            match (t.kind, self.config.payments) {
-                (Kind::Refund, _) => (format!("/v2/payments/refunds/{r}"), map_refund),
-                (_, PaymentObject::Captures) => {
-                    (format!("/v2/payments/captures/{r}"), map_capture)
-                }
-                (_, PaymentObject::Orders) => (format!("/v2/checkout/orders/{r}"), map_order),
-            };
+        let (path, map): (String, fn(&str) -> Option<Status>) = match (t.kind, self.config.payments)
+        {
+            (Kind::Refund, _) => (format!("/v2/payments/refunds/{r}"), map_refund),
+            (_, PaymentObject::Captures) => (format!("/v2/payments/captures/{r}"), map_capture),
+            (_, PaymentObject::Orders) => (format!("/v2/checkout/orders/{r}"), map_order),
+        };
         let resp = self.get(&path).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {

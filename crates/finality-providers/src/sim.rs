@@ -108,7 +108,7 @@ impl Provider for SimAdapter {
                 self.base_url,
                 url::form_urlencoded::byte_serialize(m.as_bytes()).collect::<String>()
             ),
-            (None, None) => return Err(t.require_provider_ref().unwrap_err()),
+            (None, None) => return Err(t.no_reference()),
         };
         let rid = request_id();
         let mut req = self.http.get(&url).header("x-request-id", &rid);

@@ -64,7 +64,11 @@ impl StripeAdapter {
     /// Search PaymentIntents by the merchant reference in their metadata.
     /// Stripe's search index lags writes by up to a minute or so: "not
     /// found" is not final, the next poll searches again.
-    async fn find(&self, t: &PollTarget<'_>, merchant_ref: &str) -> Result<Observation, ProviderError> {
+    async fn find(
+        &self,
+        t: &PollTarget<'_>,
+        merchant_ref: &str,
+    ) -> Result<Observation, ProviderError> {
         // Stripe's query language quotes strings with ' and escapes with \.
         let quoted = merchant_ref.replace('\\', "\\\\").replace('\'', "\\'");
         let query = format!("metadata['{}']:'{quoted}'", self.merchant_ref_key);
@@ -93,7 +97,11 @@ impl StripeAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         Ok(crate::lookup::one_of(body.data, |o| {
             let provider_status = describe(&o);
-            (o.id, map_status("payment_intent", &o.status), provider_status)
+            (
+                o.id,
+                map_status("payment_intent", &o.status),
+                provider_status,
+            )
         }))
     }
 
@@ -105,7 +113,8 @@ impl StripeAdapter {
 
     /// The object a payment is polled as: `(path segment, object name)`.
     fn object_for(provider_ref: &str, kind: Kind) -> (&'static str, &'static str) {
-        if provider_ref.starts_with("re_") || (kind == Kind::Refund && !provider_ref.starts_with("pi_"))
+        if provider_ref.starts_with("re_")
+            || (kind == Kind::Refund && !provider_ref.starts_with("pi_"))
         {
             ("refunds", "refund")
         } else {

@@ -190,7 +190,11 @@ impl WeChatAdapter {
 
     /// Query one transaction, by the merchant's order number (`by_merchant`)
     /// or by WeChat Pay's transaction id.
-    async fn query(&self, reference: &str, by_merchant: bool) -> Result<Observation, ProviderError> {
+    async fn query(
+        &self,
+        reference: &str,
+        by_merchant: bool,
+    ) -> Result<Observation, ProviderError> {
         let segment = if by_merchant { "out-trade-no" } else { "id" };
         let url = reqwest::Url::parse(&format!(
             "{}/v3/pay/transactions/{segment}/{}?mchid={}",
@@ -247,8 +251,16 @@ impl WeChatAdapter {
 
     /// Check the platform's signature on an answer (WeChat Pay signs every
     /// 2xx answer as it signs notifications).
-    fn verify_answer(&self, h: &reqwest::header::HeaderMap, body: &str) -> Result<(), ProviderError> {
-        let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    fn verify_answer(
+        &self,
+        h: &reqwest::header::HeaderMap,
+        body: &str,
+    ) -> Result<(), ProviderError> {
+        let get = |name: &str| {
+            h.get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+        };
         let (ts, nonce, sig) = (
             get("wechatpay-timestamp"),
             get("wechatpay-nonce"),
@@ -290,7 +302,7 @@ impl Provider for WeChatAdapter {
         match (t.merchant_ref, t.provider_ref) {
             (Some(m), _) => self.query(m, true).await,
             (None, Some(r)) => self.query(r, false).await,
-            (None, None) => Err(t.require_provider_ref().unwrap_err()),
+            (None, None) => Err(t.no_reference()),
         }
     }
 

@@ -7,7 +7,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
+use finality_core::money::{Amount, Currency, MerchantRef, PaymentId, ProviderRef};
 use finality_core::{Kind, Source, Status};
 use finality_store::{
     ApplyOutcome, AttemptRecord, HistoryEntry, ListFilter, NewPayment, Payment, PaymentView,
@@ -76,6 +76,7 @@ struct PaymentIn {
     id: Option<String>,
     provider: Option<String>,
     provider_ref: Option<String>,
+    merchant_ref: Option<String>,
     kind: Option<String>,
     amount: Option<i64>,
     currency: Option<String>,
@@ -97,7 +98,23 @@ impl PaymentIn {
                 ),
             ));
         }
-        let provider_ref = ProviderRef::parse(&required(self.provider_ref, "provider_ref")?)?;
+        let provider_ref = self
+            .provider_ref
+            .as_deref()
+            .map(ProviderRef::parse)
+            .transpose()?;
+        let merchant_ref = self
+            .merchant_ref
+            .as_deref()
+            .map(MerchantRef::parse)
+            .transpose()?;
+        if provider_ref.is_none() && merchant_ref.is_none() {
+            return Err(ApiError::invalid(
+                "provider_ref",
+                "missing field `provider_ref` (give `merchant_ref` instead when the provider's \
+                 id is not known, e.g. the create call timed out)",
+            ));
+        }
         let kind = match self.kind {
             None => Kind::Payment,
             Some(k) => k
@@ -115,6 +132,7 @@ impl PaymentIn {
             id,
             provider,
             provider_ref,
+            merchant_ref,
             kind,
             amount,
             metadata,
@@ -148,7 +166,9 @@ struct HistoryOut {
 struct PaymentOut {
     id: String,
     provider: String,
-    provider_ref: String,
+    /// `null` until found when registered by `merchant_ref` alone.
+    provider_ref: Option<String>,
+    merchant_ref: Option<String>,
     kind: Kind,
     amount: i64,
     currency: String,
@@ -170,6 +190,7 @@ impl PaymentOut {
             id: p.id,
             provider: p.provider,
             provider_ref: p.provider_ref,
+            merchant_ref: p.merchant_ref,
             kind: p.kind,
             amount: p.amount,
             currency: p.currency,
@@ -226,8 +247,13 @@ fn differences(existing: &Payment, p: &NewPayment) -> String {
     if existing.provider != p.provider {
         d.push("provider");
     }
-    if existing.provider_ref != p.provider_ref.as_str() {
-        d.push("provider_ref");
+    if let Some(r) = &p.provider_ref {
+        if existing.provider_ref.as_deref() != Some(r.as_str()) {
+            d.push("provider_ref");
+        }
+    }
+    if existing.merchant_ref.as_deref() != p.merchant_ref.as_ref().map(MerchantRef::as_str) {
+        d.push("merchant_ref");
     }
     if existing.kind != p.kind {
         d.push("kind");
@@ -269,15 +295,25 @@ async fn create(
                 field: Some("id".into()),
             })
         }
-        Registered::RefTaken { other_id } => Err(ApiError::Conflict {
-            code: "provider_ref_conflict",
-            message: format!(
-                "provider `{}` reference `{}` is already tracked by payment `{other_id}`",
-                p.provider,
-                p.provider_ref.as_str()
-            ),
-            field: Some("provider_ref".into()),
-        }),
+        Registered::RefTaken { other_id, field } => {
+            let value = match field {
+                "provider_ref" => p.provider_ref.as_ref().map(ProviderRef::as_str),
+                _ => p.merchant_ref.as_ref().map(MerchantRef::as_str),
+            };
+            Err(ApiError::Conflict {
+                code: if field == "provider_ref" {
+                    "provider_ref_conflict"
+                } else {
+                    "merchant_ref_conflict"
+                },
+                message: format!(
+                    "provider `{}` {field} `{}` is already tracked by payment `{other_id}`",
+                    p.provider,
+                    value.unwrap_or_default()
+                ),
+                field: Some(field.into()),
+            })
+        }
     }
 }
 

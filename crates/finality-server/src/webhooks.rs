@@ -61,6 +61,7 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
         provider: provider.to_string(),
         event_id: ev.event_id,
         provider_ref: ev.provider_ref,
+        merchant_ref: ev.merchant_ref,
         observed: ev.status,
         provider_status: ev.provider_status,
         occurred_at: ev.occurred_at,
@@ -129,6 +130,7 @@ async fn receive(
                     WebhookEvent {
                         event_id,
                         provider_ref: None,
+                        merchant_ref: None,
                         status: None,
                         provider_status: None,
                         occurred_at: None,

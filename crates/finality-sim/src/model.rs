@@ -36,6 +36,9 @@ impl Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaymentPlan {
     pub id: String,
+    /// The merchant's reference given at creation (Stripe metadata, PayPal
+    /// invoice id, WeChat/Alipay `out_trade_no`), if any.
+    pub merchant_ref: Option<String>,
     pub created_at: Timestamp,
     pub processing_at: Timestamp,
     /// `None` for [`Outcome::Never`].
@@ -157,12 +160,21 @@ impl Simulator {
     /// Create a payment at the provider (as a merchant's checkout would) and
     /// draw its plan. Returns the provider's reference for it.
     pub fn create(&self, id: Option<String>) -> PaymentPlan {
+        self.create_with(id, None)
+    }
+
+    /// [`Simulator::create`] with the merchant's reference, which the
+    /// provider keeps and can be searched by.
+    pub fn create_with(&self, id: Option<String>, merchant_ref: Option<String>) -> PaymentPlan {
         let id = id
             .unwrap_or_else(|| format!("sim_{:08}", self.next_id.fetch_add(1, Ordering::Relaxed)));
         let now = self.clock.now();
         let plan = {
             let mut rng = lock(&self.rng);
-            self.draw(&mut rng, id.clone(), now)
+            PaymentPlan {
+                merchant_ref,
+                ..self.draw(&mut rng, id.clone(), now)
+            }
         };
         lock(&self.plans).insert(id, plan.clone());
         for d in crate::webhooks::deliveries(&plan, self.config.webhooks.delay) {
@@ -212,6 +224,7 @@ impl Simulator {
         let w = &c.webhooks;
         PaymentPlan {
             id,
+            merchant_ref: None,
             created_at: now,
             processing_at: now.plus(settle.mul_f64(c.processing_at.clamp(0.0, 1.0))),
             settles_at: (outcome != Outcome::Never).then(|| now.plus(settle)),
@@ -225,6 +238,26 @@ impl Simulator {
 
     pub fn plan(&self, id: &str) -> Option<PaymentPlan> {
         lock(&self.plans).get(id).cloned()
+    }
+
+    /// Every payment created with this merchant reference.
+    pub fn plans_by_merchant_ref(&self, merchant_ref: &str) -> Vec<PaymentPlan> {
+        let mut found: Vec<PaymentPlan> = lock(&self.plans)
+            .values()
+            .filter(|p| p.merchant_ref.as_deref() == Some(merchant_ref))
+            .cloned()
+            .collect();
+        found.sort_by(|a, b| a.id.cmp(&b.id));
+        found
+    }
+
+    /// The payment a merchant order number names (WeChat Pay, Alipay): the
+    /// one created with it as merchant reference, or else with it as id.
+    pub fn plan_by_order_no(&self, out_trade_no: &str) -> Option<PaymentPlan> {
+        self.plans_by_merchant_ref(out_trade_no)
+            .into_iter()
+            .next()
+            .or_else(|| self.plan(out_trade_no))
     }
 
     pub fn plans(&self) -> Vec<PaymentPlan> {

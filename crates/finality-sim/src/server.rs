@@ -31,20 +31,24 @@ use tokio_util::sync::CancellationToken;
 
 pub fn router(sim: Arc<Simulator>) -> Router {
     Router::new()
-        .route("/v1/payments", post(create))
+        .route("/v1/payments", post(create).get(search))
         .route("/v1/payments/{id}", get(status))
         .route("/stripe/v1/payment_intents", get(stripe_list))
+        .route("/stripe/v1/payment_intents/search", get(stripe_search))
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
         .route("/acme/v2/transfers/{id}", get(acme_transfer))
         .route(
             "/wechat/v3/pay/transactions/out-trade-no/{id}",
-            get(wechat_query),
+            get(wechat_by_order_no),
         )
+        .route("/wechat/v3/pay/transactions/id/{id}", get(wechat_by_id))
         .route("/alipay/gateway.do", post(alipay_gateway))
         .route("/paypal/v1/oauth2/token", post(paypal_token))
         .route("/paypal/v2/checkout/orders/{id}", get(paypal_order))
         .route("/paypal/v2/payments/refunds/{id}", get(paypal_refund))
+        .route("/paypal/v2/payments/captures/{id}", get(paypal_capture))
+        .route("/paypal/v1/reporting/transactions", get(paypal_search))
         .route(
             "/paypal/v1/notifications/verify-webhook-signature",
             post(paypal_verify),
@@ -73,11 +77,12 @@ pub async fn serve(
 #[derive(serde::Deserialize, Default)]
 struct CreateIn {
     id: Option<String>,
+    merchant_ref: Option<String>,
 }
 
 async fn create(State(sim): State<Arc<Simulator>>, body: Option<Json<CreateIn>>) -> Response {
-    let id = body.and_then(|Json(b)| b.id);
-    let plan = sim.create(id);
+    let (id, merchant_ref) = body.map_or((None, None), |Json(b)| (b.id, b.merchant_ref));
+    let plan = sim.create_with(id, merchant_ref);
     let status = plan.status_at(sim.now());
     (
         StatusCode::CREATED,
@@ -195,6 +200,72 @@ async fn status(
     .await
 }
 
+#[derive(serde::Deserialize)]
+struct SearchIn {
+    merchant_ref: String,
+}
+
+/// `GET /v1/payments?merchant_ref=…` → `{"data": [{"id", "status"}]}`.
+async fn search(
+    State(sim): State<Arc<Simulator>>,
+    axum::extract::Query(q): axum::extract::Query<SearchIn>,
+    headers: HeaderMap,
+) -> Response {
+    let _call = sim.begin_call(&q.merchant_ref);
+    if let Err(r) = gate(&sim, &q.merchant_ref, &headers).await {
+        return r;
+    }
+    let now = sim.now();
+    let data: Vec<_> = sim
+        .plans_by_merchant_ref(&q.merchant_ref)
+        .iter()
+        .map(|p| json!({"id": p.id, "status": p.status_at(now), "merchant_ref": p.merchant_ref}))
+        .collect();
+    Json(json!({ "data": data })).into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct StripeSearchIn {
+    query: String,
+}
+
+/// `GET /stripe/v1/payment_intents/search?query=metadata['merchant_ref']:'…'`
+/// (the one query shape the simulator understands).
+async fn stripe_search(
+    State(sim): State<Arc<Simulator>>,
+    axum::extract::Query(q): axum::extract::Query<StripeSearchIn>,
+    headers: HeaderMap,
+) -> Response {
+    let wanted = q
+        .query
+        .strip_prefix("metadata['merchant_ref']:'")
+        .and_then(|r| r.strip_suffix('\''))
+        .map(|r| r.replace("\\'", "'").replace("\\\\", "\\"));
+    let Some(wanted) = wanted else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"type": "invalid_request_error",
+                                  "message": format!("unsupported query: {}", q.query)}})),
+        )
+            .into_response();
+    };
+    let _call = sim.begin_call(&wanted);
+    if let Err(r) = gate(&sim, &wanted, &headers).await {
+        return r;
+    }
+    let now = sim.now();
+    let data: Vec<_> = sim
+        .plans_by_merchant_ref(&wanted)
+        .iter()
+        .map(|p| {
+            let mut o = crate::wire::stripe_object(&p.id, p.status_at(now));
+            o["metadata"] = json!({ "merchant_ref": wanted });
+            o
+        })
+        .collect();
+    Json(json!({"object": "search_result", "data": data, "has_more": false})).into_response()
+}
+
 async fn acme_transfer(
     State(sim): State<Arc<Simulator>>,
     Path(id): Path<String>,
@@ -244,9 +315,32 @@ fn wechat_signed(method: &str, uri: &axum::http::Uri, headers: &HeaderMap) -> bo
         )
 }
 
-async fn wechat_query(
+async fn wechat_by_order_no(
     State(sim): State<Arc<Simulator>>,
     Path(id): Path<String>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    let plan = sim.plan_by_order_no(&id);
+    wechat_query(sim, id, plan, uri, headers).await
+}
+
+async fn wechat_by_id(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    let plan = id.strip_prefix("4200").and_then(|i| sim.plan(i));
+    wechat_query(sim, id, plan, uri, headers).await
+}
+
+/// One transaction, as WeChat Pay answers: signed by the platform key, with
+/// `transaction_id` only once the buyer has started paying.
+async fn wechat_query(
+    sim: Arc<Simulator>,
+    id: String,
+    plan: Option<crate::model::PaymentPlan>,
     uri: axum::http::Uri,
     headers: HeaderMap,
 ) -> Response {
@@ -261,13 +355,26 @@ async fn wechat_query(
     if let Err(r) = faults(&sim).await {
         return r;
     }
-    match sim.plan(&id) {
-        Some(plan) => Json(
-            json!({"mchid": crate::wire::wechat_keys::MCHID, "out_trade_no": id,
-            "transaction_id": format!("4200{id}"),
-            "trade_state": crate::wire::wechat_trade_state(plan.status_at(sim.now()))}),
-        )
-        .into_response(),
+    match plan {
+        Some(plan) => {
+            let state = crate::wire::wechat_trade_state(plan.status_at(sim.now()));
+            let mut body = json!({"mchid": crate::wire::wechat_keys::MCHID,
+                "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
+                "trade_state": state});
+            if state != "NOTPAY" {
+                body["transaction_id"] = json!(crate::wire::wechat_transaction_id(&plan.id));
+            }
+            let text = body.to_string();
+            let mut resp =
+                ([(header::CONTENT_TYPE, "application/json")], text.clone()).into_response();
+            let ts = sim.now().millis() / 1000;
+            for (k, v) in crate::wire::wechat_answer_headers(&text, ts) {
+                if let Ok(v) = axum::http::HeaderValue::from_str(&v) {
+                    resp.headers_mut().insert(k, v);
+                }
+            }
+            resp
+        }
         None => (
             StatusCode::NOT_FOUND,
             Json(json!({"code": "ORDER_NOT_EXIST", "message": "订单不存在"})),
@@ -287,7 +394,14 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
         .get("biz_content")
         .and_then(|b| serde_json::from_str(b).ok())
         .unwrap_or_default();
-    let id = biz["out_trade_no"].as_str().unwrap_or_default().to_string();
+    let (id, plan) = match (biz["out_trade_no"].as_str(), biz["trade_no"].as_str()) {
+        (Some(o), _) => (o.to_string(), sim.plan_by_order_no(o)),
+        (None, Some(t)) => (
+            t.to_string(),
+            t.strip_prefix("2026").and_then(|i| sim.plan(i)),
+        ),
+        (None, None) => (String::new(), None),
+    };
     let _call = sim.begin_call(&id);
     let signed =
         rsa::RsaPublicKey::from_public_key_pem(crate::wire::wechat_keys::MERCHANT_PUBLIC_PEM)
@@ -299,21 +413,27 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
                 )
             });
     let answer = |r: serde_json::Value| {
-        Json(json!({"alipay_trade_query_response": r, "sign": "SIMULATED"})).into_response()
+        (
+            [(header::CONTENT_TYPE, "application/json")],
+            crate::wire::alipay_answer("alipay_trade_query_response", &r),
+        )
+            .into_response()
     };
     if !signed {
-        return answer(json!({"code": "40002", "msg": "Invalid Arguments",
-                             "sub_code": "isv.invalid-signature", "sub_msg": "验签出错"}));
+        // Alipay does not sign this one: it could not tell who asked.
+        return Json(json!({"alipay_trade_query_response": {"code": "40002",
+            "msg": "Invalid Arguments", "sub_code": "isv.invalid-signature",
+            "sub_msg": "验签出错"}}))
+        .into_response();
     }
     if let Err(r) = faults(&sim).await {
         return r;
     }
-    match sim.plan(&id) {
-        Some(plan) => answer(
-            json!({"code": "10000", "msg": "Success", "out_trade_no": id,
-            "trade_no": format!("2026{id}"),
-            "trade_status": crate::wire::alipay_trade_status(plan.status_at(sim.now()))}),
-        ),
+    match plan {
+        Some(plan) => answer(json!({"code": "10000", "msg": "Success",
+            "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
+            "trade_no": crate::wire::alipay_trade_no(&plan.id),
+            "trade_status": crate::wire::alipay_trade_status(plan.status_at(sim.now()))})),
         None => answer(json!({"code": "40004", "msg": "Business Failed",
                               "sub_code": "ACQ.TRADE_NOT_EXIST", "sub_msg": "交易不存在"})),
     }
@@ -363,6 +483,7 @@ async fn paypal_object(
     id: String,
     headers: HeaderMap,
     word: fn(&str) -> &'static str,
+    captures: bool,
 ) -> Response {
     let _call = sim.begin_call(&id);
     if !paypal_authorized(&sim, &headers) {
@@ -372,9 +493,14 @@ async fn paypal_object(
         )
             .into_response();
     }
+    // A capture's id is `CAP` and its payment's (`wire::paypal_capture_id`).
+    let plan = match id.strip_prefix("CAP") {
+        Some(i) if captures => sim.plan(i),
+        _ => sim.plan(&id),
+    };
     match faults(&sim).await {
         Err(r) => r,
-        Ok(()) => match sim.plan(&id) {
+        Ok(()) => match plan {
             Some(plan) => Json(json!({"id": id, "status": word(plan.status_at(sim.now()))}))
                 .into_response(),
             None => (
@@ -391,7 +517,7 @@ async fn paypal_order(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, crate::wire::paypal_order).await
+    paypal_object(sim, id, headers, crate::wire::paypal_order, false).await
 }
 
 async fn paypal_refund(
@@ -399,7 +525,60 @@ async fn paypal_refund(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, crate::wire::paypal_refund).await
+    paypal_object(sim, id, headers, crate::wire::paypal_refund, false).await
+}
+
+async fn paypal_capture(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    paypal_object(sim, id, headers, crate::wire::paypal_capture, true).await
+}
+
+#[derive(serde::Deserialize)]
+struct PayPalSearchIn {
+    invoice_id: String,
+    start_date: String,
+    end_date: String,
+}
+
+/// Transaction Search by invoice id (dates required, as PayPal requires).
+async fn paypal_search(
+    State(sim): State<Arc<Simulator>>,
+    axum::extract::Query(q): axum::extract::Query<PayPalSearchIn>,
+    headers: HeaderMap,
+) -> Response {
+    let _call = sim.begin_call(&q.invoice_id);
+    if !paypal_authorized(&sim, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "invalid_token"})),
+        )
+            .into_response();
+    }
+    if q.start_date.is_empty() || q.end_date.is_empty() {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"name": "INVALID_REQUEST", "message": "start_date and end_date are required"})),
+        )
+            .into_response();
+    }
+    if let Err(r) = faults(&sim).await {
+        return r;
+    }
+    let now = sim.now();
+    let details: Vec<_> = sim
+        .plans_by_merchant_ref(&q.invoice_id)
+        .iter()
+        .map(|p| {
+            json!({"transaction_info": {
+                "transaction_id": crate::wire::paypal_capture_id(&p.id),
+                "invoice_id": q.invoice_id,
+                "transaction_status": crate::wire::paypal_transaction_status(p.status_at(now))}})
+        })
+        .collect();
+    Json(json!({"transaction_details": details, "total_items": details.len()})).into_response()
 }
 
 async fn paypal_verify(

@@ -92,8 +92,17 @@ pub struct Delivery {
     pub at: Timestamp,
     pub event_id: String,
     pub provider_ref: String,
+    pub merchant_ref: Option<String>,
     pub status: &'static str,
     pub tries: u32,
+}
+
+impl Delivery {
+    /// The merchant's order number (WeChat Pay, Alipay): the merchant
+    /// reference, or the payment's id when it was created without one.
+    fn order_no(&self) -> &str {
+        self.merchant_ref.as_deref().unwrap_or(&self.provider_ref)
+    }
 }
 
 const MAX_TRIES: u32 = 5;
@@ -105,6 +114,7 @@ pub(crate) fn deliveries(plan: &PaymentPlan, delay: Duration) -> Vec<Delivery> {
         at,
         event_id: format!("evt_{}_{status}", plan.id),
         provider_ref: plan.id.clone(),
+        merchant_ref: plan.merchant_ref.clone(),
         status,
         tries: 0,
     };
@@ -183,7 +193,8 @@ impl Simulator {
                 let body = serde_json::json!({
                     "type": "payment.updated",
                     "timestamp": now.to_rfc3339(),
-                    "data": {"id": d.provider_ref, "status": d.status},
+                    "data": {"id": d.provider_ref, "status": d.status,
+                             "merchant_ref": d.merchant_ref},
                 })
                 .to_string();
                 let sig = sign(key, &d.event_id, ts, body.as_bytes());
@@ -200,6 +211,7 @@ impl Simulator {
                     key,
                     merchant_account,
                     &d.provider_ref,
+                    d.merchant_ref.as_deref(),
                     d.status,
                 ) else {
                     return; // nothing Adyen would send
@@ -207,9 +219,12 @@ impl Simulator {
                 req.body(body.to_string())
             }
             WireFormat::Alipay => {
-                let Some(form) =
-                    crate::wire::alipay_notification(&d.event_id, &d.provider_ref, d.status)
-                else {
+                let Some(form) = crate::wire::alipay_notification(
+                    &d.event_id,
+                    &d.provider_ref,
+                    d.order_no(),
+                    d.status,
+                ) else {
                     return; // Alipay does not notify while waiting for the buyer
                 };
                 req.header("content-type", "application/x-www-form-urlencoded")
@@ -220,6 +235,7 @@ impl Simulator {
                     api_v3_key,
                     &d.event_id,
                     &d.provider_ref,
+                    d.order_no(),
                     d.status,
                     ts,
                 ) else {
@@ -236,6 +252,7 @@ impl Simulator {
                 let Some((event, headers)) = crate::wire::paypal_event(
                     &d.event_id,
                     &d.provider_ref,
+                    d.merchant_ref.as_deref(),
                     d.status,
                     webhook_id,
                     &time,
@@ -254,7 +271,14 @@ impl Simulator {
                 req.header("x-acme-signature", sig).body(body)
             }
             WireFormat::Stripe { secret } => {
-                let body = stripe_event(&d.event_id, ts, &d.provider_ref, d.status).to_string();
+                let body = stripe_event(
+                    &d.event_id,
+                    ts,
+                    &d.provider_ref,
+                    d.merchant_ref.as_deref(),
+                    d.status,
+                )
+                .to_string();
                 let sig = finality_providers::webhook::stripe::sign(secret, ts, body.as_bytes());
                 req.header("stripe-signature", sig).body(body)
             }

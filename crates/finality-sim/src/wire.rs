@@ -73,8 +73,17 @@ pub fn stripe_object(id: &str, sim_status: &str) -> Value {
 }
 
 /// A Stripe event (`payment_intent.succeeded`, `refund.updated`, …).
-pub fn stripe_event(event_id: &str, created_s: i64, id: &str, sim_status: &str) -> Value {
-    let object = stripe_object(id, sim_status);
+pub fn stripe_event(
+    event_id: &str,
+    created_s: i64,
+    id: &str,
+    merchant_ref: Option<&str>,
+    sim_status: &str,
+) -> Value {
+    let mut object = stripe_object(id, sim_status);
+    if let Some(m) = merchant_ref {
+        object["metadata"] = json!({ "merchant_ref": m });
+    }
     let kind = if id.starts_with("re_") {
         "refund.updated".to_string()
     } else {
@@ -94,8 +103,10 @@ pub fn adyen_notification(
     key: &[u8],
     merchant_account: &str,
     id: &str,
+    merchant_ref: Option<&str>,
     sim_status: &str,
 ) -> Option<Value> {
+    let merchant_ref = merchant_ref.map_or_else(|| format!("order-{id}"), String::from);
     let (code, success, psp, original) = match sim_status {
         "succeeded" => ("AUTHORISATION", "true", id.to_string(), String::new()),
         "failed" => ("AUTHORISATION", "false", id.to_string(), String::new()),
@@ -104,7 +115,7 @@ pub fn adyen_notification(
     };
     let mut item = json!({
         "pspReference": psp, "originalReference": original,
-        "merchantAccountCode": merchant_account, "merchantReference": format!("order-{id}"),
+        "merchantAccountCode": merchant_account, "merchantReference": merchant_ref,
         "amount": {"value": 1000, "currency": "EUR"}, "eventCode": code, "success": success,
         "eventDate": "2026-11-30T12:00:00+00:00", "reason": "", "additionalData": {}
     });
@@ -206,6 +217,55 @@ pub fn paypal_refund(sim_status: &str) -> &'static str {
     }
 }
 
+/// PayPal's capture status for a simulator status word.
+pub fn paypal_capture(sim_status: &str) -> &'static str {
+    match sim_status {
+        "succeeded" => "COMPLETED",
+        "failed" | "canceled" => "DECLINED",
+        _ => "PENDING",
+    }
+}
+
+/// Transaction Search's one-letter status for a simulator status word.
+pub fn paypal_transaction_status(sim_status: &str) -> &'static str {
+    match sim_status {
+        "succeeded" => "S",
+        "failed" | "canceled" => "D",
+        _ => "P",
+    }
+}
+
+/// PayPal's capture id for the simulator payment `id`.
+pub fn paypal_capture_id(id: &str) -> String {
+    format!("CAP{id}")
+}
+
+/// Sign a WeChat Pay answer as the platform does: the headers to add.
+pub fn wechat_answer_headers(body: &str, ts: i64) -> Vec<(&'static str, String)> {
+    use rsa::pkcs8::DecodePrivateKey;
+    let nonce = format!("a{ts}");
+    let sig = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM)
+        .map(|key| finality_providers::wechat::sign(&key, &format!("{ts}\n{nonce}\n{body}\n")))
+        .unwrap_or_default();
+    vec![
+        ("wechatpay-timestamp", ts.to_string()),
+        ("wechatpay-nonce", nonce),
+        ("wechatpay-signature", sig),
+        ("wechatpay-serial", "PUB_KEY_ID_SIMULATED".to_string()),
+    ]
+}
+
+/// An Alipay gateway answer: the response object and Alipay's RSA2 sign
+/// over its exact text (the simulator's platform key stands in for Alipay's).
+pub fn alipay_answer(method_key: &str, response: &Value) -> String {
+    use rsa::pkcs8::DecodePrivateKey;
+    let text = response.to_string();
+    let sign = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM)
+        .map(|key| finality_providers::wechat::sign(&key, &text))
+        .unwrap_or_default();
+    format!("{{\"{method_key}\":{text},\"sign\":{}}}", json!(sign))
+}
+
 /// The transmission signature the simulated PayPal puts on an event.
 pub fn paypal_signature(
     transmission_id: &str,
@@ -226,6 +286,7 @@ pub fn paypal_signature(
 pub fn paypal_event(
     event_id: &str,
     order_id: &str,
+    invoice_id: Option<&str>,
     sim_status: &str,
     webhook_id: &str,
     time: &str,
@@ -251,6 +312,10 @@ pub fn paypal_event(
         ),
         _ => return None,
     };
+    let mut resource = resource;
+    if let Some(inv) = invoice_id {
+        resource["invoice_id"] = json!(inv);
+    }
     let event = json!({"id": event_id, "event_type": kind, "resource_type": "checkout-order",
                        "create_time": time, "resource": resource});
     let transmission_id = format!("tx-{event_id}");
@@ -281,6 +346,16 @@ pub mod wechat_keys {
     pub const SERIAL_NO: &str = "5157F09EFDC096DE15EBE81A47057A7232F1B8E1";
 }
 
+/// WeChat Pay's id for the simulator payment `id`.
+pub fn wechat_transaction_id(id: &str) -> String {
+    format!("4200{id}")
+}
+
+/// Alipay's `trade_no` for the simulator payment `id`.
+pub fn alipay_trade_no(id: &str) -> String {
+    format!("2026{id}")
+}
+
 /// WeChat Pay's `trade_state` for a simulator status word.
 pub fn wechat_trade_state(sim_status: &str) -> &'static str {
     match sim_status {
@@ -297,6 +372,7 @@ pub fn wechat_trade_state(sim_status: &str) -> &'static str {
 pub fn wechat_notification(
     api_v3_key: &[u8; 32],
     event_id: &str,
+    id: &str,
     out_trade_no: &str,
     sim_status: &str,
     ts: i64,
@@ -306,7 +382,7 @@ pub fn wechat_notification(
         return None;
     }
     let tx = json!({"mchid": wechat_keys::MCHID, "appid": "wxd678efh567hg6787",
-                    "out_trade_no": out_trade_no, "transaction_id": format!("4200{out_trade_no}"),
+                    "out_trade_no": out_trade_no, "transaction_id": wechat_transaction_id(id),
                     "trade_type": "JSAPI", "trade_state": "SUCCESS", "trade_state_desc": "支付成功",
                     "amount": {"total": 100, "currency": "CNY"}});
     let nonce = format!(
@@ -354,6 +430,7 @@ pub fn alipay_trade_status(sim_status: &str) -> &'static str {
 /// simulator's platform key).
 pub fn alipay_notification(
     notify_id: &str,
+    id: &str,
     out_trade_no: &str,
     sim_status: &str,
 ) -> Option<String> {
@@ -377,7 +454,7 @@ pub fn alipay_notification(
     ] {
         p.insert(k.to_string(), v.to_string());
     }
-    p.insert("trade_no".into(), format!("2026{out_trade_no}"));
+    p.insert("trade_no".into(), alipay_trade_no(id));
     let key = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM).ok()?;
     let sig = finality_providers::alipay::sign_params(&key, &p, true);
     p.insert("sign".into(), sig);

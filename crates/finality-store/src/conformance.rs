@@ -902,12 +902,17 @@ pub async fn merchant_ref_registration_and_recording(db: Arc<dyn Store>) {
         db.register(&p, T0, T0).await.unwrap(),
         Registered::Existing(_)
     ));
-    assert_eq!(db.find_by_ref("sim", "pi_9").await.unwrap().as_deref(), Some("pay_m"));
+    assert_eq!(
+        db.find_by_ref("sim", "pi_9").await.unwrap().as_deref(),
+        Some("pay_m")
+    );
 
     // A provider id another payment already tracks is not recorded twice.
     let mut holder = new_payment("pay_holder");
     holder.provider_ref = Some(ProviderRef::parse("pi_taken").unwrap());
-    db.register(&holder, T0, Timestamp(T0.0 + 3_600_000)).await.unwrap();
+    db.register(&holder, T0, Timestamp(T0.0 + 3_600_000))
+        .await
+        .unwrap();
     db.register(&merchant_payment("pay_m2", "order-2"), T0, T0)
         .await
         .unwrap();

@@ -127,7 +127,8 @@ pub async fn register(
     let p = NewPayment {
         id: PaymentId::parse(id).unwrap(),
         provider: "sim".into(),
-        provider_ref: ProviderRef::parse(&plan.id).unwrap(),
+        provider_ref: Some(ProviderRef::parse(&plan.id).unwrap()),
+        merchant_ref: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
         metadata: serde_json::json!({}),

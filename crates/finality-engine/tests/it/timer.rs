@@ -48,7 +48,8 @@ async fn register_plain(store: &dyn Store, id: &str, now: Timestamp, at: Timesta
     let p = NewPayment {
         id: PaymentId::parse(id).unwrap(),
         provider: "sim".into(),
-        provider_ref: ProviderRef::parse(&format!("ref_{id}")).unwrap(),
+        provider_ref: Some(ProviderRef::parse(&format!("ref_{id}")).unwrap()),
+        merchant_ref: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
         metadata: serde_json::json!({}),

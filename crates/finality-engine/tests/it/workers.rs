@@ -219,7 +219,7 @@ async fn virtual_time_run_drives_every_payment_to_final_or_review() {
         .unwrap();
     assert_eq!(all.len(), 300);
     for p in &all {
-        let plan = server.sim.plan(&p.provider_ref).unwrap();
+        let plan = server.sim.plan(p.provider_ref.as_deref().unwrap()).unwrap();
         match plan.settles_at {
             None => assert_eq!(p.status, Status::NeedsReview, "{} never settles", p.id),
             Some(settled) => {

@@ -15,6 +15,7 @@ on_both_backends!(
     resolve_by_hand,
     poll_now_settles_through_the_engine,
     event_feed_pages_transitions,
+    merchant_ref_registration_finds_the_provider_id,
 );
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -98,6 +99,7 @@ async fn bad_input_names_the_field(b: Backend) {
         (with("kind", json!("charge")), "kind"),
         (with("metadata", json!([1, 2])), "metadata"),
         (with("id", json!("has space")), "id"),
+        (with("merchant_ref", json!("has space")), "merchant_ref"),
         (with("ammount", json!(5)), "ammount"),
         (without("id"), "id"),
         (without("provider"), "provider"),
@@ -312,4 +314,42 @@ async fn event_feed_pages_transitions(b: Backend) {
         (s, v["error"]["field"].clone()),
         (StatusCode::UNPROCESSABLE_ENTITY, json!("after"))
     );
+}
+
+/// Registered with only the merchant's reference: `provider_ref` is null
+/// until the engine finds the provider's id (the simulator can be searched
+/// by merchant reference), then recorded; neither reference can be taken
+/// twice, and retrying the registration is still the same body.
+async fn merchant_ref_registration_finds_the_provider_id(b: Backend) {
+    let app = spawn_app(b, Duration::from_millis(600)).await;
+    app.sim
+        .create_with(Some("sim_lost_1".into()), Some("ord-77".into()));
+    let body = json!({"id": "pay_m", "provider": "sim", "merchant_ref": "ord-77",
+                      "amount": 100, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body.clone()).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(v["provider_ref"], Value::Null);
+    assert_eq!(v["merchant_ref"], "ord-77");
+    let (s, _) = app.post("/v1/payments", body.clone()).await;
+    assert_eq!(s, StatusCode::OK);
+    let mut twin = body.clone();
+    twin["id"] = json!("pay_m_twin");
+    let (s, err) = app.post("/v1/payments", twin).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{err}");
+    assert_eq!(err["error"]["code"], "merchant_ref_conflict");
+    assert_eq!(err["error"]["field"], "merchant_ref");
+    assert!(err["error"]["message"].as_str().unwrap().contains("pay_m"));
+
+    let v = app.wait_for_status("pay_m", "succeeded").await;
+    assert_eq!(v["provider_ref"], "sim_lost_1", "{v}");
+    // The caller retries without the provider's id: the same payment.
+    let (s, again) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::OK, "{again}");
+    assert_eq!(again["provider_ref"], "sim_lost_1");
+    // The found id is taken too.
+    let taken = json!({"id": "pay_other", "provider": "sim", "provider_ref": "sim_lost_1",
+                       "amount": 100, "currency": "USD"});
+    let (s, err) = app.post("/v1/payments", taken).await;
+    assert_eq!(s, StatusCode::CONFLICT, "{err}");
+    assert_eq!(err["error"]["code"], "provider_ref_conflict");
 }

@@ -5,6 +5,7 @@
 
 use super::*;
 use finality_core::Schedule;
+use finality_providers::paypal::{PayPalConfig, PaymentObject};
 use finality_providers::stripe::StripeAdapter;
 use finality_providers::webhook::stripe::{sign as stripe_sign, StripeSignature};
 use finality_sim::webhooks::WebhookTarget;
@@ -33,6 +34,15 @@ async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
 }
 
 async fn stripe_app_with_key(engine: bool, outcome_failed: bool, key: &str) -> TestApp {
+    stripe_app_full(engine, outcome_failed, key, 60).await
+}
+
+async fn stripe_app_full(
+    engine: bool,
+    outcome_failed: bool,
+    key: &str,
+    max_attempts: u32,
+) -> TestApp {
     let key = key.to_string();
     spawn_app_custom(
         Backend::Postgres,
@@ -43,6 +53,7 @@ async fn stripe_app_with_key(engine: bool, outcome_failed: bool, key: &str) -> T
             cfg.schedule = Schedule::Fixed {
                 delays: vec![Duration::from_millis(250)],
             };
+            cfg.max_attempts = max_attempts;
             let adapter = StripeAdapter::new(
                 &cfg.base_url,
                 key,
@@ -67,6 +78,31 @@ async fn stripe_app_with_key(engine: bool, outcome_failed: bool, key: &str) -> T
 }
 
 impl TestApp {
+    /// Create the payment at the simulated provider under `sim_id` with
+    /// `merchant_ref`, and register it here by the merchant reference alone.
+    async fn register_by_merchant_ref(
+        &self,
+        provider: &str,
+        id: &str,
+        sim_id: &str,
+        merchant_ref: &str,
+    ) {
+        self.sim
+            .create_with(Some(sim_id.into()), Some(merchant_ref.into()));
+        self.register_merchant_ref_only(provider, id, merchant_ref)
+            .await;
+    }
+
+    /// Register by merchant reference alone, creating nothing at the provider.
+    async fn register_merchant_ref_only(&self, provider: &str, id: &str, merchant_ref: &str) {
+        let body = json!({"id": id, "provider": provider, "merchant_ref": merchant_ref,
+                          "amount": 1999, "currency": "USD"});
+        let (s, v) = self.post("/v1/payments", body).await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+        assert_eq!(v["provider_ref"], Value::Null, "{v}");
+        assert_eq!(v["merchant_ref"], merchant_ref, "{v}");
+    }
+
     async fn register_at(&self, provider: &str, id: &str, provider_ref: &str) {
         self.sim.create(Some(provider_ref.into()));
         let body = json!({"id": id, "provider": provider, "provider_ref": provider_ref,
@@ -176,8 +212,9 @@ async fn stripe_settles_by_signed_webhooks() {
 async fn stripe_forged_webhook_is_rejected() {
     let app = stripe_app(false, false).await;
     app.register_at("stripe", "order_pi_4", "pi_3Forged").await;
-    let body = finality_sim::wire::stripe_event("evt_forged", now_s(), "pi_3Forged", "succeeded")
-        .to_string();
+    let body =
+        finality_sim::wire::stripe_event("evt_forged", now_s(), "pi_3Forged", None, "succeeded")
+            .to_string();
     let forged = stripe_sign("whsec_not_the_secret", now_s(), body.as_bytes());
     let resp = app
         .http
@@ -191,8 +228,9 @@ async fn stripe_forged_webhook_is_rejected() {
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["error"]["code"], "invalid_signature", "{v}");
     // A genuine event is accepted.
-    let body = finality_sim::wire::stripe_event("evt_genuine", now_s(), "pi_3Forged", "succeeded")
-        .to_string();
+    let body =
+        finality_sim::wire::stripe_event("evt_genuine", now_s(), "pi_3Forged", None, "succeeded")
+            .to_string();
     let good = stripe_sign(STRIPE_WHSEC, now_s(), body.as_bytes());
     let resp = app
         .http
@@ -339,6 +377,7 @@ async fn adyen_settles_by_signed_notification_acknowledged_as_adyen_requires() {
         &adyen_key(),
         "FinalitySimulator",
         "8816178952380553",
+        None,
         "succeeded",
     )
     .unwrap()
@@ -365,6 +404,7 @@ async fn adyen_forged_notification_is_rejected() {
         &wrong,
         "FinalitySimulator",
         "8816178952380554",
+        None,
         "succeeded",
     )
     .unwrap()
@@ -404,15 +444,15 @@ async fn adyen_without_notification_reaches_review() {
         .unwrap_or_default()
         .to_string();
     assert!(
-        reason.contains("webhook-only and no notification arrived"),
+        reason.contains("webhook-only (it has no status read to poll) and no notification arrived"),
+        "{reason}"
+    );
+    assert!(
+        reason.starts_with("gave up after 3 scheduled checks"),
         "{reason}"
     );
     let (_, a) = app.get("/v1/payments/order_ady_3/attempts").await;
-    assert!(a["attempts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|x| x["provider_status"] == "awaiting_notification"));
+    assert_eq!(a["attempts"], json!([]), "no call was made, none recorded");
     assert_eq!(app.sim.stats().status_calls, 0);
 }
 
@@ -528,7 +568,16 @@ async fn generic_adapter_settles_by_hmac_webhooks_and_rejects_forgeries() {
 const BAKONG_TOKEN: &str = "bakong-token-for-the-simulator";
 
 async fn bakong_app() -> TestApp {
+    bakong_app_with(60).await
+}
+
+async fn bakong_app_with(max_attempts: u32) -> TestApp {
     let mut config = sim_config(false);
+    // Settling after 4 s leaves the 250 ms polls enough rounds to line up
+    // into full batches even when registering 120 payments is slow (CI).
+    config.settle = finality_sim::config::SettleTime::Fixed {
+        after: Duration::from_secs(4),
+    };
     config.api_key = Some(BAKONG_TOKEN.into());
     spawn_app_custom(Backend::Postgres, config, true, |sim_url| {
         let mut cfg = ProviderConfig::sim(&format!("{sim_url}/bakong"));
@@ -536,6 +585,7 @@ async fn bakong_app() -> TestApp {
         cfg.schedule = Schedule::Fixed {
             delays: vec![Duration::from_millis(250)],
         };
+        cfg.max_attempts = max_attempts;
         let adapter = finality_providers::bakong::BakongAdapter::new(
             &cfg.base_url,
             BAKONG_TOKEN.into(),
@@ -602,6 +652,15 @@ const PAYPAL_CREDENTIALS: &str = "AYSq3RDGsmBLJE-otTkBtM:EGnHDxD_qRPdaLdZz8iCr8N
 const PAYPAL_WEBHOOK_ID: &str = "1JE4291016473214C";
 
 async fn paypal_app(engine: bool, token_ttl: Option<Duration>) -> TestApp {
+    paypal_app_full(engine, token_ttl, PaymentObject::Orders, 60).await
+}
+
+async fn paypal_app_full(
+    engine: bool,
+    token_ttl: Option<Duration>,
+    payments: PaymentObject,
+    max_attempts: u32,
+) -> TestApp {
     let mut config = sim_config(false);
     config.api_key = Some(PAYPAL_CREDENTIALS.into());
     config.token_ttl = token_ttl;
@@ -611,6 +670,7 @@ async fn paypal_app(engine: bool, token_ttl: Option<Duration>) -> TestApp {
         cfg.schedule = Schedule::Fixed {
             delays: vec![Duration::from_millis(250)],
         };
+        cfg.max_attempts = max_attempts;
         let adapter = finality_providers::paypal::PayPalAdapter::new(
             &cfg.base_url,
             PAYPAL_CREDENTIALS,
@@ -620,7 +680,8 @@ async fn paypal_app(engine: bool, token_ttl: Option<Duration>) -> TestApp {
                 total: cfg.timeout,
             },
         )
-        .unwrap();
+        .unwrap()
+        .with_config(PayPalConfig { payments });
         let mut providers = Providers::new();
         providers.insert(
             "paypal".into(),
@@ -727,6 +788,7 @@ async fn paypal_settles_by_webhooks_verified_by_paypal_and_rejects_forgeries() {
     let (event, headers) = finality_sim::wire::paypal_event(
         "WH-FORGED",
         "9H190127TN364715T",
+        None,
         "succeeded",
         "SOME-OTHER-WEBHOOK",
         &time,
@@ -753,9 +815,14 @@ async fn paypal_settles_by_webhooks_verified_by_paypal_and_rejects_forgeries() {
 }
 
 async fn wechat_app(engine: bool) -> TestApp {
+    wechat_app_with(engine, finality_sim::wire::wechat_keys::PLATFORM_PUBLIC_PEM).await
+}
+
+/// `platform_pem`: the key WeChat Pay's signatures are checked with.
+async fn wechat_app_with(engine: bool, platform_pem: &str) -> TestApp {
     use finality_sim::wire::wechat_keys as k;
     std::env::set_var("FINALITY_TEST_WECHAT_KEY", k::MERCHANT_PRIVATE_PEM);
-    std::env::set_var("FINALITY_TEST_WECHAT_PLATFORM", k::PLATFORM_PUBLIC_PEM);
+    std::env::set_var("FINALITY_TEST_WECHAT_PLATFORM", platform_pem);
     std::env::set_var("FINALITY_TEST_WECHAT_APIV3", k::API_V3_KEY);
     spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
         let cfg: ProviderConfig = serde_json::from_value(json!({
@@ -788,9 +855,12 @@ fn api_v3_key() -> [u8; 32] {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wechat_settles_by_signed_queries() {
     let app = wechat_app(true).await;
-    app.register_at("wechat", "wx_1", "1217752501201407033233368018")
+    app.register_by_merchant_ref("wechat", "wx_1", "s_wx1", "1217752501201407033233368018")
         .await;
     let v = app.wait_for_status("wx_1", "succeeded").await;
+    // Found by the merchant's order number; WeChat Pay's id recorded.
+    assert_eq!(v["provider_ref"], "4200s_wx1", "{v}");
+    assert_eq!(v["merchant_ref"], "1217752501201407033233368018", "{v}");
     assert_eq!(
         steps(&v),
         vec![
@@ -818,7 +888,7 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
         api_v3_key(),
     ));
     app.sim.spawn_webhook_sender(app.stop.clone());
-    app.register_at("wechat", "wx_2", "1217752501201407033233368019")
+    app.register_by_merchant_ref("wechat", "wx_2", "s_wx2", "1217752501201407033233368019")
         .await;
     let v = app.wait_for_status("wx_2", "succeeded").await;
     assert_eq!(
@@ -826,13 +896,16 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
         vec![step("pending", "succeeded", "webhook")],
         "{v}"
     );
+    // Matched by out_trade_no; the notification's transaction_id recorded.
+    assert_eq!(v["provider_ref"], "4200s_wx2", "{v}");
 
-    app.register_at("wechat", "wx_3", "1217752501201407033233368020")
+    app.register_by_merchant_ref("wechat", "wx_3", "s_wx3", "1217752501201407033233368020")
         .await;
     let ts = SystemClock.now().millis() / 1000;
     let (body, mut headers) = finality_sim::wire::wechat_notification(
         &api_v3_key(),
         "EV-FORGED-0001",
+        "s_wx3",
         "1217752501201407033233368020",
         "succeeded",
         ts,
@@ -842,6 +915,7 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
     let (_, other) = finality_sim::wire::wechat_notification(
         &api_v3_key(),
         "EV-OTHER-00002",
+        "s_wx99",
         "1217752501201407033233368099",
         "succeeded",
         ts,
@@ -868,11 +942,16 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
 }
 
 async fn alipay_app(engine: bool) -> TestApp {
+    alipay_app_with(engine, finality_sim::wire::wechat_keys::PLATFORM_PUBLIC_PEM).await
+}
+
+/// `alipay_pem`: the key Alipay's signatures are checked with.
+async fn alipay_app_with(engine: bool, alipay_pem: &str) -> TestApp {
     use finality_sim::wire::wechat_keys as k;
     // The simulator's throw-away pairs: the "merchant" pair is the app's,
     // the "platform" pair is Alipay's.
     std::env::set_var("FINALITY_TEST_ALIPAY_KEY", k::MERCHANT_PRIVATE_PEM);
-    std::env::set_var("FINALITY_TEST_ALIPAY_PUBLIC", k::PLATFORM_PUBLIC_PEM);
+    std::env::set_var("FINALITY_TEST_ALIPAY_PUBLIC", alipay_pem);
     spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
         let cfg: ProviderConfig = serde_json::from_value(json!({
             "adapter": "alipay",
@@ -896,9 +975,10 @@ async fn alipay_app(engine: bool) -> TestApp {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn alipay_settles_by_signed_trade_queries() {
     let app = alipay_app(true).await;
-    app.register_at("alipay", "ali_1", "20150320010101001")
+    app.register_by_merchant_ref("alipay", "ali_1", "s_ali1", "20150320010101001")
         .await;
     let v = app.wait_for_status("ali_1", "succeeded").await;
+    assert_eq!(v["provider_ref"], "2026s_ali1", "{v}");
     assert_eq!(
         steps(&v),
         vec![step("pending", "succeeded", "status_query")],
@@ -925,7 +1005,7 @@ async fn alipay_settles_by_signed_notifications_and_rejects_forgeries() {
         app.base
     )));
     app.sim.spawn_webhook_sender(app.stop.clone());
-    app.register_at("alipay", "ali_2", "20150320010101002")
+    app.register_by_merchant_ref("alipay", "ali_2", "s_ali2", "20150320010101002")
         .await;
     let v = app.wait_for_status("ali_2", "succeeded").await;
     assert_eq!(
@@ -933,17 +1013,22 @@ async fn alipay_settles_by_signed_notifications_and_rejects_forgeries() {
         vec![step("pending", "succeeded", "webhook")],
         "{v}"
     );
+    assert_eq!(v["provider_ref"], "2026s_ali2", "{v}");
     assert_eq!(
         app.sim.stats().webhook_errors,
         0,
         "every delivery acknowledged"
     );
 
-    app.register_at("alipay", "ali_3", "20150320010101003")
+    app.register_by_merchant_ref("alipay", "ali_3", "s_ali3", "20150320010101003")
         .await;
-    let form =
-        finality_sim::wire::alipay_notification("nid-genuine", "20150320010101003", "succeeded")
-            .unwrap();
+    let form = finality_sim::wire::alipay_notification(
+        "nid-genuine",
+        "s_ali3",
+        "20150320010101003",
+        "succeeded",
+    )
+    .unwrap();
     let post = |body: String| {
         app.http
             .post(format!("{}/webhooks/alipay", app.base))
@@ -968,4 +1053,219 @@ async fn alipay_settles_by_signed_notifications_and_rejects_forgeries() {
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.text().await.unwrap(), "success");
     app.wait_for_status("ali_3", "succeeded").await;
+}
+
+// ---------------------------------------------------------------------------
+// Payments registered by the merchant's reference alone (the create call
+// timed out before the provider answered with its id).
+
+/// The reason on the payment's last history row.
+fn review_reason(v: &Value) -> String {
+    v["history"]
+        .as_array()
+        .and_then(|h| h.last())
+        .and_then(|h| h["reason"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Stripe: the PaymentIntent is found by metadata search, its id recorded,
+/// and later polls ask for it by id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_payment_found_by_merchant_ref_in_metadata() {
+    let app = stripe_app(true, false).await;
+    app.register_by_merchant_ref("stripe", "st_lost", "pi_3Lost", "order-lost-1")
+        .await;
+    let v = app.wait_for_status("st_lost", "succeeded").await;
+    assert_eq!(v["provider_ref"], "pi_3Lost", "{v}");
+    assert_eq!(v["merchant_ref"], "order-lost-1", "{v}");
+    assert_eq!(
+        app.sim.calls_for("order-lost-1"),
+        1,
+        "one search, then by id"
+    );
+    assert!(app.sim.calls_for("pi_3Lost") >= 1);
+}
+
+/// A PaymentIntent that was never created is not found; the payment goes to
+/// review after its schedule with the reason, never to `failed`. Two
+/// PaymentIntents with one merchant reference are left to a human too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_unfound_or_ambiguous_merchant_ref_goes_to_review() {
+    let app = stripe_app_full(true, false, STRIPE_KEY, 3).await;
+    app.register_merchant_ref_only("stripe", "st_never", "order-never")
+        .await;
+    let v = app.wait_for_status("st_never", "needs_review").await;
+    let reason = review_reason(&v);
+    assert!(
+        reason.contains("no stripe payment found by merchant reference `order-never`"),
+        "{reason}"
+    );
+    assert_eq!(app.sim.calls_for("order-never"), 3);
+
+    app.sim
+        .create_with(Some("pi_3TwinA".into()), Some("order-twice".into()));
+    app.register_by_merchant_ref("stripe", "st_twice", "pi_3TwinB", "order-twice")
+        .await;
+    let v = app.wait_for_status("st_twice", "needs_review").await;
+    let reason = review_reason(&v);
+    assert!(reason.contains("ambiguous"), "{reason}");
+    assert!(reason.contains("pi_3TwinA, pi_3TwinB"), "{reason}");
+    assert_eq!(v["provider_ref"], Value::Null, "{v}");
+}
+
+/// Stripe cannot search refunds: no call is made, and the refund reaches
+/// review after its schedule saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_refund_by_merchant_ref_is_never_queried_and_says_why() {
+    let app = stripe_app_full(true, false, STRIPE_KEY, 3).await;
+    let body = json!({"id": "st_rf", "provider": "stripe", "merchant_ref": "refund-9",
+                      "kind": "refund", "amount": 500, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let v = app.wait_for_status("st_rf", "needs_review").await;
+    let reason = review_reason(&v);
+    assert!(
+        reason.contains("Stripe has no search for refunds"),
+        "{reason}"
+    );
+    assert_eq!(app.sim.stats().status_calls, 0);
+}
+
+/// A Stripe event whose PaymentIntent carries the merchant reference in its
+/// metadata settles a payment registered by it, and records the id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_webhook_finds_payment_by_merchant_ref() {
+    let app = stripe_app(false, false).await;
+    app.sim.set_webhook_target(WebhookTarget::stripe(
+        format!("{}/webhooks/stripe", app.base),
+        STRIPE_WHSEC,
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_by_merchant_ref("stripe", "st_wh", "pi_3Hooked", "order-hook-1")
+        .await;
+    let v = app.wait_for_status("st_wh", "succeeded").await;
+    assert_eq!(v["provider_ref"], "pi_3Hooked", "{v}");
+    assert_eq!(app.sim.stats().status_calls, 0);
+}
+
+/// PayPal tracked as captures: a payment registered by its invoice id is
+/// found by Transaction Search and its capture id recorded; a capture
+/// registered by id is polled at /v2/payments/captures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paypal_capture_found_by_invoice_id_and_polled() {
+    let app = paypal_app_full(true, None, PaymentObject::Captures, 60).await;
+    app.register_by_merchant_ref("paypal", "pp_inv", "pp_c1", "INV-2026-0001")
+        .await;
+    app.sim.create(Some("pp_c2".into()));
+    let body = json!({"id": "pp_cap", "provider": "paypal", "provider_ref": "CAPpp_c2",
+                      "amount": 1999, "currency": "USD"});
+    assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
+    let v = app.wait_for_status("pp_inv", "succeeded").await;
+    assert_eq!(v["provider_ref"], "CAPpp_c1", "{v}");
+    assert_eq!(
+        app.sim.calls_for("INV-2026-0001"),
+        1,
+        "one search, then by id"
+    );
+    let v = app.wait_for_status("pp_cap", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "status_query"),
+            step("processing", "succeeded", "status_query"),
+        ],
+        "{v}"
+    );
+}
+
+/// PayPal orders have no search: a payment registered by invoice id alone
+/// is not queried and reaches review saying what to configure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paypal_order_by_invoice_id_goes_to_review_with_the_fix() {
+    let app = paypal_app_full(true, None, PaymentObject::Orders, 3).await;
+    app.register_merchant_ref_only("paypal", "pp_inv2", "INV-2026-0002")
+        .await;
+    let v = app.wait_for_status("pp_inv2", "needs_review").await;
+    let reason = review_reason(&v);
+    assert!(reason.contains("payments = \"captures\""), "{reason}");
+    assert_eq!(app.sim.stats().status_calls, 0);
+}
+
+/// Bakong is asked by md5 only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bakong_by_merchant_ref_goes_to_review_with_the_reason() {
+    let app = bakong_app_with(3).await;
+    app.register_merchant_ref_only("bakong", "kh_m", "khqr-order-7")
+        .await;
+    let v = app.wait_for_status("kh_m", "needs_review").await;
+    let reason = review_reason(&v);
+    assert!(reason.contains("KHQR's md5"), "{reason}");
+    assert_eq!(app.sim.stats().status_calls, 0);
+}
+
+/// WeChat Pay, known by its transaction id: polled at /transactions/id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wechat_by_transaction_id_settles() {
+    let app = wechat_app(true).await;
+    app.sim.create(Some("s_wx5".into()));
+    let body = json!({"id": "wx_5", "provider": "wechat", "provider_ref": "4200s_wx5",
+                      "amount": 1999, "currency": "USD"});
+    assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
+    app.wait_for_status("wx_5", "succeeded").await;
+    assert!(app.sim.calls_for("4200s_wx5") >= 2);
+}
+
+/// Waits for `/readyz` to report `provider` paused; returns its reason.
+async fn paused_reason(app: &TestApp, provider: &str) -> String {
+    let started = std::time::Instant::now();
+    loop {
+        let ready: Value = app
+            .http
+            .get(format!("{}/readyz", app.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if let Some(r) = ready["paused_providers"][provider]["reason"].as_str() {
+            assert_eq!(ready["paused_providers"][provider]["class"], "permanent");
+            return r.to_string();
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// An answer whose signature does not verify (here: the wrong platform key
+/// is configured) is not trusted: the provider pauses with an alert and the
+/// payment spends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wechat_unverifiable_answer_pauses_the_provider() {
+    let app = wechat_app_with(true, finality_sim::wire::wechat_keys::MERCHANT_PUBLIC_PEM).await;
+    app.register_by_merchant_ref(
+        "wechat",
+        "wx_bad",
+        "s_wxbad",
+        "1217752501201407033299999999",
+    )
+    .await;
+    let reason = paused_reason(&app, "wechat").await;
+    assert!(reason.contains("signature does not verify"), "{reason}");
+    let (_, v) = app.get("/v1/payments/wx_bad").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    assert_eq!(v["poll"]["attempts"], 0, "{v}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alipay_unverifiable_answer_pauses_the_provider() {
+    let app = alipay_app_with(true, finality_sim::wire::wechat_keys::MERCHANT_PUBLIC_PEM).await;
+    app.register_by_merchant_ref("alipay", "ali_bad", "s_alibad", "20150320010109999")
+        .await;
+    let reason = paused_reason(&app, "alipay").await;
+    assert!(reason.contains("sign does not verify"), "{reason}");
+    let (_, v) = app.get("/v1/payments/ali_bad").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    assert_eq!(v["poll"]["attempts"], 0, "{v}");
 }

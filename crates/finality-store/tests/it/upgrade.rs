@@ -69,11 +69,15 @@ async fn sqlite_upgrade_keeps_rows_and_constraints() {
                       VALUES ('nope', 'sim', 'payment', 1)";
     assert!(sqlx::query(orphan_job).execute(&pool).await.is_err());
     // ...and point at the rebuilt `payments`, not at the name it was built under.
-    let schema: Vec<(String,)> = sqlx::query_as("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-    assert!(schema.iter().all(|(sql,)| !sql.contains("_new")), "{schema:?}");
+    let schema: Vec<(String,)> =
+        sqlx::query_as("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(
+        schema.iter().all(|(sql,)| !sql.contains("_new")),
+        "{schema:?}"
+    );
     for sql in [
         "INSERT INTO payments (id, provider, merchant_ref, kind, amount, currency, status, \
          created_at, updated_at) VALUES ('p4', 'sim', 'm4', 'payment', 1, 'USD', 'pending', 1, 1)",
@@ -88,7 +92,11 @@ async fn sqlite_upgrade_keeps_rows_and_constraints() {
         .fetch_all(&pool)
         .await
         .unwrap();
-    assert_eq!(ids, vec![(1,), (2,)], "history ids kept and the sequence continues");
+    assert_eq!(
+        ids,
+        vec![(1,), (2,)],
+        "history ids kept and the sequence continues"
+    );
     let fk: Vec<(String,)> = sqlx::query_as("SELECT \"table\" FROM pragma_foreign_key_check")
         .fetch_all(&pool)
         .await
