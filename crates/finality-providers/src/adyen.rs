@@ -29,10 +29,30 @@ type HmacSha256 = Hmac<Sha256>;
 /// The answer Adyen requires.
 pub const ACK: &str = "[accepted]";
 
+/// How the merchant account captures: with automatic capture an
+/// authorisation is the money; with manual capture it is only a hold, and
+/// the `CAPTURE` notification settles the payment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Capture {
+    #[default]
+    Automatic,
+    Manual,
+}
+
+/// `[providers.NAME.adyen]`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdyenConfig {
+    #[serde(default)]
+    pub capture: Capture,
+}
+
 /// What a notification means: `(eventCode, success)` → status. Codes about
 /// a modification of a payment name the payment in `originalReference`.
-pub fn map_event(code: &str, success: bool) -> Option<Status> {
+pub fn map_event(code: &str, success: bool, capture: Capture) -> Option<Status> {
     match (code, success) {
+        ("AUTHORISATION", true) if capture == Capture::Manual => Some(Status::Processing),
         ("AUTHORISATION", true) => Some(Status::Succeeded),
         ("AUTHORISATION", false) => Some(Status::Failed),
         ("CANCELLATION" | "TECHNICAL_CANCEL", true) => Some(Status::Cancelled),
@@ -92,6 +112,7 @@ pub fn decode_key(hex_key: &str) -> Result<Vec<u8>, String> {
 
 pub struct AdyenAdapter {
     keys: Vec<Vec<u8>>,
+    capture: Capture,
 }
 
 impl AdyenAdapter {
@@ -101,7 +122,15 @@ impl AdyenAdapter {
             .iter()
             .map(|k| decode_key(k))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(AdyenAdapter { keys })
+        Ok(AdyenAdapter {
+            keys,
+            capture: Capture::Automatic,
+        })
+    }
+
+    pub fn with_config(mut self, config: &AdyenConfig) -> Self {
+        self.capture = config.capture;
+        self
     }
 
     fn verify_item(&self, item: &Value) -> bool {
@@ -186,7 +215,7 @@ impl Provider for AdyenAdapter {
                     event_id: format!("{psp}:{code}:{success}"),
                     provider_ref: some(provider_ref),
                     merchant_ref: some(merchant_ref),
-                    status: map_event(code, success),
+                    status: map_event(code, success, self.capture),
                     provider_status: Some(format!("{code}:{success}")),
                     occurred_at: None,
                 }
@@ -241,6 +270,21 @@ impl Provider for AdyenAdapter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn manual_capture_holds_until_captured() {
+        let m = Capture::Manual;
+        assert_eq!(
+            map_event("AUTHORISATION", true, m),
+            Some(Status::Processing)
+        );
+        assert_eq!(map_event("CAPTURE", true, m), Some(Status::Succeeded));
+        assert_eq!(map_event("CAPTURE_FAILED", true, m), Some(Status::Failed));
+        assert_eq!(
+            map_event("AUTHORISATION", true, Capture::Automatic),
+            Some(Status::Succeeded)
+        );
+    }
     use serde_json::json;
 
     const KEY_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";

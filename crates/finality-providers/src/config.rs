@@ -106,6 +106,9 @@ pub struct ProviderConfig {
     /// PaymentIntent id (default `merchant_ref`).
     #[serde(default)]
     pub merchant_ref_key: Option<String>,
+    /// Adyen: automatic (default) or manual capture.
+    #[serde(default)]
+    pub adyen: Option<crate::adyen::AdyenConfig>,
     /// PayPal: what a payment's id names (orders or captures).
     #[serde(default)]
     pub paypal: Option<crate::paypal::PayPalConfig>,
@@ -154,6 +157,7 @@ impl ProviderConfig {
             wechat: None,
             alipay: None,
             merchant_ref_key: None,
+            adyen: None,
             paypal: None,
         }
     }
@@ -207,6 +211,12 @@ impl ProviderConfig {
             return Err((
                 "merchant_ref_key",
                 "only the stripe adapter keeps the merchant reference in metadata".into(),
+            ));
+        }
+        if self.adyen.is_some() && self.adapter != AdapterKind::Adyen {
+            return Err((
+                "adyen",
+                "only the adyen adapter takes an adyen table".into(),
             ));
         }
         if self.paypal.is_some() && self.adapter != AdapterKind::PayPal {
@@ -360,7 +370,9 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             )?))
         }
         AdapterKind::Adyen => Ok(Arc::new(
-            crate::adyen::AdyenAdapter::new(&secrets).map_err(permanent)?,
+            crate::adyen::AdyenAdapter::new(&secrets)
+                .map_err(permanent)?
+                .with_config(&cfg.adyen.clone().unwrap_or_default()),
         )),
         AdapterKind::Stripe => {
             let key = api_key.ok_or_else(|| {

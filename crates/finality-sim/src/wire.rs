@@ -108,11 +108,34 @@ pub fn adyen_notification(
 ) -> Option<Value> {
     let merchant_ref = merchant_ref.map_or_else(|| format!("order-{id}"), String::from);
     let (code, success, psp, original) = match sim_status {
-        "succeeded" => ("AUTHORISATION", "true", id.to_string(), String::new()),
-        "failed" => ("AUTHORISATION", "false", id.to_string(), String::new()),
-        "canceled" => ("CANCELLATION", "true", format!("{id}C"), id.to_string()),
+        "succeeded" => ("AUTHORISATION", true, id.to_string(), String::new()),
+        "failed" => ("AUTHORISATION", false, id.to_string(), String::new()),
+        "canceled" => ("CANCELLATION", true, format!("{id}C"), id.to_string()),
         _ => return None,
     };
+    let item = adyen_item(
+        key,
+        merchant_account,
+        &psp,
+        &original,
+        &merchant_ref,
+        code,
+        success,
+    );
+    Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
+}
+
+/// One signed Adyen `NotificationRequestItem`, any event code.
+pub fn adyen_item(
+    key: &[u8],
+    merchant_account: &str,
+    psp: &str,
+    original: &str,
+    merchant_ref: &str,
+    code: &str,
+    success: bool,
+) -> Value {
+    let success = if success { "true" } else { "false" };
     let mut item = json!({
         "pspReference": psp, "originalReference": original,
         "merchantAccountCode": merchant_account, "merchantReference": merchant_ref,
@@ -120,7 +143,7 @@ pub fn adyen_notification(
         "eventDate": "2026-11-30T12:00:00+00:00", "reason": "", "additionalData": {}
     });
     item["additionalData"]["hmacSignature"] = json!(finality_providers::adyen::sign(key, &item));
-    Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
+    item
 }
 
 /// "Acme"'s words for a simulator status word.

@@ -5,6 +5,7 @@
 
 use super::*;
 use finality_core::Schedule;
+use finality_providers::adyen::{AdyenConfig, Capture};
 use finality_providers::paypal::{PayPalConfig, PaymentObject};
 use finality_providers::stripe::StripeAdapter;
 use finality_providers::webhook::stripe::{sign as stripe_sign, StripeSignature};
@@ -317,6 +318,10 @@ const ADYEN_KEY_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C4
 /// Adyen, webhook-only: the engine "polls" on `delays` only to notice that
 /// no notification came, `max_attempts` times.
 async fn adyen_app(delay: Duration, max_attempts: u32) -> TestApp {
+    adyen_app_with(delay, max_attempts, Capture::Automatic).await
+}
+
+async fn adyen_app_with(delay: Duration, max_attempts: u32, capture: Capture) -> TestApp {
     spawn_app_custom(Backend::Postgres, sim_config(false), true, |sim_url| {
         let mut cfg = ProviderConfig::sim(sim_url);
         cfg.adapter = finality_providers::config::AdapterKind::Adyen;
@@ -324,8 +329,9 @@ async fn adyen_app(delay: Duration, max_attempts: u32) -> TestApp {
             delays: vec![delay],
         };
         cfg.max_attempts = max_attempts;
-        let adapter =
-            finality_providers::adyen::AdyenAdapter::new(&[ADYEN_KEY_HEX.into()]).unwrap();
+        let adapter = finality_providers::adyen::AdyenAdapter::new(&[ADYEN_KEY_HEX.into()])
+            .unwrap()
+            .with_config(&AdyenConfig { capture });
         let mut providers = Providers::new();
         providers.insert(
             "adyen".into(),
@@ -1268,4 +1274,58 @@ async fn alipay_unverifiable_answer_pauses_the_provider() {
     let (_, v) = app.get("/v1/payments/ali_bad").await;
     assert_eq!(v["status"], "pending", "{v}");
     assert_eq!(v["poll"]["attempts"], 0, "{v}");
+}
+
+/// Adyen with manual capture: an authorisation is a hold (processing), the
+/// `CAPTURE` notification settles the payment and `CAPTURE_FAILED` fails it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adyen_manual_capture_settles_on_capture() {
+    let app = adyen_app_with(Duration::from_secs(3600), 10, Capture::Manual).await;
+    app.register_at("adyen", "ady_m1", "PSP0000000000001").await;
+    app.register_at("adyen", "ady_m2", "PSP0000000000002").await;
+    let notify = |psp: &str, original: &str, code: &str, success: bool| {
+        let item = finality_sim::wire::adyen_item(
+            &adyen_key(),
+            "FinalitySimulator",
+            psp,
+            original,
+            "order-m",
+            code,
+            success,
+        );
+        let body =
+            json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
+        let req = app
+            .http
+            .post(format!("{}/webhooks/adyen", app.base))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        async move {
+            let resp = req.send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::OK);
+            assert_eq!(resp.text().await.unwrap(), "[accepted]");
+        }
+    };
+    notify("PSP0000000000001", "", "AUTHORISATION", true).await;
+    notify("PSP0000000000002", "", "AUTHORISATION", true).await;
+    app.wait_for_status("ady_m1", "processing").await;
+    app.wait_for_status("ady_m2", "processing").await;
+    notify("PSP00000000000C1", "PSP0000000000001", "CAPTURE", true).await;
+    notify(
+        "PSP00000000000C2",
+        "PSP0000000000002",
+        "CAPTURE_FAILED",
+        true,
+    )
+    .await;
+    let v = app.wait_for_status("ady_m1", "succeeded").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "webhook"),
+            step("processing", "succeeded", "webhook"),
+        ],
+        "{v}"
+    );
+    app.wait_for_status("ady_m2", "failed").await;
 }
