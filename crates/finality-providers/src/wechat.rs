@@ -29,7 +29,7 @@ use aes_gcm::{Aes256Gcm, KeyInit, Nonce};
 use async_trait::async_trait;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use finality_core::{Status, Timestamp};
+use finality_core::{Kind, Status, Timestamp};
 use reqwest::StatusCode;
 use rsa::pkcs1v15::{Signature, SigningKey, VerifyingKey};
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey};
@@ -68,6 +68,23 @@ pub fn map_trade_state(state: &str) -> Option<Status> {
         "PAYERROR" => Some(Status::Failed),
         _ => None,
     }
+}
+
+/// Refund `status` → ours. `ABNORMAL`: the refund could not reach the
+/// buyer (card closed or frozen); WeChat Pay holds the money for the merchant
+/// to return another way, so this refund failed.
+pub fn map_refund_status(status: &str) -> Option<Status> {
+    match status {
+        "PROCESSING" => Some(Status::Processing),
+        "SUCCESS" => Some(Status::Succeeded),
+        "CLOSED" => Some(Status::Cancelled),
+        "ABNORMAL" => Some(Status::Failed),
+        _ => None,
+    }
+}
+
+fn encode(v: &str) -> String {
+    url::form_urlencoded::byte_serialize(v.as_bytes()).collect()
 }
 
 /// Sign `message` as WeChat Pay does (base64 RSA-SHA256, PKCS#1 v1.5).
@@ -190,20 +207,13 @@ impl WeChatAdapter {
 
     /// Query one transaction, by the merchant's order number (`by_merchant`)
     /// or by WeChat Pay's transaction id.
-    async fn query(
-        &self,
-        reference: &str,
-        by_merchant: bool,
-    ) -> Result<Observation, ProviderError> {
-        let segment = if by_merchant { "out-trade-no" } else { "id" };
-        let url = reqwest::Url::parse(&format!(
-            "{}/v3/pay/transactions/{segment}/{}?mchid={}",
-            self.base_url,
-            url::form_urlencoded::byte_serialize(reference.as_bytes()).collect::<String>(),
-            self.mchid
-        ))
-        .map_err(|e| ProviderError::Permanent {
-            message: format!("bad WeChat Pay URL: {e}"),
+    /// One signed GET; `None` on 404 (not known yet). The answer's
+    /// signature is checked before its body is read.
+    async fn signed_get(&self, path: &str) -> Result<Option<Value>, ProviderError> {
+        let url = reqwest::Url::parse(&format!("{}{path}", self.base_url)).map_err(|e| {
+            ProviderError::Permanent {
+                message: format!("bad WeChat Pay URL: {e}"),
+            }
         })?;
         let path = match url.query() {
             Some(q) => format!("{}?{q}", url.path()),
@@ -220,11 +230,7 @@ impl WeChatAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "ORDER_NOT_EXIST".into(),
-            });
+            return Ok(None);
         }
         if !status.is_success() {
             return Err(failure(resp).await);
@@ -235,9 +241,33 @@ impl WeChatAdapter {
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         self.verify_answer(&headers, &text)?;
-        let body: Value = serde_json::from_str(&text).map_err(|e| ProviderError::Transient {
-            message: format!("WeChat Pay answer is not JSON: {e}"),
-        })?;
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| ProviderError::Transient {
+                message: format!("WeChat Pay answer is not JSON: {e}"),
+            })
+    }
+
+    /// One transaction, by the merchant's order number (`by_merchant`) or by
+    /// WeChat Pay's transaction id.
+    async fn query(
+        &self,
+        reference: &str,
+        by_merchant: bool,
+    ) -> Result<Observation, ProviderError> {
+        let segment = if by_merchant { "out-trade-no" } else { "id" };
+        let path = format!(
+            "/v3/pay/transactions/{segment}/{}?mchid={}",
+            encode(reference),
+            self.mchid
+        );
+        let Some(body) = self.signed_get(&path).await? else {
+            return Ok(Observation {
+                provider_ref: None,
+                status: None,
+                provider_status: "ORDER_NOT_EXIST".into(),
+            });
+        };
         let state = body["trade_state"].as_str().unwrap_or_default().to_string();
         Ok(Observation {
             provider_ref: body["transaction_id"]
@@ -245,6 +275,28 @@ impl WeChatAdapter {
                 .filter(|id| by_merchant && !id.is_empty())
                 .map(String::from),
             status: map_trade_state(&state),
+            provider_status: state,
+        })
+    }
+
+    /// One refund, by the merchant's refund number (the only way WeChat Pay
+    /// offers); its `refund_id` is recorded.
+    async fn query_refund(&self, out_refund_no: &str) -> Result<Observation, ProviderError> {
+        let path = format!("/v3/refund/domestic/refunds/{}", encode(out_refund_no));
+        let Some(body) = self.signed_get(&path).await? else {
+            return Ok(Observation {
+                provider_ref: None,
+                status: None,
+                provider_status: "RESOURCE_NOT_EXISTS".into(),
+            });
+        };
+        let state = body["status"].as_str().unwrap_or_default().to_string();
+        Ok(Observation {
+            provider_ref: body["refund_id"]
+                .as_str()
+                .filter(|id| !id.is_empty())
+                .map(String::from),
+            status: map_refund_status(&state),
             provider_status: state,
         })
     }
@@ -299,14 +351,23 @@ fn header<'a>(h: &'a reqwest::header::HeaderMap, name: &str) -> Result<&'a str, 
 #[async_trait]
 impl Provider for WeChatAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        match (t.merchant_ref, t.provider_ref) {
-            (Some(m), _) => self.query(m, true).await,
-            (None, Some(r)) => self.query(r, false).await,
-            (None, None) => Err(t.no_reference()),
+        match (t.kind, t.merchant_ref, t.provider_ref) {
+            (Kind::Refund, Some(m), _) => self.query_refund(m).await,
+            (_, Some(m), _) => self.query(m, true).await,
+            (Kind::Refund, None, _) => Err(t.no_reference()),
+            (_, None, Some(r)) => self.query(r, false).await,
+            (_, None, None) => Err(t.no_reference()),
         }
     }
 
     fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        if t.kind == Kind::Refund && t.merchant_ref.is_none() {
+            return Some(
+                "WeChat Pay queries refunds by out_refund_no only: register the refund with \
+                 merchant_ref = its out_refund_no"
+                    .into(),
+            );
+        }
         crate::lookup::needs_some_ref(t)
     }
 
@@ -357,12 +418,30 @@ impl Provider for WeChatAdapter {
         .ok_or_else(|| unparseable("resource does not decrypt with the APIv3 key"))?;
         let tx: Value = serde_json::from_slice(&plain)
             .map_err(|_| unparseable("decrypted resource is not JSON"))?;
-        let state = tx["trade_state"].as_str().unwrap_or_default();
+        // A refund notification carries `refund_status`, a payment's
+        // `trade_state`.
+        let (state, status, provider_ref, merchant_ref) = match tx["refund_status"].as_str() {
+            Some(r) => (
+                r,
+                map_refund_status(r),
+                &tx["refund_id"],
+                &tx["out_refund_no"],
+            ),
+            None => {
+                let s = tx["trade_state"].as_str().unwrap_or_default();
+                (
+                    s,
+                    map_trade_state(s),
+                    &tx["transaction_id"],
+                    &tx["out_trade_no"],
+                )
+            }
+        };
         Ok(vec![WebhookEvent {
             event_id: event_id.clone(),
-            provider_ref: tx["transaction_id"].as_str().map(String::from),
-            merchant_ref: tx["out_trade_no"].as_str().map(String::from),
-            status: map_trade_state(state),
+            provider_ref: provider_ref.as_str().map(String::from),
+            merchant_ref: merchant_ref.as_str().map(String::from),
+            status,
             provider_status: Some(state.to_string()),
             occurred_at: Some(Timestamp(ts_s * 1000)),
         }])

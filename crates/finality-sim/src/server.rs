@@ -43,6 +43,10 @@ pub fn router(sim: Arc<Simulator>) -> Router {
             get(wechat_by_order_no),
         )
         .route("/wechat/v3/pay/transactions/id/{id}", get(wechat_by_id))
+        .route(
+            "/wechat/v3/refund/domestic/refunds/{id}",
+            get(wechat_refund),
+        )
         .route("/alipay/gateway.do", post(alipay_gateway))
         .route("/paypal/v1/oauth2/token", post(paypal_token))
         .route("/paypal/v2/checkout/orders/{id}", get(paypal_order))
@@ -322,7 +326,36 @@ async fn wechat_by_order_no(
     headers: HeaderMap,
 ) -> Response {
     let plan = sim.plan_by_order_no(&id);
-    wechat_query(sim, id, plan, uri, headers).await
+    wechat_query(sim, id, plan, uri, headers, wechat_transaction).await
+}
+
+/// A refund by `out_refund_no` (the simulator's payment created with it).
+async fn wechat_refund(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    let plan = sim.plan_by_order_no(&id);
+    let render = |plan: &crate::model::PaymentPlan, word: &str| {
+        json!({"refund_id": crate::wire::wechat_refund_id(&plan.id),
+               "out_refund_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
+               "status": crate::wire::wechat_refund_status(word)})
+    };
+    wechat_query(sim, id, plan, uri, headers, render).await
+}
+
+/// A transaction as WeChat Pay shows it: `transaction_id` only once the
+/// buyer has started paying.
+fn wechat_transaction(plan: &crate::model::PaymentPlan, word: &str) -> serde_json::Value {
+    let state = crate::wire::wechat_trade_state(word);
+    let mut body = json!({"mchid": crate::wire::wechat_keys::MCHID,
+        "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
+        "trade_state": state});
+    if state != "NOTPAY" {
+        body["transaction_id"] = json!(crate::wire::wechat_transaction_id(&plan.id));
+    }
+    body
 }
 
 async fn wechat_by_id(
@@ -332,17 +365,18 @@ async fn wechat_by_id(
     headers: HeaderMap,
 ) -> Response {
     let plan = id.strip_prefix("4200").and_then(|i| sim.plan(i));
-    wechat_query(sim, id, plan, uri, headers).await
+    wechat_query(sim, id, plan, uri, headers, wechat_transaction).await
 }
 
-/// One transaction, as WeChat Pay answers: signed by the platform key, with
-/// `transaction_id` only once the buyer has started paying.
+/// One object as WeChat Pay answers: the request's signature checked, the
+/// answer `render`ed from the plan and signed by the platform key.
 async fn wechat_query(
     sim: Arc<Simulator>,
     id: String,
     plan: Option<crate::model::PaymentPlan>,
     uri: axum::http::Uri,
     headers: HeaderMap,
+    render: impl Fn(&crate::model::PaymentPlan, &str) -> serde_json::Value,
 ) -> Response {
     let _call = sim.begin_call(&id);
     if !wechat_signed("GET", &uri, &headers) {
@@ -357,14 +391,7 @@ async fn wechat_query(
     }
     match plan {
         Some(plan) => {
-            let state = crate::wire::wechat_trade_state(plan.status_at(sim.now()));
-            let mut body = json!({"mchid": crate::wire::wechat_keys::MCHID,
-                "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
-                "trade_state": state});
-            if state != "NOTPAY" {
-                body["transaction_id"] = json!(crate::wire::wechat_transaction_id(&plan.id));
-            }
-            let text = body.to_string();
+            let text = render(&plan, plan.status_at(sim.now())).to_string();
             let mut resp =
                 ([(header::CONTENT_TYPE, "application/json")], text.clone()).into_response();
             let ts = sim.now().millis() / 1000;

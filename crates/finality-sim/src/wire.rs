@@ -374,6 +374,21 @@ pub fn wechat_transaction_id(id: &str) -> String {
     format!("4200{id}")
 }
 
+/// WeChat Pay's `refund_id` for the simulator payment `id`.
+pub fn wechat_refund_id(id: &str) -> String {
+    format!("50{id}")
+}
+
+/// WeChat Pay's refund `status` for a simulator status word.
+pub fn wechat_refund_status(sim_status: &str) -> &'static str {
+    match sim_status {
+        "succeeded" => "SUCCESS",
+        "failed" => "ABNORMAL",
+        "canceled" => "CLOSED",
+        _ => "PROCESSING",
+    }
+}
+
 /// Alipay's `trade_no` for the simulator payment `id`.
 pub fn alipay_trade_no(id: &str) -> String {
     format!("2026{id}")

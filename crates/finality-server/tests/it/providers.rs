@@ -1222,6 +1222,29 @@ async fn wechat_by_transaction_id_settles() {
     assert!(app.sim.calls_for("4200s_wx5") >= 2);
 }
 
+/// WeChat Pay refunds are queried by `out_refund_no` (the merchant
+/// reference) and their `refund_id` recorded; a refund known only by its
+/// `refund_id` cannot be queried and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wechat_refund_settles_by_out_refund_no() {
+    let app = wechat_app(true).await;
+    app.sim
+        .create_with(Some("s_rf1".into()), Some("RF20261130001".into()));
+    let body = json!({"id": "wx_rf", "provider": "wechat", "kind": "refund",
+                      "merchant_ref": "RF20261130001", "amount": 500, "currency": "CNY"});
+    assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
+    let v = app.wait_for_status("wx_rf", "succeeded").await;
+    assert_eq!(v["provider_ref"], "50s_rf1", "{v}");
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "status_query"),
+            step("processing", "succeeded", "status_query"),
+        ],
+        "{v}"
+    );
+}
+
 /// Waits for `/readyz` to report `provider` paused; returns its reason.
 async fn paused_reason(app: &TestApp, provider: &str) -> String {
     let started = std::time::Instant::now();
