@@ -61,6 +61,20 @@ impl StripeAdapter {
         self
     }
 
+    /// An authenticated GET with a fresh request id (returned for the log).
+    async fn get(&self, url: &str) -> Result<(reqwest::Response, String), ProviderError> {
+        let rid = request_id();
+        let resp = self
+            .http
+            .get(url)
+            .bearer_auth(&self.secret_key)
+            .header("x-request-id", &rid)
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        Ok((resp, rid))
+    }
+
     /// Search PaymentIntents by the merchant reference in their metadata.
     /// Stripe's search index lags writes by up to a minute or so: "not
     /// found" is not final, the next poll searches again.
@@ -77,15 +91,7 @@ impl StripeAdapter {
             self.base_url,
             url::form_urlencoded::byte_serialize(query.as_bytes()).collect::<String>()
         );
-        let rid = request_id();
-        let resp = self
-            .http
-            .get(&url)
-            .bearer_auth(&self.secret_key)
-            .header("x-request-id", &rid)
-            .send()
-            .await
-            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let (resp, rid) = self.get(&url).await?;
         if !resp.status().is_success() {
             let err = failure(resp).await;
             tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "stripe search failed");
@@ -161,15 +167,7 @@ impl Provider for StripeAdapter {
         };
         let (path, object) = Self::object_for(r, t.kind);
         let url = format!("{}/v1/{path}/{r}", self.base_url);
-        let rid = request_id();
-        let resp = self
-            .http
-            .get(&url)
-            .bearer_auth(&self.secret_key)
-            .header("x-request-id", &rid)
-            .send()
-            .await
-            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let (resp, rid) = self.get(&url).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             return Ok(Observation {
@@ -233,14 +231,7 @@ impl Provider for StripeAdapter {
     /// Lists one PaymentIntent: works with a restricted read-only key.
     async fn check(&self) -> Result<String, ProviderError> {
         let url = format!("{}/v1/payment_intents?limit=1", self.base_url);
-        let resp = self
-            .http
-            .get(&url)
-            .bearer_auth(&self.secret_key)
-            .header("x-request-id", request_id())
-            .send()
-            .await
-            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        let (resp, _) = self.get(&url).await?;
         let status = resp.status();
         if status.is_success() {
             return Ok(format!("listed PaymentIntents at {}", self.base_url));

@@ -104,6 +104,23 @@ impl TestApp {
         assert_eq!(v["merchant_ref"], merchant_ref, "{v}");
     }
 
+    /// Registered by `merchant_ref` alone with a provider that cannot find
+    /// it: never queried, in review after its schedule, the reason saying
+    /// `why`.
+    async fn review_without_calls(&self, provider: &str, merchant_ref: &str, why: &str) {
+        let id = format!("{provider}_{merchant_ref}");
+        self.register_merchant_ref_only(provider, &id, merchant_ref)
+            .await;
+        let v = self.wait_for_status(&id, "needs_review").await;
+        let reason = review_reason(&v);
+        assert!(reason.contains(why), "{reason}");
+        assert!(
+            reason.starts_with("gave up after 3 scheduled checks"),
+            "{reason}"
+        );
+        assert_eq!(self.sim.stats().status_calls, 0);
+    }
+
     async fn register_at(&self, provider: &str, id: &str, provider_ref: &str) {
         self.sim.create(Some(provider_ref.into()));
         let body = json!({"id": id, "provider": provider, "provider_ref": provider_ref,
@@ -1190,24 +1207,16 @@ async fn paypal_capture_found_by_invoice_id_and_polled() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paypal_order_by_invoice_id_goes_to_review_with_the_fix() {
     let app = paypal_app_full(true, None, PaymentObject::Orders, 3).await;
-    app.register_merchant_ref_only("paypal", "pp_inv2", "INV-2026-0002")
+    app.review_without_calls("paypal", "INV-2026-0002", "payments = \"captures\"")
         .await;
-    let v = app.wait_for_status("pp_inv2", "needs_review").await;
-    let reason = review_reason(&v);
-    assert!(reason.contains("payments = \"captures\""), "{reason}");
-    assert_eq!(app.sim.stats().status_calls, 0);
 }
 
 /// Bakong is asked by md5 only.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bakong_by_merchant_ref_goes_to_review_with_the_reason() {
     let app = bakong_app_with(3).await;
-    app.register_merchant_ref_only("bakong", "kh_m", "khqr-order-7")
+    app.review_without_calls("bakong", "khqr-order-7", "KHQR's md5")
         .await;
-    let v = app.wait_for_status("kh_m", "needs_review").await;
-    let reason = review_reason(&v);
-    assert!(reason.contains("KHQR's md5"), "{reason}");
-    assert_eq!(app.sim.stats().status_calls, 0);
 }
 
 /// WeChat Pay, known by its transaction id: polled at /transactions/id.
