@@ -190,7 +190,7 @@ impl Engine {
                 let mut note = None;
                 if job.provider_ref.is_none() {
                     match self
-                        .adopt_ref(job, found.as_deref(), &provider_status)
+                        .adopt_ref(job, found.as_deref(), status.is_some(), &provider_status)
                         .await
                     {
                         Ok(()) => {}
@@ -227,13 +227,19 @@ impl Engine {
         &self,
         job: &ClaimedJob,
         found: Option<&str>,
+        answered: bool,
         provider_status: &str,
     ) -> Result<(), Adopt> {
         let merchant_ref = job.merchant_ref.as_deref().unwrap_or_default();
         let Some(found) = found else {
+            if answered {
+                // The provider answered about this payment without naming
+                // its id yet (WeChat Pay before the buyer pays): nothing amiss.
+                return Ok(());
+            }
             return Err(Adopt::Unfound(format!(
-                "no {} payment found by merchant reference `{merchant_ref}` yet ({provider_status}); \
-                 the create call may never have reached the provider",
+                "no single {} payment found by merchant reference `{merchant_ref}` yet \
+                 ({provider_status}); if none ever is, the create call never reached the provider",
                 job.provider
             )));
         };

@@ -1121,7 +1121,7 @@ async fn stripe_unfound_or_ambiguous_merchant_ref_goes_to_review() {
     let v = app.wait_for_status("st_never", "needs_review").await;
     let reason = review_reason(&v);
     assert!(
-        reason.contains("no stripe payment found by merchant reference `order-never`"),
+        reason.contains("no single stripe payment found by merchant reference `order-never`"),
         "{reason}"
     );
     assert_eq!(app.sim.calls_for("order-never"), 3);
