@@ -327,8 +327,8 @@ pub async fn providers(config: Config, cmd: ProvidersCommand) -> anyhow::Result<
     let ProvidersCommand::Check = cmd;
     let mut failed = 0;
     println!(
-        "{:<14} {:<8} {:<5} {:<9} result",
-        "provider", "adapter", "poll", "webhooks"
+        "{:<14} {:<8} {:<5} {:<9} {:<6} result",
+        "provider", "adapter", "poll", "webhooks", "lookup"
     );
     for (name, cfg) in &config.providers {
         let adapter = format!("{:?}", cfg.adapter).to_lowercase();
@@ -336,7 +336,10 @@ pub async fn providers(config: Config, cmd: ProvidersCommand) -> anyhow::Result<
             Ok(a) => a,
             Err(e) => {
                 failed += 1;
-                println!("{name:<14} {adapter:<8} {:<5} {:<9} FAILED  {e}", "-", "-");
+                println!(
+                    "{name:<14} {adapter:<8} {:<5} {:<9} {:<6} FAILED  {e}",
+                    "-", "-", "-"
+                );
                 continue;
             }
         };
@@ -357,9 +360,10 @@ pub async fn providers(config: Config, cmd: ProvidersCommand) -> anyhow::Result<
             }
         };
         println!(
-            "{name:<14} {adapter:<8} {:<5} {:<9} {result}",
+            "{name:<14} {adapter:<8} {:<5} {:<9} {:<6} {result}",
             yes(caps.poll),
-            yes(caps.webhooks)
+            yes(caps.webhooks),
+            yes(caps.lookup)
         );
     }
     if failed > 0 {

@@ -164,11 +164,7 @@ impl Provider for AdyenAdapter {
     /// Never called: [`Provider::unqueryable`] says every target is. Kept
     /// harmless (no request) in case it is.
     async fn query_status(&self, _t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        Ok(Observation {
-            provider_ref: None,
-            status: None,
-            provider_status: "awaiting_notification".into(),
-        })
+        Ok(Observation::new(None, "awaiting_notification"))
     }
 
     async fn verify_webhook(

@@ -172,11 +172,9 @@ impl AlipayAdapter {
                     provider_status: s,
                 })
             }
-            "40004" if sub == "ACQ.TRADE_NOT_EXIST" => Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "ACQ.TRADE_NOT_EXIST".into(),
-            }),
+            "40004" if sub == "ACQ.TRADE_NOT_EXIST" => {
+                Ok(Observation::new(None, "ACQ.TRADE_NOT_EXIST"))
+            }
             "20001" | "40002" | "40006" => Err(ProviderError::Permanent {
                 message: format!("Alipay refused the call (credentials or configuration): {msg}"),
             }),

@@ -48,24 +48,18 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
     let error = envelope["errorCode"].as_i64();
     let message = envelope["responseMessage"].as_str().unwrap_or_default();
     match (code, error) {
-        (Some(0), _) if !envelope["data"].is_null() => Ok(Observation {
-            provider_ref: None,
-            status: Some(Status::Succeeded),
-            provider_status: format!(
+        (Some(0), _) if !envelope["data"].is_null() => Ok(Observation::new(
+            Some(Status::Succeeded),
+            format!(
                 "SUCCESS hash={}",
                 envelope["data"]["hash"].as_str().unwrap_or("?")
             ),
-        }),
-        (_, Some(1)) => Ok(Observation {
-            provider_ref: None,
-            status: None,
-            provider_status: "NOT_FOUND".into(),
-        }),
-        (_, Some(3)) => Ok(Observation {
-            provider_ref: None,
-            status: Some(Status::Failed),
-            provider_status: format!("FAILED: {message}"),
-        }),
+        )),
+        (_, Some(1)) => Ok(Observation::new(None, "NOT_FOUND")),
+        (_, Some(3)) => Ok(Observation::new(
+            Some(Status::Failed),
+            format!("FAILED: {message}"),
+        )),
         (_, Some(6)) => Err(ProviderError::Permanent {
             message: format!("Bakong: unauthorised token (errorCode 6): {message}"),
         }),
@@ -80,29 +74,16 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
 /// One item of a list answer.
 fn observe_item(item: &Value) -> Observation {
     match item["status"].as_str().unwrap_or_default() {
-        "SUCCESS" => Observation {
-            provider_ref: None,
-            status: Some(Status::Succeeded),
-            provider_status: format!(
+        "SUCCESS" => Observation::new(
+            Some(Status::Succeeded),
+            format!(
                 "SUCCESS hash={}",
                 item["data"]["hash"].as_str().unwrap_or("?")
             ),
-        },
-        "FAILED" => Observation {
-            provider_ref: None,
-            status: Some(Status::Failed),
-            provider_status: "FAILED".into(),
-        },
-        "NOT_FOUND" => Observation {
-            provider_ref: None,
-            status: None,
-            provider_status: "NOT_FOUND".into(),
-        },
-        other => Observation {
-            provider_ref: None,
-            status: None,
-            provider_status: other.to_string(),
-        },
+        ),
+        "FAILED" => Observation::new(Some(Status::Failed), "FAILED"),
+        "NOT_FOUND" => Observation::new(None, "NOT_FOUND"),
+        other => Observation::new(None, other.to_string()),
     }
 }
 

@@ -369,11 +369,7 @@ impl Provider for GenericAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let status = resp.status();
         if self.cfg.not_found.contains(&status.as_u16()) {
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: format!("http_{}", status.as_u16()),
-            });
+            return Ok(Observation::new(None, format!("http_{}", status.as_u16())));
         }
         if !status.is_success() {
             let headers = resp.headers().clone();

@@ -101,6 +101,17 @@ pub struct Observation {
     pub provider_ref: Option<String>,
 }
 
+impl Observation {
+    /// An answer that names no provider id (the usual case).
+    pub fn new(status: Option<Status>, provider_status: impl Into<String>) -> Self {
+        Observation {
+            status,
+            provider_status: provider_status.into(),
+            provider_ref: None,
+        }
+    }
+}
+
 /// A failed status query, classified. The class decides what the engine does.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProviderError {

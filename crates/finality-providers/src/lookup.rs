@@ -23,11 +23,7 @@ pub fn one_of<T>(
     let mut found: Vec<(String, Option<Status>, String)> =
         found.into_iter().map(describe).collect();
     match found.len() {
-        0 => Observation {
-            status: None,
-            provider_status: "not_found".into(),
-            provider_ref: None,
-        },
+        0 => Observation::new(None, "not_found"),
         1 => {
             let (id, status, provider_status) = found.remove(0);
             Observation {
@@ -38,14 +34,13 @@ pub fn one_of<T>(
         }
         n => {
             let ids: Vec<&str> = found.iter().map(|f| f.0.as_str()).take(5).collect();
-            Observation {
-                status: None,
-                provider_status: format!(
+            Observation::new(
+                None,
+                format!(
                     "ambiguous: {n} objects carry this merchant reference ({})",
                     ids.join(", ")
                 ),
-                provider_ref: None,
-            }
+            )
         }
     }
 }

@@ -351,11 +351,7 @@ impl Provider for PayPalAdapter {
         let resp = self.get(&path).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "RESOURCE_NOT_FOUND".into(),
-            });
+            return Ok(Observation::new(None, "RESOURCE_NOT_FOUND"));
         }
         if !status.is_success() {
             return Err(failure(resp).await);
@@ -365,11 +361,7 @@ impl Provider for PayPalAdapter {
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let word = body["status"].as_str().unwrap_or_default().to_string();
-        Ok(Observation {
-            provider_ref: None,
-            status: map(&word),
-            provider_status: word,
-        })
+        Ok(Observation::new(map(&word), word))
     }
 
     async fn verify_webhook(

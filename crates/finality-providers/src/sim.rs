@@ -122,11 +122,7 @@ impl Provider for SimAdapter {
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
             // Not known to the provider (yet): not a failure, not final.
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "not_found".into(),
-            });
+            return Ok(Observation::new(None, "not_found"));
         }
         if !status.is_success() {
             let err = failure(resp).await;
@@ -146,11 +142,7 @@ impl Provider for SimAdapter {
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
-        Ok(Observation {
-            provider_ref: None,
-            status: map_status(&body.status),
-            provider_status: body.status,
-        })
+        Ok(Observation::new(map_status(&body.status), body.status))
     }
 
     async fn verify_webhook(

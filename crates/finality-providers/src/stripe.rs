@@ -170,11 +170,7 @@ impl Provider for StripeAdapter {
         let (resp, rid) = self.get(&url).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "resource_missing".into(),
-            });
+            return Ok(Observation::new(None, "resource_missing"));
         }
         if !status.is_success() {
             let err = failure(resp).await;
@@ -186,11 +182,10 @@ impl Provider for StripeAdapter {
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let provider_status = describe(&body);
-        Ok(Observation {
-            provider_ref: None,
-            status: map_status(object, &body.status),
+        Ok(Observation::new(
+            map_status(object, &body.status),
             provider_status,
-        })
+        ))
     }
 
     async fn verify_webhook(

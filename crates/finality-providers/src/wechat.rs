@@ -262,11 +262,7 @@ impl WeChatAdapter {
             self.mchid
         );
         let Some(body) = self.signed_get(&path).await? else {
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "ORDER_NOT_EXIST".into(),
-            });
+            return Ok(Observation::new(None, "ORDER_NOT_EXIST"));
         };
         let state = body["trade_state"].as_str().unwrap_or_default().to_string();
         Ok(Observation {
@@ -284,11 +280,7 @@ impl WeChatAdapter {
     async fn query_refund(&self, out_refund_no: &str) -> Result<Observation, ProviderError> {
         let path = format!("/v3/refund/domestic/refunds/{}", encode(out_refund_no));
         let Some(body) = self.signed_get(&path).await? else {
-            return Ok(Observation {
-                provider_ref: None,
-                status: None,
-                provider_status: "RESOURCE_NOT_EXISTS".into(),
-            });
+            return Ok(Observation::new(None, "RESOURCE_NOT_EXISTS"));
         };
         let state = body["status"].as_str().unwrap_or_default().to_string();
         Ok(Observation {

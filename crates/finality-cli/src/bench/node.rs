@@ -51,11 +51,7 @@ impl Provider for InstantProvider {
         } else {
             Status::Pending
         };
-        Ok(Observation {
-            provider_ref: None,
-            status: Some(status),
-            provider_status: status.as_str().into(),
-        })
+        Ok(Observation::new(Some(status), status.as_str()))
     }
 }
 

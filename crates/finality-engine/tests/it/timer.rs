@@ -21,11 +21,7 @@ impl Provider for Recorder {
             .lock()
             .unwrap()
             .push((t.payment_id.to_string(), t.due_at, SystemClock.now()));
-        Ok(Observation {
-            provider_ref: None,
-            status: Some(Status::Succeeded),
-            provider_status: "succeeded".into(),
-        })
+        Ok(Observation::new(Some(Status::Succeeded), "succeeded"))
     }
 }
 
@@ -93,12 +89,14 @@ async fn shutdown_runs_the_held_jobs(db: TestDb) {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let rec = Arc::new(Recorder::default());
     let now = clock.now();
+    // Due 2 s out: far enough that registering them on a loaded machine
+    // cannot eat the margin before the "not yet due" check.
     for i in 0..10 {
-        let at = now.plus(Duration::from_millis(400));
+        let at = now.plus(Duration::from_secs(2));
         register_plain(&*db.store, &format!("pay_s{i}"), now, at).await;
     }
     let mut cfg = engine_config("timer", 4);
-    cfg.lookahead = Duration::from_millis(800);
+    cfg.lookahead = Duration::from_secs(3);
     let e = engine(
         db.store.clone(),
         clock,
