@@ -4,7 +4,7 @@
 //! The tables are data: adding a transition is adding a row, and
 //! `docs/state_machine.md` draws exactly these rows.
 
-use crate::status::{Kind, Status};
+use crate::status::{Kind, Source, Status};
 use Status::*;
 
 /// Allowed `(from, to)` pairs for payments.
@@ -21,6 +21,8 @@ const PAYMENT: &[(Status, Status)] = &[
     (NeedsReview, Succeeded),
     (NeedsReview, Failed),
     (NeedsReview, Cancelled),
+    // A payment in review whose money turns out to have come and gone.
+    (NeedsReview, Reversed),
     // Refund, chargeback or reversal of a captured payment.
     (Succeeded, Reversed),
 ];
@@ -43,6 +45,7 @@ const PAYOUT: &[(Status, Status)] = &[
     (NeedsReview, Succeeded),
     (NeedsReview, Failed),
     (NeedsReview, Cancelled),
+    (NeedsReview, Reversed),
     (Succeeded, Reversed),
 ];
 
@@ -58,8 +61,10 @@ pub fn table(kind: Kind) -> &'static [(Status, Status)] {
 /// What to do with an observed status, given the current one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    /// A real transition: write it, its history row and its event.
-    Apply,
+    /// A real transition to the given status: write it, its history row and
+    /// its event. The status is the observed one, except where the provider
+    /// reports money leaving after a success (see [`decide`]).
+    Apply(Status),
     /// Already in that status (a duplicate report): change nothing.
     Unchanged,
     /// Not applied, for the given reason; the report is kept as evidence only.
@@ -97,7 +102,7 @@ pub fn decide(kind: Kind, current: Status, observed: Status) -> Decision {
         return Decision::Unchanged;
     }
     if table(kind).contains(&(current, observed)) {
-        return Decision::Apply;
+        return Decision::Apply(observed);
     }
     if current.is_final() {
         Decision::Ignore(IgnoreReason::AlreadyFinal)
@@ -106,6 +111,31 @@ pub fn decide(kind: Kind, current: Status, observed: Status) -> Decision {
     } else {
         Decision::Ignore(IgnoreReason::NotAllowed)
     }
+}
+
+/// [`decide`] for a report from `source`. A human's word is taken as given;
+/// two provider reports are not taken literally, because providers send them
+/// and dropping them would hide money that moved:
+/// - a failure or cancellation of something that already `succeeded` (an
+///   Adyen `CAPTURE_FAILED` after `CAPTURE`, a Stripe refund that fails after
+///   it succeeded, an Alipay `TRADE_CLOSED` after `TRADE_SUCCESS`, which is a
+///   full refund) means the money is not where the success said: it becomes
+///   `reversed`, never "ignored: already final";
+/// - a reversal (refund, chargeback) of something finality never saw succeed
+///   is neither a success nor a failure: it goes to `needs_review` (and
+///   stays there for a human, who may resolve it as `reversed`).
+pub fn decide_report(kind: Kind, current: Status, observed: Status, source: Source) -> Decision {
+    if source == Source::Manual {
+        return decide(kind, current, observed);
+    }
+    let observed = match (current, observed) {
+        (Succeeded, Failed | Cancelled) if table(kind).contains(&(Succeeded, Reversed)) => {
+            Reversed
+        }
+        (Pending | Processing | NeedsReview, Reversed) => NeedsReview,
+        _ => observed,
+    };
+    decide(kind, current, observed)
 }
 
 #[cfg(test)]
@@ -125,8 +155,8 @@ mod tests {
         let mut current = Pending;
         let mut applied = 0;
         for &r in reports {
-            if decide(kind, current, r) == Decision::Apply {
-                current = r;
+            if let Decision::Apply(to) = decide(kind, current, r) {
+                current = to;
                 applied += 1;
             }
         }
@@ -134,12 +164,58 @@ mod tests {
     }
 
     #[test]
-    fn reversed_only_after_succeeded() {
+    fn reversed_only_after_succeeded_or_from_review() {
         for kind in Kind::ALL {
             for from in Status::ALL {
-                let ok = decide(kind, from, Reversed) == Decision::Apply;
-                assert_eq!(ok, from == Succeeded, "{kind:?} {from:?} -> reversed");
+                let ok = decide(kind, from, Reversed) == Decision::Apply(Reversed);
+                assert_eq!(
+                    ok,
+                    from == Succeeded || from == NeedsReview,
+                    "{kind:?} {from:?} -> reversed"
+                );
             }
+        }
+    }
+
+    /// A failure after success is never "ignored: already final".
+    #[test]
+    fn failure_after_success_reverses() {
+        for kind in Kind::ALL {
+            for late in [Failed, Cancelled] {
+                for source in [Source::Webhook, Source::StatusQuery, Source::Sweep] {
+                    assert_eq!(
+                        decide_report(kind, Succeeded, late, source),
+                        Decision::Apply(Reversed)
+                    );
+                }
+                // A human is taken at their word (and the table says no).
+                assert_eq!(
+                    decide_report(kind, Succeeded, late, Source::Manual),
+                    Decision::Ignore(IgnoreReason::AlreadyFinal)
+                );
+            }
+        }
+    }
+
+    /// A refund or chargeback of a payment never seen to succeed is a
+    /// question for a human, not a status to guess.
+    #[test]
+    fn reversal_before_success_goes_to_review() {
+        for kind in Kind::ALL {
+            for from in [Pending, Processing] {
+                assert_eq!(
+                    decide_report(kind, from, Reversed, Source::Webhook),
+                    Decision::Apply(NeedsReview)
+                );
+            }
+            assert_eq!(
+                decide_report(kind, NeedsReview, Reversed, Source::Webhook),
+                Decision::Unchanged
+            );
+            assert_eq!(
+                decide_report(kind, NeedsReview, Reversed, Source::Manual),
+                Decision::Apply(Reversed)
+            );
         }
     }
 
@@ -147,7 +223,7 @@ mod tests {
     fn needs_review_can_still_be_settled() {
         for kind in Kind::ALL {
             for to in [Succeeded, Failed, Cancelled] {
-                assert_eq!(decide(kind, NeedsReview, to), Decision::Apply);
+                assert_eq!(decide(kind, NeedsReview, to), Decision::Apply(to));
             }
         }
     }
@@ -159,7 +235,7 @@ mod tests {
             Decision::Ignore(IgnoreReason::Stale)
         );
         assert_eq!(
-            decide(Kind::Payment, Succeeded, Failed),
+            decide(Kind::Payment, Failed, Succeeded),
             Decision::Ignore(IgnoreReason::AlreadyFinal)
         );
         assert_eq!(
@@ -168,11 +244,37 @@ mod tests {
         );
     }
 
+    fn any_source() -> impl Strategy<Value = Source> {
+        prop::sample::select(vec![Source::Webhook, Source::StatusQuery, Source::Sweep, Source::Manual])
+    }
+
     proptest! {
+        #[test]
+        fn provider_reports_are_idempotent_and_monotone(
+            kind in any_kind(),
+            reports in prop::collection::vec((any_status(), any_source()), 0..12),
+        ) {
+            let fold = |reports: &[(Status, Source)]| {
+                let mut current = Pending;
+                let mut was_final = false;
+                for &(r, src) in reports {
+                    if let Decision::Apply(to) = decide_report(kind, current, r, src) {
+                        assert!(table(kind).contains(&(current, to)));
+                        current = to;
+                    }
+                    assert!(!was_final || current.is_final(), "left a final status");
+                    was_final |= current.is_final();
+                }
+                current
+            };
+            let doubled: Vec<_> = reports.iter().flat_map(|&s| [s, s]).collect();
+            prop_assert_eq!(fold(&reports), fold(&doubled));
+        }
+
         #[test]
         fn final_is_never_replaced_by_non_final(kind in any_kind(), from in any_status(), to in any_status()) {
             if from.is_final() && !to.is_final() {
-                prop_assert_ne!(decide(kind, from, to), Decision::Apply);
+                prop_assert!(!matches!(decide(kind, from, to), Decision::Apply(s) if !s.is_final()));
             }
         }
 
@@ -187,8 +289,8 @@ mod tests {
             let mut current = Pending;
             let mut was_final = false;
             for r in reports {
-                if decide(kind, current, r) == Decision::Apply {
-                    current = r;
+                if let Decision::Apply(to) = decide(kind, current, r) {
+                    current = to;
                 }
                 if was_final {
                     prop_assert!(current.is_final(), "left a final status: {current:?}");
@@ -199,7 +301,7 @@ mod tests {
 
         #[test]
         fn every_applied_transition_is_in_the_table(kind in any_kind(), from in any_status(), to in any_status()) {
-            if decide(kind, from, to) == Decision::Apply {
+            if let Decision::Apply(to) = decide(kind, from, to) {
                 prop_assert!(table(kind).contains(&(from, to)));
             }
         }

@@ -8,13 +8,18 @@
 //! `NotificationRequestItem`s, each signed on its own: base64 HMAC-SHA256,
 //! under the hex-decoded HMAC key from the Customer Area, of
 //! `pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success`,
-//! in `additionalData.hmacSignature`. Every item must verify against one of
-//! the configured keys (two while rotating) or the whole batch is refused.
-//! The answer is exactly `[accepted]`, as Adyen requires; anything else and
-//! Adyen retries. Notifications carry no timestamp to bound replays; the
-//! event id (`pspReference:eventCode:success`) deduplicates them.
+//! in `additionalData.hmacSignature`, against one of the configured keys
+//! (two while rotating). Adyen queues notifications per endpoint and retries
+//! a batch that is not accepted, holding back everything behind it, so one
+//! bad item must not stall the queue: when at least one item verifies, the
+//! answer is `[accepted]` (exactly, as Adyen requires), the verified items
+//! are applied, and an item that does not verify is stored for review and
+//! never applied. A body in which no item verifies is refused (401): that
+//! is a wrong key or a forgery, and Adyen's retries are then what we want.
+//! Notifications carry no timestamp to bound replays; the event id
+//! (`pspReference:eventCode:success`) deduplicates them.
 
-use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
+use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -57,20 +62,47 @@ pub fn map_event(code: &str, success: bool, capture: Capture) -> Option<Status> 
         ("AUTHORISATION", false) => Some(Status::Failed),
         ("CANCELLATION" | "TECHNICAL_CANCEL", true) => Some(Status::Cancelled),
         ("CAPTURE", true) => Some(Status::Succeeded),
-        ("CAPTURE_FAILED", _) => Some(Status::Failed),
+        // A capture Adyen rejected, or one the bank failed after Adyen had
+        // reported it (CAPTURE_FAILED arrives after CAPTURE): after a
+        // success, finality records `reversed`.
+        ("CAPTURE", false) | ("CAPTURE_FAILED", _) => Some(Status::Failed),
         ("REFUND", true) => Some(Status::Succeeded),
+        // REFUND_FAILED follows a successful REFUND: the money came back.
         ("REFUND", false) | ("REFUND_FAILED", _) => Some(Status::Failed),
-        ("CHARGEBACK", _) => Some(Status::Reversed),
+        ("CHARGEBACK" | "SECOND_CHARGEBACK", _) => Some(Status::Reversed),
         _ => None,
     }
 }
 
-/// Codes whose `pspReference` is the modification's own and whose payment
-/// is `originalReference`.
+/// What a verified event with no status means: kept for a human (money
+/// moved in a way the status model cannot express), or plainly ignored.
+fn disposition(code: &str, success: bool, status: Option<Status>) -> Disposition {
+    if status.is_some() {
+        return Disposition::Apply;
+    }
+    match code {
+        "CHARGEBACK_REVERSED" | "REFUNDED_REVERSED" | "PREARBITRATION_WON" => Disposition::Review(format!(
+            "Adyen {code}: money returned after a chargeback or refund; the payment's status \
+             cannot follow it by itself, decide by hand"
+        )),
+        _ => Disposition::Ignore(format!(
+            "Adyen {code} (success={success}) changes no status finality follows"
+        )),
+    }
+}
+
 fn names_original(code: &str) -> bool {
     matches!(
         code,
-        "CANCELLATION" | "TECHNICAL_CANCEL" | "CAPTURE" | "CAPTURE_FAILED" | "CHARGEBACK"
+        "CANCELLATION"
+            | "TECHNICAL_CANCEL"
+            | "CAPTURE"
+            | "CAPTURE_FAILED"
+            | "CHARGEBACK"
+            | "SECOND_CHARGEBACK"
+            | "CHARGEBACK_REVERSED"
+            | "NOTIFICATION_OF_CHARGEBACK"
+            | "PREARBITRATION_WON"
     )
 }
 
@@ -184,44 +216,55 @@ impl Provider for AdyenAdapter {
                 "no notificationItems[].NotificationRequestItem in the body",
             ));
         };
-        if items.is_empty() || !items.iter().all(|i| self.verify_item(i)) {
+        let verified: Vec<bool> = items.iter().map(|i| self.verify_item(i)).collect();
+        if !verified.contains(&true) {
             return Err(WebhookError::reject(
                 RejectReason::BadSignature,
                 format!(
-                    "an item's hmacSignature matches none of {} keys",
+                    "no item's hmacSignature matches any of {} keys",
                     self.keys.len()
                 ),
             ));
         }
         Ok(items
             .iter()
-            .map(|i| {
+            .zip(verified)
+            .map(|(i, ok)| {
                 let code = text(i, "eventCode");
                 let success = text(i, "success") == "true";
                 let psp = text(i, "pspReference");
                 let (provider_ref, merchant_ref) = if names_original(code) {
-                    // The modification's merchantReference may be its own,
-                    // not the payment's: not used to find the payment.
                     (text(i, "originalReference"), "")
                 } else {
                     (psp, text(i, "merchantReference"))
                 };
                 let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
-                WebhookEvent {
+                let status = map_event(code, success, self.capture);
+                let mut ev = WebhookEvent {
                     event_id: format!("{psp}:{code}:{success}"),
                     provider_ref: some(provider_ref),
                     merchant_ref: some(merchant_ref),
-                    status: map_event(code, success, self.capture),
+                    status,
                     provider_status: Some(format!("{code}:{success}")),
                     occurred_at: None,
+                    disposition: disposition(code, success, status),
+                };
+                if !ok {
+                    // Never applied, and under its own id so that the
+                    // authentic item, if Adyen sends it, is not a duplicate.
+                    ev.event_id = format!("{}:unverified", ev.event_id);
+                    ev.status = None;
+                    ev.disposition = Disposition::Review(
+                        "its hmacSignature matches no configured key, beside items in the same \
+                         batch that do: stored, not applied"
+                            .into(),
+                    );
                 }
+                ev
             })
             .collect())
     }
 
-    /// Adyen has no status read: nothing is ever polled. The schedule still
-    /// runs (without calls) so a payment whose notification never comes
-    /// reaches review at its end, with this reason.
     fn unqueryable(&self, _t: &PollTarget<'_>) -> Option<String> {
         Some(
             "Adyen is webhook-only (it has no status read to poll) and no notification \
@@ -334,13 +377,27 @@ mod tests {
         assert_eq!(evs[1].status, Some(Status::Failed));
     }
 
+    /// Adyen holds back its per-endpoint queue behind a refused batch: one
+    /// bad item is kept for review, the rest is applied and acknowledged.
     #[tokio::test]
-    async fn one_bad_item_refuses_the_batch() {
+    async fn one_bad_item_is_kept_for_review_not_refused() {
         let key = decode_key(KEY_HEX).unwrap();
         let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
         let mut tampered = signed(item("AUTHORISATION", "false"), &key);
         tampered["success"] = json!("true");
         let body = batch(vec![signed(item("AUTHORISATION", "true"), &key), tampered]);
+        let evs = a
+            .verify_webhook(&Default::default(), &body, Timestamp(0))
+            .await
+            .unwrap();
+        assert_eq!(evs[0].disposition, Disposition::Apply);
+        assert_eq!(evs[0].status, Some(Status::Succeeded));
+        assert!(matches!(evs[1].disposition, Disposition::Review(_)));
+        assert_eq!(evs[1].status, None);
+        assert_eq!(evs[1].event_id, "7914073381342284:AUTHORISATION:true:unverified");
+        // Nothing verifies: refused, Adyen retries.
+        let other = decode_key("00").unwrap();
+        let body = batch(vec![signed(item("AUTHORISATION", "true"), &other)]);
         assert!(matches!(
             a.verify_webhook(&Default::default(), &body, Timestamp(0))
                 .await,
@@ -349,11 +406,29 @@ mod tests {
                 ..
             })
         ));
-        let other = decode_key("00").unwrap();
-        let body = batch(vec![signed(item("AUTHORISATION", "true"), &other)]);
-        assert!(a
+    }
+
+    /// Failures after success are mapped (finality then records `reversed`),
+    /// and chargeback reversals are kept for review, never dropped.
+    #[tokio::test]
+    async fn late_failures_and_chargebacks() {
+        let key = decode_key(KEY_HEX).unwrap();
+        let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
+        let body = batch(vec![
+            signed(item("CAPTURE_FAILED", "true"), &key),
+            signed(item("REFUND_FAILED", "true"), &key),
+            signed(item("CHARGEBACK", "true"), &key),
+            signed(item("CHARGEBACK_REVERSED", "true"), &key),
+            signed(item("REPORT_AVAILABLE", "true"), &key),
+        ]);
+        let evs = a
             .verify_webhook(&Default::default(), &body, Timestamp(0))
             .await
-            .is_err());
+            .unwrap();
+        assert_eq!(evs[0].status, Some(Status::Failed));
+        assert_eq!(evs[1].status, Some(Status::Failed));
+        assert_eq!(evs[2].status, Some(Status::Reversed));
+        assert!(matches!(&evs[3].disposition, Disposition::Review(w) if w.contains("CHARGEBACK_REVERSED")));
+        assert!(matches!(&evs[4].disposition, Disposition::Ignore(w) if w.contains("REPORT_AVAILABLE")));
     }
 }

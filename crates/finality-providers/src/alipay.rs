@@ -21,7 +21,7 @@
 //!   `success`, or Alipay keeps retrying (for about a day).
 
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
-use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
+use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::wechat::{sign, verify};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
@@ -51,6 +51,15 @@ pub fn map_trade_status(s: &str) -> Option<Status> {
         "TRADE_CLOSED" => Some(Status::Cancelled),
         _ => None,
     }
+}
+
+/// The request `timestamp` as Alipay's gateway reads it: local time in
+/// China (UTC+8, no daylight saving), `yyyy-MM-dd HH:mm:ss`, as the official
+/// SDKs send it (alipay-sdk-java sets `Asia/Shanghai` on its formatter). A
+/// UTC time is 8 hours in the past there, outside the gateway's window.
+pub fn request_timestamp(now: chrono::DateTime<chrono::Utc>) -> String {
+    let china = chrono::FixedOffset::east_opt(8 * 3600).unwrap_or(chrono::FixedOffset::east_opt(0).unwrap_or_else(|| unreachable!()));
+    now.with_timezone(&china).format("%Y-%m-%d %H:%M:%S").to_string()
 }
 
 /// The string Alipay signs: parameters sorted by name, `k=v` joined by
@@ -118,10 +127,7 @@ impl AlipayAdapter {
         params.insert("format".into(), "JSON".into());
         params.insert("charset".into(), "utf-8".into());
         params.insert("sign_type".into(), "RSA2".into());
-        params.insert(
-            "timestamp".into(),
-            chrono::Utc::now().format("%Y-%m-%d %H:%M:%S").to_string(),
-        );
+        params.insert("timestamp".into(), request_timestamp(chrono::Utc::now()));
         params.insert("version".into(), "1.0".into());
         params.insert(
             "biz_content".into(),
@@ -267,13 +273,31 @@ impl Provider for AlipayAdapter {
             });
         }
         let status = get("trade_status");
+        // A partial refund is notified as TRADE_SUCCESS with refund_fee; a
+        // full refund as TRADE_CLOSED (which after TRADE_SUCCESS finality
+        // records as `reversed`).
+        let refund_fee = get("refund_fee");
+        let disposition = if status == "TRADE_SUCCESS" && !refund_fee.is_empty() {
+            Disposition::Ignore(format!(
+                "partial refund (refund_fee {refund_fee} of total_amount {}): the payment \
+                 stays succeeded",
+                get("total_amount")
+            ))
+        } else {
+            Disposition::Apply
+        };
         Ok(vec![WebhookEvent {
             event_id,
             provider_ref: params.get("trade_no").cloned(),
             merchant_ref: params.get("out_trade_no").cloned(),
             status: map_trade_status(&status),
-            provider_status: Some(status),
+            provider_status: Some(if refund_fee.is_empty() {
+                status
+            } else {
+                format!("{status} refund_fee={refund_fee}")
+            }),
             occurred_at: None,
+            disposition,
         }])
     }
 

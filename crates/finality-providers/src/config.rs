@@ -249,6 +249,31 @@ impl ProviderConfig {
     }
 }
 
+/// Fewest bytes a webhook secret may have. An empty secret makes every
+/// webhook forgeable (an HMAC under an empty key is public knowledge); the
+/// providers' own secrets are far longer (Stripe `whsec_` 32+ characters,
+/// Adyen 32-byte keys, Standard Webhooks 24–64 bytes), so anything short is
+/// a truncated paste, refused at start.
+pub const MIN_SECRET_BYTES: usize = 16;
+
+/// Refuse an empty or too-short webhook secret, naming its variable.
+fn check_secret(name: &str, var: &str, field: &str, value: &str) -> Result<(), ProviderError> {
+    let trimmed = value.trim();
+    let why = if trimmed.is_empty() {
+        "is empty".to_string()
+    } else if trimmed.len() < MIN_SECRET_BYTES {
+        format!(
+            "is {} bytes; a webhook secret needs at least {MIN_SECRET_BYTES} (truncated?)",
+            trimmed.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(ProviderError::Permanent {
+        message: format!("provider `{name}`: environment variable {var} ({field}) {why}: webhooks would be forgeable"),
+    })
+}
+
 /// Build the adapter, reading its secret from the environment.
 pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
     let api_key = match &cfg.api_key_env {
@@ -265,11 +290,27 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
     };
     let mut secrets = Vec::new();
     for var in &cfg.webhook_secret_envs {
-        secrets.push(std::env::var(var).map_err(|_| ProviderError::Permanent {
+        let value = std::env::var(var).map_err(|_| ProviderError::Permanent {
             message: format!(
                 "provider `{name}`: environment variable {var} (webhook_secret_envs) is not set"
             ),
-        })?);
+        })?;
+        // PayPal's entry is the webhook's id at PayPal, checked by PayPal.
+        if cfg.adapter != AdapterKind::PayPal {
+            check_secret(name, var, "webhook_secret_envs", &value)?;
+        } else if value.trim().is_empty() {
+            return Err(ProviderError::Permanent {
+                message: format!("provider `{name}`: environment variable {var} (the PayPal webhook id) is empty"),
+            });
+        }
+        secrets.push(value);
+    }
+    if let (Some(var), Some(key)) = (&cfg.api_key_env, &api_key) {
+        if key.trim().is_empty() {
+            return Err(ProviderError::Permanent {
+                message: format!("provider `{name}`: environment variable {var} (api_key_env) is empty"),
+            });
+        }
     }
     let permanent = |e: String| ProviderError::Permanent {
         message: format!("provider `{name}`: {e}"),
@@ -329,18 +370,20 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                 std::env::var(var)
                     .map_err(|_| permanent(format!("environment variable {var} is not set")))
             };
-            Ok(Arc::new(
-                crate::wechat::WeChatAdapter::new(
-                    &cfg.base_url,
-                    w,
-                    &env(&w.private_key_env)?,
-                    &env(&w.platform_public_key_env)?,
-                    &env(&w.api_v3_key_env)?,
-                    timeouts,
-                    cfg.webhook_tolerance,
-                )
-                .map_err(permanent)?,
-            ))
+            let mut a = crate::wechat::WeChatAdapter::new(
+                &cfg.base_url,
+                w,
+                &env(&w.private_key_env)?,
+                &env(&w.platform_public_key_env)?,
+                &env(&w.api_v3_key_env)?,
+                timeouts,
+                cfg.webhook_tolerance,
+            )
+            .map_err(permanent)?;
+            for (serial, var) in &w.platform_keys {
+                a = a.with_platform_key(serial, &env(var)?).map_err(permanent)?;
+            }
+            Ok(Arc::new(a))
         }
         AdapterKind::PayPal => {
             let credentials = api_key.ok_or_else(|| {

@@ -337,6 +337,7 @@ impl GenericAdapter {
             status: word.and_then(|s| self.map(s)),
             provider_status: word.map(String::from),
             occurred_at: None,
+            disposition: Default::default(),
         })
     }
 }

@@ -155,6 +155,13 @@ pub trait Provider: Send + Sync + 'static {
         })
     }
 
+    /// Whether `provider_ref` is an id this adapter can ask about for an
+    /// operation of `kind`, checked at registration (422 naming the field).
+    /// The default accepts any id.
+    fn check_ref(&self, _kind: Kind, _provider_ref: &str) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Verify a webhook request and parse its events. Async because some
     /// providers verify by asking them (PayPal). The default: this provider
     /// accepts no webhooks.

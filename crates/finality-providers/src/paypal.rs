@@ -18,12 +18,12 @@
 //!   PayPal's event id (`WH-…`) deduplicates.
 
 use crate::http::{classify_status, classify_transport, client, failure, request_id, Timeouts};
-use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
+use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
 use finality_core::{Kind, Status, Timestamp};
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// Order statuses → ours.
@@ -104,11 +104,70 @@ pub fn map_event(event_type: &str) -> (Option<Status>, bool) {
         "PAYMENT.CAPTURE.PENDING" => (Some(Status::Processing), true),
         "PAYMENT.CAPTURE.COMPLETED" => (Some(Status::Succeeded), true),
         "PAYMENT.CAPTURE.DENIED" | "PAYMENT.CAPTURE.DECLINED" => (Some(Status::Failed), true),
-        "PAYMENT.CAPTURE.REVERSED" => (Some(Status::Reversed), true),
+        // Their resource is the refund; the capture is its `up` link.
+        "PAYMENT.CAPTURE.REFUNDED" | "PAYMENT.CAPTURE.REVERSED" => (Some(Status::Reversed), true),
         "PAYMENT.REFUND.COMPLETED" => (Some(Status::Succeeded), false),
         "PAYMENT.REFUND.FAILED" => (Some(Status::Failed), false),
         _ => (None, false),
     }
+}
+
+/// An order's status, from its captures: PayPal marks an order `COMPLETED`
+/// once a capture was attempted, but the money is in
+/// `purchase_units[].payments.captures[]`, and a `PENDING` (eCheck, review)
+/// or `DECLINED` capture inside a completed order is not a success. A
+/// completed order with no capture (intent `AUTHORIZE`) is authorised only.
+pub fn order_status(order: &Value) -> (Option<Status>, String) {
+    let word = order["status"].as_str().unwrap_or_default();
+    if word != "COMPLETED" {
+        return (map_order(word), word.to_string());
+    }
+    let captures: Vec<&Value> = order["purchase_units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|u| u["payments"]["captures"].as_array().into_iter().flatten())
+        .collect();
+    if captures.is_empty() {
+        let authorized = order["purchase_units"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|u| u["payments"]["authorizations"].is_array());
+        let what = if authorized { "authorized, not captured" } else { "no capture" };
+        return (Some(Status::Processing), format!("COMPLETED ({what})"));
+    }
+    // The least settled capture decides: all must be in for a success.
+    let rank = |s: Option<Status>| match s {
+        Some(Status::Failed) => 0,
+        None | Some(Status::Pending | Status::Processing | Status::NeedsReview) => 1,
+        Some(Status::Reversed) => 2,
+        Some(Status::Cancelled) => 3,
+        Some(Status::Succeeded) => 4,
+    };
+    let worst = captures
+        .iter()
+        .min_by_key(|c| rank(map_capture(c["status"].as_str().unwrap_or_default())))
+        .copied()
+        .unwrap_or(&Value::Null);
+    let cw = worst["status"].as_str().unwrap_or_default();
+    let reason = worst["status_details"]["reason"]
+        .as_str()
+        .map(|r| format!(" ({r})"))
+        .unwrap_or_default();
+    (map_capture(cw), format!("COMPLETED capture {cw}{reason}"))
+}
+
+/// The capture a refund resource belongs to: the id at the end of its `up`
+/// link (`…/v2/payments/captures/{id}`).
+fn refunded_capture(resource: &Value) -> Option<&str> {
+    resource["links"]
+        .as_array()?
+        .iter()
+        .find(|l| l["rel"] == "up")?["href"]
+        .as_str()?
+        .rsplit('/')
+        .next()
 }
 
 struct Token {
@@ -280,31 +339,9 @@ impl PayPalAdapter {
         &self,
         webhook_id: &str,
         headers: &reqwest::header::HeaderMap,
-        event: &Value,
+        event: &serde_json::value::RawValue,
     ) -> Result<bool, WebhookError> {
-        let h = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from)
-                .ok_or_else(|| {
-                    WebhookError::reject(
-                        RejectReason::MissingHeader,
-                        format!("missing header {name}"),
-                    )
-                })
-        };
-        let body = json!({
-            "auth_algo": h("paypal-auth-algo")?,
-            "cert_url": h("paypal-cert-url")?,
-            "transmission_id": h("paypal-transmission-id")?,
-            "transmission_sig": h("paypal-transmission-sig")?,
-            "transmission_time": h("paypal-transmission-time")?,
-            "webhook_id": webhook_id,
-            "webhook_event": event,
-        });
-        // PayPal being unreachable is not proof of forgery, but nothing is
-        // stored unverified: refuse, and PayPal retries the delivery.
+        let body = verification_request(webhook_id, headers, event)?;
         let unverifiable = |detail: String| {
             WebhookError::reject(
                 RejectReason::BadSignature,
@@ -322,7 +359,8 @@ impl PayPalAdapter {
                 self.base_url
             ))
             .bearer_auth(&token)
-            .json(&body)
+            .header("content-type", "application/json")
+            .body(body)
             .send()
             .await
             .map_err(|e| unverifiable(e.to_string()))?;
@@ -332,6 +370,115 @@ impl PayPalAdapter {
         let answer: Value = resp.json().await.map_err(|e| unverifiable(e.to_string()))?;
         Ok(answer["verification_status"] == "SUCCESS")
     }
+}
+
+/// Parse a verified PayPal event. Payments are followed as orders or as
+/// captures (`payments`); refunds by their refund id. Events about anything
+/// else are acknowledged and kept as ignored.
+pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent, WebhookError> {
+    let event: Value = serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+        event_id: String::new(),
+        detail: format!("not JSON: {e}"),
+    })?;
+    let id = event["id"].as_str().unwrap_or_default().to_string();
+    if id.is_empty() {
+        return Err(WebhookError::Unparseable {
+            event_id: String::new(),
+            detail: "event has no id".into(),
+        });
+    }
+    let kind = event["event_type"].as_str().unwrap_or_default();
+    let resource = &event["resource"];
+    let (mut status, about_capture) = map_event(kind);
+    let mut word = format!("{kind} {}", resource["status"].as_str().unwrap_or_default());
+    if kind == "CHECKOUT.ORDER.COMPLETED" {
+        let (s, w) = order_status(resource);
+        status = s;
+        word = format!("{kind} {w}");
+    }
+    let refund_resource = resource_is_refund(&event);
+    let merchant_ref = resource["invoice_id"]
+        .as_str()
+        .or(resource["purchase_units"][0]["invoice_id"].as_str());
+    let provider_ref = match (about_capture, payments, refund_resource) {
+        // A refund of a capture: the capture is the `up` link.
+        (true, PaymentObject::Captures, true) => refunded_capture(resource),
+        (true, PaymentObject::Captures, false) => resource["id"].as_str(),
+        // Followed as orders: the capture names its order; a refund does
+        // not, and is found by the invoice id (merchant_ref) if it has one.
+        (true, PaymentObject::Orders, true) => None,
+        (true, PaymentObject::Orders, false) => resource["supplementary_data"]["related_ids"]
+            ["order_id"]
+            .as_str()
+            .or(resource["id"].as_str()),
+        (false, ..) => resource["id"].as_str(),
+    };
+    let disposition = if status.is_none() && map_event(kind).0.is_none() {
+        Disposition::Ignore(format!(
+            "PayPal `{kind}` ({}) changes no status finality follows",
+            event["resource_type"].as_str().unwrap_or("unknown resource")
+        ))
+    } else {
+        Disposition::Apply
+    };
+    Ok(WebhookEvent {
+        event_id: id,
+        provider_ref: provider_ref.map(String::from),
+        merchant_ref: merchant_ref.map(String::from),
+        status,
+        provider_status: Some(word),
+        occurred_at: None,
+        disposition,
+    })
+}
+
+fn resource_is_refund(event: &Value) -> bool {
+    event["resource_type"] == "refund"
+        || event["resource"]["links"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["href"].as_str().is_some_and(|h| h.contains("/refunds/"))
+                && l["rel"] == "self"))
+}
+
+/// The body of `POST /v1/notifications/verify-webhook-signature`, as PayPal
+/// documents it (notifications_webhooks_v1 `verify-webhook-signature`):
+/// the five transmission headers, the webhook's id, and `webhook_event`,
+/// which is the event **exactly as received**: PayPal checks its signature
+/// over the bytes it sent, and a re-serialised event (keys sorted, spacing
+/// changed) answers `FAILURE`.
+pub fn verification_request(
+    webhook_id: &str,
+    headers: &reqwest::header::HeaderMap,
+    event: &serde_json::value::RawValue,
+) -> Result<String, WebhookError> {
+    #[derive(serde::Serialize)]
+    struct Request<'a> {
+        auth_algo: &'a str,
+        cert_url: &'a str,
+        transmission_id: &'a str,
+        transmission_sig: &'a str,
+        transmission_time: &'a str,
+        webhook_id: &'a str,
+        webhook_event: &'a serde_json::value::RawValue,
+    }
+    let h = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| {
+                WebhookError::reject(RejectReason::MissingHeader, format!("missing header {name}"))
+            })
+    };
+    serde_json::to_string(&Request {
+        auth_algo: h("paypal-auth-algo")?,
+        cert_url: h("paypal-cert-url")?,
+        transmission_id: h("paypal-transmission-id")?,
+        transmission_sig: h("paypal-transmission-sig")?,
+        transmission_time: h("paypal-transmission-time")?,
+        webhook_id,
+        webhook_event: event,
+    })
+    .map_err(|e| WebhookError::reject(RejectReason::BadSignature, e.to_string()))
 }
 
 #[async_trait]
@@ -360,6 +507,10 @@ impl Provider for PayPalAdapter {
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
+        if t.kind != Kind::Refund && self.config.payments == PaymentObject::Orders {
+            let (status, word) = order_status(&body);
+            return Ok(Observation::new(status, word));
+        }
         let word = body["status"].as_str().unwrap_or_default().to_string();
         Ok(Observation::new(map(&word), word))
     }
@@ -374,51 +525,19 @@ impl Provider for PayPalAdapter {
             .webhook_id
             .as_deref()
             .ok_or(WebhookError::NotConfigured)?;
-        let event: Value = serde_json::from_slice(body).map_err(|e| {
+        let raw: &serde_json::value::RawValue = serde_json::from_slice(body).map_err(|e| {
             WebhookError::reject(
                 RejectReason::BadSignature,
                 format!("not JSON, cannot be verified: {e}"),
             )
         })?;
-        if !self.verify_with_paypal(webhook_id, headers, &event).await? {
+        if !self.verify_with_paypal(webhook_id, headers, raw).await? {
             return Err(WebhookError::reject(
                 RejectReason::BadSignature,
                 "PayPal answered verification_status FAILURE",
             ));
         }
-        let id = event["id"].as_str().unwrap_or_default().to_string();
-        if id.is_empty() {
-            return Err(WebhookError::Unparseable {
-                event_id: String::new(),
-                detail: "event has no id".into(),
-            });
-        }
-        let kind = event["event_type"].as_str().unwrap_or_default();
-        let resource = &event["resource"];
-        let (status, by_order) = map_event(kind);
-        // Tracked as captures, a capture event names its payment by its own id.
-        let by_order = by_order && self.config.payments == PaymentObject::Orders;
-        let merchant_ref = resource["invoice_id"]
-            .as_str()
-            .or(resource["purchase_units"][0]["invoice_id"].as_str());
-        let provider_ref = if by_order {
-            resource["supplementary_data"]["related_ids"]["order_id"]
-                .as_str()
-                .or(resource["id"].as_str())
-        } else {
-            resource["id"].as_str()
-        };
-        Ok(vec![WebhookEvent {
-            event_id: id,
-            provider_ref: provider_ref.map(String::from),
-            merchant_ref: merchant_ref.map(String::from),
-            status,
-            provider_status: Some(format!(
-                "{kind} {}",
-                resource["status"].as_str().unwrap_or_default()
-            )),
-            occurred_at: None,
-        }])
+        Ok(vec![parse_event(body, self.config.payments)?])
     }
 
     fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {

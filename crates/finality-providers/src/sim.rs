@@ -83,6 +83,7 @@ impl SimAdapter {
             status: map_status(&b.data.status),
             provider_status: Some(b.data.status),
             occurred_at: Some(Timestamp(ts.saturating_mul(1000))),
+            disposition: Default::default(),
         })
     }
 }

@@ -1,10 +1,11 @@
 //! Stripe: PaymentIntents and Refunds by id, secret-key auth, and
 //! `Stripe-Signature` webhooks.
 //!
-//! - Poll: `GET {base}/v1/payment_intents/{id}` (ids `pi_…`, and every
-//!   `payment` or `payout`-kind payment that is not a refund) or
-//!   `GET {base}/v1/refunds/{id}` (ids `re_…`, and `refund`-kind payments),
-//!   with `Authorization: Bearer <secret key>`.
+//! - Poll: `GET {base}/v1/payment_intents/{id}` (payments, ids `pi_…`),
+//!   `GET {base}/v1/refunds/{id}` (refunds, `re_…` or `pyr_…`) or
+//!   `GET {base}/v1/payouts/{id}` (payouts, `po_…`), with
+//!   `Authorization: Bearer <secret key>` and `Stripe-Version` pinned to
+//!   [`STRIPE_VERSION`]; any other id is refused at registration.
 //! - Errors: 404 `resource_missing` is "not known yet" (not a failure);
 //!   429 is rate limited (`Retry-After` honoured when sent); 401/403 and other
 //!   4xx are permanent (bad key, wrong account); 5xx and timeouts transient.
@@ -68,6 +69,7 @@ impl StripeAdapter {
             .http
             .get(url)
             .bearer_auth(&self.secret_key)
+            .header("stripe-version", STRIPE_VERSION)
             .header("x-request-id", &rid)
             .send()
             .await
@@ -117,15 +119,50 @@ impl StripeAdapter {
         self
     }
 
-    /// The object a payment is polled as: `(path segment, object name)`.
-    fn object_for(provider_ref: &str, kind: Kind) -> (&'static str, &'static str) {
-        if provider_ref.starts_with("re_")
-            || (kind == Kind::Refund && !provider_ref.starts_with("pi_"))
-        {
-            ("refunds", "refund")
-        } else {
-            ("payment_intents", "payment_intent")
-        }
+    /// The object a payment is polled as, `(path segment, object name)`, by
+    /// the id's prefix, which must fit the kind (see [`check_ref`]).
+    fn object_for(provider_ref: &str) -> Option<(&'static str, &'static str, Kind)> {
+        PREFIXES
+            .iter()
+            .find(|(prefix, ..)| provider_ref.starts_with(prefix))
+            .map(|&(_, path, object, kind)| (path, object, kind))
+    }
+}
+
+/// The Stripe API version this adapter was written against, sent on every
+/// request so an account upgrade cannot change the answers under it.
+pub const STRIPE_VERSION: &str = "2024-06-20";
+
+/// Id prefixes the adapter accepts: `(prefix, path, object, kind)`.
+const PREFIXES: &[(&str, &str, &str, Kind)] = &[
+    ("pi_", "payment_intents", "payment_intent", Kind::Payment),
+    ("re_", "refunds", "refund", Kind::Refund),
+    ("pyr_", "refunds", "refund", Kind::Refund),
+    ("po_", "payouts", "payout", Kind::Payout),
+];
+
+/// A Stripe id must be one the adapter can poll, for the kind registered.
+pub fn check_ref(kind: Kind, provider_ref: &str) -> Result<(), String> {
+    let accepted = || {
+        PREFIXES
+            .iter()
+            .filter(|p| p.3 == kind)
+            .map(|p| format!("`{}…`", p.0))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
+    match StripeAdapter::object_for(provider_ref) {
+        Some((_, _, k)) if k == kind => Ok(()),
+        Some((_, object, k)) => Err(format!(
+            "`{provider_ref}` is a Stripe {object} id, which is a {k}, not a {kind}; a {kind} \
+             is registered with {}",
+            accepted()
+        )),
+        None => Err(format!(
+            "`{provider_ref}` is not a Stripe id finality can poll for a {kind}: expected {} \
+             (charges and checkout sessions are followed through their PaymentIntent)",
+            accepted()
+        )),
     }
 }
 
@@ -165,7 +202,11 @@ impl Provider for StripeAdapter {
             (None, Some(m)) => return self.find(t, m).await,
             (None, None) => t.require_provider_ref()?,
         };
-        let (path, object) = Self::object_for(r, t.kind);
+        let Some((path, object, _)) = Self::object_for(r) else {
+            return Err(ProviderError::Permanent {
+                message: check_ref(t.kind, r).err().unwrap_or_default(),
+            });
+        };
         let url = format!("{}/v1/{path}/{r}", self.base_url);
         let (resp, rid) = self.get(&url).await?;
         let status = resp.status();
@@ -212,6 +253,10 @@ impl Provider for StripeAdapter {
             ),
             (None, None, _) => crate::lookup::needs_some_ref(t),
         }
+    }
+
+    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), String> {
+        check_ref(kind, provider_ref)
     }
 
     fn peek_ref(&self, body: &[u8]) -> Option<String> {

@@ -52,6 +52,16 @@ pub struct WeChatConfig {
     /// Environment variable holding the platform public key (PEM), which
     /// signs notifications.
     pub platform_public_key_env: String,
+    /// The `Wechatpay-Serial` that key signs under (a platform certificate
+    /// serial, or a `PUB_KEY_ID_…`). Unset: it verifies every serial not
+    /// listed in `platform_keys`.
+    #[serde(default)]
+    pub platform_serial: Option<String>,
+    /// More platform keys, serial → environment variable holding the PEM:
+    /// while WeChat Pay rotates its certificate it signs with the old and the
+    /// new one, and `Wechatpay-Serial` says which.
+    #[serde(default)]
+    pub platform_keys: std::collections::BTreeMap<String, String>,
     /// Environment variable holding the 32-byte APIv3 key.
     pub api_v3_key_env: String,
 }
@@ -78,7 +88,10 @@ pub fn map_refund_status(status: &str) -> Option<Status> {
         "PROCESSING" => Some(Status::Processing),
         "SUCCESS" => Some(Status::Succeeded),
         "CLOSED" => Some(Status::Cancelled),
-        "ABNORMAL" => Some(Status::Failed),
+        // The refund is stuck (the buyer's card was cancelled or frozen):
+        // WeChat Pay documents it as needing the merchant's action (refund
+        // to another account, or offline), not as a final failure.
+        "ABNORMAL" => Some(Status::NeedsReview),
         _ => None,
     }
 }
@@ -149,7 +162,9 @@ pub struct WeChatAdapter {
     mchid: String,
     serial_no: String,
     key: RsaPrivateKey,
-    platform: RsaPublicKey,
+    /// Platform keys by the serial they sign under; `None` verifies any
+    /// serial not listed.
+    platform: Vec<(Option<String>, RsaPublicKey)>,
     api_v3_key: [u8; 32],
     http: reqwest::Client,
     timeouts: Timeouts,
@@ -183,12 +198,37 @@ impl WeChatAdapter {
             mchid: cfg.mchid.clone(),
             serial_no: cfg.serial_no.clone(),
             key,
-            platform,
+            platform: vec![(cfg.platform_serial.clone(), platform)],
             api_v3_key,
             http: client(timeouts).map_err(|e| e.to_string())?,
             timeouts,
             tolerance,
         })
+    }
+
+    /// Add a platform key for one `Wechatpay-Serial` (certificate rotation).
+    pub fn with_platform_key(mut self, serial: &str, pem: &str) -> Result<Self, String> {
+        let key = RsaPublicKey::from_public_key_pem(pem)
+            .map_err(|e| format!("platform key {serial}: not a PEM public key: {e}"))?;
+        self.platform.insert(0, (Some(serial.to_string()), key));
+        Ok(self)
+    }
+
+    /// The platform key for a `Wechatpay-Serial`, or why there is none.
+    fn platform_key(&self, serial: &str) -> Result<&RsaPublicKey, String> {
+        self.platform
+            .iter()
+            .find(|(s, _)| s.as_deref() == Some(serial))
+            .or_else(|| self.platform.iter().find(|(s, _)| s.is_none()))
+            .map(|(_, k)| k)
+            .ok_or_else(|| {
+                let known: Vec<&str> = self.platform.iter().filter_map(|(s, _)| s.as_deref()).collect();
+                format!(
+                    "Wechatpay-Serial `{serial}` names no configured platform key (configured: {}); \
+                     add it under platform_keys",
+                    known.join(", ")
+                )
+            })
     }
 
     fn authorization(&self, method: &str, path_and_query: &str, body: &str) -> String {
@@ -305,10 +345,11 @@ impl WeChatAdapter {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or_default()
         };
-        let (ts, nonce, sig) = (
+        let (ts, nonce, sig, serial) = (
             get("wechatpay-timestamp"),
             get("wechatpay-nonce"),
             get("wechatpay-signature"),
+            get("wechatpay-serial"),
         );
         if ts.is_empty() || nonce.is_empty() || sig.is_empty() {
             return Err(ProviderError::Permanent {
@@ -317,11 +358,28 @@ impl WeChatAdapter {
                     .into(),
             });
         }
-        if !verify(&self.platform, &format!("{ts}\n{nonce}\n{body}\n"), sig) {
+        // Checked like a notification's, as the official SDKs do: an old
+        // signed answer replayed by something in between is not news.
+        let now = Timestamp(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        );
+        let at: i64 = ts.parse().map_err(|_| ProviderError::Transient {
+            message: format!("WeChat Pay answer's Wechatpay-Timestamp `{ts}` is not unix seconds"),
+        })?;
+        check_timestamp(at, now, self.tolerance).map_err(|e| ProviderError::Transient {
+            message: format!("WeChat Pay answer refused: {e}"),
+        })?;
+        let key = self
+            .platform_key(serial)
+            .map_err(|message| ProviderError::Permanent { message })?;
+        if !verify(key, &format!("{ts}\n{nonce}\n{body}\n"), sig) {
             return Err(ProviderError::Permanent {
-                message: "WeChat Pay answer's signature does not verify with the platform key \
-                          (platform_public_key_env): wrong or rotated platform certificate"
-                    .into(),
+                message: format!(
+                    "WeChat Pay answer's signature does not verify with the platform key for \
+                     serial {serial}: wrong or rotated platform certificate"
+                ),
             });
         }
         Ok(())
@@ -381,14 +439,17 @@ impl Provider for WeChatAdapter {
         check_timestamp(ts_s, now, self.tolerance)?;
         let text = std::str::from_utf8(body)
             .map_err(|_| WebhookError::reject(RejectReason::BadSignature, "body is not UTF-8"))?;
-        if !verify(
-            &self.platform,
-            &format!("{ts}\n{nonce}\n{text}\n"),
-            signature,
-        ) {
+        let serial = headers
+            .get("wechatpay-serial")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default();
+        let key = self
+            .platform_key(serial)
+            .map_err(|e| WebhookError::reject(RejectReason::BadSignature, e))?;
+        if !verify(key, &format!("{ts}\n{nonce}\n{text}\n"), signature) {
             return Err(WebhookError::reject(
                 RejectReason::BadSignature,
-                "Wechatpay-Signature does not verify with the platform key",
+                format!("Wechatpay-Signature does not verify with the platform key for serial `{serial}`"),
             ));
         }
         let v: Value = serde_json::from_str(text).map_err(|e| WebhookError::Unparseable {
@@ -436,6 +497,7 @@ impl Provider for WeChatAdapter {
             status,
             provider_status: Some(state.to_string()),
             occurred_at: Some(Timestamp(ts_s * 1000)),
+            disposition: Default::default(),
         }])
     }
 

@@ -121,6 +121,15 @@ impl PaymentIn {
                 .parse::<Kind>()
                 .map_err(|e| ApiError::invalid("kind", e.to_string()))?,
         };
+        if let Some(r) = &provider_ref {
+            // Each adapter knows which ids it can ask about for which kind
+            // (a Stripe `po_` is a payout): refused now, not after a week of
+            // polls at the wrong endpoint.
+            app.providers[&provider]
+                .adapter
+                .check_ref(kind, r.as_str())
+                .map_err(|e| ApiError::invalid("provider_ref", e))?;
+        }
         let currency = Currency::parse(&required(self.currency, "currency")?)?;
         let amount = Amount::new(required(self.amount, "amount")?, currency)?;
         let metadata = match self.metadata {

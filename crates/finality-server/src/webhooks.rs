@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use finality_core::Timestamp;
-use finality_providers::webhook::{WebhookError, WebhookEvent};
+use finality_providers::webhook::{Disposition, WebhookError, WebhookEvent};
 use finality_store::{InboxState, NewInboxEvent};
 use serde_json::{json, Value};
 use sha2::Digest;
@@ -57,6 +57,11 @@ fn audit_headers(headers: &HeaderMap, names: &[&str]) -> Value {
 }
 
 fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -> NewInboxEvent {
+    let (state, reason) = match ev.disposition {
+        Disposition::Apply => (InboxState::Received, None),
+        Disposition::Ignore(why) => (InboxState::Ignored, Some(why)),
+        Disposition::Review(why) => (InboxState::Review, Some(why)),
+    };
     NewInboxEvent {
         provider: provider.to_string(),
         event_id: ev.event_id,
@@ -67,8 +72,8 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
         occurred_at: ev.occurred_at,
         raw_body: body.to_vec(),
         headers,
-        state: InboxState::Received,
-        reason: None,
+        state,
+        reason,
     }
 }
 
@@ -134,6 +139,7 @@ async fn receive(
                         status: None,
                         provider_status: None,
                         occurred_at: None,
+                        disposition: Default::default(),
                     },
                     &body,
                     audit,
@@ -151,6 +157,19 @@ async fn receive(
         .into_iter()
         .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))
         .collect();
+    for row in &rows {
+        match row.state {
+            InboxState::Ignored => {
+                metrics::counter!("finality_webhooks_ignored_total", "provider" => provider.clone()).increment(1);
+                tracing::info!(event_id = %row.event_id, reason = ?row.reason, "verified webhook about nothing finality tracks; acknowledged and kept as ignored");
+            }
+            InboxState::Review => {
+                metrics::counter!("finality_webhooks_review_total", "provider" => provider.clone()).increment(1);
+                tracing::warn!(event_id = %row.event_id, reason = ?row.reason, "webhook item kept for review, not applied");
+            }
+            _ => {}
+        }
+    }
     let fresh = app.store.inbox_insert(&rows, now).await?;
     finality_core::fault::point("after_inbox_insert");
     let new = fresh.iter().filter(|f| **f).count();

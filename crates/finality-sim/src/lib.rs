@@ -14,11 +14,14 @@
 //!   provider's status API under its own prefix (`/stripe/v1/…`).
 //! - [`webhooks`]: signed webhook deliveries with the drawn misbehaviour.
 //! - [`wire`]: each provider's vocabulary and body shapes.
+//! - [`schemes`]: each provider's signing and encryption, written from the
+//!   providers' published descriptions, independently of the adapters.
 
 #![forbid(unsafe_code)]
 
 pub mod config;
 pub mod model;
+pub mod schemes;
 pub mod server;
 pub mod webhooks;
 pub mod wire;

@@ -312,7 +312,7 @@ fn wechat_signed(method: &str, uri: &axum::http::Uri, headers: &HeaderMap) -> bo
         .path_and_query()
         .map_or_else(|| uri.path().to_string(), |p| p.as_str().to_string());
     mchid == crate::wire::wechat_keys::MCHID
-        && finality_providers::wechat::verify(
+        && crate::schemes::rsa_verify(
             &key,
             &format!("{method}\n{path}\n{ts}\n{nonce}\n\n"),
             &sig,
@@ -433,9 +433,9 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
     let signed =
         rsa::RsaPublicKey::from_public_key_pem(crate::wire::wechat_keys::MERCHANT_PUBLIC_PEM)
             .is_ok_and(|key| {
-                finality_providers::wechat::verify(
+                crate::schemes::rsa_verify(
                     &key,
-                    &finality_providers::alipay::signing_content(&params, false),
+                    &crate::schemes::alipay_content(&params, false),
                     params.get("sign").map_or("", String::as_str),
                 )
             });
@@ -509,7 +509,7 @@ async fn paypal_object(
     sim: Arc<Simulator>,
     id: String,
     headers: HeaderMap,
-    word: fn(&str) -> &'static str,
+    shape: fn(&str, &str) -> serde_json::Value,
     captures: bool,
 ) -> Response {
     let _call = sim.begin_call(&id);
@@ -528,8 +528,7 @@ async fn paypal_object(
     match faults(&sim).await {
         Err(r) => r,
         Ok(()) => match plan {
-            Some(plan) => Json(json!({"id": id, "status": word(plan.status_at(sim.now()))}))
-                .into_response(),
+            Some(plan) => Json(shape(&id, plan.status_at(sim.now()))).into_response(),
             None => (
                 StatusCode::NOT_FOUND,
                 Json(json!({"name": "RESOURCE_NOT_FOUND", "message": "The specified resource does not exist."})),
@@ -544,7 +543,7 @@ async fn paypal_order(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, crate::wire::paypal_order, false).await
+    paypal_object(sim, id, headers, crate::wire::paypal_order_body, false).await
 }
 
 async fn paypal_refund(
@@ -552,7 +551,7 @@ async fn paypal_refund(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, crate::wire::paypal_refund, false).await
+    paypal_object(sim, id, headers, |id, s| json!({"id": id, "status": crate::wire::paypal_refund(s)}), false).await
 }
 
 async fn paypal_capture(
@@ -560,7 +559,7 @@ async fn paypal_capture(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, crate::wire::paypal_capture, true).await
+    paypal_object(sim, id, headers, |id, s| json!({"id": id, "status": crate::wire::paypal_capture(s)}), true).await
 }
 
 #[derive(serde::Deserialize)]
@@ -611,7 +610,7 @@ async fn paypal_search(
 async fn paypal_verify(
     State(sim): State<Arc<Simulator>>,
     headers: HeaderMap,
-    Json(body): Json<serde_json::Value>,
+    body: axum::body::Bytes,
 ) -> Response {
     if !paypal_authorized(&sim, &headers) {
         return (
@@ -620,14 +619,31 @@ async fn paypal_verify(
         )
             .into_response();
     }
-    let text = |k: &str| body[k].as_str().unwrap_or_default().to_string();
+    /// PayPal's documented request; `webhook_event` is checked as the
+    /// exact bytes it holds, as PayPal checks the bytes it sent.
+    #[derive(serde::Deserialize)]
+    struct VerifyIn<'a> {
+        transmission_id: String,
+        transmission_time: String,
+        transmission_sig: String,
+        webhook_id: String,
+        #[serde(borrow)]
+        webhook_event: &'a serde_json::value::RawValue,
+    }
+    let Ok(req) = serde_json::from_slice::<VerifyIn>(&body) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"name": "VALIDATION_ERROR", "message": "Invalid request - see details"})),
+        )
+            .into_response();
+    };
     let expected = crate::wire::paypal_signature(
-        &text("transmission_id"),
-        &text("transmission_time"),
-        &text("webhook_id"),
-        &body["webhook_event"],
+        &req.transmission_id,
+        &req.transmission_time,
+        &req.webhook_id,
+        req.webhook_event.get().as_bytes(),
     );
-    let ok = text("transmission_sig") == expected;
+    let ok = req.transmission_sig == expected;
     Json(json!({"verification_status": if ok { "SUCCESS" } else { "FAILURE" }})).into_response()
 }
 

@@ -6,7 +6,6 @@
 use crate::model::{Outcome, PaymentPlan, Simulator};
 use crate::wire::{stripe_event, WireFormat};
 use finality_core::Timestamp;
-use finality_providers::webhook::standard::sign;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -197,7 +196,7 @@ impl Simulator {
                              "merchant_ref": d.merchant_ref},
                 })
                 .to_string();
-                let sig = sign(key, &d.event_id, ts, body.as_bytes());
+                let sig = crate::schemes::standard_webhooks(key, &d.event_id, ts, body.as_bytes());
                 req.header("webhook-id", &d.event_id)
                     .header("webhook-timestamp", ts.to_string())
                     .header("webhook-signature", sig)
@@ -263,7 +262,7 @@ impl Simulator {
                 for (k, v) in headers {
                     req = req.header(k, v);
                 }
-                req.body(event.to_string())
+                req.body(event)
             }
             WireFormat::Acme { secret } => {
                 let (body, sig) =
@@ -279,7 +278,7 @@ impl Simulator {
                     d.status,
                 )
                 .to_string();
-                let sig = finality_providers::webhook::stripe::sign(secret, ts, body.as_bytes());
+                let sig = crate::schemes::stripe_signature(secret, ts, body.as_bytes());
                 req.header("stripe-signature", sig).body(body)
             }
         };

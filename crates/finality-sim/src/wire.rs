@@ -142,7 +142,7 @@ pub fn adyen_item(
         "amount": {"value": 1000, "currency": "EUR"}, "eventCode": code, "success": success,
         "eventDate": "2026-11-30T12:00:00+00:00", "reason": "", "additionalData": {}
     });
-    item["additionalData"]["hmacSignature"] = json!(finality_providers::adyen::sign(key, &item));
+    item["additionalData"]["hmacSignature"] = json!(crate::schemes::adyen_hmac(key, &item));
     item
 }
 
@@ -220,14 +220,29 @@ pub fn bakong_list_item(md5: &str, sim_status: Option<&str>) -> Value {
 /// The simulated PayPal's own signing key: only its verify endpoint knows it.
 const PAYPAL_SIGNING_KEY: &[u8] = b"finality-simulated-paypal-signing-key";
 
-/// PayPal's order status for a simulator status word.
+/// PayPal's order status for a simulator status word. A declined capture
+/// leaves the order `COMPLETED` (Orders v2: the order completes when the
+/// capture is attempted; the capture carries the outcome).
 pub fn paypal_order(sim_status: &str) -> &'static str {
     match sim_status {
         "pending" => "CREATED",
         "processing" => "APPROVED",
-        "succeeded" => "COMPLETED",
+        "succeeded" | "failed" => "COMPLETED",
         _ => "VOIDED",
     }
+}
+
+/// `GET /v2/checkout/orders/{id}` as PayPal answers it: a completed order
+/// carries its capture under `purchase_units[].payments.captures[]`.
+pub fn paypal_order_body(id: &str, sim_status: &str) -> Value {
+    let status = paypal_order(sim_status);
+    if status != "COMPLETED" {
+        return json!({"id": id, "intent": "CAPTURE", "status": status});
+    }
+    json!({"id": id, "intent": "CAPTURE", "status": status,
+           "purchase_units": [{"reference_id": "default", "payments": {"captures": [
+               {"id": paypal_capture_id(id), "status": paypal_capture(sim_status), "final_capture": true}
+           ]}}]})
 }
 
 /// PayPal's refund status for a simulator status word.
@@ -268,7 +283,7 @@ pub fn wechat_answer_headers(body: &str, ts: i64) -> Vec<(&'static str, String)>
     use rsa::pkcs8::DecodePrivateKey;
     let nonce = format!("a{ts}");
     let sig = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM)
-        .map(|key| finality_providers::wechat::sign(&key, &format!("{ts}\n{nonce}\n{body}\n")))
+        .map(|key| crate::schemes::rsa_sign(&key, &format!("{ts}\n{nonce}\n{body}\n")))
         .unwrap_or_default();
     vec![
         ("wechatpay-timestamp", ts.to_string()),
@@ -284,25 +299,15 @@ pub fn alipay_answer(method_key: &str, response: &Value) -> String {
     use rsa::pkcs8::DecodePrivateKey;
     let text = response.to_string();
     let sign = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM)
-        .map(|key| finality_providers::wechat::sign(&key, &text))
+        .map(|key| crate::schemes::rsa_sign(&key, &text))
         .unwrap_or_default();
     format!("{{\"{method_key}\":{text},\"sign\":{}}}", json!(sign))
 }
 
-/// The transmission signature the simulated PayPal puts on an event.
-pub fn paypal_signature(
-    transmission_id: &str,
-    time: &str,
-    webhook_id: &str,
-    event: &Value,
-) -> String {
-    use hmac::{Hmac, Mac};
-    use sha2::Digest;
-    let digest = hex::encode(sha2::Sha256::digest(event.to_string().as_bytes()));
-    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(PAYPAL_SIGNING_KEY)
-        .expect("HMAC takes keys of any length");
-    mac.update(format!("{transmission_id}|{time}|{webhook_id}|{digest}").as_bytes());
-    hex::encode(mac.finalize().into_bytes())
+/// The transmission signature the simulated PayPal puts on an event's
+/// exact bytes.
+pub fn paypal_signature(transmission_id: &str, time: &str, webhook_id: &str, body: &[u8]) -> String {
+    crate::schemes::paypal_transmission_sig(PAYPAL_SIGNING_KEY, transmission_id, time, webhook_id, body)
 }
 
 /// A PayPal event for an order and its headers, or `None` for "pending".
@@ -313,7 +318,7 @@ pub fn paypal_event(
     sim_status: &str,
     webhook_id: &str,
     time: &str,
-) -> Option<(Value, Vec<(&'static str, String)>)> {
+) -> Option<(String, Vec<(&'static str, String)>)> {
     let (kind, resource) = match sim_status {
         "processing" => (
             "CHECKOUT.ORDER.APPROVED",
@@ -339,10 +344,18 @@ pub fn paypal_event(
     if let Some(inv) = invoice_id {
         resource["invoice_id"] = json!(inv);
     }
-    let event = json!({"id": event_id, "event_type": kind, "resource_type": "checkout-order",
-                       "create_time": time, "resource": resource});
+    // In PayPal's own key order (id, create_time, resource_type, …), not
+    // sorted: a receiver that re-serialises the event before asking PayPal
+    // to verify it gets FAILURE, as it would from PayPal.
+    let event = format!(
+        r#"{{"id":{},"create_time":{},"resource_type":"checkout-order","event_type":{},"summary":"simulated","resource":{}}}"#,
+        json!(event_id),
+        json!(time),
+        json!(kind),
+        resource
+    );
     let transmission_id = format!("tx-{event_id}");
-    let sig = paypal_signature(&transmission_id, time, webhook_id, &event);
+    let sig = paypal_signature(&transmission_id, time, webhook_id, event.as_bytes());
     let headers = vec![
         ("paypal-auth-algo", "SHA256withRSA".to_string()),
         (
@@ -427,7 +440,7 @@ pub fn wechat_notification(
         "{:0>12}",
         &event_id.chars().rev().take(12).collect::<String>()
     );
-    let ciphertext = finality_providers::wechat::encrypt_resource(
+    let ciphertext = crate::schemes::wechat_encrypt(
         api_v3_key,
         &nonce,
         "transaction",
@@ -442,7 +455,7 @@ pub fn wechat_notification(
     .to_string();
     let header_nonce = format!("n{ts}");
     let key = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM).ok()?;
-    let sig = finality_providers::wechat::sign(&key, &format!("{ts}\n{header_nonce}\n{body}\n"));
+    let sig = crate::schemes::rsa_sign(&key, &format!("{ts}\n{header_nonce}\n{body}\n"));
     Some((
         body,
         vec![
@@ -494,7 +507,7 @@ pub fn alipay_notification(
     }
     p.insert("trade_no".into(), alipay_trade_no(id));
     let key = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM).ok()?;
-    let sig = finality_providers::alipay::sign_params(&key, &p, true);
+    let sig = crate::schemes::rsa_sign(&key, &crate::schemes::alipay_content(&p, true));
     p.insert("sign".into(), sig);
     Some(
         url::form_urlencoded::Serializer::new(String::new())

@@ -205,17 +205,32 @@ pub async fn apply_is_idempotent_and_monotone(db: Arc<dyn Store>) {
             reason: "already_final"
         }
     );
+    // A failure after success is never "ignored: already final": the money
+    // is not where the success said, so the payment becomes reversed, and
+    // the history says what the provider reported.
     assert_eq!(
         db.apply(&r(Status::Failed, "e3"), now).await.unwrap(),
+        ApplyOutcome::Applied {
+            from: Status::Succeeded,
+            to: Status::Reversed
+        }
+    );
+    let h = db.get("pay_a").await.unwrap().unwrap().history;
+    assert!(
+        h.last().and_then(|t| t.reason.as_deref()).is_some_and(|w| w.contains("failed")),
+        "{h:?}"
+    );
+    assert_eq!(
+        db.apply(&r(Status::Succeeded, "e4"), now).await.unwrap(),
         ApplyOutcome::Ignored {
-            current: Status::Succeeded,
+            current: Status::Reversed,
             reason: "already_final"
         }
     );
-    assert!(matches!(
-        db.apply(&r(Status::Reversed, "e4"), now).await.unwrap(),
-        ApplyOutcome::Applied { .. }
-    ));
+    assert_eq!(
+        db.apply(&r(Status::Reversed, "e5"), now).await.unwrap(),
+        ApplyOutcome::Unchanged
+    );
     assert_eq!(
         db.apply(&report("ghost", Status::Succeeded, "e5"), now)
             .await

@@ -317,6 +317,10 @@ pub enum InboxState {
     /// Processing failed (retried with backoff), or the signed body could not
     /// be parsed (kept as evidence, not retried).
     Failed,
+    /// Kept for a human, never applied: a fact finality cannot act on by
+    /// itself (an Adyen batch item whose signature does not verify beside
+    /// items that do). See the reason.
+    Review,
 }
 
 impl InboxState {
@@ -327,6 +331,7 @@ impl InboxState {
             InboxState::Ignored => "ignored",
             InboxState::Orphaned => "orphaned",
             InboxState::Failed => "failed",
+            InboxState::Review => "review",
         }
     }
 }
@@ -340,6 +345,7 @@ impl std::str::FromStr for InboxState {
             InboxState::Ignored,
             InboxState::Orphaned,
             InboxState::Failed,
+            InboxState::Review,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)

@@ -29,7 +29,7 @@ macro_rules! sql_store {
     ) => {
         use $crate::error::{DbContext, Result};
         use $crate::model::*;
-        use finality_core::{decide, Decision, Kind, Source, Status, Timestamp};
+        use finality_core::{decide_report, Decision, Kind, Source, Status, Timestamp};
         use sqlx::Row;
 
         const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, currency, metadata, \
@@ -299,33 +299,39 @@ macro_rules! sql_store {
             let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
                 return Ok(ApplyOutcome::NotFound);
             };
-            match decide(kind, current, r.status) {
+            match decide_report(kind, current, r.status, r.source) {
                 Decision::Unchanged => Ok(ApplyOutcome::Unchanged),
                 Decision::Ignore(why) => Ok(ApplyOutcome::Ignored {
                     current,
                     reason: why.as_str(),
                 }),
-                Decision::Apply => {
+                Decision::Apply(to) => {
+                    // Not what was reported (a failure after success, a
+                    // reversal never seen succeed): the history says why.
+                    let reinterpreted = (to != r.status).then(|| {
+                        format!(
+                            "the provider reported {} while the payment was {current}{}",
+                            r.status,
+                            r.reason.as_deref().map(|w| format!(" ({w})")).unwrap_or_default()
+                        )
+                    });
                     write_transition(
                         conn,
                         &Transition {
                             payment_id: &r.payment_id,
                             kind,
                             from: current,
-                            to: r.status,
+                            to,
                             source: r.source,
                             event_id: r.event_id.as_deref(),
-                            reason: r.reason.as_deref(),
+                            reason: reinterpreted.as_deref().or(r.reason.as_deref()),
                             actor: r.actor.as_deref(),
                             observed_at: r.observed_at,
                             now,
                         },
                     )
                     .await?;
-                    Ok(ApplyOutcome::Applied {
-                        from: current,
-                        to: r.status,
-                    })
+                    Ok(ApplyOutcome::Applied { from: current, to })
                 }
             }
         }

@@ -4,7 +4,7 @@
 //! disagree about the outcome of a poll.
 
 use crate::model::{AfterPoll, Completion, Count};
-use finality_core::{decide, Decision, Kind, Status, Timestamp};
+use finality_core::{decide, decide_report, Decision, Kind, Status, Timestamp};
 
 /// One status change a completion makes (source `status_query`).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,13 +56,17 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
     let mut steps = Vec::new();
     let mut now_status = current;
     if let Some(observed) = c.observed {
-        if decide(kind, now_status, observed) == Decision::Apply {
+        if let Decision::Apply(to) =
+            decide_report(kind, now_status, observed, finality_core::Source::StatusQuery)
+        {
             steps.push(Step {
                 from: now_status,
-                to: observed,
-                reason: None,
+                to,
+                reason: (to != observed).then(|| {
+                    format!("the provider reported {observed} while the payment was {now_status}")
+                }),
             });
-            now_status = observed;
+            now_status = to;
         }
     }
     let job = if now_status.is_final() {
@@ -81,7 +85,7 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
                 last_error: last_error.clone(),
             },
             AfterPoll::GiveUp { reason, count } => {
-                if decide(kind, now_status, Status::NeedsReview) == Decision::Apply {
+                if decide(kind, now_status, Status::NeedsReview) == Decision::Apply(Status::NeedsReview) {
                     steps.push(Step {
                         from: now_status,
                         to: Status::NeedsReview,
@@ -100,7 +104,8 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
     // the poll's own outcome already decided what happens next.
     let job = match job {
         JobAction::Reschedule { .. }
-            if now_status == Status::NeedsReview && c.observed == Some(Status::NeedsReview) =>
+            if now_status == Status::NeedsReview
+                && matches!(c.observed, Some(Status::NeedsReview | Status::Reversed)) =>
         {
             JobAction::Park {
                 attempts: 0,
@@ -195,11 +200,25 @@ mod tests {
     #[test]
     fn stale_final_report_on_a_final_payment_still_deletes() {
         let p = plan_completion(
-            &completion(Some(Status::Failed), resched()),
+            &completion(Some(Status::Succeeded), resched()),
             Kind::Payment,
-            Status::Succeeded,
+            Status::Failed,
         );
         assert!(p.steps.is_empty());
+        assert_eq!(p.job, JobAction::Delete);
+    }
+
+    /// A failure reported after a success is money gone, not a stale word.
+    #[test]
+    fn failure_after_success_is_a_reversal() {
+        let p = plan_completion(
+            &completion(Some(Status::Failed), resched()),
+            Kind::Refund,
+            Status::Succeeded,
+        );
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.steps[0].to, Status::Reversed);
+        assert!(p.steps[0].reason.as_deref().is_some_and(|r| r.contains("failed")));
         assert_eq!(p.job, JobAction::Delete);
     }
 }

@@ -21,6 +21,26 @@ pub struct WebhookEvent {
     pub status: Option<Status>,
     pub provider_status: Option<String>,
     pub occurred_at: Option<Timestamp>,
+    /// What finality does with it once it is durable.
+    pub disposition: Disposition,
+}
+
+/// What happens to a verified event after it is stored. Whatever it is,
+/// the provider gets its 2xx: providers retry anything else for days and
+/// then disable the endpoint, so an authentic event that changes nothing
+/// must never be refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Disposition {
+    /// Applied through `apply` by the inbox processor (the usual case).
+    #[default]
+    Apply,
+    /// Authentic but about nothing finality tracks (a Stripe
+    /// `customer.created`, a PayPal event for another resource): stored as
+    /// `ignored` with this reason.
+    Ignore(String),
+    /// Stored as `review` with this reason for a human, never applied (an
+    /// Adyen batch item whose signature does not verify, beside items that do).
+    Review(String),
 }
 
 /// Why a webhook request was turned away (401), named for metrics and logs.

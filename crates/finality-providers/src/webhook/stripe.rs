@@ -2,7 +2,7 @@
 //! `t.body` with the endpoint's signing secret (`whsec_…`, used as bytes),
 //! hex-encoded; other schemes (`v0`) are ignored, as Stripe documents.
 
-use super::{check_timestamp, RejectReason, WebhookError, WebhookEvent};
+use super::{check_timestamp, Disposition, RejectReason, WebhookError, WebhookEvent};
 use finality_core::{Status, Timestamp};
 use hmac::{Hmac, Mac};
 use reqwest::header::HeaderMap;
@@ -105,7 +105,10 @@ impl StripeSignature {
     }
 }
 
-/// PaymentIntent statuses → ours (refund statuses share the final words).
+/// Stripe's words → ours, per object. PaymentIntents have no `failed`
+/// (a decline returns them to `requires_payment_method`); refunds can fail
+/// after they `succeeded` (finality then records `reversed`); payouts can
+/// fail after `paid` the same way.
 pub fn map_status(object: &str, status: &str) -> Option<Status> {
     match (object, status) {
         (
@@ -113,16 +116,27 @@ pub fn map_status(object: &str, status: &str) -> Option<Status> {
             "requires_payment_method" | "requires_confirmation" | "requires_action",
         ) => Some(Status::Pending),
         ("payment_intent", "processing" | "requires_capture") => Some(Status::Processing),
-        (_, "succeeded") => Some(Status::Succeeded),
-        (_, "canceled") => Some(Status::Cancelled),
+        ("payment_intent" | "refund", "succeeded") => Some(Status::Succeeded),
+        ("payment_intent" | "refund" | "payout", "canceled") => Some(Status::Cancelled),
         ("refund", "pending" | "requires_action") => Some(Status::Pending),
-        ("refund", "failed") => Some(Status::Failed),
+        ("refund" | "payout", "failed") => Some(Status::Failed),
+        ("payout", "pending") => Some(Status::Pending),
+        ("payout", "in_transit") => Some(Status::Processing),
+        ("payout", "paid") => Some(Status::Succeeded),
         _ => None,
     }
 }
 
-/// Parse a verified Stripe event (`{"id", "created", "data": {"object": …}}`).
+/// Parse a verified Stripe event (`{"id", "type", "created", "data": {"object": …}}`).
 /// `merchant_ref_key`: the metadata key that holds the merchant's reference.
+///
+/// PaymentIntents, refunds and payouts are followed by their own status.
+/// Money leaving a payment is followed through the charge or dispute that
+/// names its PaymentIntent: a full refund (`charge.refunded` with
+/// `refunded: true`) and a lost chargeback (`charge.dispute.funds_withdrawn`,
+/// `charge.dispute.closed` as `lost`) are `reversed`; funds reinstated after
+/// a dispute are kept for review. Every other event is authentic and
+/// acknowledged, and stored as ignored with the reason.
 pub fn parse_event(body: &[u8], merchant_ref_key: &str) -> Result<WebhookEvent, WebhookError> {
     let v: serde_json::Value =
         serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
@@ -137,21 +151,81 @@ pub fn parse_event(body: &[u8], merchant_ref_key: &str) -> Result<WebhookEvent, 
     if event_id.is_empty() {
         return Err(unparseable("event has no id"));
     }
+    let event_type = v["type"].as_str().unwrap_or_default();
     let obj = &v["data"]["object"];
     let kind = obj["object"]
         .as_str()
         .ok_or_else(|| unparseable("data.object.object missing"))?;
-    let status = obj["status"]
-        .as_str()
-        .ok_or_else(|| unparseable("data.object.status missing"))?;
-    Ok(WebhookEvent {
+    let word = obj["status"].as_str().unwrap_or_default();
+    let mut ev = WebhookEvent {
         event_id: event_id.clone(),
         provider_ref: obj["id"].as_str().map(String::from),
         merchant_ref: obj["metadata"][merchant_ref_key].as_str().map(String::from),
-        status: map_status(kind, status),
-        provider_status: Some(status.to_string()),
+        status: None,
+        provider_status: Some(format!("{event_type} {word}").trim().to_string()),
         occurred_at: v["created"].as_i64().map(|s| Timestamp(s * 1000)),
-    })
+        disposition: Disposition::Apply,
+    };
+    match kind {
+        "payment_intent" | "refund" | "payout" => {
+            if word.is_empty() {
+                return Err(unparseable("data.object.status missing"));
+            }
+            ev.status = map_status(kind, word);
+        }
+        "charge" | "dispute" => {
+            // About a PaymentIntent's money: find the PaymentIntent.
+            let pi = obj["payment_intent"].as_str().map(String::from);
+            let (status, ignore) = match (event_type, kind) {
+                ("charge.refunded", "charge") if obj["refunded"] == true => {
+                    (Some(Status::Reversed), None)
+                }
+                ("charge.refunded", "charge") => (
+                    None,
+                    Some(format!(
+                        "partial refund ({} of {} refunded): the payment stays succeeded",
+                        obj["amount_refunded"], obj["amount"]
+                    )),
+                ),
+                ("charge.dispute.funds_withdrawn", "dispute") => (Some(Status::Reversed), None),
+                ("charge.dispute.closed", "dispute") if word == "lost" => {
+                    (Some(Status::Reversed), None)
+                }
+                ("charge.dispute.funds_reinstated", "dispute") => {
+                    ev.disposition = Disposition::Review(format!(
+                        "Stripe reinstated the disputed funds of {}: the payment was reversed \
+                         and the money is back; decide by hand",
+                        pi.as_deref().unwrap_or("an unknown PaymentIntent")
+                    ));
+                    (None, None)
+                }
+                _ => (
+                    None,
+                    Some(format!(
+                        "`{event_type}` changes no status finality follows (PaymentIntents, \
+                         refunds and payouts are followed by their own events)"
+                    )),
+                ),
+            };
+            if pi.is_none() && ev.disposition == Disposition::Apply && ignore.is_none() {
+                ev.disposition = Disposition::Ignore(format!(
+                    "`{event_type}` names no PaymentIntent (a charge made without one)"
+                ));
+            }
+            ev.provider_ref = pi;
+            ev.merchant_ref = None;
+            ev.status = status;
+            if let Some(why) = ignore {
+                ev.disposition = Disposition::Ignore(why);
+            }
+        }
+        other => {
+            ev.disposition = Disposition::Ignore(format!(
+                "`{event_type}` is about a `{other}`, which finality does not track"
+            ));
+        }
+    }
+    Ok(ev)
 }
 
 #[cfg(test)]

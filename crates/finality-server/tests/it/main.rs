@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod contracts;
 mod providers;
 mod webhooks;
 

@@ -12,7 +12,7 @@ use finality_providers::webhook::stripe::{sign as stripe_sign, StripeSignature};
 use finality_sim::webhooks::WebhookTarget;
 
 const STRIPE_KEY: &str = "sk_test_finality_simulator";
-const STRIPE_WHSEC: &str = "whsec_stripe_simulator_secret";
+pub(crate) const STRIPE_WHSEC: &str = "whsec_stripe_simulator_secret";
 
 /// Settles 1.5 s after creation, `processing` from 0.45 s; webhooks arrive
 /// exactly once, in order (the misbehaviour mix is the webhook tests' job).
@@ -30,7 +30,7 @@ fn sim_config(outcome_failed: bool) -> SimConfig {
     c
 }
 
-async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
+pub(crate) async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
     stripe_app_with_key(engine, outcome_failed, STRIPE_KEY).await
 }
 
@@ -121,7 +121,7 @@ impl TestApp {
         assert_eq!(self.sim.stats().status_calls, 0);
     }
 
-    async fn register_at(&self, provider: &str, id: &str, provider_ref: &str) {
+    pub(crate) async fn register_at(&self, provider: &str, id: &str, provider_ref: &str) {
         self.sim.create(Some(provider_ref.into()));
         let body = json!({"id": id, "provider": provider, "provider_ref": provider_ref,
                           "amount": 1999, "currency": "USD"});
@@ -130,7 +130,7 @@ impl TestApp {
     }
 }
 
-fn steps(v: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn steps(v: &Value) -> Vec<(String, String, String)> {
     v["history"]
         .as_array()
         .unwrap()
@@ -145,7 +145,7 @@ fn steps(v: &Value) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn step(from: &str, to: &str, source: &str) -> (String, String, String) {
+pub(crate) fn step(from: &str, to: &str, source: &str) -> (String, String, String) {
     (from.into(), to.into(), source.into())
 }
 
@@ -176,7 +176,11 @@ async fn stripe_payment_intent_settles_by_polls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stripe_refund_settles_by_polls() {
     let app = stripe_app(true, false).await;
-    app.register_at("stripe", "refund_1", "re_3PollB").await;
+    app.sim.create(Some("re_3PollB".into()));
+    let body = json!({"id": "refund_1", "provider": "stripe", "provider_ref": "re_3PollB",
+                      "kind": "refund", "amount": 1999, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
     let v = app.wait_for_status("refund_1", "succeeded").await;
     assert_eq!(v["history"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["history"][0]["source"], "status_query");
@@ -338,7 +342,7 @@ async fn adyen_app(delay: Duration, max_attempts: u32) -> TestApp {
     adyen_app_with(delay, max_attempts, Capture::Automatic).await
 }
 
-async fn adyen_app_with(delay: Duration, max_attempts: u32, capture: Capture) -> TestApp {
+pub(crate) async fn adyen_app_with(delay: Duration, max_attempts: u32, capture: Capture) -> TestApp {
     spawn_app_custom(Backend::Postgres, sim_config(false), true, |sim_url| {
         let mut cfg = ProviderConfig::sim(sim_url);
         cfg.adapter = finality_providers::config::AdapterKind::Adyen;
@@ -359,7 +363,7 @@ async fn adyen_app_with(delay: Duration, max_attempts: u32, capture: Capture) ->
     .await
 }
 
-fn adyen_key() -> Vec<u8> {
+pub(crate) fn adyen_key() -> Vec<u8> {
     finality_providers::adyen::decode_key(ADYEN_KEY_HEX).unwrap()
 }
 

@@ -21,7 +21,7 @@ on_both_backends!(
 
 const HOUR: Duration = Duration::from_secs(3600);
 
-fn now_s() -> i64 {
+pub(crate) fn now_s() -> i64 {
     SystemClock.now().millis() / 1000
 }
 

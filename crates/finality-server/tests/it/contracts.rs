@@ -1,0 +1,135 @@
+//! What the providers' published contracts say an adapter must do, end to
+//! end over HTTP: each test here failed before the adapters were checked
+//! against the providers' own material (see docs/PROVIDERS.md).
+
+use super::webhooks::now_s;
+use super::providers::{adyen_app_with, adyen_key, step, steps, stripe_app, STRIPE_WHSEC};
+use super::*;
+use finality_store::InboxState;
+use finality_providers::adyen::Capture;
+use finality_providers::webhook::stripe::sign as stripe_sign;
+
+/// Stripe's own example event (stripe-dotnet `EventUtilityTest.cs`,
+/// `Resources/event_test_signature.json`): a `customer.created`.
+const CUSTOMER_CREATED: &[u8] =
+    include_bytes!("../../../finality-providers/testdata/stripe/customer.created.json");
+
+/// A verified event about an object finality does not track is still a 2xx
+/// (Stripe retries anything else for days, then disables the endpoint),
+/// stored as `ignored` with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_verified_event_about_an_untracked_object_is_acknowledged_and_ignored() {
+    let app = stripe_app(false, false).await;
+    let sig = stripe_sign(STRIPE_WHSEC, now_s(), CUSTOMER_CREATED);
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/stripe", app.base))
+        .header("stripe-signature", sig)
+        .body(CUSTOMER_CREATED)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let ev = app
+        .db
+        .store
+        .inbox_get("stripe", "evt_123")
+        .await
+        .unwrap()
+        .expect("stored");
+    assert_eq!(ev.state, InboxState::Ignored);
+    let reason = ev.reason.unwrap_or_default();
+    assert!(reason.contains("customer.created"), "{reason}");
+    // Only an unverifiable request is refused.
+    let forged = stripe_sign("whsec_not_the_endpoint_secret", now_s(), CUSTOMER_CREATED);
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/stripe", app.base))
+        .header("stripe-signature", forged)
+        .body(CUSTOMER_CREATED)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+}
+
+/// A payout id is a payout: registering it as a payment is refused with a
+/// message naming the field, instead of a week of polls at the wrong
+/// endpoint; the same id as a payout is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_id_prefix_must_fit_the_kind() {
+    let app = stripe_app(false, false).await;
+    let body = json!({"id": "po_as_payment", "provider": "stripe", "provider_ref": "po_1OaFDbEcg9tTZuTg",
+                      "amount": 1999, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "provider_ref", "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("payout"), "{v}");
+    let body = json!({"id": "ch_as_payment", "provider": "stripe", "provider_ref": "ch_3MmlLrLkdIwHu7ix0snN0B15",
+                      "amount": 1999, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let body = json!({"id": "po_ok", "provider": "stripe", "provider_ref": "po_1OaFDbEcg9tTZuTg",
+                      "kind": "payout", "amount": 1999, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+}
+
+async fn adyen_notify(app: &TestApp, psp: &str, original: &str, code: &str, success: bool) {
+    let item = finality_sim::wire::adyen_item(
+        &adyen_key(),
+        "FinalitySimulator",
+        psp,
+        original,
+        "order-late",
+        code,
+        success,
+    );
+    let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/adyen", app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.text().await.unwrap(), "[accepted]");
+}
+
+/// Adyen sends `CAPTURE_FAILED` after `CAPTURE` when the bank fails a
+/// capture Adyen had reported: the payment that was `succeeded` becomes
+/// `reversed` with the provider's words, never "ignored: already final".
+/// A chargeback reversal after that is kept for review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
+    let app = adyen_app_with(Duration::from_secs(3600), 10, Capture::Manual).await;
+    app.register_at("adyen", "ady_late", "PSP0000000000091").await;
+    adyen_notify(&app, "PSP0000000000091", "", "AUTHORISATION", true).await;
+    app.wait_for_status("ady_late", "processing").await;
+    adyen_notify(&app, "PSP00000000000C9", "PSP0000000000091", "CAPTURE", true).await;
+    app.wait_for_status("ady_late", "succeeded").await;
+    adyen_notify(&app, "PSP00000000000C9", "PSP0000000000091", "CAPTURE_FAILED", true).await;
+    let v = app.wait_for_status("ady_late", "reversed").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "processing", "webhook"),
+            step("processing", "succeeded", "webhook"),
+            step("succeeded", "reversed", "webhook"),
+        ],
+        "{v}"
+    );
+    let reason = v["history"][2]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("failed"), "{v}");
+    adyen_notify(&app, "PSP00000000000B9", "PSP0000000000091", "CHARGEBACK_REVERSED", true).await;
+    let ev = app
+        .db
+        .store
+        .inbox_get("adyen", "PSP00000000000B9:CHARGEBACK_REVERSED:true")
+        .await
+        .unwrap()
+        .expect("stored");
+    assert_eq!(ev.state, InboxState::Review);
+}
