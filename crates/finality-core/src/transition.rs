@@ -129,9 +129,7 @@ pub fn decide_report(kind: Kind, current: Status, observed: Status, source: Sour
         return decide(kind, current, observed);
     }
     let observed = match (current, observed) {
-        (Succeeded, Failed | Cancelled) if table(kind).contains(&(Succeeded, Reversed)) => {
-            Reversed
-        }
+        (Succeeded, Failed | Cancelled) if table(kind).contains(&(Succeeded, Reversed)) => Reversed,
         (Pending | Processing | NeedsReview, Reversed) => NeedsReview,
         _ => observed,
     };
@@ -245,7 +243,12 @@ mod tests {
     }
 
     fn any_source() -> impl Strategy<Value = Source> {
-        prop::sample::select(vec![Source::Webhook, Source::StatusQuery, Source::Sweep, Source::Manual])
+        prop::sample::select(vec![
+            Source::Webhook,
+            Source::StatusQuery,
+            Source::Sweep,
+            Source::Manual,
+        ])
     }
 
     proptest! {

@@ -81,10 +81,12 @@ fn disposition(code: &str, success: bool, status: Option<Status>) -> Disposition
         return Disposition::Apply;
     }
     match code {
-        "CHARGEBACK_REVERSED" | "REFUNDED_REVERSED" | "PREARBITRATION_WON" => Disposition::Review(format!(
-            "Adyen {code}: money returned after a chargeback or refund; the payment's status \
+        "CHARGEBACK_REVERSED" | "REFUNDED_REVERSED" | "PREARBITRATION_WON" => {
+            Disposition::Review(format!(
+                "Adyen {code}: money returned after a chargeback or refund; the payment's status \
              cannot follow it by itself, decide by hand"
-        )),
+            ))
+        }
         _ => Disposition::Ignore(format!(
             "Adyen {code} (success={success}) changes no status finality follows"
         )),
@@ -394,7 +396,10 @@ mod tests {
         assert_eq!(evs[0].status, Some(Status::Succeeded));
         assert!(matches!(evs[1].disposition, Disposition::Review(_)));
         assert_eq!(evs[1].status, None);
-        assert_eq!(evs[1].event_id, "7914073381342284:AUTHORISATION:true:unverified");
+        assert_eq!(
+            evs[1].event_id,
+            "7914073381342284:AUTHORISATION:true:unverified"
+        );
         // Nothing verifies: refused, Adyen retries.
         let other = decode_key("00").unwrap();
         let body = batch(vec![signed(item("AUTHORISATION", "true"), &other)]);
@@ -428,7 +433,11 @@ mod tests {
         assert_eq!(evs[0].status, Some(Status::Failed));
         assert_eq!(evs[1].status, Some(Status::Failed));
         assert_eq!(evs[2].status, Some(Status::Reversed));
-        assert!(matches!(&evs[3].disposition, Disposition::Review(w) if w.contains("CHARGEBACK_REVERSED")));
-        assert!(matches!(&evs[4].disposition, Disposition::Ignore(w) if w.contains("REPORT_AVAILABLE")));
+        assert!(
+            matches!(&evs[3].disposition, Disposition::Review(w) if w.contains("CHARGEBACK_REVERSED"))
+        );
+        assert!(
+            matches!(&evs[4].disposition, Disposition::Ignore(w) if w.contains("REPORT_AVAILABLE"))
+        );
     }
 }

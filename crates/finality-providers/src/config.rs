@@ -308,7 +308,9 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
     if let (Some(var), Some(key)) = (&cfg.api_key_env, &api_key) {
         if key.trim().is_empty() {
             return Err(ProviderError::Permanent {
-                message: format!("provider `{name}`: environment variable {var} (api_key_env) is empty"),
+                message: format!(
+                    "provider `{name}`: environment variable {var} (api_key_env) is empty"
+                ),
             });
         }
     }

@@ -317,8 +317,9 @@ impl GenericAdapter {
         id: String,
         v: &Value,
     ) -> Result<WebhookEvent, WebhookError> {
-        let word = v.pointer(&w.status_pointer).and_then(Value::as_str);
-        let provider_ref = v.pointer(&w.ref_pointer).and_then(Value::as_str);
+        // Numbers are ids and status codes too (`{"id": 12345, "status": 2}`).
+        let word = v.pointer(&w.status_pointer).and_then(value_text);
+        let provider_ref = v.pointer(&w.ref_pointer).and_then(value_text);
         if provider_ref.is_none() {
             return Err(WebhookError::Unparseable {
                 event_id: id,
@@ -332,10 +333,10 @@ impl GenericAdapter {
             .and_then(value_text);
         Ok(WebhookEvent {
             event_id: id,
-            provider_ref: provider_ref.map(String::from),
+            provider_ref,
             merchant_ref,
-            status: word.and_then(|s| self.map(s)),
-            provider_status: word.map(String::from),
+            status: word.as_deref().and_then(|s| self.map(s)),
+            provider_status: word,
             occurred_at: None,
             disposition: Default::default(),
         })

@@ -134,7 +134,11 @@ pub fn order_status(order: &Value) -> (Option<Status>, String) {
             .into_iter()
             .flatten()
             .any(|u| u["payments"]["authorizations"].is_array());
-        let what = if authorized { "authorized, not captured" } else { "no capture" };
+        let what = if authorized {
+            "authorized, not captured"
+        } else {
+            "no capture"
+        };
         return (Some(Status::Processing), format!("COMPLETED ({what})"));
     }
     // The least settled capture decides: all must be in for a success.
@@ -416,7 +420,9 @@ pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent,
     let disposition = if status.is_none() && map_event(kind).0.is_none() {
         Disposition::Ignore(format!(
             "PayPal `{kind}` ({}) changes no status finality follows",
-            event["resource_type"].as_str().unwrap_or("unknown resource")
+            event["resource_type"]
+                .as_str()
+                .unwrap_or("unknown resource")
         ))
     } else {
         Disposition::Apply
@@ -434,10 +440,11 @@ pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent,
 
 fn resource_is_refund(event: &Value) -> bool {
     event["resource_type"] == "refund"
-        || event["resource"]["links"]
-            .as_array()
-            .is_some_and(|l| l.iter().any(|l| l["href"].as_str().is_some_and(|h| h.contains("/refunds/"))
-                && l["rel"] == "self"))
+        || event["resource"]["links"].as_array().is_some_and(|l| {
+            l.iter().any(|l| {
+                l["href"].as_str().is_some_and(|h| h.contains("/refunds/")) && l["rel"] == "self"
+            })
+        })
 }
 
 /// The body of `POST /v1/notifications/verify-webhook-signature`, as PayPal
@@ -466,7 +473,10 @@ pub fn verification_request(
             .get(name)
             .and_then(|v| v.to_str().ok())
             .ok_or_else(|| {
-                WebhookError::reject(RejectReason::MissingHeader, format!("missing header {name}"))
+                WebhookError::reject(
+                    RejectReason::MissingHeader,
+                    format!("missing header {name}"),
+                )
             })
     };
     serde_json::to_string(&Request {

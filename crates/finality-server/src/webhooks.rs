@@ -164,7 +164,8 @@ async fn receive(
                 tracing::info!(event_id = %row.event_id, reason = ?row.reason, "verified webhook about nothing finality tracks; acknowledged and kept as ignored");
             }
             InboxState::Review => {
-                metrics::counter!("finality_webhooks_review_total", "provider" => provider.clone()).increment(1);
+                metrics::counter!("finality_webhooks_review_total", "provider" => provider.clone())
+                    .increment(1);
                 tracing::warn!(event_id = %row.event_id, reason = ?row.reason, "webhook item kept for review, not applied");
             }
             _ => {}

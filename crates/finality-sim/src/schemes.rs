@@ -75,7 +75,10 @@ pub fn adyen_hmac(key: &[u8], item: &serde_json::Value) -> String {
         field("merchantAccountCode"),
         field("merchantReference"),
         value,
-        item["amount"]["currency"].as_str().unwrap_or_default().to_string(),
+        item["amount"]["currency"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
         field("eventCode"),
         field("success"),
     ]
@@ -155,7 +158,12 @@ mod tests {
             .decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
             .expect("base64");
         assert_eq!(
-            standard_webhooks(&key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, br#"{"test": 2432232314}"#),
+            standard_webhooks(
+                &key,
+                "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                1614265330,
+                br#"{"test": 2432232314}"#
+            ),
             "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
         );
     }
@@ -180,7 +188,10 @@ mod tests {
         let item = serde_json::json!({"pspReference": "7914073381342284", "originalReference": "",
             "merchantAccountCode": "TestMerchant", "merchantReference": "TestPayment-1407325143704",
             "amount": {"value": 1130, "currency": "EUR"}, "eventCode": "AUTHORISATION", "success": "true"});
-        assert_eq!(adyen_hmac(&key, &item), "coqCmt/IZ4E3CzPvMY8zTjQVL5hYJUiBRg8UU+iCWo0=");
+        assert_eq!(
+            adyen_hmac(&key, &item),
+            "coqCmt/IZ4E3CzPvMY8zTjQVL5hYJUiBRg8UU+iCWo0="
+        );
     }
 }
 

@@ -312,11 +312,7 @@ fn wechat_signed(method: &str, uri: &axum::http::Uri, headers: &HeaderMap) -> bo
         .path_and_query()
         .map_or_else(|| uri.path().to_string(), |p| p.as_str().to_string());
     mchid == crate::wire::wechat_keys::MCHID
-        && crate::schemes::rsa_verify(
-            &key,
-            &format!("{method}\n{path}\n{ts}\n{nonce}\n\n"),
-            &sig,
-        )
+        && crate::schemes::rsa_verify(&key, &format!("{method}\n{path}\n{ts}\n{nonce}\n\n"), &sig)
 }
 
 async fn wechat_by_order_no(
@@ -551,7 +547,14 @@ async fn paypal_refund(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, |id, s| json!({"id": id, "status": crate::wire::paypal_refund(s)}), false).await
+    paypal_object(
+        sim,
+        id,
+        headers,
+        |id, s| json!({"id": id, "status": crate::wire::paypal_refund(s)}),
+        false,
+    )
+    .await
 }
 
 async fn paypal_capture(
@@ -559,7 +562,14 @@ async fn paypal_capture(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    paypal_object(sim, id, headers, |id, s| json!({"id": id, "status": crate::wire::paypal_capture(s)}), true).await
+    paypal_object(
+        sim,
+        id,
+        headers,
+        |id, s| json!({"id": id, "status": crate::wire::paypal_capture(s)}),
+        true,
+    )
+    .await
 }
 
 #[derive(serde::Deserialize)]

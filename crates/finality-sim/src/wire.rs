@@ -240,9 +240,9 @@ pub fn paypal_order_body(id: &str, sim_status: &str) -> Value {
         return json!({"id": id, "intent": "CAPTURE", "status": status});
     }
     json!({"id": id, "intent": "CAPTURE", "status": status,
-           "purchase_units": [{"reference_id": "default", "payments": {"captures": [
-               {"id": paypal_capture_id(id), "status": paypal_capture(sim_status), "final_capture": true}
-           ]}}]})
+    "purchase_units": [{"reference_id": "default", "payments": {"captures": [
+        {"id": paypal_capture_id(id), "status": paypal_capture(sim_status), "final_capture": true}
+    ]}}]})
 }
 
 /// PayPal's refund status for a simulator status word.
@@ -306,8 +306,19 @@ pub fn alipay_answer(method_key: &str, response: &Value) -> String {
 
 /// The transmission signature the simulated PayPal puts on an event's
 /// exact bytes.
-pub fn paypal_signature(transmission_id: &str, time: &str, webhook_id: &str, body: &[u8]) -> String {
-    crate::schemes::paypal_transmission_sig(PAYPAL_SIGNING_KEY, transmission_id, time, webhook_id, body)
+pub fn paypal_signature(
+    transmission_id: &str,
+    time: &str,
+    webhook_id: &str,
+    body: &[u8],
+) -> String {
+    crate::schemes::paypal_transmission_sig(
+        PAYPAL_SIGNING_KEY,
+        transmission_id,
+        time,
+        webhook_id,
+        body,
+    )
 }
 
 /// A PayPal event for an order and its headers, or `None` for "pending".

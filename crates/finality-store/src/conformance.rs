@@ -217,7 +217,9 @@ pub async fn apply_is_idempotent_and_monotone(db: Arc<dyn Store>) {
     );
     let h = db.get("pay_a").await.unwrap().unwrap().history;
     assert!(
-        h.last().and_then(|t| t.reason.as_deref()).is_some_and(|w| w.contains("failed")),
+        h.last()
+            .and_then(|t| t.reason.as_deref())
+            .is_some_and(|w| w.contains("failed")),
         "{h:?}"
     );
     assert_eq!(

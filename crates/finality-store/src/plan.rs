@@ -56,9 +56,12 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
     let mut steps = Vec::new();
     let mut now_status = current;
     if let Some(observed) = c.observed {
-        if let Decision::Apply(to) =
-            decide_report(kind, now_status, observed, finality_core::Source::StatusQuery)
-        {
+        if let Decision::Apply(to) = decide_report(
+            kind,
+            now_status,
+            observed,
+            finality_core::Source::StatusQuery,
+        ) {
             steps.push(Step {
                 from: now_status,
                 to,
@@ -85,7 +88,9 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
                 last_error: last_error.clone(),
             },
             AfterPoll::GiveUp { reason, count } => {
-                if decide(kind, now_status, Status::NeedsReview) == Decision::Apply(Status::NeedsReview) {
+                if decide(kind, now_status, Status::NeedsReview)
+                    == Decision::Apply(Status::NeedsReview)
+                {
                     steps.push(Step {
                         from: now_status,
                         to: Status::NeedsReview,
@@ -218,7 +223,10 @@ mod tests {
         );
         assert_eq!(p.steps.len(), 1);
         assert_eq!(p.steps[0].to, Status::Reversed);
-        assert!(p.steps[0].reason.as_deref().is_some_and(|r| r.contains("failed")));
+        assert!(p.steps[0]
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("failed")));
         assert_eq!(p.job, JobAction::Delete);
     }
 }

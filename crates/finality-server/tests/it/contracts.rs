@@ -2,12 +2,12 @@
 //! end over HTTP: each test here failed before the adapters were checked
 //! against the providers' own material (see docs/PROVIDERS.md).
 
-use super::webhooks::now_s;
 use super::providers::{adyen_app_with, adyen_key, step, steps, stripe_app, STRIPE_WHSEC};
+use super::webhooks::now_s;
 use super::*;
-use finality_store::InboxState;
 use finality_providers::adyen::Capture;
 use finality_providers::webhook::stripe::sign as stripe_sign;
+use finality_store::InboxState;
 
 /// Stripe's own example event (stripe-dotnet `EventUtilityTest.cs`,
 /// `Resources/event_test_signature.json`): a `customer.created`.
@@ -64,7 +64,10 @@ async fn stripe_id_prefix_must_fit_the_kind() {
     let (s, v) = app.post("/v1/payments", body).await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
     assert_eq!(v["error"]["field"], "provider_ref", "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("payout"), "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("payout"),
+        "{v}"
+    );
     let body = json!({"id": "ch_as_payment", "provider": "stripe", "provider_ref": "ch_3MmlLrLkdIwHu7ix0snN0B15",
                       "amount": 1999, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body).await;
@@ -105,12 +108,27 @@ async fn adyen_notify(app: &TestApp, psp: &str, original: &str, code: &str, succ
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
     let app = adyen_app_with(Duration::from_secs(3600), 10, Capture::Manual).await;
-    app.register_at("adyen", "ady_late", "PSP0000000000091").await;
+    app.register_at("adyen", "ady_late", "PSP0000000000091")
+        .await;
     adyen_notify(&app, "PSP0000000000091", "", "AUTHORISATION", true).await;
     app.wait_for_status("ady_late", "processing").await;
-    adyen_notify(&app, "PSP00000000000C9", "PSP0000000000091", "CAPTURE", true).await;
+    adyen_notify(
+        &app,
+        "PSP00000000000C9",
+        "PSP0000000000091",
+        "CAPTURE",
+        true,
+    )
+    .await;
     app.wait_for_status("ady_late", "succeeded").await;
-    adyen_notify(&app, "PSP00000000000C9", "PSP0000000000091", "CAPTURE_FAILED", true).await;
+    adyen_notify(
+        &app,
+        "PSP00000000000C9",
+        "PSP0000000000091",
+        "CAPTURE_FAILED",
+        true,
+    )
+    .await;
     let v = app.wait_for_status("ady_late", "reversed").await;
     assert_eq!(
         steps(&v),
@@ -123,7 +141,14 @@ async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
     );
     let reason = v["history"][2]["reason"].as_str().unwrap_or_default();
     assert!(reason.contains("failed"), "{v}");
-    adyen_notify(&app, "PSP00000000000B9", "PSP0000000000091", "CHARGEBACK_REVERSED", true).await;
+    adyen_notify(
+        &app,
+        "PSP00000000000B9",
+        "PSP0000000000091",
+        "CHARGEBACK_REVERSED",
+        true,
+    )
+    .await;
     let ev = app
         .db
         .store

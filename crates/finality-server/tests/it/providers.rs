@@ -342,7 +342,11 @@ async fn adyen_app(delay: Duration, max_attempts: u32) -> TestApp {
     adyen_app_with(delay, max_attempts, Capture::Automatic).await
 }
 
-pub(crate) async fn adyen_app_with(delay: Duration, max_attempts: u32, capture: Capture) -> TestApp {
+pub(crate) async fn adyen_app_with(
+    delay: Duration,
+    max_attempts: u32,
+    capture: Capture,
+) -> TestApp {
     spawn_app_custom(Backend::Postgres, sim_config(false), true, |sim_url| {
         let mut cfg = ProviderConfig::sim(sim_url);
         cfg.adapter = finality_providers::config::AdapterKind::Adyen;
