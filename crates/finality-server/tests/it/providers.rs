@@ -849,11 +849,20 @@ async fn wechat_app(engine: bool) -> TestApp {
     wechat_app_with(engine, finality_sim::wire::wechat_keys::PLATFORM_PUBLIC_PEM).await
 }
 
+/// A name-safe tag for a key, so each key has its own variable.
+fn key_tag(pem: &str) -> String {
+    use sha2::Digest;
+    hex::encode(&sha2::Sha256::digest(pem.as_bytes())[..6])
+}
+
 /// `platform_pem`: the key WeChat Pay's signatures are checked with.
 async fn wechat_app_with(engine: bool, platform_pem: &str) -> TestApp {
     use finality_sim::wire::wechat_keys as k;
     std::env::set_var("FINALITY_TEST_WECHAT_KEY", k::MERCHANT_PRIVATE_PEM);
-    std::env::set_var("FINALITY_TEST_WECHAT_PLATFORM", platform_pem);
+    // One variable per key: tests run in parallel in one process, and a
+    // shared name let one test's wrong key reach another's adapter.
+    let platform_var = format!("FINALITY_TEST_WECHAT_PLATFORM_{}", key_tag(platform_pem));
+    std::env::set_var(&platform_var, platform_pem);
     std::env::set_var("FINALITY_TEST_WECHAT_APIV3", k::API_V3_KEY);
     spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
         let cfg: ProviderConfig = serde_json::from_value(json!({
@@ -862,7 +871,7 @@ async fn wechat_app_with(engine: bool, platform_pem: &str) -> TestApp {
             "schedule": {"kind": "fixed", "delays": ["250ms"]},
             "wechat": {"mchid": k::MCHID, "serial_no": k::SERIAL_NO,
                        "private_key_env": "FINALITY_TEST_WECHAT_KEY",
-                       "platform_public_key_env": "FINALITY_TEST_WECHAT_PLATFORM",
+                       "platform_public_key_env": platform_var,
                        "api_v3_key_env": "FINALITY_TEST_WECHAT_APIV3"}
         }))
         .unwrap();
@@ -982,7 +991,8 @@ async fn alipay_app_with(engine: bool, alipay_pem: &str) -> TestApp {
     // The simulator's throw-away pairs: the "merchant" pair is the app's,
     // the "platform" pair is Alipay's.
     std::env::set_var("FINALITY_TEST_ALIPAY_KEY", k::MERCHANT_PRIVATE_PEM);
-    std::env::set_var("FINALITY_TEST_ALIPAY_PUBLIC", alipay_pem);
+    let public_var = format!("FINALITY_TEST_ALIPAY_PUBLIC_{}", key_tag(alipay_pem));
+    std::env::set_var(&public_var, alipay_pem);
     spawn_app_custom(Backend::Postgres, sim_config(false), engine, |sim_url| {
         let cfg: ProviderConfig = serde_json::from_value(json!({
             "adapter": "alipay",
@@ -990,7 +1000,7 @@ async fn alipay_app_with(engine: bool, alipay_pem: &str) -> TestApp {
             "schedule": {"kind": "fixed", "delays": ["250ms"]},
             "alipay": {"app_id": "2021000000000001",
                        "private_key_env": "FINALITY_TEST_ALIPAY_KEY",
-                       "alipay_public_key_env": "FINALITY_TEST_ALIPAY_PUBLIC"}
+                       "alipay_public_key_env": public_var}
         }))
         .unwrap();
         cfg.validate().unwrap();
