@@ -6,6 +6,7 @@
 //! an HMAC of the body in a header of the provider's choosing.
 
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
+use crate::oauth::ClientCredentials;
 use crate::webhook::standard::StandardWebhooks;
 use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
@@ -33,6 +34,19 @@ pub struct GenericConfig {
     /// Header values may name environment variables as `${VAR}`.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// A JSON request body for `method = "POST"` queries, with the same
+    /// placeholders as `url` (replaced JSON-escaped, inside your quotes):
+    /// `'{"order_no": "{provider_ref}"}'`. Sent as `application/json`.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// OAuth2 client credentials: a bearer token fetched, cached and
+    /// refreshed before it expires (see docs/PROVIDERS.md).
+    #[serde(default)]
+    pub oauth2: Option<OAuth2Config>,
+    /// Providers that answer 200 with an error code in the body (Alipay's
+    /// `code`, many Asian gateways' `errcode`): how to read and classify it.
+    #[serde(default)]
+    pub answer_errors: Option<AnswerErrors>,
     /// JSON pointer (RFC 6901) to the status in the answer, e.g. `/data/state`.
     pub status_pointer: String,
     /// Provider status → finality status (`pending`, `processing`,
@@ -57,6 +71,42 @@ pub struct GenericConfig {
     /// used from then on); the status is read at `status_pointer`.
     #[serde(default)]
     pub lookup_ref_pointer: Option<String>,
+}
+
+/// `[providers.NAME.generic.oauth2]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuth2Config {
+    /// The token endpoint; `{base_url}` is replaced.
+    pub token_url: String,
+    /// Environment variables holding the client's id and secret.
+    pub client_id_env: String,
+    pub client_secret_env: String,
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// `[providers.NAME.generic.answer_errors]`: an error code inside a 2xx
+/// answer is classified like an HTTP error, never read as a status.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerErrors {
+    /// JSON pointer to the code, e.g. `/code`. An answer without it is
+    /// read normally.
+    pub pointer: String,
+    /// Codes that mean success (e.g. `["0"]`, Alipay `["10000"]`).
+    pub ok: Vec<String>,
+    /// Codes that mean "not known yet" (not a failure).
+    #[serde(default)]
+    pub not_found: Vec<String>,
+    /// Other codes' classes: `{ "20000" = "transient", "40002" = "permanent" }`.
+    /// A code listed nowhere is transient (retried on the schedule,
+    /// counted as an error in a row, and its words recorded).
+    #[serde(default)]
+    pub classes: BTreeMap<String, ErrorKind>,
+    /// JSON pointer to the provider's message, for the error text.
+    #[serde(default)]
+    pub message_pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,8 +182,12 @@ fn default_encoding() -> Encoding {
 impl GenericConfig {
     /// Returns the offending field (relative to the `generic` table) and why.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if !self.url.contains("{provider_ref}") && !self.url.contains("{payment_id}") {
-            return Err(("url", "must contain {provider_ref} or {payment_id}".into()));
+        let names = |t: &str| t.contains("{provider_ref}") || t.contains("{payment_id}");
+        if !names(&self.url) && !self.body.as_deref().is_some_and(names) {
+            return Err((
+                "url",
+                "must contain {provider_ref} or {payment_id} (or the body must, for POST)".into(),
+            ));
         }
         match (&self.lookup_url, &self.lookup_ref_pointer) {
             (Some(u), Some(p)) => {
@@ -157,6 +211,44 @@ impl GenericConfig {
         }
         if !self.status_pointer.starts_with('/') {
             return Err(("status_pointer", "a JSON pointer starts with /".into()));
+        }
+        if let Some(body) = &self.body {
+            if self.method != HttpMethod::Post {
+                return Err(("body", "a request body needs method = \"POST\"".into()));
+            }
+            // The template must be JSON once its placeholders are filled.
+            let probe = fill(body, "x", json_escape);
+            if serde_json::from_str::<Value>(&probe).is_err() {
+                return Err((
+                    "body",
+                    format!("`{body}` is not JSON with its placeholders filled"),
+                ));
+            }
+        }
+        if let Some(a) = &self.answer_errors {
+            if !a.pointer.starts_with('/') {
+                return Err((
+                    "answer_errors.pointer",
+                    "a JSON pointer starts with /".into(),
+                ));
+            }
+            if a.ok.is_empty() {
+                return Err((
+                    "answer_errors.ok",
+                    "name the code(s) that mean success".into(),
+                ));
+            }
+        }
+        if let Some(o) = &self.oauth2 {
+            if !(o.token_url.starts_with("http://")
+                || o.token_url.starts_with("https://")
+                || o.token_url.starts_with("{base_url}"))
+            {
+                return Err((
+                    "oauth2.token_url",
+                    format!("`{}` is not an http(s) URL", o.token_url),
+                ));
+            }
         }
         if self.status_map.is_empty() {
             return Err(("status_map", "map at least one provider status".into()));
@@ -211,6 +303,26 @@ fn encode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
+/// A value as the inside of a JSON string.
+fn json_escape(s: &str) -> String {
+    let quoted = Value::String(s.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// Fill every placeholder of `template` with `value` escaped by `esc`
+/// (validation probe).
+fn fill(template: &str, value: &str, esc: impl Fn(&str) -> String) -> String {
+    [
+        "{base_url}",
+        "{provider_ref}",
+        "{merchant_ref}",
+        "{payment_id}",
+        "{kind}",
+    ]
+    .iter()
+    .fold(template.to_string(), |t, p| t.replace(p, &esc(value)))
+}
+
 pub struct GenericAdapter {
     cfg: GenericConfig,
     base_url: String,
@@ -220,6 +332,7 @@ pub struct GenericAdapter {
     timeouts: Timeouts,
     standard: Option<StandardWebhooks>,
     hmac_secrets: Vec<String>,
+    oauth: Option<ClientCredentials>,
 }
 
 impl GenericAdapter {
@@ -243,8 +356,32 @@ impl GenericAdapter {
             Some(WebhookScheme::Hmac) => (None, webhook_secrets),
             _ => (None, Vec::new()),
         };
+        let base = base_url.trim_end_matches('/');
+        let oauth = match &cfg.oauth2 {
+            None => None,
+            Some(o) => {
+                let env = |var: &str| {
+                    std::env::var(var)
+                        .ok()
+                        .filter(|v| !v.trim().is_empty())
+                        .ok_or_else(|| {
+                            format!("environment variable {var} (oauth2) is not set or empty")
+                        })
+                };
+                Some(
+                    ClientCredentials::new(
+                        "the provider",
+                        &o.token_url.replace("{base_url}", base),
+                        &env(&o.client_id_env)?,
+                        &env(&o.client_secret_env)?,
+                    )
+                    .with_scope(o.scope.clone()),
+                )
+            }
+        };
         Ok(GenericAdapter {
-            base_url: base_url.trim_end_matches('/').to_string(),
+            oauth,
+            base_url: base.to_string(),
             headers,
             http: client(timeouts).map_err(|e| e.to_string())?,
             timeouts,
@@ -260,18 +397,50 @@ impl GenericAdapter {
             (None, Some(lookup)) => lookup,
             _ => &self.cfg.url,
         };
+        self.render(template, t, encode)
+    }
+
+    /// `template` with the target's values, each escaped by `esc`.
+    fn render(&self, template: &str, t: &PollTarget<'_>, esc: fn(&str) -> String) -> String {
         template
             .replace("{base_url}", &self.base_url)
-            .replace(
-                "{provider_ref}",
-                &encode(t.provider_ref.unwrap_or_default()),
-            )
-            .replace(
-                "{merchant_ref}",
-                &encode(t.merchant_ref.unwrap_or_default()),
-            )
-            .replace("{payment_id}", &encode(t.payment_id))
+            .replace("{provider_ref}", &esc(t.provider_ref.unwrap_or_default()))
+            .replace("{merchant_ref}", &esc(t.merchant_ref.unwrap_or_default()))
+            .replace("{payment_id}", &esc(t.payment_id))
             .replace("{kind}", t.kind.as_str())
+    }
+
+    /// An error code inside a 2xx answer: `Ok(None)` when the answer is a
+    /// success (or carries no code), `Ok(Some(obs))` for "not known yet",
+    /// `Err` classified like an HTTP error.
+    fn answer_error(&self, body: &Value) -> Result<Option<Observation>, ProviderError> {
+        let Some(a) = &self.cfg.answer_errors else {
+            return Ok(None);
+        };
+        let Some(code) = body.pointer(&a.pointer).and_then(value_text) else {
+            return Ok(None);
+        };
+        if a.ok.contains(&code) {
+            return Ok(None);
+        }
+        if a.not_found.contains(&code) {
+            return Ok(Some(Observation::new(None, format!("code {code}"))));
+        }
+        let words = a
+            .message_pointer
+            .as_deref()
+            .and_then(|p| body.pointer(p))
+            .and_then(value_text)
+            .unwrap_or_default();
+        let message = format!("error code {code} in a 2xx answer: {words}");
+        Err(match a.classes.get(&code) {
+            Some(ErrorKind::Permanent) => ProviderError::Permanent { message },
+            Some(ErrorKind::RateLimited) => ProviderError::RateLimited {
+                retry_after: None,
+                message,
+            },
+            Some(ErrorKind::Transient) | None => ProviderError::Transient { message },
+        })
     }
 
     fn map(&self, word: &str) -> Option<Status> {
@@ -365,11 +534,30 @@ impl Provider for GenericAdapter {
         for (k, v) in &self.headers {
             req = req.header(k.as_str(), v.as_str());
         }
+        if let Some(template) = &self.cfg.body {
+            req = req
+                .header("content-type", "application/json")
+                .body(self.render(template, t, json_escape));
+        }
+        if let Some(oauth) = &self.oauth {
+            req = req.bearer_auth(oauth.bearer(&self.http, self.timeouts).await?);
+        }
         let resp = req
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let status = resp.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            if let Some(oauth) = &self.oauth {
+                // Revoked or expired early: the next poll fetches a new one.
+                oauth.invalidate().await;
+                return Err(ProviderError::Transient {
+                    message: "the provider rejected the OAuth2 token; a new one is fetched next \
+                              time"
+                        .into(),
+                });
+            }
+        }
         if self.cfg.not_found.contains(&status.as_u16()) {
             return Ok(Observation::new(None, format!("http_{}", status.as_u16())));
         }
@@ -384,6 +572,9 @@ impl Provider for GenericAdapter {
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
+        if let Some(not_yet) = self.answer_error(&body)? {
+            return Ok(not_yet);
+        }
         let Some(word) = body.pointer(&self.cfg.status_pointer).and_then(value_text) else {
             return Err(ProviderError::Transient {
                 message: format!("no status at {} in the answer", self.cfg.status_pointer),

@@ -18,6 +18,7 @@
 //! - [`alipay`]: Alipay trade query and RSA2-signed notifications.
 //! - [`generic`]: any HTTP/JSON provider, from configuration alone.
 //! - [`lookup`]: finding a payment by the merchant's reference.
+//! - [`oauth`]: OAuth2 client credentials, cached (PayPal, generic).
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
 #![forbid(unsafe_code)]
 
@@ -28,6 +29,7 @@ pub mod config;
 pub mod generic;
 pub mod http;
 pub mod lookup;
+pub mod oauth;
 pub mod paypal;
 pub mod sim;
 pub mod stripe;

@@ -17,14 +17,15 @@
 //!   event are sent back to PayPal, which answers `SUCCESS` or `FAILURE`.
 //!   PayPal's event id (`WH-…`) deduplicates.
 
-use crate::http::{classify_status, classify_transport, client, failure, request_id, Timeouts};
+use crate::http::{classify_transport, client, failure, request_id, Timeouts};
+use crate::oauth::ClientCredentials;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
 use finality_core::{Kind, Status, Timestamp};
 use reqwest::StatusCode;
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Order statuses → ours.
 pub fn map_order(status: &str) -> Option<Status> {
@@ -174,21 +175,14 @@ fn refunded_capture(resource: &Value) -> Option<&str> {
         .next()
 }
 
-struct Token {
-    value: String,
-    refresh_at: Instant,
-}
-
 pub struct PayPalAdapter {
     base_url: String,
-    client_id: String,
-    secret: String,
+    /// The OAuth2 client and its cached token (one refresh at a time).
+    credentials: ClientCredentials,
     /// The webhook's id at PayPal (for verification); none: no webhooks.
     webhook_id: Option<String>,
     http: reqwest::Client,
     timeouts: Timeouts,
-    /// One refresh at a time: the lock is held while fetching.
-    token: tokio::sync::Mutex<Option<Token>>,
     config: PayPalConfig,
 }
 
@@ -205,14 +199,18 @@ impl PayPalAdapter {
                 message: "PayPal credentials must be `client_id:secret` (api_key_env)".into(),
             });
         };
+        let base_url = base_url.trim_end_matches('/').to_string();
         Ok(PayPalAdapter {
-            base_url: base_url.trim_end_matches('/').to_string(),
-            client_id: id.to_string(),
-            secret: secret.to_string(),
+            credentials: ClientCredentials::new(
+                "PayPal",
+                &format!("{base_url}/v1/oauth2/token"),
+                id,
+                secret,
+            ),
+            base_url,
             webhook_id,
             http: client(timeouts)?,
             timeouts,
-            token: tokio::sync::Mutex::new(None),
             config: PayPalConfig::default(),
         })
     }
@@ -270,52 +268,9 @@ impl PayPalAdapter {
         }))
     }
 
-    /// A valid access token, fetched (once, for every waiting caller) when
-    /// the cached one is near its end.
+    /// A valid access token (see [`ClientCredentials::bearer`]).
     async fn access_token(&self) -> Result<String, ProviderError> {
-        let mut slot = self.token.lock().await;
-        if let Some(t) = slot.as_ref() {
-            if Instant::now() < t.refresh_at {
-                return Ok(t.value.clone());
-            }
-        }
-        let resp = self
-            .http
-            .post(format!("{}/v1/oauth2/token", self.base_url))
-            .basic_auth(&self.client_id, Some(&self.secret))
-            .header("x-request-id", request_id())
-            .form(&[("grant_type", "client_credentials")])
-            .send()
-            .await
-            .map_err(|e| classify_transport(&e, self.timeouts))?;
-        let status = resp.status();
-        if !status.is_success() {
-            let headers = resp.headers().clone();
-            let body = resp.text().await.unwrap_or_default();
-            return Err(match classify_status(status, &headers, &body) {
-                ProviderError::Permanent { message } => ProviderError::Permanent {
-                    message: format!("PayPal refused the client credentials: {message}"),
-                },
-                other => other,
-            });
-        }
-        let body: Value = resp
-            .json()
-            .await
-            .map_err(|e| classify_transport(&e, self.timeouts))?;
-        let value = body["access_token"]
-            .as_str()
-            .ok_or_else(|| ProviderError::Transient {
-                message: "PayPal token answer without access_token".into(),
-            })?
-            .to_string();
-        let life = Duration::from_secs(body["expires_in"].as_u64().unwrap_or(300));
-        let margin = (life / 5).min(Duration::from_secs(300));
-        *slot = Some(Token {
-            value: value.clone(),
-            refresh_at: Instant::now() + life.saturating_sub(margin),
-        });
-        Ok(value)
+        self.credentials.bearer(&self.http, self.timeouts).await
     }
 
     async fn get(&self, path: &str) -> Result<reqwest::Response, ProviderError> {
@@ -330,7 +285,7 @@ impl PayPalAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         if resp.status() == StatusCode::UNAUTHORIZED {
             // Revoked or expired early: the next call fetches a new token.
-            *self.token.lock().await = None;
+            self.credentials.invalidate().await;
             return Err(ProviderError::Transient {
                 message: "PayPal rejected the access token; a new one is fetched next time".into(),
             });
