@@ -261,7 +261,12 @@ impl Provider for AlipayAdapter {
                 "no sign parameter",
             ));
         };
-        if !verify(&self.alipay, &signing_content(&params, true), signature) {
+        // rsaCheckV1 (without sign_type: trade notifications) first, then
+        // rsaCheckV2 (with it: other notification types), as the official
+        // Node SDK's checkNotifySign does.
+        if !verify(&self.alipay, &signing_content(&params, true), signature)
+            && !verify(&self.alipay, &signing_content(&params, false), signature)
+        {
             return Err(WebhookError::reject(
                 RejectReason::BadSignature,
                 "sign does not verify with Alipay's public key",
@@ -276,6 +281,20 @@ impl Provider for AlipayAdapter {
             });
         }
         let status = get("trade_status");
+        if status.is_empty() {
+            let kind = get("notify_type");
+            return Ok(vec![WebhookEvent {
+                event_id,
+                provider_ref: None,
+                merchant_ref: None,
+                status: None,
+                provider_status: Some(kind.clone()),
+                occurred_at: None,
+                disposition: Disposition::Ignore(format!(
+                    "Alipay `{kind}` notification carries no trade_status"
+                )),
+            }]);
+        }
         // A partial refund is notified as TRADE_SUCCESS with refund_fee; a
         // full refund as TRADE_CLOSED (which after TRADE_SUCCESS finality
         // records as `reversed`).

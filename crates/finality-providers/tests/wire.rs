@@ -143,3 +143,101 @@ async fn wechat_answer_timestamps_are_checked() {
         "{stale:?}"
     );
 }
+
+/// Documented error answers: Stripe's `{"error": {...}}` (stripe-node's
+/// test literal) on a 404 is "not known yet"; on a 401 a permanent error.
+/// WeChat Pay's `{"code":"SIGN_ERROR"}` 401 (wechatpay-go client_test.go)
+/// is permanent too: the provider pauses with an alert.
+#[tokio::test]
+async fn documented_error_answers_are_classified() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let stripe_err = std::fs::read_to_string(format!(
+        "{dir}/testdata/stripe/error.invalid_request_error.json"
+    ))
+    .unwrap();
+    let e2 = stripe_err.clone();
+    let app = Router::new()
+        .route(
+            "/v1/payment_intents/pi_missing",
+            get(move || {
+                let b = stripe_err.clone();
+                async move { (axum::http::StatusCode::NOT_FOUND, b) }
+            }),
+        )
+        .route(
+            "/v1/payment_intents/pi_badkey",
+            get(move || {
+                let b = e2.clone();
+                async move { (axum::http::StatusCode::UNAUTHORIZED, b) }
+            }),
+        );
+    let url = serve(app).await;
+    let a = finality_providers::stripe::StripeAdapter::new(&url, "sk_test_wire".into(), timeouts())
+        .unwrap();
+    let o = a
+        .query_status(&PollTarget::by_provider_ref(
+            "p",
+            "pi_missing",
+            Kind::Payment,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(o.status, None);
+    let e = a
+        .query_status(&PollTarget::by_provider_ref(
+            "p",
+            "pi_badkey",
+            Kind::Payment,
+        ))
+        .await;
+    assert!(matches!(e, Err(ProviderError::Permanent { .. })), "{e:?}");
+
+    let wechat_err = std::fs::read_to_string(format!(
+        "{dir}/testdata/wechatpay/go_sdk_error_response_SIGN_ERROR_401.json"
+    ))
+    .unwrap();
+    let app = Router::new().route(
+        "/v3/pay/transactions/out-trade-no/{no}",
+        get(move || {
+            let b = wechat_err.clone();
+            async move { (axum::http::StatusCode::UNAUTHORIZED, b) }
+        }),
+    );
+    let url = serve(app).await;
+    let private = std::fs::read_to_string(format!(
+        "{dir}/testdata/wechatpay/go_sdk_test_private_key.pem"
+    ))
+    .unwrap();
+    let public = std::fs::read_to_string(format!(
+        "{dir}/testdata/wechatpay/go_sdk_test_public_key.DERIVED.pem"
+    ))
+    .unwrap();
+    let cfg = finality_providers::wechat::WeChatConfig {
+        mchid: "1234567890".into(),
+        serial_no: "F5765756002FDD77".into(),
+        private_key_env: "-".into(),
+        platform_public_key_env: "-".into(),
+        platform_serial: None,
+        platform_keys: Default::default(),
+        api_v3_key_env: "-".into(),
+    };
+    let a = finality_providers::wechat::WeChatAdapter::new(
+        &url,
+        &cfg,
+        &private,
+        &public,
+        "0123456789abcdef0123456789abcdef",
+        timeouts(),
+        Duration::from_secs(300),
+    )
+    .unwrap();
+    let t = PollTarget {
+        merchant_ref: Some("o1"),
+        ..PollTarget::by_provider_ref("p", "x", Kind::Payment)
+    };
+    let e = a.query_status(&t).await;
+    assert!(
+        matches!(e, Err(ProviderError::Permanent { ref message }) if message.contains("SIGN_ERROR")),
+        "{e:?}"
+    );
+}
