@@ -28,4 +28,4 @@ pub use clock::{Clock, SystemClock, Timestamp, VirtualClock};
 pub use error_class::ErrorClass;
 pub use schedule::{GiveUp, NextPoll, RetryPolicy, Schedule};
 pub use status::{Kind, Source, Status};
-pub use transition::{decide, decide_report, Decision, IgnoreReason};
+pub use transition::{contradicts_success, decide, Decision, IgnoreReason};

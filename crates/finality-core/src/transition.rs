@@ -4,7 +4,7 @@
 //! The tables are data: adding a transition is adding a row, and
 //! `docs/state_machine.md` draws exactly these rows.
 
-use crate::status::{Kind, Source, Status};
+use crate::status::{Kind, Status};
 use Status::*;
 
 /// Allowed `(from, to)` pairs for payments.
@@ -21,10 +21,14 @@ const PAYMENT: &[(Status, Status)] = &[
     (NeedsReview, Succeeded),
     (NeedsReview, Failed),
     (NeedsReview, Cancelled),
-    // A payment in review whose money turns out to have come and gone.
-    (NeedsReview, Reversed),
     // Refund, chargeback or reversal of a captured payment.
     (Succeeded, Reversed),
+    // The same, reported before the success was seen (webhooks reorder,
+    // a notification is lost): the money came and went. Final, so a late
+    // success report cannot undo it.
+    (Pending, Reversed),
+    (Processing, Reversed),
+    (NeedsReview, Reversed),
 ];
 
 /// Refunds move like payments; `reversed` is a refund that failed or was
@@ -45,8 +49,10 @@ const PAYOUT: &[(Status, Status)] = &[
     (NeedsReview, Succeeded),
     (NeedsReview, Failed),
     (NeedsReview, Cancelled),
-    (NeedsReview, Reversed),
     (Succeeded, Reversed),
+    (Pending, Reversed),
+    (Processing, Reversed),
+    (NeedsReview, Reversed),
 ];
 
 /// The transition table of one operation kind.
@@ -113,27 +119,16 @@ pub fn decide(kind: Kind, current: Status, observed: Status) -> Decision {
     }
 }
 
-/// [`decide`] for a report from `source`. A human's word is taken as given;
-/// two provider reports are not taken literally, because providers send them
-/// and dropping them would hide money that moved:
-/// - a failure or cancellation of something that already `succeeded` (an
-///   Adyen `CAPTURE_FAILED` after `CAPTURE`, a Stripe refund that fails after
-///   it succeeded, an Alipay `TRADE_CLOSED` after `TRADE_SUCCESS`, which is a
-///   full refund) means the money is not where the success said: it becomes
-///   `reversed`, never "ignored: already final";
-/// - a reversal (refund, chargeback) of something finality never saw succeed
-///   is neither a success nor a failure: it goes to `needs_review` (and
-///   stays there for a human, who may resolve it as `reversed`).
-pub fn decide_report(kind: Kind, current: Status, observed: Status, source: Source) -> Decision {
-    if source == Source::Manual {
-        return decide(kind, current, observed);
-    }
-    let observed = match (current, observed) {
-        (Succeeded, Failed | Cancelled) if table(kind).contains(&(Succeeded, Reversed)) => Reversed,
-        (Pending | Processing | NeedsReview, Reversed) => NeedsReview,
-        _ => observed,
-    };
-    decide(kind, current, observed)
+/// A provider report the table cannot take that may still mean money
+/// moved: a failure or cancellation of something that already `succeeded`
+/// (a Stripe refund that fails after it succeeded, a generic provider's late
+/// `failed`). It is not applied (it may be a stale report of an earlier
+/// attempt), and it is not dropped either: the store keeps it for review
+/// with the provider's words. Adapters map the reports that by themselves
+/// mean a success was undone (Adyen `CAPTURE_FAILED`, a full refund, a lost
+/// chargeback) to `reversed`, which the table takes.
+pub fn contradicts_success(current: Status, observed: Status) -> bool {
+    current == Succeeded && matches!(observed, Failed | Cancelled)
 }
 
 #[cfg(test)]
@@ -161,60 +156,34 @@ mod tests {
         (current, applied)
     }
 
+    /// `reversed` ends any open or succeeded operation: a refund or
+    /// chargeback reported before the success was seen is still money that
+    /// came and went, and a success reported after it is stale.
     #[test]
-    fn reversed_only_after_succeeded_or_from_review() {
+    fn reversed_from_succeeded_or_any_open_status_and_absorbs() {
         for kind in Kind::ALL {
             for from in Status::ALL {
                 let ok = decide(kind, from, Reversed) == Decision::Apply(Reversed);
                 assert_eq!(
                     ok,
-                    from == Succeeded || from == NeedsReview,
+                    !from.is_final() || from == Succeeded,
                     "{kind:?} {from:?} -> reversed"
                 );
             }
+            assert_eq!(
+                decide(kind, Reversed, Succeeded),
+                Decision::Ignore(IgnoreReason::AlreadyFinal)
+            );
         }
     }
 
-    /// A failure after success is never "ignored: already final".
     #[test]
-    fn failure_after_success_reverses() {
-        for kind in Kind::ALL {
-            for late in [Failed, Cancelled] {
-                for source in [Source::Webhook, Source::StatusQuery, Source::Sweep] {
-                    assert_eq!(
-                        decide_report(kind, Succeeded, late, source),
-                        Decision::Apply(Reversed)
-                    );
-                }
-                // A human is taken at their word (and the table says no).
-                assert_eq!(
-                    decide_report(kind, Succeeded, late, Source::Manual),
-                    Decision::Ignore(IgnoreReason::AlreadyFinal)
-                );
-            }
-        }
-    }
-
-    /// A refund or chargeback of a payment never seen to succeed is a
-    /// question for a human, not a status to guess.
-    #[test]
-    fn reversal_before_success_goes_to_review() {
-        for kind in Kind::ALL {
-            for from in [Pending, Processing] {
-                assert_eq!(
-                    decide_report(kind, from, Reversed, Source::Webhook),
-                    Decision::Apply(NeedsReview)
-                );
-            }
-            assert_eq!(
-                decide_report(kind, NeedsReview, Reversed, Source::Webhook),
-                Decision::Unchanged
-            );
-            assert_eq!(
-                decide_report(kind, NeedsReview, Reversed, Source::Manual),
-                Decision::Apply(Reversed)
-            );
-        }
+    fn only_a_failure_after_success_contradicts_it() {
+        assert!(contradicts_success(Succeeded, Failed));
+        assert!(contradicts_success(Succeeded, Cancelled));
+        assert!(!contradicts_success(Succeeded, Processing));
+        assert!(!contradicts_success(Failed, Succeeded));
+        assert!(!contradicts_success(Reversed, Failed));
     }
 
     #[test]
@@ -242,42 +211,11 @@ mod tests {
         );
     }
 
-    fn any_source() -> impl Strategy<Value = Source> {
-        prop::sample::select(vec![
-            Source::Webhook,
-            Source::StatusQuery,
-            Source::Sweep,
-            Source::Manual,
-        ])
-    }
-
     proptest! {
-        #[test]
-        fn provider_reports_are_idempotent_and_monotone(
-            kind in any_kind(),
-            reports in prop::collection::vec((any_status(), any_source()), 0..12),
-        ) {
-            let fold = |reports: &[(Status, Source)]| {
-                let mut current = Pending;
-                let mut was_final = false;
-                for &(r, src) in reports {
-                    if let Decision::Apply(to) = decide_report(kind, current, r, src) {
-                        assert!(table(kind).contains(&(current, to)));
-                        current = to;
-                    }
-                    assert!(!was_final || current.is_final(), "left a final status");
-                    was_final |= current.is_final();
-                }
-                current
-            };
-            let doubled: Vec<_> = reports.iter().flat_map(|&s| [s, s]).collect();
-            prop_assert_eq!(fold(&reports), fold(&doubled));
-        }
-
         #[test]
         fn final_is_never_replaced_by_non_final(kind in any_kind(), from in any_status(), to in any_status()) {
             if from.is_final() && !to.is_final() {
-                prop_assert!(!matches!(decide(kind, from, to), Decision::Apply(s) if !s.is_final()));
+                prop_assert!(!matches!(decide(kind, from, to), Decision::Apply(_)));
             }
         }
 

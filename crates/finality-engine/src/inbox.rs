@@ -89,6 +89,11 @@ impl InboxProcessor {
                     .increment(1);
                 tracing::debug!(event_id = %ev.event_id, %reason, "webhook changed nothing");
             }
+            Ok(InboxOutcome::Review { reason }) => {
+                metrics::counter!("finality_webhooks_review_total", "provider" => provider)
+                    .increment(1);
+                tracing::warn!(event_id = %ev.event_id, %reason, "webhook kept for review, not applied");
+            }
             Ok(InboxOutcome::Orphaned) => {
                 metrics::counter!("finality_webhooks_orphaned_total", "provider" => provider)
                     .increment(1);

@@ -13,8 +13,8 @@
 //! a batch that is not accepted, holding back everything behind it, so one
 //! bad item must not stall the queue: when at least one item verifies, the
 //! answer is `[accepted]` (exactly, as Adyen requires), the verified items
-//! are applied, and an item that does not verify is stored for review and
-//! never applied. A body in which no item verifies is refused (401): that
+//! are applied, and the items that do not verify are stored as one row for
+//! review (the raw body, no reference taken from them) and never applied. A body in which no item verifies is refused (401): that
 //! is a wrong key or a forgery, and Adyen's retries are then what we want.
 //! Notifications carry no timestamp to bound replays; the event id
 //! (`pspReference:eventCode:success`) deduplicates them.
@@ -62,13 +62,17 @@ pub fn map_event(code: &str, success: bool, capture: Capture) -> Option<Status> 
         ("AUTHORISATION", false) => Some(Status::Failed),
         ("CANCELLATION" | "TECHNICAL_CANCEL", true) => Some(Status::Cancelled),
         ("CAPTURE", true) => Some(Status::Succeeded),
-        // A capture Adyen rejected, or one the bank failed after Adyen had
-        // reported it (CAPTURE_FAILED arrives after CAPTURE): after a
-        // success, finality records `reversed`.
-        ("CAPTURE", false) | ("CAPTURE_FAILED", _) => Some(Status::Failed),
+        // A capture Adyen refused at once.
+        ("CAPTURE", false) => Some(Status::Failed),
+        // The card scheme failed a capture Adyen had already reported as
+        // CAPTURE success=true: the success is undone (Adyen, "Webhook
+        // types": CAPTURE_FAILED follows a successful CAPTURE).
+        ("CAPTURE_FAILED", _) => Some(Status::Reversed),
         ("REFUND", true) => Some(Status::Succeeded),
-        // REFUND_FAILED follows a successful REFUND: the money came back.
-        ("REFUND", false) | ("REFUND_FAILED", _) => Some(Status::Failed),
+        ("REFUND", false) => Some(Status::Failed),
+        // REFUND_FAILED follows a successful REFUND: the refund is undone,
+        // the money came back to the merchant.
+        ("REFUND_FAILED", _) => Some(Status::Reversed),
         ("CHARGEBACK" | "SECOND_CHARGEBACK", _) => Some(Status::Reversed),
         _ => None,
     }
@@ -228,10 +232,11 @@ impl Provider for AdyenAdapter {
                 ),
             ));
         }
-        Ok(items
+        let mut events: Vec<WebhookEvent> = items
             .iter()
-            .zip(verified)
-            .map(|(i, ok)| {
+            .zip(&verified)
+            .filter(|(_, ok)| **ok)
+            .map(|(i, _)| {
                 let code = text(i, "eventCode");
                 let success = text(i, "success") == "true";
                 let psp = text(i, "pspReference");
@@ -242,7 +247,7 @@ impl Provider for AdyenAdapter {
                 };
                 let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
                 let status = map_event(code, success, self.capture);
-                let mut ev = WebhookEvent {
+                WebhookEvent {
                     event_id: format!("{psp}:{code}:{success}"),
                     provider_ref: some(provider_ref),
                     merchant_ref: some(merchant_ref),
@@ -250,21 +255,31 @@ impl Provider for AdyenAdapter {
                     provider_status: Some(format!("{code}:{success}")),
                     occurred_at: None,
                     disposition: disposition(code, success, status),
-                };
-                if !ok {
-                    // Never applied, and under its own id so that the
-                    // authentic item, if Adyen sends it, is not a duplicate.
-                    ev.event_id = format!("{}:unverified", ev.event_id);
-                    ev.status = None;
-                    ev.disposition = Disposition::Review(
-                        "its hmacSignature matches no configured key, beside items in the same \
-                         batch that do: stored, not applied"
-                            .into(),
-                    );
                 }
-                ev
             })
-            .collect())
+            .collect();
+        // Items that do not verify are kept as one row per request for a
+        // human (the raw body is on it), under an id derived from the body,
+        // never applied and carrying no reference: an item replayed beside
+        // forged ones cannot make the forged ones look like anything.
+        let bad = verified.iter().filter(|ok| !**ok).count();
+        if bad > 0 {
+            use sha2::Digest;
+            events.push(WebhookEvent {
+                event_id: format!("unverified:{}", hex::encode(&Sha256::digest(body)[..16])),
+                provider_ref: None,
+                merchant_ref: None,
+                status: None,
+                provider_status: None,
+                occurred_at: None,
+                disposition: Disposition::Review(format!(
+                    "{bad} of {} items' hmacSignature matches no configured key, beside items \
+                     that do: stored, not applied",
+                    verified.len()
+                )),
+            });
+        }
+        Ok(events)
     }
 
     fn unqueryable(&self, _t: &PollTarget<'_>) -> Option<String> {
@@ -320,7 +335,7 @@ mod tests {
             Some(Status::Processing)
         );
         assert_eq!(map_event("CAPTURE", true, m), Some(Status::Succeeded));
-        assert_eq!(map_event("CAPTURE_FAILED", true, m), Some(Status::Failed));
+        assert_eq!(map_event("CAPTURE_FAILED", true, m), Some(Status::Reversed));
         assert_eq!(
             map_event("AUTHORISATION", true, Capture::Automatic),
             Some(Status::Succeeded)
@@ -394,12 +409,13 @@ mod tests {
             .unwrap();
         assert_eq!(evs[0].disposition, Disposition::Apply);
         assert_eq!(evs[0].status, Some(Status::Succeeded));
-        assert!(matches!(evs[1].disposition, Disposition::Review(_)));
-        assert_eq!(evs[1].status, None);
+        assert_eq!(evs.len(), 2);
+        assert!(matches!(&evs[1].disposition, Disposition::Review(w) if w.starts_with("1 of 2")));
         assert_eq!(
-            evs[1].event_id,
-            "7914073381342284:AUTHORISATION:true:unverified"
+            (evs[1].status, evs[1].provider_ref.as_deref()),
+            (None, None)
         );
+        assert!(evs[1].event_id.starts_with("unverified:"));
         // Nothing verifies: refused, Adyen retries.
         let other = decode_key("00").unwrap();
         let body = batch(vec![signed(item("AUTHORISATION", "true"), &other)]);
@@ -430,8 +446,8 @@ mod tests {
             .verify_webhook(&Default::default(), &body, Timestamp(0))
             .await
             .unwrap();
-        assert_eq!(evs[0].status, Some(Status::Failed));
-        assert_eq!(evs[1].status, Some(Status::Failed));
+        assert_eq!(evs[0].status, Some(Status::Reversed));
+        assert_eq!(evs[1].status, Some(Status::Reversed));
         assert_eq!(evs[2].status, Some(Status::Reversed));
         assert!(
             matches!(&evs[3].disposition, Disposition::Review(w) if w.contains("CHARGEBACK_REVERSED"))

@@ -295,31 +295,29 @@ impl Provider for AlipayAdapter {
                 )),
             }]);
         }
-        // A partial refund is notified as TRADE_SUCCESS with refund_fee; a
-        // full refund as TRADE_CLOSED (which after TRADE_SUCCESS finality
-        // records as `reversed`).
+        // Refunds are notified on the trade: a partial one as TRADE_SUCCESS
+        // with refund_fee (still a success: applied, a no-op once
+        // succeeded), a full one as TRADE_CLOSED with refund_fee and
+        // gmt_refund, which is the trade's money gone (reversed) and not a
+        // trade closed unpaid (cancelled).
         let refund_fee = get("refund_fee");
-        let disposition = if status == "TRADE_SUCCESS" && !refund_fee.is_empty() {
-            Disposition::Ignore(format!(
-                "partial refund (refund_fee {refund_fee} of total_amount {}): the payment \
-                 stays succeeded",
-                get("total_amount")
-            ))
-        } else {
-            Disposition::Apply
+        let refunded = !refund_fee.is_empty() || !get("gmt_refund").is_empty();
+        let mapped = match status.as_str() {
+            "TRADE_CLOSED" if refunded => Some(Status::Reversed),
+            other => map_trade_status(other),
         };
         Ok(vec![WebhookEvent {
             event_id,
             provider_ref: params.get("trade_no").cloned(),
             merchant_ref: params.get("out_trade_no").cloned(),
-            status: map_trade_status(&status),
+            status: mapped,
             provider_status: Some(if refund_fee.is_empty() {
                 status
             } else {
                 format!("{status} refund_fee={refund_fee}")
             }),
             occurred_at: None,
-            disposition,
+            disposition: Disposition::Apply,
         }])
     }
 

@@ -256,21 +256,44 @@ impl ProviderConfig {
 /// a truncated paste, refused at start.
 pub const MIN_SECRET_BYTES: usize = 16;
 
-/// Refuse an empty or too-short webhook secret, naming its variable.
-fn check_secret(name: &str, var: &str, field: &str, value: &str) -> Result<(), ProviderError> {
+/// Refuse an empty or too-short webhook secret, naming its variable. The
+/// length that counts is the key's, as the scheme decodes it: an Adyen key
+/// is hex, a Standard Webhooks secret `whsec_` + base64.
+fn check_secret(
+    name: &str,
+    var: &str,
+    cfg: &ProviderConfig,
+    value: &str,
+) -> Result<(), ProviderError> {
     let trimmed = value.trim();
-    let why = if trimmed.is_empty() {
-        "is empty".to_string()
-    } else if trimmed.len() < MIN_SECRET_BYTES {
-        format!(
-            "is {} bytes; a webhook secret needs at least {MIN_SECRET_BYTES} (truncated?)",
-            trimmed.len()
-        )
+    let standard = cfg.adapter == AdapterKind::Sim
+        || cfg
+            .generic
+            .as_ref()
+            .and_then(|g| g.webhook.as_ref())
+            .map(|w| w.scheme)
+            == Some(crate::generic::WebhookScheme::Standard);
+    let key = if cfg.adapter == AdapterKind::Adyen {
+        crate::adyen::decode_key(trimmed)
+    } else if standard {
+        crate::webhook::standard::decode_secret(trimmed)
     } else {
-        return Ok(());
+        Ok(trimmed.as_bytes().to_vec())
+    };
+    let why = match key {
+        _ if trimmed.is_empty() => "is empty".to_string(),
+        Err(e) => e,
+        Ok(k) if k.len() < MIN_SECRET_BYTES => format!(
+            "holds a {}-byte key; a webhook secret needs at least {MIN_SECRET_BYTES} (truncated?)",
+            k.len()
+        ),
+        Ok(_) => return Ok(()),
     };
     Err(ProviderError::Permanent {
-        message: format!("provider `{name}`: environment variable {var} ({field}) {why}: webhooks would be forgeable"),
+        message: format!(
+            "provider `{name}`: environment variable {var} (webhook_secret_envs) {why}: webhooks \
+             would be forgeable"
+        ),
     })
 }
 
@@ -297,7 +320,7 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
         })?;
         // PayPal's entry is the webhook's id at PayPal, checked by PayPal.
         if cfg.adapter != AdapterKind::PayPal {
-            check_secret(name, var, "webhook_secret_envs", &value)?;
+            check_secret(name, var, cfg, &value)?;
         } else if value.trim().is_empty() {
             return Err(ProviderError::Permanent {
                 message: format!("provider `{name}`: environment variable {var} (the PayPal webhook id) is empty"),
@@ -382,6 +405,15 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                 cfg.webhook_tolerance,
             )
             .map_err(permanent)?;
+            if !w.platform_keys.is_empty() && w.platform_serial.is_none() {
+                // Otherwise the first key would answer for every serial,
+                // and a serial no key is named for would not be refused.
+                return Err(permanent(
+                    "wechat.platform_keys needs wechat.platform_serial (the serial of \
+                     platform_public_key_env's key)"
+                        .into(),
+                ));
+            }
             for (serial, var) in &w.platform_keys {
                 a = a.with_platform_key(serial, &env(var)?).map_err(permanent)?;
             }

@@ -105,10 +105,13 @@ pub fn map_event(event_type: &str) -> (Option<Status>, bool) {
         "PAYMENT.CAPTURE.PENDING" => (Some(Status::Processing), true),
         "PAYMENT.CAPTURE.COMPLETED" => (Some(Status::Succeeded), true),
         "PAYMENT.CAPTURE.DENIED" | "PAYMENT.CAPTURE.DECLINED" => (Some(Status::Failed), true),
-        // Their resource is the refund; the capture is its `up` link.
-        "PAYMENT.CAPTURE.REFUNDED" | "PAYMENT.CAPTURE.REVERSED" => (Some(Status::Reversed), true),
-        "PAYMENT.REFUND.COMPLETED" => (Some(Status::Succeeded), false),
-        "PAYMENT.REFUND.FAILED" => (Some(Status::Failed), false),
+        // "PayPal reverses a payment capture" (Payments v2 webhook events):
+        // the resource is the reversal; the capture is its `up` link.
+        "PAYMENT.CAPTURE.REVERSED" => (Some(Status::Reversed), true),
+        // "A merchant refunds a payment capture": sent for every refund,
+        // partial ones too; whether the capture is now wholly refunded is
+        // the capture's own status (see `parse_event`).
+        "PAYMENT.CAPTURE.REFUNDED" => (None, true),
         _ => (None, false),
     }
 }
@@ -268,6 +271,17 @@ impl PayPalAdapter {
         }))
     }
 
+    /// `GET /v2/payments/captures/{id}`.
+    async fn capture(&self, id: &str) -> Result<Value, ProviderError> {
+        let resp = self.get(&format!("/v2/payments/captures/{id}")).await?;
+        if !resp.status().is_success() {
+            return Err(failure(resp).await);
+        }
+        resp.json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))
+    }
+
     /// A valid access token (see [`ClientCredentials::bearer`]).
     async fn access_token(&self) -> Result<String, ProviderError> {
         self.credentials.bearer(&self.http, self.timeouts).await
@@ -334,7 +348,17 @@ impl PayPalAdapter {
 /// Parse a verified PayPal event. Payments are followed as orders or as
 /// captures (`payments`); refunds by their refund id. Events about anything
 /// else are acknowledged and kept as ignored.
-pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent, WebhookError> {
+///
+/// `PAYMENT.CAPTURE.REFUNDED` carries the **refund** (Payments v2 webhook
+/// events; the capture is its `up` link) and comes for partial refunds as
+/// well. It yields two events: the refund itself (`{id}:refund`, settling a
+/// refund registered by its id), and the capture's, which this function
+/// leaves for review until [`PayPalAdapter`] has asked PayPal whether the
+/// capture is now `REFUNDED` (reversed) or `PARTIALLY_REFUNDED` (ignored).
+pub fn parse_event(
+    body: &[u8],
+    payments: PaymentObject,
+) -> Result<Vec<WebhookEvent>, WebhookError> {
     let event: Value = serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
         event_id: String::new(),
         detail: format!("not JSON: {e}"),
@@ -360,11 +384,11 @@ pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent,
         .as_str()
         .or(resource["purchase_units"][0]["invoice_id"].as_str());
     let provider_ref = match (about_capture, payments, refund_resource) {
-        // A refund of a capture: the capture is the `up` link.
+        // A refund or reversal of a capture: the capture is the `up` link.
         (true, PaymentObject::Captures, true) => refunded_capture(resource),
         (true, PaymentObject::Captures, false) => resource["id"].as_str(),
         // Followed as orders: the capture names its order; a refund does
-        // not, and is found by the invoice id (merchant_ref) if it has one.
+        // not (the adapter asks the capture for it).
         (true, PaymentObject::Orders, true) => None,
         (true, PaymentObject::Orders, false) => resource["supplementary_data"]["related_ids"]
             ["order_id"]
@@ -372,7 +396,15 @@ pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent,
             .or(resource["id"].as_str()),
         (false, ..) => resource["id"].as_str(),
     };
-    let disposition = if status.is_none() && map_event(kind).0.is_none() {
+    let disposition = if kind == "PAYMENT.CAPTURE.REFUNDED" {
+        Disposition::Review(format!(
+            "PayPal refunded {} of capture {} (total refunded {}): whether the whole capture is \
+             refunded could not be checked",
+            money(&resource["amount"]),
+            refunded_capture(resource).unwrap_or("?"),
+            money(&resource["seller_payable_breakdown"]["total_refunded_amount"]),
+        ))
+    } else if status.is_none() {
         Disposition::Ignore(format!(
             "PayPal `{kind}` ({}) changes no status finality follows",
             event["resource_type"]
@@ -382,15 +414,67 @@ pub fn parse_event(body: &[u8], payments: PaymentObject) -> Result<WebhookEvent,
     } else {
         Disposition::Apply
     };
-    Ok(WebhookEvent {
-        event_id: id,
+    let mut events = vec![WebhookEvent {
+        event_id: id.clone(),
         provider_ref: provider_ref.map(String::from),
         merchant_ref: merchant_ref.map(String::from),
         status,
         provider_status: Some(word),
         occurred_at: None,
         disposition,
-    })
+    }];
+    if kind == "PAYMENT.CAPTURE.REFUNDED" {
+        let refund_word = resource["status"].as_str().unwrap_or_default();
+        events.push(WebhookEvent {
+            event_id: format!("{id}:refund"),
+            provider_ref: resource["id"].as_str().map(String::from),
+            merchant_ref: None,
+            status: map_refund(refund_word),
+            provider_status: Some(format!("{kind} refund {refund_word}")),
+            occurred_at: None,
+            disposition: Disposition::Apply,
+        });
+    }
+    Ok(events)
+}
+
+fn money(v: &Value) -> String {
+    match (v["value"].as_str(), v["currency_code"].as_str()) {
+        (Some(a), Some(c)) => format!("{a} {c}"),
+        _ => "an unknown amount".into(),
+    }
+}
+
+/// The capture's verdict on a refund event: its status (`REFUNDED`: the
+/// whole capture is refunded; `PARTIALLY_REFUNDED`: the payment stands) and
+/// its order, for payments followed as orders.
+pub fn refund_verdict(ev: &mut WebhookEvent, capture: &Value, payments: PaymentObject) {
+    let word = capture["status"].as_str().unwrap_or_default();
+    match word {
+        "REFUNDED" => {
+            ev.status = Some(Status::Reversed);
+            ev.disposition = Disposition::Apply;
+        }
+        "PARTIALLY_REFUNDED" => {
+            ev.disposition = Disposition::Ignore(
+                "partial refund: the capture is PARTIALLY_REFUNDED, the payment stays succeeded"
+                    .into(),
+            );
+        }
+        other => {
+            ev.disposition = Disposition::Review(format!(
+                "PayPal refunded part of a capture whose status is now `{other}`: decide by hand"
+            ));
+        }
+    }
+    if payments == PaymentObject::Orders {
+        if let Some(order) = capture["supplementary_data"]["related_ids"]["order_id"].as_str() {
+            ev.provider_ref = Some(order.to_string());
+        }
+    }
+    if let Some(w) = &mut ev.provider_status {
+        w.push_str(&format!(" (capture {word})"));
+    }
 }
 
 fn resource_is_refund(event: &Value) -> bool {
@@ -502,7 +586,47 @@ impl Provider for PayPalAdapter {
                 "PayPal answered verification_status FAILURE",
             ));
         }
-        Ok(vec![parse_event(body, self.config.payments)?])
+        let mut events = parse_event(body, self.config.payments)?;
+        let first = &mut events[0];
+        let kind = first.provider_status.clone().unwrap_or_default();
+        let needs_capture = kind.starts_with("PAYMENT.CAPTURE.REFUNDED")
+            || (kind.starts_with("PAYMENT.CAPTURE.REVERSED") && first.provider_ref.is_none());
+        if needs_capture {
+            let v: Value = serde_json::from_slice(body).unwrap_or_default();
+            if let Some(capture_id) = refunded_capture(&v["resource"]) {
+                match self.capture(capture_id).await {
+                    Ok(capture) if kind.starts_with("PAYMENT.CAPTURE.REFUNDED") => {
+                        refund_verdict(first, &capture, self.config.payments)
+                    }
+                    Ok(capture) => {
+                        first.provider_ref = capture["supplementary_data"]["related_ids"]
+                            ["order_id"]
+                            .as_str()
+                            .map(String::from);
+                    }
+                    // Kept for review with the reason; never dropped.
+                    Err(e) => {
+                        if let Disposition::Review(why) = &mut first.disposition {
+                            why.push_str(&format!(" (asking PayPal for the capture: {e})"));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// PayPal payouts live in the Payouts API (`/v1/payments/payouts`),
+    /// which this adapter does not speak: refused at registration instead
+    /// of being polled at the Orders endpoint.
+    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), String> {
+        if kind == Kind::Payout {
+            return Err(format!(
+                "`{provider_ref}`: PayPal payouts (the Payouts API) are not followed by the paypal \
+                 adapter; configure a generic provider for /v1/payments/payouts-item"
+            ));
+        }
+        Ok(())
     }
 
     fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {

@@ -82,7 +82,7 @@ pub fn map_trade_state(state: &str) -> Option<Status> {
 
 /// Refund `status` → ours. `ABNORMAL`: the refund could not reach the
 /// buyer (card closed or frozen); WeChat Pay holds the money for the merchant
-/// to return another way, so this refund failed.
+/// to return another way: a human's case (`needs_review`), not a failure.
 pub fn map_refund_status(status: &str) -> Option<Status> {
     match status {
         "PROCESSING" => Some(Status::Processing),

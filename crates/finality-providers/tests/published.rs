@@ -249,6 +249,63 @@ mod adyen {
         );
     }
 
+    /// Items signed by Adyen's test key in adyen-python-api-library
+    /// test/mocks/util/*_notification.json (adyen-java
+    /// hmac-validation-webhook.json is the mixed one): backslashes, colons
+    /// and slashes in merchantReference are signed as they are, unescaped.
+    #[tokio::test]
+    async fn python_library_signed_items_verify_through_the_adapter() {
+        let key = "74F490DD33F7327BAECC88B2947C011FC02D014A473AAA33A8EC93E4DC069174";
+        let a = AdyenAdapter::new(&[key.into()]).unwrap();
+        for f in [
+            "python_sdk_mixed_notification.json",
+            "python_sdk_backslash_notification.json",
+            "python_sdk_colon_notification.json",
+            "python_sdk_forwardslash_notification.json",
+            "java_sdk_hmac-validation-webhook.json",
+        ] {
+            let item = json(&format!("adyen/{f}"));
+            let body = serde_json::json!({"live": "false",
+                "notificationItems": [{"NotificationRequestItem": item}]});
+            let evs = a
+                .verify_webhook(&HeaderMap::new(), body.to_string().as_bytes(), at(0))
+                .await
+                .unwrap_or_else(|e| panic!("{f}: {e}"));
+            assert_eq!(evs.len(), 1, "{f}: every item verifies");
+            assert_eq!(evs[0].status, Some(Status::Succeeded), "{f}");
+            // One character of the reference changed: no longer Adyen's.
+            let mut forged = item.clone();
+            forged["merchantReference"] = serde_json::json!("slashes are fun");
+            let body = serde_json::json!({"live": "false",
+                "notificationItems": [{"NotificationRequestItem": forged}]});
+            assert!(
+                a.verify_webhook(&HeaderMap::new(), body.to_string().as_bytes(), at(0))
+                    .await
+                    .is_err(),
+                "{f}"
+            );
+        }
+    }
+
+    /// adyen-java HMACValidatorTest `testValidateHMAC`: an absent
+    /// originalReference is signed empty, an amount of "0" as 0.
+    #[test]
+    fn java_library_vector() {
+        let key =
+            decode_key("9064450A8892A093D9E97EFCC9639DE31B74F3A7803135555A3C96F5A57915D6").unwrap();
+        let item = serde_json::json!({"pspReference": "test_REPORT_AVAILABLE",
+            "merchantAccountCode": "Magento2Rik", "merchantReference": "testMerchantRef1",
+            "amount": {"value": 0, "currency": "EUR"}, "eventCode": "REPORT_AVAILABLE", "success": "true"});
+        assert_eq!(
+            signing_string(&item),
+            "test_REPORT_AVAILABLE::Magento2Rik:testMerchantRef1:0:EUR:REPORT_AVAILABLE:true"
+        );
+        assert_eq!(
+            sign(&key, &item),
+            "NuEkADFmlCC6VgX+wcoPAegIWxVPNBPCuKlM4Hzo5qc="
+        );
+    }
+
     fn adapter() -> AdyenAdapter {
         AdyenAdapter::new(&[
             "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056".into(),
@@ -258,7 +315,9 @@ mod adyen {
 
     /// Adyen's documented example notifications (Adyen/adyen-openapi
     /// json/Webhooks-v1.json), re-signed with the published test key because
-    /// the documentation's signatures are placeholders.
+    /// the documentation's signatures are placeholders. This pins the
+    /// mapping and the references, not the HMAC (the vectors above do).
+    /// The documented REFUND example has success "false": a refused refund.
     #[tokio::test]
     async fn documented_notifications_map_as_adyen_describes() {
         let key =
@@ -266,9 +325,9 @@ mod adyen {
         let cases: &[(&str, Option<Status>, &str)] = &[
             ("AUTHORISATION", Some(Status::Succeeded), "psp"),
             ("CAPTURE", Some(Status::Succeeded), "original"),
-            ("CAPTURE_FAILED", Some(Status::Failed), "original"),
-            ("REFUND", None, "psp"),
-            ("REFUND_FAILED", Some(Status::Failed), "psp"),
+            ("CAPTURE_FAILED", Some(Status::Reversed), "original"),
+            ("REFUND", Some(Status::Failed), "psp"),
+            ("REFUND_FAILED", Some(Status::Reversed), "psp"),
             ("CHARGEBACK", Some(Status::Reversed), "original"),
             ("CHARGEBACK_REVERSED", None, "original"),
             ("CANCELLATION", Some(Status::Cancelled), "original"),
@@ -291,14 +350,10 @@ mod adyen {
             assert_eq!(ev.provider_ref, expected_ref, "{code}");
             match (code, want) {
                 // The documented REFUND example has success "false".
-                (&"REFUND", _) => assert_eq!(
-                    ev.status,
-                    Some(if success {
-                        Status::Succeeded
-                    } else {
-                        Status::Failed
-                    })
-                ),
+                (&"REFUND", _) => {
+                    assert!(!success, "the documented REFUND example is refused");
+                    assert_eq!(ev.status, *want)
+                }
                 (&"CHARGEBACK_REVERSED", _) => {
                     assert!(matches!(ev.disposition, Disposition::Review(_)), "{code}")
                 }
@@ -643,21 +698,81 @@ mod alipay {
         assert_eq!(request_timestamp(t), "2025-12-01 08:00:00");
     }
 
-    /// TRADE_CLOSED is "closed unpaid, or fully refunded after payment"
-    /// (alipay-sdk-java AlipayTradeQueryResponse): mapped as cancelled,
-    /// which after a success finality records as reversed.
-    #[test]
-    fn trade_closed_after_success_is_a_reversal() {
-        let closed = finality_providers::alipay::map_trade_status("TRADE_CLOSED").unwrap();
-        assert_eq!(closed, Status::Cancelled);
+    /// TRADE_CLOSED is "closed unpaid on timeout, or fully refunded after
+    /// payment" (alipay-sdk-java AlipayTradeQueryResponse); a refund's
+    /// notification carries refund_fee and gmt_refund. The shape follows
+    /// the SDK's trade_status_sync vector; signed here with a test key
+    /// (the verification itself is pinned by the vector above).
+    #[tokio::test]
+    async fn trade_closed_by_refund_is_reversed_and_unpaid_close_cancelled() {
+        use rsa::pkcs8::DecodePrivateKey;
+        let private = String::from_utf8(testdata("wechatpay/go_sdk_test_private_key.pem")).unwrap();
+        let public =
+            String::from_utf8(testdata("wechatpay/go_sdk_test_public_key.DERIVED.pem")).unwrap();
+        let key = rsa::RsaPrivateKey::from_pkcs8_pem(&private).unwrap();
+        let cfg = AlipayConfig {
+            app_id: "2019073166072302".into(),
+            private_key_env: "-".into(),
+            alipay_public_key_env: "-".into(),
+        };
+        let a = AlipayAdapter::new(
+            "http://127.0.0.1:9/gateway.do",
+            &cfg,
+            &private,
+            &public,
+            timeouts(),
+        )
+        .unwrap();
+        let notify = |extra: &[(&str, &str)], status: &str| {
+            let mut p: std::collections::BTreeMap<String, String> = [
+                ("notify_id", format!("n-{status}-{}", extra.len())),
+                ("notify_type", "trade_status_sync".into()),
+                ("app_id", "2019073166072302".into()),
+                ("charset", "utf-8".into()),
+                ("version", "1.0".into()),
+                ("sign_type", "RSA2".into()),
+                ("out_trade_no", "20190815155618536-564-57".into()),
+                ("trade_no", "2019081522001468450512505578".into()),
+                ("total_amount", "0.10".into()),
+                ("trade_status", status.into()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+            for (k, v) in extra {
+                p.insert((*k).into(), (*v).into());
+            }
+            let sig = finality_providers::alipay::sign_params(&key, &p, true);
+            p.insert("sign".into(), sig);
+            url::form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(p.iter())
+                .finish()
+        };
+        let refund = [
+            ("refund_fee", "0.10"),
+            ("gmt_refund", "2019-08-16 10:00:00.000"),
+        ];
+        let status = |body: String| {
+            let a = &a;
+            async move {
+                a.verify_webhook(&HeaderMap::new(), body.as_bytes(), at(0))
+                    .await
+                    .unwrap()[0]
+                    .status
+            }
+        };
         assert_eq!(
-            finality_core::decide_report(
-                Kind::Payment,
-                Status::Succeeded,
-                closed,
-                finality_core::Source::Webhook
-            ),
-            finality_core::Decision::Apply(Status::Reversed)
+            status(notify(&refund, "TRADE_CLOSED")).await,
+            Some(Status::Reversed)
+        );
+        assert_eq!(
+            status(notify(&[], "TRADE_CLOSED")).await,
+            Some(Status::Cancelled)
+        );
+        // A partial refund is still the trade's success, never dropped.
+        assert_eq!(
+            status(notify(&refund[..1], "TRADE_SUCCESS")).await,
+            Some(Status::Succeeded)
         );
     }
 }
@@ -726,57 +841,103 @@ mod paypal {
 
     #[test]
     fn documented_capture_events() {
-        let ev = parse_event(
-            &testdata("paypal/webhook_events/docs_trustly_PAYMENT.CAPTURE.COMPLETED.json"),
+        let one = |f: &str, p: PaymentObject| {
+            parse_event(&testdata(&format!("paypal/webhook_events/{f}")), p)
+                .unwrap()
+                .remove(0)
+        };
+        let ev = one(
+            "docs_trustly_PAYMENT.CAPTURE.COMPLETED.json",
             PaymentObject::Captures,
-        )
-        .unwrap();
+        );
         assert_eq!(
             (ev.provider_ref.as_deref(), ev.status),
             (Some("892032536L382192T"), Some(Status::Succeeded))
         );
-        let ev = parse_event(
-            &testdata("paypal/webhook_events/docs_trustly_PAYMENT.CAPTURE.PENDING.json"),
+        let ev = one(
+            "docs_trustly_PAYMENT.CAPTURE.PENDING.json",
             PaymentObject::Captures,
-        )
-        .unwrap();
+        );
         assert_eq!(ev.status, Some(Status::Processing));
-        let ev = parse_event(
-            &testdata("paypal/webhook_events/docs_trustly_PAYMENT.CAPTURE.DENIED.json"),
+        let ev = one(
+            "docs_trustly_PAYMENT.CAPTURE.DENIED.json",
             PaymentObject::Captures,
-        )
-        .unwrap();
+        );
         assert_eq!(ev.status, Some(Status::Failed));
-        // Its resource is the refund; the capture is the `up` link.
-        for f in [
-            "zencart_PAYMENT.CAPTURE.REFUNDED.json",
+        // A reversal: the resource is the reversal, the capture its `up` link.
+        let ev = one(
             "zencart_PAYMENT.CAPTURE.REVERSED.json",
-        ] {
-            let body = testdata(&format!("paypal/webhook_events/{f}"));
-            let v: Value = serde_json::from_slice(&body).unwrap();
-            let up = v["resource"]["links"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|l| l["rel"] == "up")
-                .unwrap()["href"]
-                .as_str()
-                .unwrap()
-                .rsplit('/')
-                .next()
-                .unwrap()
-                .to_string();
-            let ev = parse_event(&body, PaymentObject::Captures).unwrap();
-            assert_eq!(ev.provider_ref.as_deref(), Some(up.as_str()), "{f}");
-            assert_eq!(ev.status, Some(Status::Reversed), "{f}");
-        }
+            PaymentObject::Captures,
+        );
+        assert_eq!(
+            ev.provider_ref.as_deref(),
+            Some("4L335234718889942"),
+            "{ev:?}"
+        );
+        assert!(
+            String::from_utf8(testdata(
+                "paypal/webhook_events/zencart_PAYMENT.CAPTURE.REVERSED.json"
+            ))
+            .unwrap()
+            .contains("/v2/payments/captures/4L335234718889942\""),
+            "the id is the `up` link's"
+        );
+        assert_eq!(ev.status, Some(Status::Reversed));
         // An event about another resource: acknowledged, ignored.
         let ev = parse_event(
             &testdata("paypal/known_answer/sdk_test_event_body.json"),
             PaymentObject::Orders,
         )
-        .unwrap();
+        .unwrap()
+        .remove(0);
         assert!(matches!(ev.disposition, Disposition::Ignore(_)), "{ev:?}");
+    }
+
+    /// PAYMENT.CAPTURE.REFUNDED is sent for every refund, partial ones too
+    /// (this published example refunds 0.99 with 1.98 refunded in all): the
+    /// refund settles, and the capture is reversed only when PayPal says
+    /// the capture is `REFUNDED`.
+    #[test]
+    fn refund_events_settle_the_refund_and_ask_the_capture() {
+        use finality_providers::paypal::refund_verdict;
+        let body = testdata("paypal/webhook_events/zencart_PAYMENT.CAPTURE.REFUNDED.json");
+        let evs = parse_event(&body, PaymentObject::Captures).unwrap();
+        assert_eq!(evs.len(), 2);
+        let (capture, refund) = (&evs[0], &evs[1]);
+        assert_eq!(capture.provider_ref.as_deref(), Some("0JF852973C016714D"));
+        assert_eq!(capture.status, None);
+        assert!(
+            matches!(&capture.disposition, Disposition::Review(w) if w.contains("0.99 USD") && w.contains("1.98 USD")),
+            "{capture:?}"
+        );
+        assert_eq!(
+            refund.event_id,
+            "WH-1GE84257G0350133W-6RW800890C634293G:refund"
+        );
+        assert_eq!(
+            (refund.provider_ref.as_deref(), refund.status),
+            (Some("1Y107995YT783435V"), Some(Status::Succeeded))
+        );
+        let mut partial = capture.clone();
+        refund_verdict(
+            &mut partial,
+            &serde_json::json!({"id": "0JF852973C016714D", "status": "PARTIALLY_REFUNDED"}),
+            PaymentObject::Captures,
+        );
+        assert!(matches!(partial.disposition, Disposition::Ignore(_)));
+        assert_eq!(partial.status, None);
+        let mut full = capture.clone();
+        refund_verdict(
+            &mut full,
+            &serde_json::json!({"id": "0JF852973C016714D", "status": "REFUNDED",
+                                "supplementary_data": {"related_ids": {"order_id": "5O190127TN364715T"}}}),
+            PaymentObject::Orders,
+        );
+        assert_eq!(
+            (full.status, full.disposition.clone()),
+            (Some(Status::Reversed), Disposition::Apply)
+        );
+        assert_eq!(full.provider_ref.as_deref(), Some("5O190127TN364715T"));
     }
 }
 
@@ -843,6 +1004,23 @@ mod config {
             assert!(e.contains(var), "{e}");
             assert!(e.contains("forgeable"), "{e}");
         }
+        // Counted in key bytes as the scheme decodes them: 16 hex
+        // characters are an 8-byte Adyen key.
+        std::env::set_var("FINALITY_PUBLISHED_SHORT_ADYEN", "0011223344556677");
+        let mut adyen = generic("FINALITY_PUBLISHED_SHORT_ADYEN");
+        adyen.adapter = finality_providers::config::AdapterKind::Adyen;
+        adyen.generic = None;
+        let e = build("adyen", &adyen).err().expect("refused").to_string();
+        assert!(e.contains("8-byte"), "{e}");
+        std::env::set_var("FINALITY_PUBLISHED_SHORT_WHSEC", "whsec_MfKQ9r8GKYqr");
+        let mut sim = generic("FINALITY_PUBLISHED_SHORT_WHSEC");
+        sim.adapter = finality_providers::config::AdapterKind::Sim;
+        sim.generic = None;
+        let e = build("sim", &sim).err().expect("refused").to_string();
+        assert!(
+            e.contains("FINALITY_PUBLISHED_SHORT_WHSEC") && e.contains("-byte key"),
+            "{e}"
+        );
     }
 
     /// Providers send numeric ids and status codes in JSON; they are ids and

@@ -205,33 +205,27 @@ pub async fn apply_is_idempotent_and_monotone(db: Arc<dyn Store>) {
             reason: "already_final"
         }
     );
-    // A failure after success is never "ignored: already final": the money
-    // is not where the success said, so the payment becomes reversed, and
-    // the history says what the provider reported.
+    // A failure after success is not applied by `apply` (it may be a
+    // stale report); the inbox keeps such webhooks for review
+    // (`inbox_failure_after_success_is_kept_for_review`).
     assert_eq!(
         db.apply(&r(Status::Failed, "e3"), now).await.unwrap(),
-        ApplyOutcome::Applied {
-            from: Status::Succeeded,
-            to: Status::Reversed
+        ApplyOutcome::Ignored {
+            current: Status::Succeeded,
+            reason: "already_final"
         }
     );
-    let h = db.get("pay_a").await.unwrap().unwrap().history;
-    assert!(
-        h.last()
-            .and_then(|t| t.reason.as_deref())
-            .is_some_and(|w| w.contains("failed")),
-        "{h:?}"
-    );
+    assert!(matches!(
+        db.apply(&r(Status::Reversed, "e4"), now).await.unwrap(),
+        ApplyOutcome::Applied { .. }
+    ));
+    // Final: a success reported after the reversal is stale.
     assert_eq!(
-        db.apply(&r(Status::Succeeded, "e4"), now).await.unwrap(),
+        db.apply(&r(Status::Succeeded, "e5"), now).await.unwrap(),
         ApplyOutcome::Ignored {
             current: Status::Reversed,
             reason: "already_final"
         }
-    );
-    assert_eq!(
-        db.apply(&r(Status::Reversed, "e5"), now).await.unwrap(),
-        ApplyOutcome::Unchanged
     );
     assert_eq!(
         db.apply(&report("ghost", Status::Succeeded, "e5"), now)
@@ -655,6 +649,41 @@ pub async fn inbox_out_of_order_is_ignored_with_reason(db: Arc<dyn Store>) {
     assert_eq!(
         view.poll.unwrap().next_poll_at,
         Some(Timestamp(T0.0 + 9_000))
+    );
+}
+
+/// A failure reported after success is never "ignored: already final":
+/// the payment stays succeeded (the report may be stale) and the webhook is
+/// kept in state `review` with the provider's words. A reversal applies,
+/// with the provider's words in the history.
+pub async fn inbox_failure_after_success_is_kept_for_review(db: Arc<dyn Store>) {
+    register(&*db, "pay_fs", T0).await;
+    db.inbox_insert(&[inbox_event("e_ok", "ref_pay_fs", Status::Succeeded)], T0)
+        .await
+        .unwrap();
+    drain_inbox(&*db, T0).await;
+    let mut late = inbox_event("e_fail", "ref_pay_fs", Status::Failed);
+    late.provider_status = Some("refund.failed failed".into());
+    db.inbox_insert(&[late], T0).await.unwrap();
+    let out = drain_inbox(&*db, T0).await;
+    assert!(matches!(&out[0], InboxOutcome::Review { .. }), "{out:?}");
+    let row = db.inbox_get("sim", "e_fail").await.unwrap().unwrap();
+    assert_eq!(row.state, InboxState::Review);
+    assert!(row.reason.unwrap().contains("refund.failed failed"));
+    assert_eq!(
+        db.get("pay_fs").await.unwrap().unwrap().payment.status,
+        Status::Succeeded
+    );
+    let mut rev = inbox_event("e_rev", "ref_pay_fs", Status::Reversed);
+    rev.provider_status = Some("CAPTURE_FAILED:true".into());
+    db.inbox_insert(&[rev], T0).await.unwrap();
+    drain_inbox(&*db, T0).await;
+    let view = db.get("pay_fs").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Reversed);
+    let last = view.history.last().unwrap();
+    assert_eq!(
+        last.reason.as_deref(),
+        Some("provider: CAPTURE_FAILED:true")
     );
 }
 

@@ -403,6 +403,10 @@ pub enum InboxOutcome {
     Ignored {
         reason: String,
     },
+    /// Not applied and kept for a human (a failure reported after success).
+    Review {
+        reason: String,
+    },
     Orphaned,
     /// Another processor holds it, or it was processed already.
     LeaseLost,

@@ -29,7 +29,7 @@ macro_rules! sql_store {
     ) => {
         use $crate::error::{DbContext, Result};
         use $crate::model::*;
-        use finality_core::{decide_report, Decision, Kind, Source, Status, Timestamp};
+        use finality_core::{contradicts_success, decide, Decision, Kind, Source, Status, Timestamp};
         use sqlx::Row;
 
         const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, currency, metadata, \
@@ -299,22 +299,13 @@ macro_rules! sql_store {
             let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
                 return Ok(ApplyOutcome::NotFound);
             };
-            match decide_report(kind, current, r.status, r.source) {
+            match decide(kind, current, r.status) {
                 Decision::Unchanged => Ok(ApplyOutcome::Unchanged),
                 Decision::Ignore(why) => Ok(ApplyOutcome::Ignored {
                     current,
                     reason: why.as_str(),
                 }),
                 Decision::Apply(to) => {
-                    // Not what was reported (a failure after success, a
-                    // reversal never seen succeed): the history says why.
-                    let reinterpreted = (to != r.status).then(|| {
-                        format!(
-                            "the provider reported {} while the payment was {current}{}",
-                            r.status,
-                            r.reason.as_deref().map(|w| format!(" ({w})")).unwrap_or_default()
-                        )
-                    });
                     write_transition(
                         conn,
                         &Transition {
@@ -324,7 +315,7 @@ macro_rules! sql_store {
                             to,
                             source: r.source,
                             event_id: r.event_id.as_deref(),
-                            reason: reinterpreted.as_deref().or(r.reason.as_deref()),
+                            reason: r.reason.as_deref(),
                             actor: r.actor.as_deref(),
                             observed_at: r.observed_at,
                             now,
@@ -718,13 +709,15 @@ macro_rules! sql_store {
                 set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
                 return Ok(InboxOutcome::Ignored { reason: why });
             };
+            // The provider's own words go into the history (a reversal
+            // says `CAPTURE_FAILED`, `charge.refunded`, …).
             let report = Report {
                 payment_id: payment_id.clone(),
                 status,
                 source: Source::Webhook,
                 event_id: Some(ev.event_id.clone()),
                 observed_at: ev.occurred_at.unwrap_or(ev.received_at),
-                reason: None,
+                reason: ev.provider_status.as_ref().map(|w| format!("provider: {w}")),
                 actor: None,
             };
             let (state, reason, out) = match apply_in(conn, &report, now).await? {
@@ -736,6 +729,16 @@ macro_rules! sql_store {
                 ApplyOutcome::Unchanged => {
                     let why = format!("duplicate: payment is already {status}");
                     (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+                }
+                // Never "ignored: already final" for a failure after success:
+                // it may be money leaving, or a stale report; a human decides.
+                ApplyOutcome::Ignored { current, .. } if contradicts_success(current, status) => {
+                    let why = format!(
+                        "the provider reports {status} (`{}`) after the payment succeeded: not \
+                         applied, kept for review",
+                        ev.provider_status.as_deref().unwrap_or("")
+                    );
+                    (InboxState::Review, Some(why.clone()), InboxOutcome::Review { reason: why })
                 }
                 ApplyOutcome::Ignored { current, reason } => {
                     let why = format!("{reason}: payment is {current}, event says {status}");

@@ -4,7 +4,7 @@
 //! disagree about the outcome of a poll.
 
 use crate::model::{AfterPoll, Completion, Count};
-use finality_core::{decide, decide_report, Decision, Kind, Status, Timestamp};
+use finality_core::{decide, Decision, Kind, Status, Timestamp};
 
 /// One status change a completion makes (source `status_query`).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,18 +56,18 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
     let mut steps = Vec::new();
     let mut now_status = current;
     if let Some(observed) = c.observed {
-        if let Decision::Apply(to) = decide_report(
-            kind,
-            now_status,
-            observed,
-            finality_core::Source::StatusQuery,
-        ) {
+        if let Decision::Apply(to) = decide(kind, now_status, observed) {
+            // A reversal says what the provider answered.
+            let words = c
+                .attempt
+                .as_ref()
+                .and_then(|a| a.provider_status.as_deref());
             steps.push(Step {
                 from: now_status,
                 to,
-                reason: (to != observed).then(|| {
-                    format!("the provider reported {observed} while the payment was {now_status}")
-                }),
+                reason: (to == Status::Reversed)
+                    .then(|| words.map(|w| format!("provider: {w}")))
+                    .flatten(),
             });
             now_status = to;
         }
@@ -109,8 +109,7 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
     // the poll's own outcome already decided what happens next.
     let job = match job {
         JobAction::Reschedule { .. }
-            if now_status == Status::NeedsReview
-                && matches!(c.observed, Some(Status::NeedsReview | Status::Reversed)) =>
+            if now_status == Status::NeedsReview && c.observed == Some(Status::NeedsReview) =>
         {
             JobAction::Park {
                 attempts: 0,
@@ -213,20 +212,16 @@ mod tests {
         assert_eq!(p.job, JobAction::Delete);
     }
 
-    /// A failure reported after a success is money gone, not a stale word.
+    /// A reversal reported by a poll before the success was seen ends it.
     #[test]
-    fn failure_after_success_is_a_reversal() {
+    fn reversal_from_an_open_status_is_final() {
         let p = plan_completion(
-            &completion(Some(Status::Failed), resched()),
-            Kind::Refund,
-            Status::Succeeded,
+            &completion(Some(Status::Reversed), resched()),
+            Kind::Payment,
+            Status::Processing,
         );
         assert_eq!(p.steps.len(), 1);
         assert_eq!(p.steps[0].to, Status::Reversed);
-        assert!(p.steps[0]
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("failed")));
         assert_eq!(p.job, JobAction::Delete);
     }
 }

@@ -228,6 +228,40 @@ pub fn parse_event(body: &[u8], merchant_ref_key: &str) -> Result<WebhookEvent, 
     Ok(ev)
 }
 
+/// A refund that fails or is canceled after its payment was reversed by
+/// `charge.refunded` means the money is back with the merchant: the
+/// PaymentIntent it names gets a `review` row (`{event id}:payment_intent`),
+/// since `reversed` is final and only a human can undo it.
+pub fn refund_undone(body: &[u8]) -> Option<WebhookEvent> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let obj = &v["data"]["object"];
+    let word = obj["status"].as_str()?;
+    if obj["object"] != "refund" || !matches!(word, "failed" | "canceled") {
+        return None;
+    }
+    let pi = obj["payment_intent"].as_str()?;
+    Some(WebhookEvent {
+        event_id: format!("{}:payment_intent", v["id"].as_str()?),
+        provider_ref: Some(pi.to_string()),
+        merchant_ref: None,
+        status: None,
+        provider_status: Some(format!(
+            "refund {} {word}",
+            obj["id"].as_str().unwrap_or("?")
+        )),
+        occurred_at: v["created"].as_i64().map(|s| Timestamp(s * 1000)),
+        disposition: Disposition::Review(format!(
+            "refund {} of {pi} is {word}{}: if the payment was marked reversed by its refund, the \
+             money is back; decide by hand",
+            obj["id"].as_str().unwrap_or("?"),
+            obj["failure_reason"]
+                .as_str()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default(),
+        )),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

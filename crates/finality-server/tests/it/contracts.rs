@@ -101,8 +101,8 @@ async fn adyen_notify(app: &TestApp, psp: &str, original: &str, code: &str, succ
     assert_eq!(resp.text().await.unwrap(), "[accepted]");
 }
 
-/// Adyen sends `CAPTURE_FAILED` after `CAPTURE` when the bank fails a
-/// capture Adyen had reported: the payment that was `succeeded` becomes
+/// Adyen sends `CAPTURE_FAILED` after `CAPTURE` when the card scheme fails
+/// a capture Adyen had reported: the payment that was `succeeded` becomes
 /// `reversed` with the provider's words, never "ignored: already final".
 /// A chargeback reversal after that is kept for review.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -139,8 +139,11 @@ async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
         ],
         "{v}"
     );
-    let reason = v["history"][2]["reason"].as_str().unwrap_or_default();
-    assert!(reason.contains("failed"), "{v}");
+    // The provider's own words are in the history.
+    assert_eq!(
+        v["history"][2]["reason"], "provider: CAPTURE_FAILED:true",
+        "{v}"
+    );
     adyen_notify(
         &app,
         "PSP00000000000B9",
@@ -157,4 +160,76 @@ async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
         .unwrap()
         .expect("stored");
     assert_eq!(ev.state, InboxState::Review);
+}
+
+fn stripe_refund_event(id: &str, refund: &str, status: &str) -> Vec<u8> {
+    // The refund object as Stripe publishes it (stripe/openapi fixtures3.json).
+    let mut object: Value = serde_json::from_slice(include_bytes!(
+        "../../../finality-providers/testdata/stripe/refund.json"
+    ))
+    .unwrap();
+    object["id"] = json!(refund);
+    object["status"] = json!(status);
+    object["payment_intent"] = json!("pi_3LateFailPaid");
+    json!({"id": id, "object": "event", "type": format!("refund.{status}"), "created": now_s(),
+           "data": {"object": object}})
+    .to_string()
+    .into_bytes()
+}
+
+async fn post_stripe(app: &TestApp, body: &[u8]) -> StatusCode {
+    app.http
+        .post(format!("{}/webhooks/stripe", app.base))
+        .header("stripe-signature", stripe_sign(STRIPE_WHSEC, now_s(), body))
+        .body(body.to_vec())
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// Stripe refunds can fail after they succeeded. Such a report cannot be
+/// told from a stale one, so it is not applied, and not dropped either:
+/// acknowledged, kept in the inbox as `review` with Stripe's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripe_refund_failing_after_success_is_kept_for_review() {
+    let app = stripe_app(false, false).await;
+    let body = json!({"id": "refund_late", "provider": "stripe", "provider_ref": "re_3LateFail",
+                      "kind": "refund", "amount": 1999, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let ok = stripe_refund_event("evt_refund_ok", "re_3LateFail", "succeeded");
+    assert_eq!(post_stripe(&app, &ok).await, StatusCode::OK);
+    app.wait_for_status("refund_late", "succeeded").await;
+    let failed = stripe_refund_event("evt_refund_failed", "re_3LateFail", "failed");
+    assert_eq!(post_stripe(&app, &failed).await, StatusCode::OK);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let row = loop {
+        let row = app
+            .db
+            .store
+            .inbox_get("stripe", "evt_refund_failed")
+            .await
+            .unwrap()
+            .expect("stored");
+        if row.state != InboxState::Received || std::time::Instant::now() > deadline {
+            break row;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(row.state, InboxState::Review);
+    assert!(row.reason.unwrap_or_default().contains("refund.failed"));
+    let (_, v) = app.get("/v1/payments/refund_late").await;
+    assert_eq!(v["status"], "succeeded", "{v}");
+    // The PaymentIntent it refunded gets its own review row: if a
+    // charge.refunded made it reversed, the money is back.
+    let pi_row = app
+        .db
+        .store
+        .inbox_get("stripe", "evt_refund_failed:payment_intent")
+        .await
+        .unwrap()
+        .expect("stored");
+    assert_eq!(pi_row.state, InboxState::Review);
+    assert_eq!(pi_row.provider_ref.as_deref(), Some("pi_3LateFailPaid"));
 }

@@ -40,6 +40,7 @@ on_both_backends!(
     concurrent_duplicate_reports_apply_once,
     inbox_dedupes_and_applies_once,
     inbox_out_of_order_is_ignored_with_reason,
+    inbox_failure_after_success_is_kept_for_review,
     inbox_orphan_is_applied_on_registration,
     inbox_failures_are_retried,
     feed_destinations_and_pruning,
