@@ -7,7 +7,8 @@ use finality_core::{Clock, Status, SystemClock};
 use finality_engine::Health;
 use finality_server::AppState;
 use finality_sim::{SimConfig, Simulator};
-use finality_store::{ApplyOutcome, ListFilter, Report, Store};
+use finality_store::manual::{ResolveError, Resolved};
+use finality_store::{ListFilter, Store};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -211,18 +212,14 @@ pub async fn payments(
             reason,
             actor,
         } => {
-            if !status.is_final() {
-                bail!("--status must be final: succeeded, failed, cancelled or reversed");
-            }
             let now = SystemClock.now();
-            let report = Report::manual(&id, status, reason, actor, now);
-            match store.apply(&report, now).await? {
-                ApplyOutcome::Applied { from, to } => println!("{id}: {from} -> {to}"),
-                ApplyOutcome::Unchanged => println!("{id}: already {status}"),
-                ApplyOutcome::Ignored { current, reason } => {
-                    bail!("{id} is {current}; it cannot become {status} ({reason})")
-                }
-                ApplyOutcome::NotFound => bail!("no payment with id `{id}`"),
+            match finality_store::manual::resolve(&*store, &id, status, &reason, &actor, now).await
+            {
+                Ok(Resolved::Changed { from, to }) => println!("{id}: {from} -> {to}"),
+                Ok(Resolved::Already) => println!("{id}: already {status}"),
+                Err(ResolveError::Store(e)) => return Err(e.into()),
+                Err(ResolveError::Missing(field)) => bail!("--{field} must not be empty"),
+                Err(e) => bail!("{e}"),
             }
         }
     }

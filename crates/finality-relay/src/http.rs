@@ -1,10 +1,10 @@
 //! HTTP push: each event POSTed as JSON, signed per Standard Webhooks
-//! (`webhook-id` = the event id, so a receiver can dedupe redeliveries).
+//! (`webhook-id` = the event id, so a receiver can dedupe redeliveries),
+//! with the specification's own Rust library.
 
 use crate::{event, Sink, SinkError};
 use async_trait::async_trait;
 use finality_core::Clock;
-use finality_providers::webhook::standard::sign;
 use finality_store::OutboxEvent;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,18 +12,18 @@ use std::time::Duration;
 pub struct HttpSink {
     name: String,
     url: String,
-    key: Vec<u8>,
+    signer: standardwebhooks::Webhook,
     types: Vec<String>,
     http: reqwest::Client,
     clock: Arc<dyn Clock>,
 }
 
 impl HttpSink {
-    /// `key` is the decoded `whsec_` secret; `types` empty means every type.
+    /// `signer` holds the `whsec_` secret; `types` empty means every type.
     pub fn new(
         name: &str,
         url: &str,
-        key: Vec<u8>,
+        signer: standardwebhooks::Webhook,
         types: Vec<String>,
         timeout: Duration,
         clock: Arc<dyn Clock>,
@@ -36,7 +36,7 @@ impl HttpSink {
         Ok(HttpSink {
             name: format!("http:{name}"),
             url: url.to_string(),
-            key,
+            signer,
             types,
             http,
             clock,
@@ -57,7 +57,14 @@ impl Sink for HttpSink {
     async fn deliver(&self, e: &OutboxEvent) -> Result<Option<u16>, SinkError> {
         let body = event::to_json(e).to_string();
         let ts = self.clock.now().millis() / 1000;
-        let sig = sign(&self.key, &e.event_id, ts, body.as_bytes());
+        // Fails only for a body that is not UTF-8, which JSON never is.
+        let sig = self
+            .signer
+            .sign(&e.event_id, ts, body.as_bytes())
+            .map_err(|err| SinkError {
+                status_code: None,
+                message: format!("signing: {err}"),
+            })?;
         let resp = self
             .http
             .post(&self.url)

@@ -74,8 +74,12 @@ pub async fn start(
                 ep.name, ep.secret_env
             )
         })?;
-        let key = finality_providers::webhook::standard::decode_secret(&secret)
-            .map_err(|e| format!("events.http `{}`: {e}", ep.name))?;
+        let key = standardwebhooks::Webhook::new(secret.trim()).map_err(|e| {
+            format!(
+                "events.http `{}`: {} (secret_env) is not whsec_<base64>: {e}",
+                ep.name, ep.secret_env
+            )
+        })?;
         let sink = http::HttpSink::new(
             &ep.name,
             &ep.url,

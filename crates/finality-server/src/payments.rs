@@ -9,9 +9,10 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use finality_core::money::{Amount, Currency, MerchantRef, PaymentId, ProviderRef};
 use finality_core::{Kind, Source, Status};
+use finality_store::manual::{ResolveError, Resolved};
 use finality_store::{
-    ApplyOutcome, AttemptRecord, HistoryEntry, ListFilter, NewPayment, Payment, PaymentView,
-    PollNow, PollState, Registered, Report,
+    AttemptRecord, HistoryEntry, ListFilter, NewPayment, Payment, PaymentView, PollNow, PollState,
+    Registered,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -429,33 +430,29 @@ async fn resolve(
     let status = required(r.status, "status")?
         .parse::<Status>()
         .map_err(|e| ApiError::invalid("status", e.to_string()))?;
-    if !status.is_final() {
-        return Err(ApiError::invalid(
-            "status",
-            "a manual resolution must be final: succeeded, failed, cancelled or reversed",
-        ));
-    }
     let reason = required(r.reason.filter(|s| !s.trim().is_empty()), "reason")?;
     let actor = required(r.actor.filter(|s| !s.trim().is_empty()), "actor")?;
     let now = app.clock.now();
-    let report = Report::manual(&id, status, reason, actor.clone(), now);
-    match app.store.apply(&report, now).await? {
-        ApplyOutcome::Applied { from, to } => {
+    match finality_store::manual::resolve(&*app.store, &id, status, &reason, &actor, now).await {
+        Ok(Resolved::Changed { from, to }) => {
             tracing::info!(payment_id = %id, %from, %to, %actor, "resolved by hand");
         }
-        ApplyOutcome::Unchanged => {}
-        ApplyOutcome::Ignored { current, reason } => {
+        Ok(Resolved::Already) => {}
+        Err(e @ ResolveError::NotFinal(_)) => {
+            return Err(ApiError::invalid("status", e.to_string()))
+        }
+        Err(e @ ResolveError::Missing(field)) => {
+            return Err(ApiError::invalid(field, e.to_string()))
+        }
+        Err(e @ ResolveError::NotAllowed { .. }) => {
             return Err(ApiError::Conflict {
                 code: "transition_not_allowed",
-                message: format!(
-                    "payment `{id}` is `{current}`; it cannot become `{status}` ({reason})"
-                ),
+                message: e.to_string(),
                 field: Some("status".into()),
             })
         }
-        ApplyOutcome::NotFound => {
-            return Err(ApiError::NotFound(format!("no payment with id `{id}`")))
-        }
+        Err(e @ ResolveError::NotFound(_)) => return Err(ApiError::NotFound(e.to_string())),
+        Err(ResolveError::Store(e)) => return Err(e.into()),
     }
     Ok(Json(load(&app, &id).await?))
 }

@@ -8,6 +8,7 @@
 //! [`conformance`] suite holds both to the same contract.
 //!
 //! # Layout
+//! - [`manual`]: settling a payment by hand (the API's and the CLI's one `resolve`).
 //! - [`model`]: the values that cross the store boundary.
 //! - `ops`: the shared implementation (register, apply, claim, complete…).
 //! - [`postgres`], [`sqlite`]: the adapters, each with `register_in` for
@@ -17,6 +18,7 @@
 
 pub mod conformance;
 mod error;
+pub mod manual;
 pub mod model;
 #[macro_use]
 mod ops;

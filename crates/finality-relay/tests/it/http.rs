@@ -65,7 +65,7 @@ async fn flaky_receiver_gets_every_event_in_order() {
     finality_relay::sequencer::sequence_all(&*db.store)
         .await
         .unwrap();
-    let key = finality_providers::webhook::standard::decode_secret(SECRET).unwrap();
+    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
     let sink = HttpSink::new(
         "orders",
         &url,
@@ -146,7 +146,7 @@ async fn type_filter_skips_unwanted_events_in_order() {
     finality_relay::sequencer::sequence_all(&*db.store)
         .await
         .unwrap();
-    let key = finality_providers::webhook::standard::decode_secret(SECRET).unwrap();
+    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
     let sink = HttpSink::new(
         "done",
         &url,
