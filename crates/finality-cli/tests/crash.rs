@@ -10,13 +10,7 @@ use std::time::{Duration, Instant};
 const TOKEN: &str = "crash-test-token-0123456789";
 const SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use finality_testkit::free_port;
 
 fn serve(config: &std::path::Path, fault: Option<&str>) -> Child {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_finality"));

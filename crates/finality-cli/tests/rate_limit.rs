@@ -16,13 +16,7 @@ const PER_SECOND: usize = 50;
 const BURST: usize = 10;
 const PAYMENTS: usize = 600;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use finality_testkit::free_port;
 
 struct Node(Child);
 
@@ -35,7 +29,7 @@ impl Drop for Node {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_nodes_stay_within_one_shared_rate_limit() {
-    let db = finality_store::testing::postgres(4).await;
+    let db = finality_testkit::testing::postgres(4).await;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut cfg = SimConfig::deterministic(Duration::ZERO);
     cfg.max_calls_per_second = Some((PER_SECOND + BURST) as u32);

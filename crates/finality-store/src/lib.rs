@@ -13,10 +13,11 @@
 //! - `ops`: the shared implementation (register, apply, claim, complete…).
 //! - [`postgres`], [`sqlite`]: the adapters, each with `register_in` for
 //!   transactional enqueue inside the caller's own transaction.
-//! - [`conformance`], [`testing`]: the shared suite and per-test databases.
+//!
+//! The conformance suite and per-test databases live in `finality-testkit`
+//! (a dev-dependency), so no test code ships in this crate.
 #![forbid(unsafe_code)]
 
-pub mod conformance;
 mod error;
 pub mod manual;
 pub mod model;
@@ -26,7 +27,6 @@ mod pg_batch;
 mod plan;
 pub mod postgres;
 pub mod sqlite;
-pub mod testing;
 
 pub use error::{Result, StoreError};
 pub use model::*;

@@ -2,7 +2,7 @@
 
 use super::*;
 use finality_core::{Status, VirtualClock};
-use finality_store::testing;
+use finality_testkit::testing;
 
 async fn setup(cfg: SimConfig) -> (testing::TestDb, Arc<VirtualClock>, SimServer) {
     let db = testing::sqlite().await;

@@ -5,7 +5,7 @@ use super::*;
 use async_trait::async_trait;
 use finality_core::{Status, SystemClock};
 use finality_providers::{Observation, PollTarget, Provider, ProviderError};
-use finality_store::testing::{self, TestDb};
+use finality_testkit::testing::{self, TestDb};
 use std::sync::Mutex;
 
 /// Answers `succeeded` at once and records when each call started.

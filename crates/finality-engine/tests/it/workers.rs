@@ -2,8 +2,8 @@
 
 use super::*;
 use finality_core::{Status, SystemClock, VirtualClock};
-use finality_store::testing;
 use finality_store::{ClaimRequest, ListFilter};
+use finality_testkit::testing;
 
 /// 8 engines (as 8 nodes, each with its own pool) share 5,000 due jobs on
 /// PostgreSQL: every job runs exactly once, never two at a time.

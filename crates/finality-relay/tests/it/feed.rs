@@ -3,7 +3,7 @@
 
 use super::*;
 use finality_relay::sequencer::sequence_all;
-use finality_store::testing;
+use finality_testkit::testing;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;

@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use finality_core::{Clock, SystemClock};
 use finality_relay::http::HttpSink;
 use finality_relay::{PushConfig, Pusher};
-use finality_store::testing;
+use finality_testkit::testing;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

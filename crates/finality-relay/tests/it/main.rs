@@ -7,8 +7,8 @@ mod http;
 mod nats;
 
 use finality_core::{Source, Status, Timestamp};
-use finality_store::conformance::{register, T0};
 use finality_store::{Report, Store};
+use finality_testkit::conformance::{register, T0};
 
 /// Register `id` and move it pending → processing → succeeded (2 events).
 pub async fn two_transitions(store: &dyn Store, id: &str) {

@@ -6,18 +6,12 @@ use super::*;
 use finality_core::{Clock, SystemClock};
 use finality_relay::nats::NatsSink;
 use finality_relay::{PushConfig, Pusher, Sink};
-use finality_store::testing;
+use finality_testkit::testing;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+use finality_testkit::free_port;
 
 fn nats_binary() -> String {
     [

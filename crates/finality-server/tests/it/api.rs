@@ -1,14 +1,7 @@
 use super::*;
 use reqwest::Method;
 
-macro_rules! on_both_backends {
-    ($($case:ident),* $(,)?) => {
-        mod postgres { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Backend::Postgres).await; })* }
-        mod sqlite { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Backend::Sqlite).await; })* }
-    };
-}
-
-on_both_backends!(
+finality_testkit::on_both_backends!(
     register_get_list_and_idempotency,
     bad_input_names_the_field,
     auth_is_required,

@@ -15,7 +15,7 @@ use finality_providers::sim::SimAdapter;
 use finality_providers::webhook::standard::StandardWebhooks;
 use finality_server::AppState;
 use finality_sim::{SimConfig, Simulator};
-use finality_store::testing::{self, TestDb};
+use finality_testkit::testing::{self, TestDb};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -40,10 +40,7 @@ impl Drop for TestApp {
     }
 }
 
-pub enum Backend {
-    Postgres,
-    Sqlite,
-}
+pub use finality_testkit::Backend;
 
 /// Start the simulator and the full service (API + engine) on port 0.
 pub async fn spawn_app(backend: Backend, settle_after: Duration) -> TestApp {

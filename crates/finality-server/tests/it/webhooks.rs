@@ -4,14 +4,7 @@
 use super::*;
 use finality_store::InboxState;
 
-macro_rules! on_both_backends {
-    ($($case:ident),* $(,)?) => {
-        mod postgres { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Backend::Postgres).await; })* }
-        mod sqlite { $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)] async fn $case() { super::$case(super::Backend::Sqlite).await; })* }
-    };
-}
-
-on_both_backends!(
+finality_testkit::on_both_backends!(
     five_hundred_identical_webhooks_apply_once,
     late_processing_after_succeeded_is_ignored,
     webhook_before_registration_is_applied_on_registration,

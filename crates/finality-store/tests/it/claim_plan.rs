@@ -1,7 +1,7 @@
 //! Nothing scans all pending payments: the claim reads the due index only.
 //! Run with `--nocapture` to see the plans (copied into docs/claim-plan.md).
 
-use finality_store::testing::{self, Backend};
+use finality_testkit::testing::{self, Backend};
 use sqlx::Row;
 
 const NOW: i64 = 1_700_000_000_000;

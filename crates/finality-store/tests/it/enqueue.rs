@@ -1,9 +1,9 @@
 //! Transactional enqueue: a payment registered inside the caller's own
 //! transaction exists (with its poll job) exactly when that transaction commits.
 
-use finality_store::conformance::{new_payment, T0};
-use finality_store::testing::{self, Backend};
 use finality_store::{postgres, sqlite, Registered, Store};
+use finality_testkit::conformance::{new_payment, T0};
+use finality_testkit::testing::{self, Backend};
 
 async fn assert_registered(store: &dyn Store, id: &str, expected: bool) {
     let view = store.get(id).await.unwrap();

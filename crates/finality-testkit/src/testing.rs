@@ -5,9 +5,9 @@
 //! schema inside a `finality_test` database, so tests run in parallel without
 //! seeing each other's rows.
 
-use crate::postgres::PgStore;
-use crate::sqlite::SqliteStore;
-use crate::Store;
+use finality_store::postgres::PgStore;
+use finality_store::sqlite::SqliteStore;
+use finality_store::Store;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 use std::path::PathBuf;

@@ -1,12 +1,12 @@
-//! The contract every [`Store`] adapter must meet, as test functions. Each
-//! backend's test binary calls every function here against a fresh database
-//! (see `tests/it/main.rs`), so PostgreSQL and SQLite are held to one suite.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+//! The contract every [`Store`] adapter must meet, as test functions, and
+//! [`exercise`], which runs every one of them against fresh databases of one
+//! backend, so PostgreSQL and SQLite are held to one suite and a new case
+//! cannot be left off a list (a test checks [`CASES`] names every case).
 
-use crate::model::*;
-use crate::Store;
 use finality_core::money::{Amount, Currency, MerchantRef, PaymentId, ProviderRef};
 use finality_core::{Kind, Source, Status, Timestamp};
+use finality_store::model::*;
+use finality_store::Store;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -273,7 +273,11 @@ pub async fn reschedule_give_up_and_settle_later_batched(db: Arc<dyn Store>) {
     reschedule_flow(db, true).await;
 }
 
-async fn finish(db: &dyn Store, batched: bool, c: Completion) -> crate::Result<CompleteOutcome> {
+async fn finish(
+    db: &dyn Store,
+    batched: bool,
+    c: Completion,
+) -> finality_store::Result<CompleteOutcome> {
     if batched {
         Ok(db.complete_batch(&[c]).await?.remove(0))
     } else {
@@ -1048,4 +1052,70 @@ pub async fn merchant_ref_webhooks(db: Arc<dyn Store>) {
         db.get("pay_x").await.unwrap().unwrap().payment.status,
         Status::Pending
     );
+}
+
+/// One conformance case: a fresh store in, panics on a broken contract.
+pub type Case = fn(Arc<dyn Store>) -> futures::future::BoxFuture<'static, ()>;
+
+macro_rules! cases {
+    ($($case:ident),* $(,)?) => {
+        &[$((stringify!($case), |db| Box::pin($case(db)))),*]
+    };
+}
+
+/// Every case of the suite, by name.
+pub const CASES: &[(&str, Case)] = cases![
+    register_is_idempotent,
+    expired_lease_is_fenced,
+    apply_is_idempotent_and_monotone,
+    reschedule_give_up_and_settle_later,
+    reschedule_give_up_and_settle_later_batched,
+    claim_takes_only_due_jobs_in_order,
+    concurrent_claims_never_overlap,
+    list_filters_and_pages,
+    concurrent_duplicate_reports_apply_once,
+    inbox_dedupes_and_applies_once,
+    inbox_out_of_order_is_ignored_with_reason,
+    inbox_failure_after_success_is_kept_for_review,
+    inbox_orphan_is_applied_on_registration,
+    inbox_failures_are_retried,
+    feed_destinations_and_pruning,
+    complete_batch_fences_each_completion,
+    rate_bucket_grants_each_token_once,
+    merchant_ref_registration_and_recording,
+    merchant_ref_webhooks,
+];
+
+/// Run every case, each against a fresh database of `backend`. The case's
+/// name is printed first, so a failure says which contract broke.
+pub async fn exercise(backend: crate::Backend) {
+    for (name, case) in CASES {
+        eprintln!("conformance case {name} on {backend:?}");
+        let db = backend.open().await;
+        case(db.store.clone()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every `pub async fn …(db: Arc<dyn Store>)` in this file is in CASES.
+    #[test]
+    fn every_case_is_exercised() {
+        let source = include_str!("conformance.rs");
+        let names: Vec<&str> = super::CASES.iter().map(|c| c.0).collect();
+        for line in source.lines() {
+            let Some(rest) = line.strip_prefix("pub async fn ") else {
+                continue;
+            };
+            if let Some((name, args)) = rest.split_once('(') {
+                if args.starts_with("db: Arc<dyn Store>)") {
+                    assert!(
+                        names.contains(&name),
+                        "conformance case `{name}` is not in CASES"
+                    );
+                }
+            }
+        }
+        assert!(names.len() >= 19, "{names:?}");
+    }
 }

@@ -1,0 +1,60 @@
+//! What finality's tests share, kept out of the production crates: the
+//! store conformance suite, a fresh database per test, ports, and the macro
+//! that runs a test on both backends. Only ever a dev-dependency.
+//!
+//! # Layout
+//! - [`conformance`]: the contract every `Store` adapter meets, and
+//!   [`conformance::exercise`], which runs every case of it.
+//! - [`testing`]: a migrated store in a PostgreSQL schema or SQLite file of
+//!   its own.
+#![forbid(unsafe_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+pub mod conformance;
+pub mod testing;
+
+/// The two backends every store-facing test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+impl Backend {
+    /// A migrated store of this backend in a database of its own.
+    pub async fn open(self) -> testing::TestDb {
+        match self {
+            Backend::Postgres => testing::postgres(10).await,
+            Backend::Sqlite => testing::sqlite().await,
+        }
+    }
+}
+
+/// A port free on loopback now (for a child process to bind).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("binding a port on loopback")
+        .local_addr()
+        .expect("a bound socket has an address")
+        .port()
+}
+
+/// Define each named `async fn case(backend: Backend)` of the calling
+/// module as two tests, `postgres::case` and `sqlite::case`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($case:ident),* $(,)?) => {
+        mod postgres {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                super::$case($crate::Backend::Postgres).await;
+            })*
+        }
+        mod sqlite {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                super::$case($crate::Backend::Sqlite).await;
+            })*
+        }
+    };
+}
