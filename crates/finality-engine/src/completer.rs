@@ -7,6 +7,7 @@
 //! commits; they never touch the same payment (each job is held by one
 //! executor) and each locks in payment-id order.
 
+use finality_core::Schedule;
 use finality_store::{CompleteOutcome, Completion, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,14 +102,20 @@ fn log_outcome(c: &Completion, o: &CompleteOutcome) {
 
 /// One completion on its own, retried briefly if the database hiccups.
 async fn one_by_one(store: &dyn Store, c: &Completion) {
-    let mut backoff = Duration::from_millis(100);
-    for attempt in 1..=4 {
+    // Retries as data: three quick retries, then the lease decides.
+    let retry = Schedule::Fixed {
+        delays: vec![
+            Duration::from_millis(100),
+            Duration::from_millis(300),
+            Duration::from_millis(900),
+        ],
+    };
+    for attempt in 1..=4u32 {
         match store.complete(c).await {
             Ok(o) => return log_outcome(c, &o),
             Err(e) if attempt < 4 => {
                 tracing::warn!(payment_id = %c.payment_id, error = %e, "completing a poll failed; retrying");
-                tokio::time::sleep(backoff).await;
-                backoff *= 3;
+                tokio::time::sleep(retry.delay(attempt - 1, 0.0)).await;
             }
             Err(e) => {
                 tracing::error!(payment_id = %c.payment_id, error = %e, "completing a poll failed; the lease will expire and the poll repeat");

@@ -2,7 +2,7 @@
 //! `apply` path, after the provider already has its 2xx, so a slow database
 //! or a burst never makes a provider time out and retry.
 
-use finality_core::{Clock, Timestamp};
+use finality_core::{Clock, Schedule, Timestamp};
 use finality_store::{InboxEvent, InboxOutcome, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,9 +38,16 @@ pub struct InboxProcessor {
     config: InboxConfig,
 }
 
-/// Retry delay after the n-th failed processing attempt: 1 s doubling, 5 min cap.
+/// Retry delay after the n-th failed processing attempt: 1 s doubling,
+/// 5 min cap (retries as data, like every background loop's).
 fn retry_delay(attempts: u32) -> Duration {
-    Duration::from_secs(1u64 << attempts.saturating_sub(1).min(8)).min(Duration::from_secs(300))
+    let schedule = Schedule::Exponential {
+        base: Duration::from_secs(1),
+        factor: 2.0,
+        cap: Duration::from_secs(300),
+        jitter: 0.0,
+    };
+    schedule.delay(attempts.saturating_sub(1), 0.0)
 }
 
 impl InboxProcessor {
@@ -151,6 +158,6 @@ mod tests {
         use std::time::Duration;
         assert_eq!(retry_delay(1), Duration::from_secs(1));
         assert_eq!(retry_delay(3), Duration::from_secs(4));
-        assert_eq!(retry_delay(30), Duration::from_secs(256));
+        assert_eq!(retry_delay(30), Duration::from_secs(300));
     }
 }

@@ -11,7 +11,7 @@
 //! polls start within milliseconds of their time.
 
 use crate::Engine;
-use finality_core::Timestamp;
+use finality_core::{Schedule, Timestamp};
 use finality_store::ClaimRequest;
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,7 +100,14 @@ impl Engine {
             } else {
                 self.config.max_held
             };
-        let mut db_backoff = Duration::from_millis(100);
+        // Retries as data: 100 ms doubling to 30 s while the database fails.
+        let db_retry = Schedule::Exponential {
+            base: Duration::from_millis(100),
+            factor: 2.0,
+            cap: Duration::from_secs(30),
+            jitter: 0.2,
+        };
+        let mut db_failures = 0u32;
         tracing::info!(worker = %self.config.worker_id, slots = self.config.concurrency, ?lookahead, "poll engine started");
         while !shutdown.is_cancelled() {
             while tasks.try_join_next().is_some() {}
@@ -111,7 +118,7 @@ impl Engine {
                     .min(self.config.batch_size);
                 match self.claim_ahead(limit).await {
                     Ok((jobs, lease_until)) => {
-                        db_backoff = Duration::from_millis(100);
+                        db_failures = 0;
                         let full = jobs.len() as u32 == limit;
                         for job in jobs {
                             let me = self.clone();
@@ -125,12 +132,14 @@ impl Engine {
                         }
                     }
                     Err(e) => {
-                        tracing::error!(error = %e, retry_in = ?db_backoff, "claiming due polls failed");
+                        let retry_in =
+                            db_retry.delay(db_failures, rand::random::<f64>() * 2.0 - 1.0);
+                        db_failures = db_failures.saturating_add(1);
+                        tracing::error!(error = %e, ?retry_in, "claiming due polls failed");
                         tokio::select! {
-                            _ = tokio::time::sleep(db_backoff) => {}
+                            _ = tokio::time::sleep(retry_in) => {}
                             _ = shutdown.cancelled() => {}
                         }
-                        db_backoff = (db_backoff * 2).min(Duration::from_secs(30));
                         continue;
                     }
                 }

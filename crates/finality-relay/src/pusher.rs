@@ -9,7 +9,7 @@
 //! delivery and the cursor update redelivers that event.
 
 use crate::{Sink, SinkError};
-use finality_core::{Clock, Timestamp};
+use finality_core::{Clock, Schedule, Timestamp};
 use finality_store::{DeliveryAttempt, DestinationState, OutboxEvent, Store};
 use rand::Rng;
 use std::collections::HashSet;
@@ -23,8 +23,9 @@ pub struct PushConfig {
     pub batch: u32,
     /// Deliveries in flight at once for this destination.
     pub concurrency: usize,
-    pub retry_base: Duration,
-    pub retry_cap: Duration,
+    /// Delay before each redelivery of a failed event (retries as data:
+    /// exponential from 1 s, ±20 % jitter, capped at 10 min by default).
+    pub retry: Schedule,
     /// After this long without a success the destination is failing (alert).
     pub retry_for: Duration,
     /// Longest sleep without looking at the feed.
@@ -36,8 +37,12 @@ impl Default for PushConfig {
         PushConfig {
             batch: 200,
             concurrency: 4,
-            retry_base: Duration::from_secs(1),
-            retry_cap: Duration::from_secs(600),
+            retry: Schedule::Exponential {
+                base: Duration::from_secs(1),
+                factor: 2.0,
+                cap: Duration::from_secs(600),
+                jitter: 0.2,
+            },
             retry_for: Duration::from_secs(3 * 24 * 3600),
             idle_check: Duration::from_millis(200),
         }
@@ -51,11 +56,12 @@ pub struct Pusher {
     config: PushConfig,
 }
 
-/// Exponential backoff with ±20 % jitter, capped.
+/// The delay before redelivery after `attempts` failed tries.
 fn backoff(cfg: &PushConfig, attempts: u32) -> Duration {
-    let exp = cfg.retry_base.as_secs_f64() * 2f64.powi(attempts.saturating_sub(1).min(30) as i32);
-    let jittered = exp * rand::thread_rng().gen_range(0.8..=1.2);
-    Duration::from_secs_f64(jittered.min(cfg.retry_cap.as_secs_f64()))
+    cfg.retry.delay(
+        attempts.saturating_sub(1),
+        rand::thread_rng().gen_range(-1.0..=1.0),
+    )
 }
 
 /// Split events into groups delivered concurrently: consecutive, at most
@@ -198,7 +204,7 @@ impl Pusher {
             tracing::error!(
                 destination = name, since = %failing_since, attempts, error = %err,
                 "ALERT: event destination failing; still retrying every {:?}, its backlog waits in order",
-                self.config.retry_cap
+                backoff(&self.config, attempts)
             );
         } else {
             tracing::warn!(destination = name, attempts, error = %err, "event delivery failed; will retry");
@@ -275,6 +281,8 @@ mod tests {
     fn backoff_is_capped() {
         let cfg = PushConfig::default();
         assert!(backoff(&cfg, 1) <= Duration::from_millis(1200));
-        assert_eq!(backoff(&cfg, 40), cfg.retry_cap);
+        assert!(backoff(&cfg, 1) >= Duration::from_millis(800));
+        let late = backoff(&cfg, 40);
+        assert!(late <= Duration::from_secs(600) && late >= Duration::from_secs(480), "{late:?}");
     }
 }

@@ -96,20 +96,32 @@ impl PgStore {
         let weak = self.wake.downgrade();
         self.listener.call_once(|| {
             tokio::spawn(async move {
+                // Retries as data: 1 s doubling to 30 s while the server is
+                // away (polls still run; LISTEN only makes them sooner).
+                let retry = finality_core::Schedule::Exponential {
+                    base: Duration::from_secs(1),
+                    factor: 2.0,
+                    cap: Duration::from_secs(30),
+                    jitter: 0.2,
+                };
+                let mut failures = 0u32;
                 loop {
                     let mut listener = match PgListener::connect_with(&pool).await {
                         Ok(l) => l,
                         Err(e) => {
                             tracing::warn!(error = %e, "LISTEN connection failed; retrying");
-                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            tokio::time::sleep(retry.delay(failures, 0.0)).await;
+                            failures = failures.saturating_add(1);
                             continue;
                         }
                     };
                     if let Err(e) = listener.listen(WAKE_CHANNEL).await {
                         tracing::warn!(error = %e, "LISTEN failed; retrying");
-                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        tokio::time::sleep(retry.delay(failures, 0.0)).await;
+                        failures = failures.saturating_add(1);
                         continue;
                     }
+                    failures = 0;
                     loop {
                         let got =
                             tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;

@@ -76,8 +76,12 @@ async fn flaky_receiver_gets_every_event_in_order() {
     )
     .unwrap();
     let cfg = PushConfig {
-        retry_base: Duration::from_millis(5),
-        retry_cap: Duration::from_millis(20),
+        retry: finality_core::Schedule::Exponential {
+            base: Duration::from_millis(5),
+            factor: 2.0,
+            cap: Duration::from_millis(20),
+            jitter: 0.2,
+        },
         idle_check: Duration::from_millis(10),
         ..PushConfig::default()
     };

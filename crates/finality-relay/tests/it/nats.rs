@@ -77,8 +77,12 @@ async fn jetstream_gets_every_event_across_an_outage_and_dedupes() {
     );
     let cfg = PushConfig {
         concurrency: 1,
-        retry_base: Duration::from_millis(10),
-        retry_cap: Duration::from_millis(200),
+        retry: finality_core::Schedule::Exponential {
+            base: Duration::from_millis(10),
+            factor: 2.0,
+            cap: Duration::from_millis(200),
+            jitter: 0.2,
+        },
         ..PushConfig::default()
     };
     let pusher = Pusher::new(db.store.clone(), clock, sink.clone(), cfg);
