@@ -283,6 +283,9 @@ mod tests {
         assert!(backoff(&cfg, 1) <= Duration::from_millis(1200));
         assert!(backoff(&cfg, 1) >= Duration::from_millis(800));
         let late = backoff(&cfg, 40);
-        assert!(late <= Duration::from_secs(600) && late >= Duration::from_secs(480), "{late:?}");
+        assert!(
+            late <= Duration::from_secs(600) && late >= Duration::from_secs(480),
+            "{late:?}"
+        );
     }
 }
