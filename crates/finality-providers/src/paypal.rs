@@ -197,9 +197,15 @@ impl PayPalAdapter {
         webhook_id: Option<String>,
         timeouts: Timeouts,
     ) -> Result<Self, ProviderError> {
-        let Some((id, secret)) = credentials.trim().split_once(':') else {
+        let Some((id, secret)) = credentials
+            .trim()
+            .split_once(':')
+            .filter(|(id, secret)| !id.trim().is_empty() && !secret.trim().is_empty())
+        else {
             return Err(ProviderError::Permanent {
-                message: "PayPal credentials must be `client_id:secret` (api_key_env)".into(),
+                message:
+                    "PayPal credentials must be `client_id:secret`, neither empty (api_key_env)"
+                        .into(),
             });
         };
         let base_url = base_url.trim_end_matches('/').to_string();

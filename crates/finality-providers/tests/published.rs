@@ -1023,6 +1023,21 @@ mod config {
         );
     }
 
+    /// PayPal's client secret is half of one variable: an empty half is
+    /// refused too.
+    #[test]
+    fn paypal_credentials_with_an_empty_half_refuse_to_start() {
+        std::env::set_var("FINALITY_PUBLISHED_PAYPAL_HALF", "AYSq3RDGsmBLJE-otTkBtM:");
+        let cfg: ProviderConfig = serde_json::from_value(serde_json::json!({
+            "adapter": "paypal",
+            "base_url": "http://127.0.0.1:9",
+            "api_key_env": "FINALITY_PUBLISHED_PAYPAL_HALF"
+        }))
+        .unwrap();
+        let e = build("paypal", &cfg).err().expect("refused").to_string();
+        assert!(e.contains("neither empty"), "{e}");
+    }
+
     /// Providers send numeric ids and status codes in JSON; they are ids and
     /// statuses all the same.
     #[tokio::test]
