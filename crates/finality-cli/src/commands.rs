@@ -72,6 +72,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         health: Arc::new(Health::new()),
         api_token: Arc::from(token),
         nudges: Arc::default(),
+        metrics: finality_server::metrics::install(),
     };
     let shutdown = CancellationToken::new();
     cancel_on_signal(shutdown.clone());

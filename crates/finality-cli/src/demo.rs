@@ -162,6 +162,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         health: Arc::new(Health::new()),
         api_token: Arc::from(format!("demo-{run}-{}", args.seed)),
         nudges: Arc::default(),
+        metrics: finality_server::metrics::install(),
     };
     let api = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let api_url = format!("http://{}/webhooks/sim", api.local_addr()?);

@@ -41,6 +41,9 @@ pub struct AppState {
     /// The bearer token `/v1` requires. Never logged.
     pub api_token: Arc<str>,
     pub nudges: Arc<Nudges>,
+    /// What `/metrics` renders: the recorder the binary installed
+    /// ([`metrics::install`]); `None` renders nothing.
+    pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
 }
 
 /// Largest request body accepted (webhooks and API alike).
@@ -62,7 +65,6 @@ pub fn router(state: AppState) -> Router {
     let v1 = payments::router().merge(events::router()).route_layer(
         axum::middleware::from_fn_with_state(state.clone(), auth::require_token),
     );
-    metrics::handle();
     Router::new()
         .nest("/v1", v1)
         .merge(webhooks::router())

@@ -1,4 +1,7 @@
-//! Prometheus metrics: one process-wide recorder, rendered at `/metrics`.
+//! Prometheus metrics: the binary installs one process-wide recorder
+//! ([`install`]) and hands its handle to [`crate::AppState`]; the library
+//! never installs a global on its own, so an embedding application keeps
+//! its recorder.
 
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
@@ -9,7 +12,11 @@ static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
 /// Install the recorder once per process (several servers in one test
 /// process share it). `None` if another recorder was installed first.
-pub fn handle() -> Option<&'static PrometheusHandle> {
+pub fn install() -> Option<PrometheusHandle> {
+    handle().cloned()
+}
+
+fn handle() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
             PrometheusBuilder::new()
@@ -26,7 +33,9 @@ pub fn handle() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
-pub(crate) async fn render() -> impl IntoResponse {
-    let body = handle().map(|h| h.render()).unwrap_or_default();
+pub(crate) async fn render(
+    axum::extract::State(app): axum::extract::State<crate::AppState>,
+) -> impl IntoResponse {
+    let body = app.metrics.as_ref().map(|h| h.render()).unwrap_or_default();
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }

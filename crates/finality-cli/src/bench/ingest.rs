@@ -51,6 +51,7 @@ pub async fn ingest(url: &str, connections: usize, seconds: f64) -> anyhow::Resu
         health: Arc::new(Health::new()),
         api_token: Arc::from("bench-token-not-used-here"),
         nudges: Arc::default(),
+        metrics: finality_server::metrics::install(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let target = format!("http://{}/webhooks/sim", listener.local_addr()?);

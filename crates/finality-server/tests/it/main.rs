@@ -107,6 +107,7 @@ pub async fn spawn_app_custom(
         health: Arc::new(Health::new()),
         api_token: Arc::from(TOKEN),
         nudges: Arc::default(),
+        metrics: finality_server::metrics::install(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
