@@ -82,7 +82,9 @@ impl SqliteStore {
     }
 
     async fn run_migrations(&self) -> crate::Result<()> {
-        sqlx::migrate!("migrations/sqlite").run(&self.pool).await?;
+        let migrator = sqlx::migrate!("migrations/sqlite");
+        renumber_old_history(&self.pool, &migrator).await?;
+        migrator.run(&self.pool).await?;
         Ok(())
     }
 
@@ -114,4 +116,57 @@ sql_store! {
     complete_batch = complete_each,
     writers = 1,
     lock_bucket = "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1",
+}
+
+/// SQLite's migrations were once numbered 1–6, without PostgreSQL's 0004
+/// (an autovacuum setting SQLite has no use for); they now carry the same
+/// numbers as PostgreSQL's, with a no-op 0004. A database migrated under the
+/// old numbers is renumbered in place, in one transaction, before migrating:
+/// its history rows move up by one from 4 and the no-op is recorded as run.
+/// The migrations' contents (and so their checksums) are unchanged.
+async fn renumber_old_history(
+    pool: &SqlitePool,
+    migrator: &sqlx::migrate::Migrator,
+) -> crate::Result<()> {
+    let has_history: Option<String> = sqlx::query_scalar(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_optional(pool)
+    .await
+    .op("looking for the migration history")?;
+    if has_history.is_none() {
+        return Ok(());
+    }
+    let fourth: Option<String> =
+        sqlx::query_scalar("SELECT description FROM _sqlx_migrations WHERE version = 4")
+            .fetch_optional(pool)
+            .await
+            .op("reading the migration history")?;
+    if fourth.as_deref() != Some("poll job errors") {
+        return Ok(()); // new numbering already, or not migrated that far
+    }
+    let Some(noop) = migrator.iter().find(|m| m.version == 4) else {
+        return Ok(());
+    };
+    let mut tx = pool.begin().await.op("renumbering the migration history")?;
+    for version in [6i64, 5, 4] {
+        sqlx::query("UPDATE _sqlx_migrations SET version = $1 WHERE version = $2")
+            .bind(version + 1)
+            .bind(version)
+            .execute(&mut *tx)
+            .await
+            .op("renumbering the migration history")?;
+    }
+    sqlx::query(
+        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+         VALUES (4, $1, TRUE, $2, 0)",
+    )
+    .bind(noop.description.as_ref())
+    .bind(noop.checksum.as_ref())
+    .execute(&mut *tx)
+    .await
+    .op("renumbering the migration history")?;
+    tx.commit().await.op("renumbering the migration history")?;
+    tracing::info!("SQLite migration history renumbered to match PostgreSQL's");
+    Ok(())
 }

@@ -1,5 +1,5 @@
 //! Upgrading an SQLite database made before payments could be registered by
-//! merchant reference: migration 0006 rebuilds `payments` and `poll_jobs`
+//! merchant reference: migration 0007 rebuilds `payments` and `poll_jobs`
 //! (SQLite cannot drop NOT NULL), so it must keep every row and every
 //! constraint, and must not cascade into the poll jobs while it does.
 
@@ -23,7 +23,7 @@ async fn sqlite_upgrade_keeps_rows_and_constraints() {
         .unwrap();
     let all = sqlx::migrate!("migrations/sqlite");
     let before = Migrator {
-        migrations: Cow::Owned(all.migrations[..5].to_vec()),
+        migrations: Cow::Owned(all.migrations[..6].to_vec()),
         ..all
     };
     before.run(&pool).await.unwrap();
@@ -113,4 +113,52 @@ fn uuid_like() -> String {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos())
     )
+}
+
+/// Both backends number their migrations alike (same versions, same names).
+#[test]
+fn migrations_are_numbered_alike_on_both_backends() {
+    let pg = sqlx::migrate!("migrations/postgres");
+    let lite = sqlx::migrate!("migrations/sqlite");
+    let list = |m: &Migrator| -> Vec<(i64, String)> {
+        m.iter()
+            .map(|m| (m.version, m.description.to_string()))
+            .collect()
+    };
+    assert_eq!(list(&pg), list(&lite));
+}
+
+/// A database migrated when SQLite's migrations were numbered 1–6 (no 0004)
+/// is renumbered in place and then migrates as usual.
+#[tokio::test]
+async fn sqlite_history_under_the_old_numbers_is_renumbered() {
+    let path = std::env::temp_dir().join(format!("finality_renumber_{}.db", uuid_like()));
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let store = SqliteStore::connect(&url, 1).await.unwrap();
+    store.migrate().await.unwrap();
+    let pool = store.pool().clone();
+    // Rewrite the history as the old numbering left it.
+    for sql in [
+        "DELETE FROM _sqlx_migrations WHERE version = 4",
+        "UPDATE _sqlx_migrations SET version = 4 WHERE version = 5",
+        "UPDATE _sqlx_migrations SET version = 5 WHERE version = 6",
+        "UPDATE _sqlx_migrations SET version = 6 WHERE version = 7",
+    ] {
+        sqlx::query(sql).execute(&pool).await.unwrap();
+    }
+    store.migrate().await.unwrap();
+    let rows: Vec<(i64, String)> =
+        sqlx::query_as("SELECT version, description FROM _sqlx_migrations ORDER BY version")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let all = sqlx::migrate!("migrations/sqlite");
+    let want: Vec<(i64, String)> = all
+        .iter()
+        .map(|m| (m.version, m.description.to_string()))
+        .collect();
+    assert_eq!(rows, want);
+    // And once more is a no-op.
+    store.migrate().await.unwrap();
+    let _ = std::fs::remove_file(&path);
 }
