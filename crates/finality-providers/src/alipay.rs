@@ -58,9 +58,7 @@ pub fn map_trade_status(s: &str) -> Option<Status> {
 /// SDKs send it (alipay-sdk-java sets `Asia/Shanghai` on its formatter). A
 /// UTC time is 8 hours in the past there, outside the gateway's window.
 pub fn request_timestamp(now: chrono::DateTime<chrono::Utc>) -> String {
-    let china = chrono::FixedOffset::east_opt(8 * 3600)
-        .unwrap_or(chrono::FixedOffset::east_opt(0).unwrap_or_else(|| unreachable!()));
-    now.with_timezone(&china)
+    (now + chrono::TimeDelta::hours(8))
         .format("%Y-%m-%d %H:%M:%S")
         .to_string()
 }

@@ -369,6 +369,11 @@ pub fn parse_event(
         event_id: String::new(),
         detail: format!("not JSON: {e}"),
     })?;
+    events_of(&event, payments)
+}
+
+/// [`parse_event`] on an event already read.
+fn events_of(event: &Value, payments: PaymentObject) -> Result<Vec<WebhookEvent>, WebhookError> {
     let id = event["id"].as_str().unwrap_or_default().to_string();
     if id.is_empty() {
         return Err(WebhookError::Unparseable {
@@ -385,7 +390,7 @@ pub fn parse_event(
         status = s;
         word = format!("{kind} {w}");
     }
-    let refund_resource = resource_is_refund(&event);
+    let refund_resource = resource_is_refund(event);
     let merchant_ref = resource["invoice_id"]
         .as_str()
         .or(resource["purchase_units"][0]["invoice_id"].as_str());
@@ -592,29 +597,33 @@ impl Provider for PayPalAdapter {
                 "PayPal answered verification_status FAILURE",
             ));
         }
-        let mut events = parse_event(body, self.config.payments)?;
+        let event: Value =
+            serde_json::from_str(raw.get()).map_err(|e| WebhookError::Unparseable {
+                event_id: String::new(),
+                detail: format!("not JSON: {e}"),
+            })?;
+        let mut events = events_of(&event, self.config.payments)?;
         let first = &mut events[0];
-        let kind = first.provider_status.clone().unwrap_or_default();
-        let needs_capture = kind.starts_with("PAYMENT.CAPTURE.REFUNDED")
-            || (kind.starts_with("PAYMENT.CAPTURE.REVERSED") && first.provider_ref.is_none());
-        if needs_capture {
-            let v: Value = serde_json::from_slice(body).unwrap_or_default();
-            if let Some(capture_id) = refunded_capture(&v["resource"]) {
-                match self.capture(capture_id).await {
-                    Ok(capture) if kind.starts_with("PAYMENT.CAPTURE.REFUNDED") => {
-                        refund_verdict(first, &capture, self.config.payments)
-                    }
-                    Ok(capture) => {
-                        first.provider_ref = capture["supplementary_data"]["related_ids"]
-                            ["order_id"]
-                            .as_str()
-                            .map(String::from);
-                    }
-                    // Kept for review with the reason; never dropped.
-                    Err(e) => {
-                        if let Disposition::Review(why) = &mut first.disposition {
-                            why.push_str(&format!(" (asking PayPal for the capture: {e})"));
-                        }
+        let refunded = event["event_type"] == "PAYMENT.CAPTURE.REFUNDED";
+        let reversed_in_orders =
+            event["event_type"] == "PAYMENT.CAPTURE.REVERSED" && first.provider_ref.is_none();
+        // A refund or reversal names only its capture: ask the capture
+        // whether it is wholly refunded, and (followed as orders) its order.
+        if let (true, Some(capture_id)) = (
+            refunded || reversed_in_orders,
+            refunded_capture(&event["resource"]),
+        ) {
+            match self.capture(capture_id).await {
+                Ok(capture) if refunded => refund_verdict(first, &capture, self.config.payments),
+                Ok(capture) => {
+                    first.provider_ref = capture["supplementary_data"]["related_ids"]["order_id"]
+                        .as_str()
+                        .map(String::from);
+                }
+                // Kept for review with the reason; never dropped.
+                Err(e) => {
+                    if let Disposition::Review(why) = &mut first.disposition {
+                        why.push_str(&format!(" (asking PayPal for the capture: {e})"));
                     }
                 }
             }

@@ -16,7 +16,7 @@
 //!   review when the schedule runs out, never as failed by guess.
 
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
-use crate::webhook::stripe::{parse_event, refund_undone, StripeSignature, AUDIT_HEADERS};
+use crate::webhook::stripe::{parse_events, StripeSignature, AUDIT_HEADERS};
 use crate::webhook::{WebhookError, WebhookEvent};
 use crate::{Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
@@ -237,9 +237,7 @@ impl Provider for StripeAdapter {
     ) -> Result<Vec<WebhookEvent>, WebhookError> {
         let verifier = self.webhooks.as_ref().ok_or(WebhookError::NotConfigured)?;
         verifier.verify(headers, body, now)?;
-        let mut events = vec![parse_event(body, &self.merchant_ref_key)?];
-        events.extend(refund_undone(body));
-        Ok(events)
+        parse_events(body, &self.merchant_ref_key)
     }
 
     /// PaymentIntents can be searched by a metadata key; Refunds cannot

@@ -6,40 +6,15 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is how a test reports
 
-use finality_core::{Kind, Status, Timestamp};
+use finality_core::{Kind, Status};
 use finality_providers::webhook::{Disposition, RejectReason, WebhookError};
 use finality_providers::Provider;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::HeaderMap;
 use serde_json::Value;
 use std::time::Duration;
 
-fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    for (k, v) in pairs {
-        h.insert(*k, HeaderValue::from_str(v).expect("header value"));
-    }
-    h
-}
-
-fn at(unix_s: i64) -> Timestamp {
-    Timestamp(unix_s * 1000)
-}
-
-fn testdata(path: &str) -> Vec<u8> {
-    let full = format!("{}/testdata/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
-}
-
-fn json(path: &str) -> Value {
-    serde_json::from_slice(&testdata(path)).expect("fixture is JSON")
-}
-
-fn timeouts() -> finality_providers::http::Timeouts {
-    finality_providers::http::Timeouts {
-        connect: Duration::from_secs(1),
-        total: Duration::from_secs(2),
-    }
-}
+mod common;
+use common::{at, headers, json, testdata};
 
 mod standard_webhooks {
     use super::*;
@@ -365,7 +340,7 @@ mod adyen {
 
 mod wechat {
     use super::*;
-    use finality_providers::wechat::{decrypt_resource, sign, verify, WeChatAdapter, WeChatConfig};
+    use finality_providers::wechat::{decrypt_resource, sign, verify, WeChatAdapter};
     use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey};
 
     /// wechatpay-apiv3/wechatpay-java core/src/test/java/com/wechat/pay/java/core/cipher/AeadAesCipherTest.java
@@ -417,37 +392,12 @@ mod wechat {
     const GO_NOTIFY_SIG: &str = "tJHIiIS9eB2hAYstmAmbbD3ZE5LiIm/Ug5tuL4fC0YOFRWIHV39UFIZXC0e9Wl6lBu6sKvkqDkzpqzBsVHyXFlbYZTOQrVdG4b6LfTnK4mikv9++ixJMd3vTf2yCqvBkh98zs3Ds5zsYQakzbcwhmw4fMJs4nPLws28H0UW9FjDR//rxELLwXvV1VEA1IBLX70xptjL8hrfUjEE8kkry6yNJTHZRU8CAc7qHli2Ng1V1qb9ARbK8A3ThmFmPQvRGrapI/jS2laKKgYUmfdEdkNO6B2Cke5e8VTxY406ArAmQ90GAihDwIcb16TQMnzCMBoutnwZKNiKRACrFmtxw2Q==";
 
     fn adapter(platform_serial: Option<&str>) -> WeChatAdapter {
-        let private = String::from_utf8(testdata("wechatpay/go_sdk_test_private_key.pem")).unwrap();
-        // The public key of certificate D7CE59D1F522D701 (derived with
-        // `openssl pkey -pubout` from the same published test key).
-        let public =
-            String::from_utf8(testdata("wechatpay/go_sdk_test_public_key.DERIVED.pem")).unwrap();
-        let other =
-            String::from_utf8(testdata("wechatpay/java_sdk_wechat_pay_public_key.pem")).unwrap();
-        let cfg = WeChatConfig {
-            mchid: "1234567890".into(),
-            serial_no: "F5765756002FDD77".into(),
-            private_key_env: "-".into(),
-            platform_public_key_env: "-".into(),
-            platform_serial: platform_serial.map(String::from),
-            platform_keys: Default::default(),
-            api_v3_key_env: "-".into(),
-        };
-        // The Go vector's resource is under a 16-byte (AES-128) test key,
-        // which a real 32-byte APIv3 key cannot be: decryption is checked
-        // with the Java vector above.
-        WeChatAdapter::new(
-            "http://127.0.0.1:9",
-            &cfg,
-            &private,
-            &public,
-            "0123456789abcdef0123456789abcdef",
-            timeouts(),
-            Duration::from_secs(300),
-        )
-        .unwrap()
-        .with_platform_key("440024045C4A427599D09BB4E3DE0279F2E813FD", &other)
-        .unwrap()
+        common::wechat_adapter("http://127.0.0.1:9", platform_serial)
+            .with_platform_key(
+                "440024045C4A427599D09BB4E3DE0279F2E813FD",
+                &common::text("wechatpay/java_sdk_wechat_pay_public_key.pem"),
+            )
+            .unwrap()
     }
 
     fn go_headers(serial: &str) -> HeaderMap {
@@ -544,30 +494,13 @@ mod wechat {
 
 mod alipay {
     use super::*;
-    use finality_providers::alipay::{
-        request_timestamp, signing_content, AlipayAdapter, AlipayConfig,
-    };
+    use finality_providers::alipay::{request_timestamp, signing_content, AlipayAdapter};
 
     fn adapter() -> AlipayAdapter {
-        let cfg = AlipayConfig {
-            app_id: "2019073166072302".into(),
-            private_key_env: "-".into(),
-            alipay_public_key_env: "-".into(),
-        };
-        // Only verification is exercised; any PKCS#8 key serves as the app key.
-        let private = String::from_utf8(testdata("wechatpay/go_sdk_test_private_key.pem")).unwrap();
-        let public = String::from_utf8(testdata(
+        common::alipay_adapter(
+            "2019073166072302",
             "alipay/nodejs_sdk_notify_test_inline_public_key_trade_status_sync.pem",
-        ))
-        .unwrap();
-        AlipayAdapter::new(
-            "http://127.0.0.1:9/gateway.do",
-            &cfg,
-            &private,
-            &public,
-            timeouts(),
         )
-        .unwrap()
     }
 
     /// alipay/alipay-sdk-nodejs-all test/alipay.test.ts 'verify sign should
@@ -660,24 +593,10 @@ mod alipay {
             signing_content(&params, false),
             content.trim_end_matches('\n')
         );
-        let cfg = AlipayConfig {
-            app_id: "2017122801303261".into(),
-            private_key_env: "-".into(),
-            alipay_public_key_env: "-".into(),
-        };
-        let private = String::from_utf8(testdata("wechatpay/go_sdk_test_private_key.pem")).unwrap();
-        let public = String::from_utf8(testdata(
+        let a = common::alipay_adapter(
+            "2017122801303261",
             "alipay/nodejs_sdk_alipay-notify-sign-public-key-v2.pem",
-        ))
-        .unwrap();
-        let a = AlipayAdapter::new(
-            "http://127.0.0.1:9/gateway.do",
-            &cfg,
-            &private,
-            &public,
-            timeouts(),
-        )
-        .unwrap();
+        );
         let form = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(params.iter())
             .finish();
@@ -706,23 +625,14 @@ mod alipay {
     #[tokio::test]
     async fn trade_closed_by_refund_is_reversed_and_unpaid_close_cancelled() {
         use rsa::pkcs8::DecodePrivateKey;
-        let private = String::from_utf8(testdata("wechatpay/go_sdk_test_private_key.pem")).unwrap();
-        let public =
-            String::from_utf8(testdata("wechatpay/go_sdk_test_public_key.DERIVED.pem")).unwrap();
-        let key = rsa::RsaPrivateKey::from_pkcs8_pem(&private).unwrap();
-        let cfg = AlipayConfig {
-            app_id: "2019073166072302".into(),
-            private_key_env: "-".into(),
-            alipay_public_key_env: "-".into(),
-        };
-        let a = AlipayAdapter::new(
-            "http://127.0.0.1:9/gateway.do",
-            &cfg,
-            &private,
-            &public,
-            timeouts(),
-        )
+        let key = rsa::RsaPrivateKey::from_pkcs8_pem(&common::text(
+            "wechatpay/go_sdk_test_private_key.pem",
+        ))
         .unwrap();
+        let a = common::alipay_adapter(
+            "2019073166072302",
+            "wechatpay/go_sdk_test_public_key.DERIVED.pem",
+        );
         let notify = |extra: &[(&str, &str)], status: &str| {
             let mut p: std::collections::BTreeMap<String, String> = [
                 ("notify_id", format!("n-{status}-{}", extra.len())),

@@ -8,14 +8,9 @@ use axum::Router;
 use finality_core::{Kind, Status};
 use finality_providers::{PollTarget, Provider, ProviderError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-fn timeouts() -> finality_providers::http::Timeouts {
-    finality_providers::http::Timeouts {
-        connect: Duration::from_secs(1),
-        total: Duration::from_secs(2),
-    }
-}
+mod common;
+use common::timeouts;
 
 async fn serve(app: Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -76,16 +71,9 @@ async fn stripe_pins_its_version_and_asks_payouts_as_payouts() {
 #[tokio::test]
 async fn wechat_answer_timestamps_are_checked() {
     use rsa::pkcs8::DecodePrivateKey;
-    let dir = env!("CARGO_MANIFEST_DIR");
-    let private = std::fs::read_to_string(format!(
-        "{dir}/testdata/wechatpay/go_sdk_test_private_key.pem"
-    ))
-    .unwrap();
-    let public = std::fs::read_to_string(format!(
-        "{dir}/testdata/wechatpay/go_sdk_test_public_key.DERIVED.pem"
-    ))
-    .unwrap();
-    let key = rsa::RsaPrivateKey::from_pkcs8_pem(&private).unwrap();
+    let key =
+        rsa::RsaPrivateKey::from_pkcs8_pem(&common::text("wechatpay/go_sdk_test_private_key.pem"))
+            .unwrap();
     let age: Arc<Mutex<i64>> = Arc::new(Mutex::new(0));
     let a2 = age.clone();
     let app = Router::new().route(
@@ -111,25 +99,7 @@ async fn wechat_answer_timestamps_are_checked() {
         }),
     );
     let url = serve(app).await;
-    let cfg = finality_providers::wechat::WeChatConfig {
-        mchid: "1234567890".into(),
-        serial_no: "F5765756002FDD77".into(),
-        private_key_env: "-".into(),
-        platform_public_key_env: "-".into(),
-        platform_serial: Some("D7CE59D1F522D701".into()),
-        platform_keys: Default::default(),
-        api_v3_key_env: "-".into(),
-    };
-    let a = finality_providers::wechat::WeChatAdapter::new(
-        &url,
-        &cfg,
-        &private,
-        &public,
-        "0123456789abcdef0123456789abcdef",
-        timeouts(),
-        Duration::from_secs(300),
-    )
-    .unwrap();
+    let a = common::wechat_adapter(&url, Some("D7CE59D1F522D701"));
     let t = PollTarget {
         merchant_ref: Some("o1"),
         ..PollTarget::by_provider_ref("p", "x", Kind::Payment)
@@ -204,33 +174,7 @@ async fn documented_error_answers_are_classified() {
         }),
     );
     let url = serve(app).await;
-    let private = std::fs::read_to_string(format!(
-        "{dir}/testdata/wechatpay/go_sdk_test_private_key.pem"
-    ))
-    .unwrap();
-    let public = std::fs::read_to_string(format!(
-        "{dir}/testdata/wechatpay/go_sdk_test_public_key.DERIVED.pem"
-    ))
-    .unwrap();
-    let cfg = finality_providers::wechat::WeChatConfig {
-        mchid: "1234567890".into(),
-        serial_no: "F5765756002FDD77".into(),
-        private_key_env: "-".into(),
-        platform_public_key_env: "-".into(),
-        platform_serial: None,
-        platform_keys: Default::default(),
-        api_v3_key_env: "-".into(),
-    };
-    let a = finality_providers::wechat::WeChatAdapter::new(
-        &url,
-        &cfg,
-        &private,
-        &public,
-        "0123456789abcdef0123456789abcdef",
-        timeouts(),
-        Duration::from_secs(300),
-    )
-    .unwrap();
+    let a = common::wechat_adapter(&url, None);
     let t = PollTarget {
         merchant_ref: Some("o1"),
         ..PollTarget::by_provider_ref("p", "x", Kind::Payment)

@@ -157,7 +157,10 @@ async fn receive(
         .into_iter()
         .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))
         .collect();
-    for row in &rows {
+    let fresh = app.store.inbox_insert(&rows, now).await?;
+    finality_core::fault::point("after_inbox_insert");
+    // Counted once per stored row: a redelivered duplicate is not news.
+    for (row, _) in rows.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
         match row.state {
             InboxState::Ignored => {
                 metrics::counter!("finality_webhooks_ignored_total", "provider" => provider.clone()).increment(1);
@@ -171,8 +174,6 @@ async fn receive(
             _ => {}
         }
     }
-    let fresh = app.store.inbox_insert(&rows, now).await?;
-    finality_core::fault::point("after_inbox_insert");
     let new = fresh.iter().filter(|f| **f).count();
     let dup = fresh.len() - new;
     metrics::counter!("finality_webhooks_received_total", "provider" => provider.clone())

@@ -201,7 +201,12 @@ impl GenericConfig {
                 return Err(("body", "a request body needs method = \"POST\"".into()));
             }
             // The template must be JSON once its placeholders are filled.
-            let probe = fill(body, "x", json_escape);
+            let probe = render(
+                body,
+                "x",
+                &crate::PollTarget::by_provider_ref("x", "x", finality_core::Kind::Payment),
+                json_escape,
+            );
             if serde_json::from_str::<Value>(&probe).is_err() {
                 return Err((
                     "body",
@@ -293,16 +298,19 @@ pub(super) fn json_escape(s: &str) -> String {
     quoted[1..quoted.len() - 1].to_string()
 }
 
-/// Fill every placeholder of `template` with `value` escaped by `esc`
-/// (validation probe).
-fn fill(template: &str, value: &str, esc: impl Fn(&str) -> String) -> String {
-    [
-        "{base_url}",
-        "{provider_ref}",
-        "{merchant_ref}",
-        "{payment_id}",
-        "{kind}",
-    ]
-    .iter()
-    .fold(template.to_string(), |t, p| t.replace(p, &esc(value)))
+/// `template` with a target's values, each escaped by `esc` (URL-encoding
+/// for URLs, JSON-escaping for bodies): the one place placeholders are
+/// filled, for queries and for validating a template.
+pub(super) fn render(
+    template: &str,
+    base_url: &str,
+    t: &crate::PollTarget<'_>,
+    esc: fn(&str) -> String,
+) -> String {
+    template
+        .replace("{base_url}", base_url)
+        .replace("{provider_ref}", &esc(t.provider_ref.unwrap_or_default()))
+        .replace("{merchant_ref}", &esc(t.merchant_ref.unwrap_or_default()))
+        .replace("{payment_id}", &esc(t.payment_id))
+        .replace("{kind}", t.kind.as_str())
 }

@@ -20,7 +20,7 @@ use sha2::Sha256;
 
 mod config;
 
-use config::{encode, json_escape};
+use config::{encode, json_escape, render};
 pub use config::{
     expand_env, AnswerErrors, Encoding, ErrorKind, GenericConfig, GenericWebhook, HttpMethod,
     OAuth2Config, WebhookScheme,
@@ -102,17 +102,7 @@ impl GenericAdapter {
             (None, Some(lookup)) => lookup,
             _ => &self.cfg.url,
         };
-        self.render(template, t, encode)
-    }
-
-    /// `template` with the target's values, each escaped by `esc`.
-    fn render(&self, template: &str, t: &PollTarget<'_>, esc: fn(&str) -> String) -> String {
-        template
-            .replace("{base_url}", &self.base_url)
-            .replace("{provider_ref}", &esc(t.provider_ref.unwrap_or_default()))
-            .replace("{merchant_ref}", &esc(t.merchant_ref.unwrap_or_default()))
-            .replace("{payment_id}", &esc(t.payment_id))
-            .replace("{kind}", t.kind.as_str())
+        render(template, &self.base_url, t, encode)
     }
 
     /// An error code inside a 2xx answer: `Ok(None)` when the answer is a
@@ -240,9 +230,12 @@ impl Provider for GenericAdapter {
             req = req.header(k.as_str(), v.as_str());
         }
         if let Some(template) = &self.cfg.body {
-            req = req
-                .header("content-type", "application/json")
-                .body(self.render(template, t, json_escape));
+            req = req.header("content-type", "application/json").body(render(
+                template,
+                &self.base_url,
+                t,
+                json_escape,
+            ));
         }
         if let Some(oauth) = &self.oauth {
             req = req.bearer_auth(oauth.bearer(&self.http, self.timeouts).await?);

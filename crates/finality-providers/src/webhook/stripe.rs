@@ -138,11 +138,29 @@ pub fn map_status(object: &str, status: &str) -> Option<Status> {
 /// a dispute are kept for review. Every other event is authentic and
 /// acknowledged, and stored as ignored with the reason.
 pub fn parse_event(body: &[u8], merchant_ref_key: &str) -> Result<WebhookEvent, WebhookError> {
-    let v: serde_json::Value =
-        serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
-            event_id: String::new(),
-            detail: format!("not JSON: {e}"),
-        })?;
+    event_of(&read(body)?, merchant_ref_key)
+}
+
+/// Every row a verified Stripe event yields, from one read of the body:
+/// [`parse_event`]'s, and `refund_undone`'s when it applies.
+pub fn parse_events(
+    body: &[u8],
+    merchant_ref_key: &str,
+) -> Result<Vec<WebhookEvent>, WebhookError> {
+    let v = read(body)?;
+    let mut events = vec![event_of(&v, merchant_ref_key)?];
+    events.extend(refund_undone(&v));
+    Ok(events)
+}
+
+fn read(body: &[u8]) -> Result<serde_json::Value, WebhookError> {
+    serde_json::from_slice(body).map_err(|e| WebhookError::Unparseable {
+        event_id: String::new(),
+        detail: format!("not JSON: {e}"),
+    })
+}
+
+fn event_of(v: &serde_json::Value, merchant_ref_key: &str) -> Result<WebhookEvent, WebhookError> {
     let event_id = v["id"].as_str().unwrap_or_default().to_string();
     let unparseable = |detail: &str| WebhookError::Unparseable {
         event_id: event_id.clone(),
@@ -232,8 +250,7 @@ pub fn parse_event(body: &[u8], merchant_ref_key: &str) -> Result<WebhookEvent, 
 /// `charge.refunded` means the money is back with the merchant: the
 /// PaymentIntent it names gets a `review` row (`{event id}:payment_intent`),
 /// since `reversed` is final and only a human can undo it.
-pub fn refund_undone(body: &[u8]) -> Option<WebhookEvent> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+fn refund_undone(v: &serde_json::Value) -> Option<WebhookEvent> {
     let obj = &v["data"]["object"];
     let word = obj["status"].as_str()?;
     if obj["object"] != "refund" || !matches!(word, "failed" | "canceled") {

@@ -2,7 +2,7 @@
 //! end over HTTP: each test here failed before the adapters were checked
 //! against the providers' own material (see docs/PROVIDERS.md).
 
-use super::providers::{adyen_app_with, adyen_key, step, steps, stripe_app, STRIPE_WHSEC};
+use super::providers::{adyen_app_with, adyen_notify, step, steps, stripe_app, STRIPE_WHSEC};
 use super::webhooks::now_s;
 use super::*;
 use finality_providers::adyen::Capture;
@@ -76,29 +76,6 @@ async fn stripe_id_prefix_must_fit_the_kind() {
                       "kind": "payout", "amount": 1999, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body).await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
-}
-
-async fn adyen_notify(app: &TestApp, psp: &str, original: &str, code: &str, success: bool) {
-    let item = finality_sim::wire::adyen_item(
-        &adyen_key(),
-        "FinalitySimulator",
-        psp,
-        original,
-        "order-late",
-        code,
-        success,
-    );
-    let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
-    let resp = app
-        .http
-        .post(format!("{}/webhooks/adyen", app.base))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    assert_eq!(resp.text().await.unwrap(), "[accepted]");
 }
 
 /// Adyen sends `CAPTURE_FAILED` after `CAPTURE` when the card scheme fails

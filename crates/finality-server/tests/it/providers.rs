@@ -1326,6 +1326,36 @@ async fn alipay_unverifiable_answer_pauses_the_provider() {
     assert_eq!(v["poll"]["attempts"], 0, "{v}");
 }
 
+/// Post one signed Adyen notification and expect Adyen's `[accepted]`.
+pub(crate) async fn adyen_notify(
+    app: &TestApp,
+    psp: &str,
+    original: &str,
+    code: &str,
+    success: bool,
+) {
+    let item = finality_sim::wire::adyen_item(
+        &adyen_key(),
+        "FinalitySimulator",
+        psp,
+        original,
+        "order-m",
+        code,
+        success,
+    );
+    let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/adyen", app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.text().await.unwrap(), "[accepted]");
+}
+
 /// Adyen with manual capture: an authorisation is a hold (processing), the
 /// `CAPTURE` notification settles the payment and `CAPTURE_FAILED` reverses it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1333,35 +1363,20 @@ async fn adyen_manual_capture_settles_on_capture() {
     let app = adyen_app_with(Duration::from_secs(3600), 10, Capture::Manual).await;
     app.register_at("adyen", "ady_m1", "PSP0000000000001").await;
     app.register_at("adyen", "ady_m2", "PSP0000000000002").await;
-    let notify = |psp: &str, original: &str, code: &str, success: bool| {
-        let item = finality_sim::wire::adyen_item(
-            &adyen_key(),
-            "FinalitySimulator",
-            psp,
-            original,
-            "order-m",
-            code,
-            success,
-        );
-        let body =
-            json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
-        let req = app
-            .http
-            .post(format!("{}/webhooks/adyen", app.base))
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        async move {
-            let resp = req.send().await.unwrap();
-            assert_eq!(resp.status(), StatusCode::OK);
-            assert_eq!(resp.text().await.unwrap(), "[accepted]");
-        }
-    };
-    notify("PSP0000000000001", "", "AUTHORISATION", true).await;
-    notify("PSP0000000000002", "", "AUTHORISATION", true).await;
+    adyen_notify(&app, "PSP0000000000001", "", "AUTHORISATION", true).await;
+    adyen_notify(&app, "PSP0000000000002", "", "AUTHORISATION", true).await;
     app.wait_for_status("ady_m1", "processing").await;
     app.wait_for_status("ady_m2", "processing").await;
-    notify("PSP00000000000C1", "PSP0000000000001", "CAPTURE", true).await;
-    notify(
+    adyen_notify(
+        &app,
+        "PSP00000000000C1",
+        "PSP0000000000001",
+        "CAPTURE",
+        true,
+    )
+    .await;
+    adyen_notify(
+        &app,
         "PSP00000000000C2",
         "PSP0000000000002",
         "CAPTURE_FAILED",
