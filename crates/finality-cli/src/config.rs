@@ -3,6 +3,7 @@
 //! and the field.
 
 use anyhow::{anyhow, Context};
+use finality_core::ConfigError;
 use finality_engine::{EngineConfig, ProviderEntry, Providers};
 use finality_providers::config::ProviderConfig;
 use serde::{Deserialize, Serialize};
@@ -95,26 +96,48 @@ impl Config {
         let cfg: Config = serde_path_to_error::deserialize(de).map_err(|e| {
             let field = e.path().to_string();
             let inner = e.into_inner();
+            let message = inner.message().trim().to_string();
             let (line, col) = inner
                 .span()
                 .map(|s| line_col(text, s.start))
                 .unwrap_or((0, 0));
-            anyhow!("{file}:{line}:{col}: {field}: {}", inner.message().trim())
+            // A provider's table is read whole (its adapter decides which
+            // fields it takes), so the span is the table's and the path
+            // inside it comes first in the message: join the two, and point
+            // at the line that assigns the field when there is one.
+            let (field, message) = match message.split_once(": ") {
+                Some((path, rest))
+                    if field.starts_with("providers.")
+                        && !path.contains(' ')
+                        && !path.contains('`') =>
+                {
+                    (format!("{field}.{path}"), rest.to_string())
+                }
+                _ => (field, message),
+            };
+            let table = field.split('.').take(2).collect::<Vec<_>>().join(".");
+            let path: Vec<&str> = field.split('.').skip(2).collect();
+            let keys = unknown_field(&message)
+                .into_iter()
+                .chain(path.into_iter().rev());
+            let (line, col) = keys
+                .filter_map(|key| key_line_after(text, line, &table, key))
+                .next()
+                .map_or((line, col), |l| (l, 1));
+            anyhow!("{file}:{line}:{col}: {field}: {message}")
         })?;
-        cfg.validate().map_err(|(field, msg)| {
-            let line = find_line(text, &field);
-            anyhow!("{file}:{line}: {field}: {msg}")
+        cfg.validate().map_err(|e| {
+            let line = find_line(text, &e.field);
+            anyhow!("{file}:{line}: {}: {}", e.field, e.message)
         })?;
         Ok(cfg)
     }
 
-    fn validate(&self) -> Result<(), (String, String)> {
-        self.engine
-            .validate()
-            .map_err(|(f, m)| (format!("engine.{f}"), m))?;
+    fn validate(&self) -> Result<(), ConfigError> {
+        self.engine.validate().map_err(|e| e.within("engine"))?;
         for (name, p) in &self.providers {
             p.validate()
-                .map_err(|(f, m)| (format!("providers.{name}.{f}"), m))?;
+                .map_err(|e| e.within(&format!("providers.{name}")))?;
         }
         if self.engine.lease
             <= self
@@ -124,10 +147,9 @@ impl Config {
                 .max()
                 .unwrap_or_default()
         {
-            return Err((
-                "engine.lease".into(),
-                "must be longer than every provider's timeout, or a slow call loses its lease"
-                    .into(),
+            return Err(ConfigError::new(
+                "engine.lease",
+                "must be longer than every provider's timeout, or a slow call loses its lease",
             ));
         }
         Ok(())
@@ -148,6 +170,31 @@ impl Config {
         }
         Ok(Arc::new(map))
     }
+}
+
+/// The field serde named in "unknown field `x`, expected …", if any.
+fn unknown_field(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split('`').next())
+}
+
+/// The 1-based line where `key` is assigned at or after line `from`, within
+/// `table` (`providers.acme`) and its sub-tables.
+fn key_line_after(text: &str, from: usize, table: &str, key: &str) -> Option<usize> {
+    let own = format!("[{table}");
+    text.lines()
+        .enumerate()
+        .skip(from.max(1) - 1)
+        .take_while(|(i, l)| {
+            let l = l.trim_start();
+            *i + 1 == from || !l.starts_with('[') || l.starts_with(&own)
+        })
+        .find(|(_, l)| {
+            let l = l.trim_start();
+            l.starts_with(key) && l[key.len()..].trim_start().starts_with('=')
+        })
+        .map(|(i, _)| i + 1)
 }
 
 /// 1-based line and column of a byte offset.
@@ -214,6 +261,32 @@ mod tests {
         );
     }
 
+    /// Each adapter takes only its own settings: another adapter's, or a
+    /// misspelt shared one, is refused when the file is read, at its line.
+    #[test]
+    fn a_field_the_adapter_does_not_take_is_refused_at_its_line() {
+        let text = "[engine]\nconcurrency = 8\n\n[providers.acme]\nadapter = \"sim\"\n\
+                    base_url = \"http://x\"\nmerchant_ref_key = \"order\"\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(err.starts_with("f.toml:7:"), "{err}");
+        assert!(
+            err.contains("providers.acme") && err.contains("unknown field `merchant_ref_key`"),
+            "{err}"
+        );
+
+        let text = "[providers.acme]\nadapter = \"stripe\"\nbase_url = \"http://x\"\ntimout = \"1s\"\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(err.starts_with("f.toml:4:") && err.contains("timout"), "{err}");
+
+        let text = "[providers.acme]\nadapter = \"generic\"\nbase_url = \"http://x\"\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(err.starts_with("f.toml:1:") && err.contains("missing field `generic`"), "{err}");
+
+        let text = "[providers.acme]\nadapter = \"stripe\"\nbase_url = \"http://x\"\nmerchant_ref_key = \"order\"\n";
+        let cfg = Config::parse(text, "f.toml").expect("stripe takes merchant_ref_key");
+        assert_eq!(cfg.providers["acme"].adapter.name(), "stripe");
+    }
+
     /// A provider finality has no code for, from the file alone.
     #[test]
     fn a_generic_provider_from_the_file() {
@@ -239,7 +312,10 @@ ref_pointer = "/data/id"
 status_pointer = "/data/state"
 "#;
         let cfg = Config::parse(text, "f.toml").expect("parses");
-        let g = cfg.providers["acme"].generic.as_ref().unwrap();
+        let finality_providers::config::Adapter::Generic { generic: g } = &cfg.providers["acme"].adapter
+        else {
+            panic!("a generic adapter")
+        };
         assert_eq!(g.status_map["COMPLETED"], finality_core::Status::Succeeded);
 
         let bad = text.replace("\"succeeded\"", "\"done\"");

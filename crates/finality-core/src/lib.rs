@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod clock;
+mod config_error;
 pub mod error_class;
 pub mod fault;
 pub mod money;
@@ -25,6 +26,7 @@ pub mod status;
 pub mod transition;
 
 pub use clock::{Clock, SystemClock, Timestamp, VirtualClock};
+pub use config_error::ConfigError;
 pub use error_class::ErrorClass;
 pub use schedule::{GiveUp, NextPoll, RetryPolicy, Schedule};
 pub use status::{Kind, Source, Status};

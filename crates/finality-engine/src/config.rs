@@ -1,5 +1,6 @@
 //! Engine settings (`[engine]` in `finality.toml`).
 
+use finality_core::ConfigError;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -50,24 +51,24 @@ impl Default for EngineConfig {
 
 impl EngineConfig {
     /// Returns the offending field and why.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         if self.concurrency == 0 || self.concurrency > 10_000 {
-            return Err(("concurrency", "must be between 1 and 10000".into()));
+            return Err(ConfigError::new("concurrency", "must be between 1 and 10000"));
         }
         if self.batch_size == 0 {
-            return Err(("batch_size", "must be at least 1".into()));
+            return Err(ConfigError::new("batch_size", "must be at least 1"));
         }
         if self.lease < Duration::from_secs(1) {
-            return Err(("lease", "must be at least 1s".into()));
+            return Err(ConfigError::new("lease", "must be at least 1s"));
         }
         if self.lookahead * 2 > self.lease {
-            return Err(("lookahead", "must be at most half the lease".into()));
+            return Err(ConfigError::new("lookahead", "must be at most half the lease"));
         }
         if self.max_held > 1_000_000 {
-            return Err(("max_held", "must be at most 1000000".into()));
+            return Err(ConfigError::new("max_held", "must be at most 1000000"));
         }
         if self.idle_check.is_zero() {
-            return Err(("idle_check", "must be > 0".into()));
+            return Err(ConfigError::new("idle_check", "must be > 0"));
         }
         Ok(())
     }

@@ -7,33 +7,80 @@ use crate::stripe::StripeAdapter;
 use crate::webhook::standard::StandardWebhooks;
 use crate::webhook::stripe::StripeSignature;
 use crate::{Provider, ProviderError};
-use finality_core::{RetryPolicy, Schedule};
+use finality_core::{ConfigError, RetryPolicy, Schedule};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Which adapter speaks to this provider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AdapterKind {
+/// Which adapter speaks to this provider, with the settings only it takes:
+/// `adapter = "stripe"` beside `merchant_ref_key`, `adapter = "generic"`
+/// beside a `generic` table, and so on. A setting of another adapter is an
+/// unknown field, refused when the file is read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "adapter", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Adapter {
     /// finality's own simulator.
     Sim,
     /// Stripe PaymentIntents and Refunds (`docs/PROVIDERS.md`).
-    Stripe,
+    Stripe {
+        /// The PaymentIntent metadata key holding the merchant's reference,
+        /// searched when a payment is registered without its PaymentIntent
+        /// id (default `merchant_ref`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        merchant_ref_key: Option<String>,
+    },
     /// Adyen notifications; nothing is polled (`docs/PROVIDERS.md`).
-    Adyen,
-    /// Any HTTP/JSON provider, described by a `generic` table.
-    Generic,
+    Adyen {
+        /// Automatic (default) or manual capture.
+        #[serde(default)]
+        adyen: crate::adyen::AdyenConfig,
+    },
+    /// Any HTTP/JSON provider, described by its `generic` table.
+    Generic {
+        generic: Box<crate::generic::GenericConfig>,
+    },
     /// Bakong KHQR (`docs/PROVIDERS.md`).
     Bakong,
     /// PayPal Orders and Refunds (`docs/PROVIDERS.md`).
     #[serde(rename = "paypal")]
-    PayPal,
-    /// WeChat Pay API v3 (`docs/PROVIDERS.md`).
+    PayPal {
+        /// What a payment's id names (orders or captures).
+        #[serde(default)]
+        paypal: crate::paypal::PayPalConfig,
+    },
+    /// WeChat Pay API v3 (`docs/PROVIDERS.md`): the merchant and its keys.
     #[serde(rename = "wechat")]
-    WeChat,
-    /// Alipay open platform (`docs/PROVIDERS.md`).
-    Alipay,
+    WeChat { wechat: crate::wechat::WeChatConfig },
+    /// Alipay open platform (`docs/PROVIDERS.md`): the app and its keys.
+    Alipay { alipay: crate::alipay::AlipayConfig },
+}
+
+/// The keys of a `[providers.NAME]` table that belong to [`Adapter`]; the
+/// rest are [`Settings`].
+const ADAPTER_KEYS: [&str; 7] = [
+    "adapter",
+    "merchant_ref_key",
+    "adyen",
+    "generic",
+    "paypal",
+    "wechat",
+    "alipay",
+];
+
+impl Adapter {
+    /// The adapter's name as written in the file.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Adapter::Sim => "sim",
+            Adapter::Stripe { .. } => "stripe",
+            Adapter::Adyen { .. } => "adyen",
+            Adapter::Generic { .. } => "generic",
+            Adapter::Bakong => "bakong",
+            Adapter::PayPal { .. } => "paypal",
+            Adapter::WeChat { .. } => "wechat",
+            Adapter::Alipay { .. } => "alipay",
+        }
+    }
 }
 
 fn default_timeout() -> Duration {
@@ -52,12 +99,72 @@ fn default_pause() -> Duration {
     Duration::from_secs(300)
 }
 
-/// `[providers.NAME]`. Secrets are never in the file: `api_key_env` names the
-/// environment variable that holds the key.
+/// `[providers.NAME]`: the adapter with its own settings, and the settings
+/// every adapter shares. Secrets are never in the file: `api_key_env` and
+/// `webhook_secret_envs` name the environment variables that hold them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderConfig {
+    #[serde(flatten)]
+    pub adapter: Adapter,
+    #[serde(flatten)]
+    pub settings: Settings,
+}
+
+/// The shared settings are read as `cfg.timeout`, as if they were fields of
+/// the provider's table (they are, in the file).
+impl std::ops::Deref for ProviderConfig {
+    type Target = Settings;
+    fn deref(&self) -> &Settings {
+        &self.settings
+    }
+}
+
+impl std::ops::DerefMut for ProviderConfig {
+    fn deref_mut(&mut self) -> &mut Settings {
+        &mut self.settings
+    }
+}
+
+/// Split the table by key: the adapter's keys to [`Adapter`], the rest to
+/// [`Settings`], each refusing fields it does not know. (serde cannot
+/// combine `flatten` with `deny_unknown_fields`, hence by hand.)
+impl<'de> Deserialize<'de> for ProviderConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let table = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let (adapter, settings): (serde_json::Map<_, _>, serde_json::Map<_, _>) = table
+            .into_iter()
+            .partition(|(k, _)| ADAPTER_KEYS.contains(&k.as_str()));
+        if !adapter.contains_key("adapter") {
+            return Err(D::Error::missing_field("adapter"));
+        }
+        let adapter: Adapter =
+            inner(adapter).map_err(|e| D::Error::custom(e.replace(", expected", " for this adapter, expected")))?;
+        let settings: Settings = inner(settings).map_err(D::Error::custom)?;
+        Ok(ProviderConfig { adapter, settings })
+    }
+}
+
+/// Deserialize one part of a provider's table; an error inside it reads
+/// `path.inside: problem` so the file loader can name the whole field.
+fn inner<T: serde::de::DeserializeOwned>(
+    part: serde_json::Map<String, serde_json::Value>,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(part)).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        if path == "." {
+            message
+        } else {
+            format!("{path}: {message}")
+        }
+    })
+}
+
+/// The settings every adapter shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProviderConfig {
-    pub adapter: AdapterKind,
+pub struct Settings {
     pub base_url: String,
     #[serde(default)]
     pub api_key_env: Option<String>,
@@ -92,26 +199,6 @@ pub struct ProviderConfig {
     /// in the database); none by default.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
-    /// The generic adapter's description of the provider's API.
-    #[serde(default)]
-    pub generic: Option<crate::generic::GenericConfig>,
-    /// WeChat Pay's merchant id and where its keys are.
-    #[serde(default)]
-    pub wechat: Option<crate::wechat::WeChatConfig>,
-    /// Alipay's app id and where its keys are.
-    #[serde(default)]
-    pub alipay: Option<crate::alipay::AlipayConfig>,
-    /// Stripe: the PaymentIntent metadata key holding the merchant's
-    /// reference, searched when a payment is registered without its
-    /// PaymentIntent id (default `merchant_ref`).
-    #[serde(default)]
-    pub merchant_ref_key: Option<String>,
-    /// Adyen: automatic (default) or manual capture.
-    #[serde(default)]
-    pub adyen: Option<crate::adyen::AdyenConfig>,
-    /// PayPal: what a payment's id names (orders or captures).
-    #[serde(default)]
-    pub paypal: Option<crate::paypal::PayPalConfig>,
 }
 
 /// `rate_limit = { per_second = 50, burst = 10 }`.
@@ -140,25 +227,21 @@ impl ProviderConfig {
     /// A simulator provider at `base_url` with every default.
     pub fn sim(base_url: &str) -> Self {
         ProviderConfig {
-            adapter: AdapterKind::Sim,
-            base_url: base_url.to_string(),
-            api_key_env: None,
-            timeout: default_timeout(),
-            connect_timeout: default_connect_timeout(),
-            schedule: Schedule::default_quick_then_exponential(),
-            give_up_after: default_give_up_after(),
-            max_attempts: default_max_attempts(),
-            pause_on_permanent_error: default_pause(),
-            webhook_secret_envs: Vec::new(),
-            webhook_tolerance: default_tolerance(),
-            unverified_nudges_per_minute: default_nudges(),
-            rate_limit: None,
-            generic: None,
-            wechat: None,
-            alipay: None,
-            merchant_ref_key: None,
-            adyen: None,
-            paypal: None,
+            adapter: Adapter::Sim,
+            settings: Settings {
+                base_url: base_url.to_string(),
+                api_key_env: None,
+                timeout: default_timeout(),
+                connect_timeout: default_connect_timeout(),
+                schedule: Schedule::default_quick_then_exponential(),
+                give_up_after: default_give_up_after(),
+                max_attempts: default_max_attempts(),
+                pause_on_permanent_error: default_pause(),
+                webhook_secret_envs: Vec::new(),
+                webhook_tolerance: default_tolerance(),
+                unverified_nudges_per_minute: default_nudges(),
+                rate_limit: None,
+            },
         }
     }
 
@@ -170,82 +253,77 @@ impl ProviderConfig {
         }
     }
 
-    /// Check what deserialization cannot: returns the offending field.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Check what deserialization cannot; the field is relative to the
+    /// provider's table.
+    pub fn validate(&self) -> Result<(), ConfigError> {
         self.schedule
             .validate()
-            .map_err(|e| ("schedule", e.to_string()))?;
-        match (&self.generic, self.adapter) {
-            (None, AdapterKind::Generic) => {
-                return Err((
-                    "generic",
-                    "the generic adapter needs a [providers.NAME.generic] table".into(),
-                ))
-            }
-            (Some(g), AdapterKind::Generic) => g
-                .validate()
-                .map_err(|(field, why)| ("generic", format!("{field}: {why}")))?,
-            (Some(_), _) => {
-                return Err((
-                    "generic",
-                    "only the generic adapter takes a generic table".into(),
-                ))
-            }
-            (None, _) => {}
-        }
-        if self.adapter == AdapterKind::WeChat && self.wechat.is_none() {
-            return Err((
-                "wechat",
-                "the wechat adapter needs a [providers.NAME.wechat] table (mchid, serial_no, key variables)"
-                    .into(),
-            ));
-        }
-        if self.adapter == AdapterKind::Alipay && self.alipay.is_none() {
-            return Err((
-                "alipay",
-                "the alipay adapter needs a [providers.NAME.alipay] table (app_id, key variables)"
-                    .into(),
-            ));
-        }
-        if self.merchant_ref_key.is_some() && self.adapter != AdapterKind::Stripe {
-            return Err((
-                "merchant_ref_key",
-                "only the stripe adapter keeps the merchant reference in metadata".into(),
-            ));
-        }
-        if self.adyen.is_some() && self.adapter != AdapterKind::Adyen {
-            return Err((
-                "adyen",
-                "only the adyen adapter takes an adyen table".into(),
-            ));
-        }
-        if self.paypal.is_some() && self.adapter != AdapterKind::PayPal {
-            return Err((
-                "paypal",
-                "only the paypal adapter takes a paypal table".into(),
-            ));
+            .map_err(|e| ConfigError::new("schedule", e.to_string()))?;
+        if let Adapter::Generic { generic } = &self.adapter {
+            generic.validate().map_err(|e| e.within("generic"))?;
         }
         if let Some(r) = self.rate_limit {
             if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
-                return Err(("rate_limit.per_second", "must be > 0".into()));
+                return Err(ConfigError::new("rate_limit.per_second", "must be > 0"));
             }
             if r.burst == 0 {
-                return Err(("rate_limit.burst", "must be at least 1".into()));
+                return Err(ConfigError::new("rate_limit.burst", "must be at least 1"));
             }
         }
         if self.max_attempts == 0 {
-            return Err(("max_attempts", "must be at least 1".into()));
+            return Err(ConfigError::new("max_attempts", "must be at least 1"));
         }
         if self.timeout.is_zero() || self.connect_timeout.is_zero() {
-            return Err(("timeout", "timeouts must be > 0".into()));
+            return Err(ConfigError::new("timeout", "timeouts must be > 0"));
         }
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
-            return Err((
+            return Err(ConfigError::new(
                 "base_url",
                 format!("`{}` is not an http(s) URL", self.base_url),
             ));
         }
         Ok(())
+    }
+}
+
+/// A secret read from the environment once, at start. It never prints:
+/// `Debug` shows the variable's name, and there is no `Display`.
+#[derive(Clone)]
+pub struct Secret {
+    var: String,
+    value: String,
+}
+
+impl Secret {
+    /// Read `var`; `what` names the setting in the error (`api_key_env`).
+    pub fn from_env(provider: &str, var: &str, what: &str) -> Result<Self, ProviderError> {
+        let value = std::env::var(var).map_err(|_| ProviderError::Permanent {
+            message: format!("provider `{provider}`: environment variable {var} ({what}) is not set"),
+        })?;
+        if value.trim().is_empty() {
+            return Err(ProviderError::Permanent {
+                message: format!("provider `{provider}`: environment variable {var} ({what}) is empty"),
+            });
+        }
+        Ok(Secret {
+            var: var.to_string(),
+            value,
+        })
+    }
+
+    /// The value, for the one call that needs it.
+    pub fn expose(&self) -> &str {
+        &self.value
+    }
+
+    pub fn var(&self) -> &str {
+        &self.var
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secret(${})", self.var)
     }
 }
 
@@ -256,24 +334,20 @@ impl ProviderConfig {
 /// a truncated paste, refused at start.
 pub const MIN_SECRET_BYTES: usize = 16;
 
-/// Refuse an empty or too-short webhook secret, naming its variable. The
-/// length that counts is the key's, as the scheme decodes it: an Adyen key
-/// is hex, a Standard Webhooks secret `whsec_` + base64.
-fn check_secret(
-    name: &str,
-    var: &str,
-    cfg: &ProviderConfig,
-    value: &str,
-) -> Result<(), ProviderError> {
-    let trimmed = value.trim();
-    let standard = cfg.adapter == AdapterKind::Sim
-        || cfg
-            .generic
-            .as_ref()
-            .and_then(|g| g.webhook.as_ref())
-            .map(|w| w.scheme)
-            == Some(crate::generic::WebhookScheme::Standard);
-    let key = if cfg.adapter == AdapterKind::Adyen {
+/// Refuse a too-short webhook secret, naming its variable. The length that
+/// counts is the key's, as the scheme decodes it: an Adyen key is hex, a
+/// Standard Webhooks secret `whsec_` + base64.
+fn check_secret(name: &str, cfg: &ProviderConfig, secret: &Secret) -> Result<(), ProviderError> {
+    let trimmed = secret.expose().trim();
+    let standard = match &cfg.adapter {
+        Adapter::Sim => true,
+        Adapter::Generic { generic } => {
+            generic.webhook.as_ref().map(|w| w.scheme)
+                == Some(crate::generic::WebhookScheme::Standard)
+        }
+        _ => false,
+    };
+    let key = if matches!(cfg.adapter, Adapter::Adyen { .. }) {
         crate::adyen::decode_key(trimmed)
     } else if standard {
         crate::webhook::standard::decode_secret(trimmed)
@@ -281,7 +355,6 @@ fn check_secret(
         Ok(trimmed.as_bytes().to_vec())
     };
     let why = match key {
-        _ if trimmed.is_empty() => "is empty".to_string(),
         Err(e) => e,
         Ok(k) if k.len() < MIN_SECRET_BYTES => format!(
             "holds a {}-byte key; a webhook secret needs at least {MIN_SECRET_BYTES} (truncated?)",
@@ -291,58 +364,54 @@ fn check_secret(
     };
     Err(ProviderError::Permanent {
         message: format!(
-            "provider `{name}`: environment variable {var} (webhook_secret_envs) {why}: webhooks \
-             would be forgeable"
+            "provider `{name}`: environment variable {} (webhook_secret_envs) {why}: webhooks \
+             would be forgeable",
+            secret.var()
         ),
     })
 }
 
-/// Build the adapter, reading its secret from the environment.
+/// Build the adapter, reading its secrets from the environment (once: the
+/// adapter keeps what it derives from them).
 pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
-    let api_key = match &cfg.api_key_env {
-        Some(var) => Some(std::env::var(var).map_err(|_| ProviderError::Permanent {
-            message: format!(
-                "provider `{name}`: environment variable {var} (api_key_env) is not set"
-            ),
-        })?),
-        None => None,
-    };
+    let api_key = cfg
+        .api_key_env
+        .as_deref()
+        .map(|var| Secret::from_env(name, var, "api_key_env"))
+        .transpose()?;
     let timeouts = Timeouts {
         connect: cfg.connect_timeout,
         total: cfg.timeout,
     };
     let mut secrets = Vec::new();
     for var in &cfg.webhook_secret_envs {
-        let value = std::env::var(var).map_err(|_| ProviderError::Permanent {
-            message: format!(
-                "provider `{name}`: environment variable {var} (webhook_secret_envs) is not set"
-            ),
+        let what = if matches!(cfg.adapter, Adapter::PayPal { .. }) {
+            "the PayPal webhook id"
+        } else {
+            "webhook_secret_envs"
+        };
+        let secret = Secret::from_env(name, var, what).map_err(|e| match e {
+            // An empty secret makes every webhook forgeable: say so.
+            ProviderError::Permanent { message } if message.ends_with("is empty") && what == "webhook_secret_envs" => {
+                ProviderError::Permanent {
+                    message: format!("{message}: webhooks would be forgeable"),
+                }
+            }
+            other => other,
         })?;
         // PayPal's entry is the webhook's id at PayPal, checked by PayPal.
-        if cfg.adapter != AdapterKind::PayPal {
-            check_secret(name, var, cfg, &value)?;
-        } else if value.trim().is_empty() {
-            return Err(ProviderError::Permanent {
-                message: format!("provider `{name}`: environment variable {var} (the PayPal webhook id) is empty"),
-            });
+        if !matches!(cfg.adapter, Adapter::PayPal { .. }) {
+            check_secret(name, cfg, &secret)?;
         }
-        secrets.push(value);
-    }
-    if let (Some(var), Some(key)) = (&cfg.api_key_env, &api_key) {
-        if key.trim().is_empty() {
-            return Err(ProviderError::Permanent {
-                message: format!(
-                    "provider `{name}`: environment variable {var} (api_key_env) is empty"
-                ),
-            });
-        }
+        secrets.push(secret.expose().to_string());
     }
     let permanent = |e: String| ProviderError::Permanent {
         message: format!("provider `{name}`: {e}"),
     };
-    match cfg.adapter {
-        AdapterKind::Sim => {
-            let mut a = SimAdapter::new(&cfg.base_url, api_key, timeouts)?;
+    let env = |var: &str, what: &str| Secret::from_env(name, var, what);
+    match &cfg.adapter {
+        Adapter::Sim => {
+            let mut a = SimAdapter::new(&cfg.base_url, api_key.map(|k| k.expose().to_string()), timeouts)?;
             if !secrets.is_empty() {
                 let v =
                     StandardWebhooks::new(&secrets, cfg.webhook_tolerance).map_err(permanent)?;
@@ -350,61 +419,27 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             }
             Ok(Arc::new(a))
         }
-        AdapterKind::Generic => {
-            let g = cfg
-                .generic
-                .clone()
-                .ok_or_else(|| permanent("the generic adapter needs a generic table".into()))?;
-            Ok(Arc::new(
-                crate::generic::GenericAdapter::new(
-                    &cfg.base_url,
-                    g,
-                    timeouts,
-                    secrets,
-                    cfg.webhook_tolerance,
-                )
-                .map_err(permanent)?,
-            ))
-        }
-        AdapterKind::Alipay => {
-            let a = cfg
-                .alipay
-                .as_ref()
-                .ok_or_else(|| permanent("the alipay adapter needs an alipay table".into()))?;
-            let env = |var: &str| {
-                std::env::var(var)
-                    .map_err(|_| permanent(format!("environment variable {var} is not set")))
-            };
-            Ok(Arc::new(
-                crate::alipay::AlipayAdapter::new(
-                    &cfg.base_url,
-                    a,
-                    &env(&a.private_key_env)?,
-                    &env(&a.alipay_public_key_env)?,
-                    timeouts,
-                )
-                .map_err(permanent)?,
-            ))
-        }
-        AdapterKind::WeChat => {
-            let w = cfg
-                .wechat
-                .as_ref()
-                .ok_or_else(|| permanent("the wechat adapter needs a wechat table".into()))?;
-            let env = |var: &str| {
-                std::env::var(var)
-                    .map_err(|_| permanent(format!("environment variable {var} is not set")))
-            };
-            let mut a = crate::wechat::WeChatAdapter::new(
+        Adapter::Generic { generic } => Ok(Arc::new(
+            crate::generic::GenericAdapter::new(
                 &cfg.base_url,
-                w,
-                &env(&w.private_key_env)?,
-                &env(&w.platform_public_key_env)?,
-                &env(&w.api_v3_key_env)?,
+                (**generic).clone(),
                 timeouts,
+                secrets,
                 cfg.webhook_tolerance,
             )
-            .map_err(permanent)?;
+            .map_err(permanent)?,
+        )),
+        Adapter::Alipay { alipay: a } => Ok(Arc::new(
+            crate::alipay::AlipayAdapter::new(
+                &cfg.base_url,
+                a,
+                env(&a.private_key_env, "alipay.private_key_env")?.expose(),
+                env(&a.alipay_public_key_env, "alipay.alipay_public_key_env")?.expose(),
+                timeouts,
+            )
+            .map_err(permanent)?,
+        )),
+        Adapter::WeChat { wechat: w } => {
             if !w.platform_keys.is_empty() && w.platform_serial.is_none() {
                 // Otherwise the first key would answer for every serial,
                 // and a serial no key is named for would not be refused.
@@ -414,12 +449,24 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
                         .into(),
                 ));
             }
+            let mut a = crate::wechat::WeChatAdapter::new(
+                &cfg.base_url,
+                w,
+                env(&w.private_key_env, "wechat.private_key_env")?.expose(),
+                env(&w.platform_public_key_env, "wechat.platform_public_key_env")?.expose(),
+                env(&w.api_v3_key_env, "wechat.api_v3_key_env")?.expose(),
+                timeouts,
+                cfg.webhook_tolerance,
+            )
+            .map_err(permanent)?;
             for (serial, var) in &w.platform_keys {
-                a = a.with_platform_key(serial, &env(var)?).map_err(permanent)?;
+                a = a
+                    .with_platform_key(serial, env(var, "wechat.platform_keys")?.expose())
+                    .map_err(permanent)?;
             }
             Ok(Arc::new(a))
         }
-        AdapterKind::PayPal => {
+        Adapter::PayPal { paypal } => {
             let credentials = api_key.ok_or_else(|| {
                 permanent("the PayPal adapter needs api_key_env (`client_id:secret`)".into())
             })?;
@@ -429,34 +476,34 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
             Ok(Arc::new(
                 crate::paypal::PayPalAdapter::new(
                     &cfg.base_url,
-                    &credentials,
+                    credentials.expose(),
                     webhook_id,
                     timeouts,
                 )?
-                .with_config(cfg.paypal.clone().unwrap_or_default()),
+                .with_config(paypal.clone()),
             ))
         }
-        AdapterKind::Bakong => {
+        Adapter::Bakong => {
             let token = api_key.ok_or_else(|| {
                 permanent("the Bakong adapter needs api_key_env (the bearer token)".into())
             })?;
             Ok(Arc::new(crate::bakong::BakongAdapter::new(
                 &cfg.base_url,
-                token,
+                token.expose().to_string(),
                 timeouts,
             )?))
         }
-        AdapterKind::Adyen => Ok(Arc::new(
+        Adapter::Adyen { adyen } => Ok(Arc::new(
             crate::adyen::AdyenAdapter::new(&secrets)
                 .map_err(permanent)?
-                .with_config(&cfg.adyen.clone().unwrap_or_default()),
+                .with_config(adyen),
         )),
-        AdapterKind::Stripe => {
+        Adapter::Stripe { merchant_ref_key } => {
             let key = api_key.ok_or_else(|| {
                 permanent("the Stripe adapter needs api_key_env (the secret key)".into())
             })?;
-            let mut a = StripeAdapter::new(&cfg.base_url, key, timeouts)?;
-            if let Some(k) = &cfg.merchant_ref_key {
+            let mut a = StripeAdapter::new(&cfg.base_url, key.expose().to_string(), timeouts)?;
+            if let Some(k) = merchant_ref_key {
                 a = a.with_merchant_ref_key(k);
             }
             if !secrets.is_empty() {

@@ -159,7 +159,10 @@ async fn body_values_are_json_escaped() {
 #[test]
 fn a_body_that_is_not_json_is_refused_naming_the_field() {
     let mut cfg = config("http://127.0.0.1:9");
-    cfg.generic.as_mut().unwrap().body = Some(r#"{"order_no": {provider_ref}"#.into());
-    let (field, why) = cfg.generic.as_ref().unwrap().validate().unwrap_err();
-    assert_eq!(field, "body", "{why}");
+    let finality_providers::config::Adapter::Generic { generic } = &mut cfg.adapter else {
+        panic!("a generic config")
+    };
+    generic.body = Some(r#"{"order_no": {provider_ref}"#.into());
+    let e = generic.validate().unwrap_err();
+    assert_eq!(e.field, "body", "{}", e.message);
 }

@@ -918,14 +918,14 @@ mod config {
         // characters are an 8-byte Adyen key.
         std::env::set_var("FINALITY_PUBLISHED_SHORT_ADYEN", "0011223344556677");
         let mut adyen = generic("FINALITY_PUBLISHED_SHORT_ADYEN");
-        adyen.adapter = finality_providers::config::AdapterKind::Adyen;
-        adyen.generic = None;
+        adyen.adapter = finality_providers::config::Adapter::Adyen {
+            adyen: Default::default(),
+        };
         let e = build("adyen", &adyen).err().expect("refused").to_string();
         assert!(e.contains("8-byte"), "{e}");
         std::env::set_var("FINALITY_PUBLISHED_SHORT_WHSEC", "whsec_MfKQ9r8GKYqr");
         let mut sim = generic("FINALITY_PUBLISHED_SHORT_WHSEC");
-        sim.adapter = finality_providers::config::AdapterKind::Sim;
-        sim.generic = None;
+        sim.adapter = finality_providers::config::Adapter::Sim;
         let e = build("sim", &sim).err().expect("refused").to_string();
         assert!(
             e.contains("FINALITY_PUBLISHED_SHORT_WHSEC") && e.contains("-byte key"),

@@ -4,9 +4,15 @@
 //! each other's rows; registrations `NOTIFY finality_jobs` so idle engines
 //! wake at once instead of at their next idle check.
 
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::{NewAttempt, NewPayment, Registered};
+use crate::query::{impl_conn, Dialect, Leased};
+use crate::transition::Writes;
 use crate::Wakeups;
-use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions};
-use sqlx::{PgPool, Postgres, Transaction};
+use finality_core::Timestamp;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::str::FromStr;
 use std::sync::Once;
 use std::time::Duration;
@@ -78,20 +84,9 @@ impl PgStore {
         &self.pool
     }
 
-    async fn run_migrations(&self) -> crate::Result<()> {
-        sqlx::migrate!("migrations/postgres")
-            .run(&self.pool)
-            .await?;
-        Ok(())
-    }
-
-    async fn begin_write(&self) -> crate::Result<Transaction<'static, Postgres>> {
-        self.pool.begin().await.op("starting a transaction")
-    }
-
     /// LISTEN once per store, forwarding every NOTIFY to the local wake-up
     /// signal. Reconnects after errors; ends when the store is dropped.
-    fn start_listener(&self) {
+    fn listen(&self) {
         let pool = self.pool.clone();
         let weak = self.wake.downgrade();
         self.listener.call_once(|| {
@@ -143,20 +138,64 @@ impl PgStore {
     }
 }
 
-sql_store! {
-    db = Postgres,
-    conn = sqlx::PgConnection,
-    row = sqlx::postgres::PgRow,
-    store = PgStore,
-    lock_payment = "SELECT status, kind FROM payments WHERE id = $1 FOR UPDATE",
-    lock_job = "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2 FOR UPDATE",
-    claim = CLAIM,
-    lock_inbox = "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
+/// Row locks with `FOR UPDATE`; registrations and "poll now" NOTIFY.
+static DIALECT: Dialect = Dialect {
+    lock_payment: "SELECT status, kind FROM payments WHERE id = $1 FOR UPDATE",
+    lock_job: "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2 FOR UPDATE",
+    claim: CLAIM,
+    lock_inbox: "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed') FOR UPDATE",
-    inbox_claim = INBOX_CLAIM,
-    lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
-    notify = Some("SELECT pg_notify('finality_jobs', '')"),
-    complete_batch = crate::pg_batch::complete_batch_in,
-    writers = 2,
-    lock_bucket = "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1 FOR UPDATE",
+    inbox_claim: INBOX_CLAIM,
+    lock_feed: "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
+    lock_bucket: "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1 FOR UPDATE",
+    notify: Some("SELECT pg_notify('finality_jobs', '')"),
+};
+
+#[async_trait::async_trait]
+impl Backend for PgStore {
+    type Db = Postgres;
+    type Conn = PgConnection;
+    /// Concurrent transactions commit together (group commit).
+    const WRITERS: usize = 2;
+
+    fn pool(&self) -> &sqlx::Pool<Postgres> {
+        &self.pool
+    }
+    fn wakeups(&self) -> &Wakeups {
+        &self.wake
+    }
+    async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
+        self.pool.begin().await.op("starting a transaction")
+    }
+    async fn run_migrations(&self) -> Result<()> {
+        sqlx::migrate!("migrations/postgres").run(&self.pool).await?;
+        Ok(())
+    }
+    fn start_listener(&self) {
+        self.listen();
+    }
 }
+
+/// Register a payment inside the caller's own transaction: the payment and
+/// its first poll commit or roll back with the caller's data.
+pub async fn register_in(
+    conn: &mut PgConnection,
+    p: &NewPayment,
+    now: Timestamp,
+    first_poll_at: Timestamp,
+) -> Result<Registered> {
+    crate::payments::register_in(conn, p, now, first_poll_at).await
+}
+
+impl_conn! { conn = PgConnection, db = Postgres, row = PgRow, dialect = &DIALECT, {
+
+    async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
+        crate::pg_arrays::insert_attempts(self, attempts).await
+    }
+    async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>> {
+        crate::pg_arrays::lock_leases(self, ids).await
+    }
+    async fn write(&mut self, w: &Writes) -> Result<()> {
+        crate::pg_arrays::write(self, w).await
+    }
+}}

@@ -5,10 +5,16 @@
 //! timeout) instead of failing when a read-then-write transaction tries to
 //! upgrade. The claim is a single `UPDATE … RETURNING`, atomic on its own.
 
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::{NewAttempt, NewPayment, Registered};
+use crate::query::{impl_conn, stmt, Dialect, Fields, Leased};
+use crate::transition::Writes;
 use crate::Wakeups;
+use finality_core::Timestamp;
 pub use sqlx::sqlite::SqliteSynchronous;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
+use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -80,43 +86,191 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+}
 
-    async fn run_migrations(&self) -> crate::Result<()> {
-        let migrator = sqlx::migrate!("migrations/sqlite");
-        renumber_old_history(&self.pool, &migrator).await?;
-        migrator.run(&self.pool).await?;
-        Ok(())
+/// The statements that differ from PostgreSQL's: no row locks (the write
+/// transaction already holds the database), no NOTIFY.
+static DIALECT: Dialect = Dialect {
+    lock_payment: "SELECT status, kind FROM payments WHERE id = $1",
+    lock_job: "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2",
+    claim: CLAIM,
+    lock_inbox: "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
+        AND state IN ('received', 'failed')",
+    inbox_claim: INBOX_CLAIM,
+    lock_feed: "SELECT last_seq FROM feed_state WHERE id = 1",
+    lock_bucket: "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1",
+    notify: None,
+};
+
+#[async_trait::async_trait]
+impl Backend for SqliteStore {
+    type Db = Sqlite;
+    type Conn = SqliteConnection;
+    /// One writer: a second waits on the file lock, sleeping.
+    const WRITERS: usize = 1;
+
+    fn pool(&self) -> &sqlx::Pool<Sqlite> {
+        &self.pool
     }
-
-    async fn begin_write(&self) -> crate::Result<Transaction<'static, Sqlite>> {
+    fn wakeups(&self) -> &Wakeups {
+        &self.wake
+    }
+    async fn begin_write(&self) -> Result<Transaction<'static, Sqlite>> {
         self.pool
             .begin_with("BEGIN IMMEDIATE")
             .await
             .op("starting a write transaction")
     }
-
+    async fn run_migrations(&self) -> Result<()> {
+        let migrator = sqlx::migrate!("migrations/sqlite");
+        renumber_old_history(&self.pool, &migrator).await?;
+        migrator.run(&self.pool).await?;
+        Ok(())
+    }
     /// In-process only: registrations made through this store bump the
     /// signal directly, so there is nothing to listen to.
     fn start_listener(&self) {}
 }
 
-sql_store! {
-    db = Sqlite,
-    conn = sqlx::SqliteConnection,
-    row = sqlx::sqlite::SqliteRow,
-    store = SqliteStore,
-    lock_payment = "SELECT status, kind FROM payments WHERE id = $1",
-    lock_job = "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2",
-    claim = CLAIM,
-    lock_inbox = "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
-        AND state IN ('received', 'failed')",
-    inbox_claim = INBOX_CLAIM,
-    lock_feed = "SELECT last_seq FROM feed_state WHERE id = 1",
-    notify = None::<&str>,
-    complete_batch = complete_each,
-    writers = 1,
-    lock_bucket = "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1",
+/// Register a payment inside the caller's own transaction: the payment and
+/// its first poll commit or roll back with the caller's data.
+pub async fn register_in(
+    conn: &mut SqliteConnection,
+    p: &NewPayment,
+    now: Timestamp,
+    first_poll_at: Timestamp,
+) -> Result<Registered> {
+    crate::payments::register_in(conn, p, now, first_poll_at).await
 }
+
+const UPDATE_PAYMENT: &str = "UPDATE payments SET status = $2, status_source = $3, \
+     updated_at = $4, finalized_at = COALESCE(finalized_at, $5) WHERE id = $1";
+const INSERT_HISTORY: &str = "INSERT INTO status_history (payment_id, from_status, to_status, \
+     source, event_id, reason, actor, observed_at, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+const INSERT_OUTBOX: &str = "INSERT INTO outbox (event_id, payment_id, type, status, \
+     previous_status, source, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+const UPDATE_JOB: &str = "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
+     errors = CASE WHEN $7 THEN $6 ELSE errors + $6 END, \
+     due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
+     last_error = CASE WHEN $5 THEN COALESCE($4, last_error) ELSE $4 END WHERE payment_id = $1";
+
+// SQLite runs in-process with one writer: a statement per row costs no
+// round trip, so the batch columns are written one row at a time.
+impl_conn! { conn = SqliteConnection, db = Sqlite, row = SqliteRow, dialect = &DIALECT, {
+
+    async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
+        for a in attempts {
+            self.run(
+                stmt(
+                    "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, \
+                     latency_ms, outcome, provider_status, error_class, error) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                    "recording a provider call",
+                )
+                .text(&a.payment_id)
+                .text(&a.provider)
+                .text(&a.worker)
+                .int(a.started_at.0)
+                .int(a.latency_ms)
+                .text(&a.outcome)
+                .opt_text(a.provider_status.as_deref())
+                .opt_text(a.error_class.as_deref())
+                .opt_text(a.error.as_deref()),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = self
+                .opt(
+                    stmt(
+                        "SELECT p.status, p.kind, j.lock_token FROM payments p \
+                         JOIN poll_jobs j ON j.payment_id = p.id WHERE p.id = $1",
+                        "checking a lease",
+                    )
+                    .text(id),
+                )
+                .await?;
+            if let Some(r) = row {
+                out.push(Leased {
+                    payment_id: (*id).to_string(),
+                    status: r.parsed("status", "payments")?,
+                    kind: r.parsed("kind", "payments")?,
+                    lock_token: r.opt_int("lock_token", "poll_jobs")?,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    async fn write(&mut self, w: &Writes) -> Result<()> {
+        for i in 0..w.pay_id.len() {
+            self.run(
+                stmt(UPDATE_PAYMENT, "writing a status")
+                    .text(&w.pay_id[i])
+                    .text(&w.pay_status[i])
+                    .text(&w.pay_source[i])
+                    .int(w.pay_at[i])
+                    .opt_int(w.pay_fin[i]),
+            )
+            .await?;
+        }
+        for i in 0..w.step_id.len() {
+            self.run(
+                stmt(INSERT_HISTORY, "appending status history")
+                    .text(&w.step_id[i])
+                    .text(&w.step_from[i])
+                    .text(&w.step_to[i])
+                    .text(&w.step_source[i])
+                    .opt_text(w.step_event[i].as_deref())
+                    .opt_text(w.step_reason[i].as_deref())
+                    .opt_text(w.step_actor[i].as_deref())
+                    .int(w.step_observed[i])
+                    .int(w.step_at[i]),
+            )
+            .await?;
+            self.run(
+                stmt(INSERT_OUTBOX, "writing the outbox event")
+                    .text(&w.out_event[i])
+                    .text(&w.step_id[i])
+                    .text(&w.out_type[i])
+                    .text(&w.step_to[i])
+                    .text(&w.step_from[i])
+                    .text(&w.step_source[i])
+                    .int(w.step_at[i]),
+            )
+            .await?;
+        }
+        for id in &w.delete {
+            self.run(
+                stmt(
+                    "DELETE FROM poll_jobs WHERE payment_id = $1",
+                    "dropping the poll job of a final payment",
+                )
+                .text(id),
+            )
+            .await?;
+        }
+        for i in 0..w.job_id.len() {
+            self.run(
+                stmt(UPDATE_JOB, "rescheduling a poll")
+                    .text(&w.job_id[i])
+                    .opt_int(w.job_next[i])
+                    .int4(w.job_inc[i])
+                    .opt_text(w.job_err[i].as_deref())
+                    .flag(w.job_park[i])
+                    .int4(w.job_einc[i])
+                    .flag(w.job_reset[i]),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+}}
 
 /// SQLite's migrations were once numbered 1–6, without PostgreSQL's 0004
 /// (an autovacuum setting SQLite has no use for); they now carry the same

@@ -349,7 +349,9 @@ pub(crate) async fn adyen_app_with(
 ) -> TestApp {
     spawn_app_custom(Backend::Postgres, sim_config(false), true, |sim_url| {
         let mut cfg = ProviderConfig::sim(sim_url);
-        cfg.adapter = finality_providers::config::AdapterKind::Adyen;
+        cfg.adapter = finality_providers::config::Adapter::Adyen {
+            adyen: Default::default(),
+        };
         cfg.schedule = Schedule::Fixed {
             delays: vec![delay],
         };
@@ -612,7 +614,7 @@ async fn bakong_app_with(max_attempts: u32) -> TestApp {
     config.api_key = Some(BAKONG_TOKEN.into());
     spawn_app_custom(Backend::Postgres, config, true, |sim_url| {
         let mut cfg = ProviderConfig::sim(&format!("{sim_url}/bakong"));
-        cfg.adapter = finality_providers::config::AdapterKind::Bakong;
+        cfg.adapter = finality_providers::config::Adapter::Bakong;
         cfg.schedule = Schedule::Fixed {
             delays: vec![Duration::from_millis(250)],
         };
@@ -697,7 +699,9 @@ async fn paypal_app_full(
     config.token_ttl = token_ttl;
     spawn_app_custom(Backend::Postgres, config, engine, |sim_url| {
         let mut cfg = ProviderConfig::sim(&format!("{sim_url}/paypal"));
-        cfg.adapter = finality_providers::config::AdapterKind::PayPal;
+        cfg.adapter = finality_providers::config::Adapter::PayPal {
+            paypal: Default::default(),
+        };
         cfg.schedule = Schedule::Fixed {
             delays: vec![Duration::from_millis(250)],
         };

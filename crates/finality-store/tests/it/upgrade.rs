@@ -3,6 +3,7 @@
 //! (SQLite cannot drop NOT NULL), so it must keep every row and every
 //! constraint, and must not cascade into the poll jobs while it does.
 
+use finality_store::prelude::*;
 use finality_store::sqlite::SqliteStore;
 use finality_store::Store;
 use sqlx::migrate::Migrator;

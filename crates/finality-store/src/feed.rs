@@ -1,0 +1,263 @@
+//! The event feed: outbox rows given positions in commit order, read by
+//! cursor, pushed to destinations that each keep their own cursor.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::*;
+use crate::query::{stmt, Conn, Fields};
+use finality_core::Timestamp;
+
+/// The outbox, its feed order and the destinations that consume it.
+#[async_trait::async_trait]
+pub trait EventFeed: Send + Sync {
+    /// Outbox rows after row id `seq`, in id order (not feed order).
+    async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
+
+    /// Give feed positions to committed, unsequenced outbox rows (at most
+    /// `limit`), in id order, one sequencer at a time. Returns how many.
+    async fn sequence_feed(&self, limit: u32) -> Result<u64>;
+
+    /// Events with a feed position above `cursor`, in feed order. Their
+    /// `seq` is the feed position: the next cursor.
+    async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
+
+    /// A destination's cursor and retry state (created at 0 if new).
+    async fn destination(&self, name: &str) -> Result<DestinationState>;
+
+    /// Move a destination's cursor from `from` to `to` (compare-and-set, so
+    /// two pushers for one destination never both advance it); clears the
+    /// retry state. Returns false if the cursor had moved.
+    async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool>;
+
+    /// Record that the head event failed: retry at `next_attempt_at`.
+    async fn destination_failed(&self, st: &DestinationState) -> Result<()>;
+
+    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()>;
+    async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
+
+    /// Delete events at or below feed position `max_seq` that occurred
+    /// before `before` (delivered everywhere and past retention).
+    async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
+}
+
+fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
+    let t = "outbox";
+    Ok(OutboxEvent {
+        seq: r.int("id", t)?,
+        event_id: r.text("event_id", t)?,
+        payment_id: r.text("payment_id", t)?,
+        event_type: r.text("type", t)?,
+        status: r.parsed("status", t)?,
+        previous_status: r.opt_parsed("previous_status", t)?,
+        source: r.parsed("source", t)?,
+        occurred_at: Timestamp(r.int("occurred_at", t)?),
+    })
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> EventFeed for B {
+    async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(
+                "SELECT id, event_id, payment_id, type, status, previous_status, source, \
+                 occurred_at FROM outbox WHERE id > $1 ORDER BY id LIMIT $2",
+                "reading the outbox",
+            )
+            .int(seq)
+            .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(event_from_row)
+        .collect()
+    }
+
+    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+        let mut tx = self.begin_write().await?;
+        let conn: &mut B::Conn = &mut tx;
+        let last = match conn.opt(stmt(<B::Conn as Conn>::SQL.lock_feed, "locking the feed sequencer")).await? {
+            Some(r) => r.int("last_seq", "feed_state")?,
+            None => return Err(crate::query::corrupt("feed_state", "the sequencer row is missing")),
+        };
+        let n = conn
+            .run(
+                stmt(
+                    "UPDATE outbox SET feed_seq = $1 + t.rn \
+                     FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox \
+                           WHERE feed_seq IS NULL ORDER BY id LIMIT $2) AS t \
+                     WHERE outbox.id = t.id",
+                    "assigning feed positions",
+                )
+                .int(last)
+                .int(i64::from(limit)),
+            )
+            .await?;
+        if n > 0 {
+            conn.run(
+                stmt(
+                    "UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1",
+                    "advancing the feed",
+                )
+                .int(i64::try_from(n).unwrap_or(i64::MAX)),
+            )
+            .await?;
+        }
+        tx.commit().await.op("committing feed positions")?;
+        if n > 0 {
+            self.wakeups().bump();
+        }
+        Ok(n)
+    }
+
+    async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(
+                "SELECT feed_seq AS id, event_id, payment_id, type, status, previous_status, \
+                 source, occurred_at FROM outbox WHERE feed_seq > $1 ORDER BY feed_seq LIMIT $2",
+                "reading the event feed",
+            )
+            .int(cursor)
+            .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(event_from_row)
+        .collect()
+    }
+
+    async fn destination(&self, name: &str) -> Result<DestinationState> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "INSERT INTO event_destinations (name) VALUES ($1) ON CONFLICT DO NOTHING",
+                "creating a destination cursor",
+            )
+            .text(name),
+        )
+        .await?;
+        let r = conn
+            .opt(
+                stmt(
+                    "SELECT name, delivered_seq, attempts, failing_since, next_attempt_at, \
+                     last_error FROM event_destinations WHERE name = $1",
+                    "reading a destination cursor",
+                )
+                .text(name),
+            )
+            .await?;
+        let t = "event_destinations";
+        let Some(r) = r else {
+            return Err(crate::query::corrupt(t, format!("destination `{name}` vanished")));
+        };
+        Ok(DestinationState {
+            name: r.text("name", t)?,
+            delivered_seq: r.int("delivered_seq", t)?,
+            attempts: r.count("attempts", t)?,
+            failing_since: r.opt_int("failing_since", t)?.map(Timestamp),
+            next_attempt_at: r.opt_int("next_attempt_at", t)?.map(Timestamp),
+            last_error: r.opt_text("last_error", t)?,
+        })
+    }
+
+    async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool> {
+        let mut conn = self.read().await?;
+        let n = conn
+            .run(
+                stmt(
+                    "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
+                     failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
+                     WHERE name = $1 AND delivered_seq = $2",
+                    "advancing a destination cursor",
+                )
+                .text(name)
+                .int(from)
+                .int(to),
+            )
+            .await?;
+        Ok(n == 1)
+    }
+
+    async fn destination_failed(&self, st: &DestinationState) -> Result<()> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "UPDATE event_destinations SET attempts = $3, failing_since = $4, \
+                 next_attempt_at = $5, last_error = $6 WHERE name = $1 AND delivered_seq = $2",
+                "recording a delivery failure",
+            )
+            .text(&st.name)
+            .int(st.delivered_seq)
+            .int4(i32::try_from(st.attempts).unwrap_or(i32::MAX))
+            .opt_int(st.failing_since.map(|t| t.0))
+            .opt_int(st.next_attempt_at.map(|t| t.0))
+            .opt_text(st.last_error.as_deref()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, \
+                 latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "recording a delivery attempt",
+            )
+            .text(&a.destination)
+            .text(&a.event_id)
+            .int(a.feed_seq)
+            .int(a.at.0)
+            .opt_int4(a.status_code.map(i32::from))
+            .int(a.latency_ms)
+            .opt_text(a.error.as_deref()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>> {
+        let mut conn = self.read().await?;
+        let t = "delivery_attempts";
+        conn.all(
+            stmt(
+                "SELECT destination, event_id, feed_seq, at, status_code, latency_ms, error \
+                 FROM delivery_attempts WHERE destination = $1 ORDER BY id LIMIT $2",
+                "reading delivery attempts",
+            )
+            .text(destination)
+            .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(DeliveryAttempt {
+                destination: r.text("destination", t)?,
+                event_id: r.text("event_id", t)?,
+                feed_seq: r.int("feed_seq", t)?,
+                at: Timestamp(r.int("at", t)?),
+                status_code: r
+                    .opt_int4("status_code", t)?
+                    .and_then(|c| u16::try_from(c).ok()),
+                latency_ms: r.int("latency_ms", t)?,
+                error: r.opt_text("error", t)?,
+            })
+        })
+        .collect()
+    }
+
+    async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "DELETE FROM outbox WHERE feed_seq <= $1 AND occurred_at < $2",
+                "pruning delivered events",
+            )
+            .int(max_seq)
+            .int(before.0),
+        )
+        .await
+    }
+}

@@ -1,0 +1,361 @@
+//! The webhook inbox: verified events stored at acknowledgement, then
+//! applied through the same path as every other status change.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::*;
+use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
+use crate::query::{stmt, Conn, Fields};
+use finality_core::{contradicts_success, Source, Timestamp};
+
+/// Storing and processing webhook events.
+#[async_trait::async_trait]
+pub trait WebhookInbox: Send + Sync {
+    /// Put verified webhook events into the inbox, each in one transaction
+    /// with the others of its request; `true` for each event that was new,
+    /// `false` for a duplicate (decided by the unique constraint).
+    async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>>;
+
+    /// Lease up to `limit` received or failed events due for processing.
+    async fn inbox_claim(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<InboxEvent>>;
+
+    /// Apply one claimed event through `apply` (source `webhook`) and record
+    /// the result on the inbox row, in one transaction.
+    async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome>;
+
+    /// Record a processing failure; the event is retried at `retry_at`.
+    async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()>;
+
+    /// Send orphaned events whose payment now exists back to processing (a
+    /// backstop for the hand-over done at registration).
+    async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64>;
+
+    async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>>;
+    async fn inbox_next_due(&self) -> Result<Option<Timestamp>>;
+    async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;
+}
+
+const INBOX_COLUMNS: &str = "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
+     provider_status, occurred_at, received_at, state, reason, attempts";
+
+fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
+    let t = "webhook_inbox";
+    Ok(InboxEvent {
+        id: r.int("id", t)?,
+        provider: r.text("provider", t)?,
+        event_id: r.text("event_id", t)?,
+        provider_ref: r.opt_text("provider_ref", t)?,
+        merchant_ref: r.opt_text("merchant_ref", t)?,
+        observed: r.opt_parsed("observed_status", t)?,
+        provider_status: r.opt_text("provider_status", t)?,
+        occurred_at: r.opt_int("occurred_at", t)?.map(Timestamp),
+        received_at: Timestamp(r.int("received_at", t)?),
+        state: r.parsed("state", t)?,
+        reason: r.opt_text("reason", t)?,
+        attempts: r.count("attempts", t)?,
+    })
+}
+
+async fn set_inbox_state<C: Conn>(
+    conn: &mut C,
+    id: i64,
+    state: InboxState,
+    reason: Option<&str>,
+    now: Timestamp,
+) -> Result<()> {
+    conn.run(
+        stmt(
+            "UPDATE webhook_inbox SET state = $2, reason = $3, processed_at = $4, \
+             next_attempt_at = NULL WHERE id = $1",
+            "recording a webhook's outcome",
+        )
+        .int(id)
+        .text(state.as_str())
+        .opt_text(reason)
+        .int(now.0),
+    )
+    .await?;
+    Ok(())
+}
+
+enum ByMerchantRef {
+    Found(String),
+    None,
+    /// A payment has the merchant reference but tracks another provider
+    /// object: the event is not about it.
+    Other(String),
+}
+
+/// The payment registered with this merchant reference, recording the
+/// provider's id the event names when the payment had none.
+async fn adopt_by_merchant_ref<C: Conn>(
+    conn: &mut C,
+    provider: &str,
+    merchant_ref: &str,
+    provider_ref: Option<&str>,
+) -> Result<ByMerchantRef> {
+    let row = conn
+        .opt(
+            stmt(
+                "SELECT id, provider_ref FROM payments WHERE provider = $1 AND merchant_ref = $2",
+                "finding a payment by merchant reference",
+            )
+            .text(provider)
+            .text(merchant_ref),
+        )
+        .await?;
+    let Some(row) = row else {
+        return Ok(ByMerchantRef::None);
+    };
+    let id = row.text("id", "payments")?;
+    match (row.opt_text("provider_ref", "payments")?, provider_ref) {
+        (None, Some(found)) => {
+            // Not found by provider reference before this, so no other
+            // payment holds it: safe to record.
+            write_provider_ref(conn, &id, found).await?;
+            Ok(ByMerchantRef::Found(id))
+        }
+        (Some(known), Some(named)) if known != named => Ok(ByMerchantRef::Other(format!(
+            "event is about `{named}` but payment {id} (merchant reference \
+             `{merchant_ref}`) tracks `{known}`: not applied"
+        ))),
+        _ => Ok(ByMerchantRef::Found(id)),
+    }
+}
+
+/// `inbox_process` inside an open transaction: inbox row first, then the
+/// payment (inside `apply_in`), then its poll job.
+async fn inbox_process_in<C: Conn>(conn: &mut C, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
+    let fenced = conn
+        .opt(
+            stmt(C::SQL.lock_inbox, "locking a webhook")
+                .int(ev.id)
+                .int4(i32::try_from(ev.attempts).unwrap_or(i32::MAX)),
+        )
+        .await?;
+    if fenced.is_none() {
+        return Ok(InboxOutcome::LeaseLost);
+    }
+    let payment = match &ev.provider_ref {
+        Some(r) => find_payment_by_ref(conn, &ev.provider, r).await?,
+        None => None,
+    };
+    let payment = match (payment, &ev.merchant_ref) {
+        (Some(id), _) => Some(id),
+        (None, Some(m)) => {
+            match adopt_by_merchant_ref(conn, &ev.provider, m, ev.provider_ref.as_deref()).await? {
+                ByMerchantRef::Found(id) => Some(id),
+                ByMerchantRef::None => None,
+                ByMerchantRef::Other(why) => {
+                    set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
+                    return Ok(InboxOutcome::Ignored { reason: why });
+                }
+            }
+        }
+        (None, None) => None,
+    };
+    let Some(payment_id) = payment else {
+        let why = "no payment tracks this provider reference yet";
+        set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(why), now).await?;
+        return Ok(InboxOutcome::Orphaned);
+    };
+    let Some(status) = ev.observed else {
+        let why = format!(
+            "unknown provider status `{}`: recorded, not applied",
+            ev.provider_status.as_deref().unwrap_or("")
+        );
+        set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
+        return Ok(InboxOutcome::Ignored { reason: why });
+    };
+    // The provider's own words go into the history (a reversal says
+    // `CAPTURE_FAILED`, `charge.refunded`, …).
+    let report = Report {
+        payment_id: payment_id.clone(),
+        status,
+        source: Source::Webhook,
+        event_id: Some(ev.event_id.clone()),
+        observed_at: ev.occurred_at.unwrap_or(ev.received_at),
+        reason: ev.provider_status.as_ref().map(|w| format!("provider: {w}")),
+        actor: None,
+    };
+    let (state, reason, out) = match apply_in(conn, &report, now).await? {
+        ApplyOutcome::Applied { from, to } => (
+            InboxState::Applied,
+            None,
+            InboxOutcome::Applied { payment_id, from, to },
+        ),
+        ApplyOutcome::Unchanged => {
+            let why = format!("duplicate: payment is already {status}");
+            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+        }
+        // Never "ignored: already final" for a failure after success: it may
+        // be money leaving, or a stale report; a human decides.
+        ApplyOutcome::Ignored { current, .. } if contradicts_success(current, status) => {
+            let why = format!(
+                "the provider reports {status} (`{}`) after the payment succeeded: not \
+                 applied, kept for review",
+                ev.provider_status.as_deref().unwrap_or("")
+            );
+            (InboxState::Review, Some(why.clone()), InboxOutcome::Review { reason: why })
+        }
+        ApplyOutcome::Ignored { current, reason } => {
+            let why = format!("{reason}: payment is {current}, event says {status}");
+            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+        }
+        ApplyOutcome::NotFound => {
+            let why = "no payment tracks this provider reference yet".to_string();
+            (InboxState::Orphaned, Some(why), InboxOutcome::Orphaned)
+        }
+    };
+    set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
+    Ok(out)
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> WebhookInbox for B {
+    async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
+        let mut tx = self.begin_write().await?;
+        let conn: &mut B::Conn = &mut tx;
+        let mut fresh = Vec::with_capacity(events.len());
+        for e in events {
+            let due = (e.state == InboxState::Received).then_some(now.0);
+            let n = conn
+                .run(
+                    stmt(
+                        "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
+                         observed_status, provider_status, occurred_at, raw_body, headers, \
+                         received_at, state, reason, next_attempt_at) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                         ON CONFLICT DO NOTHING",
+                        "storing a webhook",
+                    )
+                    .text(&e.provider)
+                    .text(&e.event_id)
+                    .opt_text(e.provider_ref.as_deref())
+                    .opt_text(e.merchant_ref.as_deref())
+                    .opt_text(e.observed.map(|s| s.as_str()))
+                    .opt_text(e.provider_status.as_deref())
+                    .opt_int(e.occurred_at.map(|t| t.0))
+                    .bytes(&e.raw_body)
+                    .json(&e.headers)
+                    .int(now.0)
+                    .text(e.state.as_str())
+                    .opt_text(e.reason.as_deref())
+                    .opt_int(due),
+                )
+                .await?;
+            fresh.push(n == 1);
+        }
+        tx.commit().await.op("committing webhooks")?;
+        if fresh.iter().any(|f| *f) {
+            self.wakeups().bump();
+        }
+        Ok(fresh)
+    }
+
+    async fn inbox_claim(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<InboxEvent>> {
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(<B::Conn as Conn>::SQL.inbox_claim, "claiming webhooks to process")
+                .int(now.0)
+                .int(i64::from(limit))
+                .int(lease_until.0),
+        )
+        .await?
+        .iter()
+        .map(inbox_from_row)
+        .collect()
+    }
+
+    async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
+        let mut tx = self.begin_write().await?;
+        let out = inbox_process_in(&mut *tx, ev, now).await?;
+        tx.commit().await.op("committing a webhook's effect")?;
+        if matches!(out, InboxOutcome::Applied { .. }) {
+            self.wakeups().bump();
+        }
+        Ok(out)
+    }
+
+    async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "UPDATE webhook_inbox SET state = 'failed', reason = $3, next_attempt_at = $4 \
+                 WHERE id = $1 AND attempts = $2 AND state IN ('received', 'failed')",
+                "recording a webhook failure",
+            )
+            .int(ev.id)
+            .int4(i32::try_from(ev.attempts).unwrap_or(i32::MAX))
+            .text(error)
+            .int(retry_at.0),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $1 \
+                 WHERE state = 'orphaned' AND EXISTS (SELECT 1 FROM payments p \
+                   WHERE p.provider = webhook_inbox.provider \
+                   AND (p.provider_ref = webhook_inbox.provider_ref \
+                        OR p.merchant_ref = webhook_inbox.merchant_ref))",
+                "adopting orphaned webhooks",
+            )
+            .int(now.0),
+        )
+        .await
+    }
+
+    async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
+        let sql = format!(
+            "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND event_id = $2"
+        );
+        let mut conn = self.read().await?;
+        conn.opt(stmt(&sql, "reading a webhook").text(provider).text(event_id))
+            .await?
+            .as_ref()
+            .map(inbox_from_row)
+            .transpose()
+    }
+
+    async fn inbox_next_due(&self) -> Result<Option<Timestamp>> {
+        let mut conn = self.read().await?;
+        let r = conn
+            .opt(stmt(
+                "SELECT MIN(next_attempt_at) AS due FROM webhook_inbox \
+                 WHERE state IN ('received', 'failed')",
+                "finding the next webhook to process",
+            ))
+            .await?;
+        Ok(r.map(|r| r.opt_int("due", "webhook_inbox"))
+            .transpose()?
+            .flatten()
+            .map(Timestamp))
+    }
+
+    async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>> {
+        let mut conn = self.read().await?;
+        conn.all(stmt(
+            "SELECT state, COUNT(*) AS n FROM webhook_inbox GROUP BY state ORDER BY state",
+            "counting webhooks by state",
+        ))
+        .await?
+        .iter()
+        .map(|r| Ok((r.parsed("state", "webhook_inbox")?, r.int("n", "webhook_inbox")?)))
+        .collect()
+    }
+}

@@ -1,0 +1,423 @@
+//! Payments: registration (with its first poll), every status change that
+//! is not a poll's (`apply`: webhooks, the sweep, people), and reads.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::*;
+use crate::plan::Step;
+use crate::query::{stmt, Conn, Fields};
+use crate::transition::{write_changes, Change};
+use finality_core::{decide, Decision, Kind, Status, Timestamp};
+
+/// Payments and their status changes outside polls.
+#[async_trait::async_trait]
+pub trait PaymentStore: Send + Sync {
+    /// Register a payment as `pending` with its first poll at `first_poll_at`.
+    /// Idempotent on the id: see [`Registered`].
+    async fn register(
+        &self,
+        p: &NewPayment,
+        now: Timestamp,
+        first_poll_at: Timestamp,
+    ) -> Result<Registered>;
+
+    /// The one path for every status change from a webhook, sweep or human:
+    /// lock the payment, check the transition table, write status, history
+    /// and outbox, and drop or park the poll job, in one transaction.
+    async fn apply(&self, report: &Report, now: Timestamp) -> Result<ApplyOutcome>;
+
+    async fn get(&self, payment_id: &str) -> Result<Option<PaymentView>>;
+    async fn list(&self, filter: &ListFilter) -> Result<Vec<Payment>>;
+    async fn attempts(&self, payment_id: &str) -> Result<Vec<AttemptRecord>>;
+
+    /// How many payments are in each status.
+    async fn status_counts(&self) -> Result<Vec<(Status, i64)>>;
+
+    /// The payment that tracks a provider reference, or failing that has
+    /// this merchant reference, if any.
+    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
+}
+
+pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, \
+     currency, metadata, status, status_source, created_at, updated_at, finalized_at";
+
+fn payment_from_row(r: &impl Fields) -> Result<Payment> {
+    let t = "payments";
+    Ok(Payment {
+        id: r.text("id", t)?,
+        provider: r.text("provider", t)?,
+        provider_ref: r.opt_text("provider_ref", t)?,
+        merchant_ref: r.opt_text("merchant_ref", t)?,
+        kind: r.parsed("kind", t)?,
+        amount: r.int("amount", t)?,
+        currency: r.text("currency", t)?,
+        metadata: r.json("metadata", t)?,
+        status: r.parsed("status", t)?,
+        status_source: r.opt_parsed("status_source", t)?,
+        created_at: Timestamp(r.int("created_at", t)?),
+        updated_at: Timestamp(r.int("updated_at", t)?),
+        finalized_at: r.opt_int("finalized_at", t)?.map(Timestamp),
+    })
+}
+
+fn history_from_row(r: &impl Fields) -> Result<HistoryEntry> {
+    let t = "status_history";
+    Ok(HistoryEntry {
+        from: r.opt_parsed("from_status", t)?,
+        to: r.parsed("to_status", t)?,
+        source: r.parsed("source", t)?,
+        event_id: r.opt_text("event_id", t)?,
+        reason: r.opt_text("reason", t)?,
+        actor: r.opt_text("actor", t)?,
+        observed_at: Timestamp(r.int("observed_at", t)?),
+        at: Timestamp(r.int("at", t)?),
+    })
+}
+
+fn attempt_from_row(r: &impl Fields) -> Result<AttemptRecord> {
+    let t = "poll_attempts";
+    Ok(AttemptRecord {
+        id: r.int("id", t)?,
+        attempt: NewAttempt {
+            payment_id: r.text("payment_id", t)?,
+            provider: r.text("provider", t)?,
+            worker: r.text("worker", t)?,
+            started_at: Timestamp(r.int("started_at", t)?),
+            latency_ms: r.int("latency_ms", t)?,
+            outcome: r.text("outcome", t)?,
+            provider_status: r.opt_text("provider_status", t)?,
+            error_class: r.opt_text("error_class", t)?,
+            error: r.opt_text("error", t)?,
+        },
+    })
+}
+
+pub(crate) async fn fetch_payment<C: Conn>(conn: &mut C, id: &str) -> Result<Option<Payment>> {
+    let sql = format!("SELECT {PAYMENT_COLUMNS} FROM payments WHERE id = $1");
+    conn.opt(stmt(&sql, "reading a payment").text(id))
+        .await?
+        .as_ref()
+        .map(payment_from_row)
+        .transpose()
+}
+
+/// Lock the payment row for the rest of the transaction.
+pub(crate) async fn lock_payment<C: Conn>(conn: &mut C, id: &str) -> Result<Option<(Status, Kind)>> {
+    let Some(r) = conn.opt(stmt(C::SQL.lock_payment, "locking a payment").text(id)).await? else {
+        return Ok(None);
+    };
+    Ok(Some((r.parsed("status", "payments")?, r.parsed("kind", "payments")?)))
+}
+
+/// Register a payment inside the caller's own transaction: the payment and
+/// its first poll commit or roll back with the caller's data.
+pub(crate) async fn register_in<C: Conn>(
+    conn: &mut C,
+    p: &NewPayment,
+    now: Timestamp,
+    first_poll_at: Timestamp,
+) -> Result<Registered> {
+    let provider_ref = p.provider_ref.as_ref().map(|r| r.as_str());
+    let merchant_ref = p.merchant_ref.as_ref().map(|r| r.as_str());
+    let inserted = conn
+        .run(
+            stmt(
+                "INSERT INTO payments (id, provider, provider_ref, merchant_ref, kind, amount, \
+                 currency, metadata, status, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $9) ON CONFLICT DO NOTHING",
+                "registering a payment",
+            )
+            .text(p.id.as_str())
+            .text(&p.provider)
+            .opt_text(provider_ref)
+            .opt_text(merchant_ref)
+            .text(p.kind.as_str())
+            .int(p.amount.minor)
+            .text(p.amount.currency.as_str())
+            .json(&p.metadata)
+            .int(now.0),
+        )
+        .await?;
+    if inserted == 1 {
+        conn.run(
+            stmt(
+                "INSERT INTO poll_jobs (payment_id, provider, provider_ref, merchant_ref, kind, \
+                 registered_at, next_poll_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "scheduling the first poll",
+            )
+            .text(p.id.as_str())
+            .text(&p.provider)
+            .opt_text(provider_ref)
+            .opt_text(merchant_ref)
+            .text(p.kind.as_str())
+            .int(now.0)
+            .int(first_poll_at.0),
+        )
+        .await?;
+        // Webhooks that beat the registration are applied now.
+        conn.run(
+            stmt(
+                "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $3 \
+                 WHERE provider = $1 AND state = 'orphaned' \
+                 AND (provider_ref = $2 OR merchant_ref = $4)",
+                "handing orphaned webhooks to processing",
+            )
+            .text(&p.provider)
+            .opt_text(provider_ref)
+            .int(now.0)
+            .opt_text(merchant_ref),
+        )
+        .await?;
+        if let Some(sql) = C::SQL.notify {
+            conn.run(stmt(sql, "notifying workers")).await?;
+        }
+        return Ok(Registered::Created(Payment {
+            id: p.id.as_str().to_string(),
+            provider: p.provider.clone(),
+            provider_ref: provider_ref.map(str::to_string),
+            merchant_ref: merchant_ref.map(str::to_string),
+            kind: p.kind,
+            amount: p.amount.minor,
+            currency: p.amount.currency.as_str().to_string(),
+            metadata: p.metadata.clone(),
+            status: Status::Pending,
+            status_source: None,
+            created_at: now,
+            updated_at: now,
+            finalized_at: None,
+        }));
+    }
+    match fetch_payment(conn, p.id.as_str()).await? {
+        Some(existing) if existing.same_body(p) => Ok(Registered::Existing(existing)),
+        Some(existing) => Ok(Registered::Conflict(existing)),
+        None => {
+            let other = conn
+                .opt(
+                    stmt(
+                        "SELECT id, provider_ref FROM payments WHERE provider = $1 \
+                         AND (provider_ref = $2 OR merchant_ref = $3)",
+                        "finding the payment that holds a reference",
+                    )
+                    .text(&p.provider)
+                    .opt_text(provider_ref)
+                    .opt_text(merchant_ref),
+                )
+                .await?;
+            let (other_id, other_ref) = match other {
+                Some(r) => (r.text("id", "payments")?, r.opt_text("provider_ref", "payments")?),
+                None => (String::new(), None),
+            };
+            let field = if provider_ref.is_some() && other_ref.as_deref() == provider_ref {
+                "provider_ref"
+            } else {
+                "merchant_ref"
+            };
+            Ok(Registered::RefTaken { other_id, field })
+        }
+    }
+}
+
+/// `apply` inside an open transaction.
+pub(crate) async fn apply_in<C: Conn>(conn: &mut C, r: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+    let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
+        return Ok(ApplyOutcome::NotFound);
+    };
+    match decide(kind, current, r.status) {
+        Decision::Unchanged => Ok(ApplyOutcome::Unchanged),
+        Decision::Ignore(why) => Ok(ApplyOutcome::Ignored {
+            current,
+            reason: why.as_str(),
+        }),
+        Decision::Apply(to) => {
+            let change = Change {
+                payment_id: &r.payment_id,
+                kind,
+                source: r.source,
+                event_id: r.event_id.as_deref(),
+                actor: r.actor.as_deref(),
+                observed_at: r.observed_at,
+                now,
+                steps: vec![Step {
+                    from: current,
+                    to,
+                    reason: r.reason.clone(),
+                }],
+                job: Change::job_after(to),
+            };
+            write_changes(conn, &[change]).await?;
+            Ok(ApplyOutcome::Applied { from: current, to })
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> PaymentStore for B {
+    async fn register(
+        &self,
+        p: &NewPayment,
+        now: Timestamp,
+        first_poll_at: Timestamp,
+    ) -> Result<Registered> {
+        let mut tx = self.begin_write().await?;
+        let out = register_in(&mut *tx, p, now, first_poll_at).await?;
+        tx.commit().await.op("committing a registration")?;
+        if matches!(out, Registered::Created(_)) {
+            self.wakeups().bump();
+        }
+        Ok(out)
+    }
+
+    async fn apply(&self, report: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+        let mut tx = self.begin_write().await?;
+        let out = apply_in(&mut *tx, report, now).await?;
+        tx.commit().await.op("committing a status change")?;
+        if matches!(out, ApplyOutcome::Applied { .. }) {
+            self.wakeups().bump();
+        }
+        Ok(out)
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<PaymentView>> {
+        let mut conn = self.read().await?;
+        let Some(payment) = fetch_payment(&mut *conn, id).await? else {
+            return Ok(None);
+        };
+        let t = "poll_jobs";
+        let poll = conn
+            .opt(
+                stmt(
+                    "SELECT attempts, errors, next_poll_at, locked_by, last_error FROM poll_jobs \
+                     WHERE payment_id = $1",
+                    "reading a poll job",
+                )
+                .text(id),
+            )
+            .await?
+            .map(|r| -> Result<PollState> {
+                Ok(PollState {
+                    attempts: r.count("attempts", t)?,
+                    errors: r.count("errors", t)?,
+                    next_poll_at: r.opt_int("next_poll_at", t)?.map(Timestamp),
+                    locked_by: r.opt_text("locked_by", t)?,
+                    last_error: r.opt_text("last_error", t)?,
+                })
+            })
+            .transpose()?;
+        let history = conn
+            .all(
+                stmt(
+                    "SELECT from_status, to_status, source, event_id, reason, actor, observed_at, at \
+                     FROM status_history WHERE payment_id = $1 ORDER BY id",
+                    "reading status history",
+                )
+                .text(id),
+            )
+            .await?
+            .iter()
+            .map(history_from_row)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Some(PaymentView {
+            payment,
+            poll,
+            history,
+        }))
+    }
+
+    async fn list(&self, f: &ListFilter) -> Result<Vec<Payment>> {
+        let sql = format!(
+            "SELECT {PAYMENT_COLUMNS} FROM payments \
+             WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) \
+               AND (CAST($2 AS TEXT) IS NULL OR provider = $2) \
+               AND (CAST($3 AS TEXT) IS NULL OR id > $3) \
+             ORDER BY id LIMIT $4"
+        );
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(&sql, "listing payments")
+                .opt_text(f.status.map(Status::as_str))
+                .opt_text(f.provider.as_deref())
+                .opt_text(f.after_id.as_deref())
+                .int(i64::from(f.limit)),
+        )
+        .await?
+        .iter()
+        .map(payment_from_row)
+        .collect()
+    }
+
+    async fn attempts(&self, id: &str) -> Result<Vec<AttemptRecord>> {
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(
+                "SELECT id, payment_id, provider, worker, started_at, latency_ms, outcome, \
+                 provider_status, error_class, error FROM poll_attempts WHERE payment_id = $1 \
+                 ORDER BY id",
+                "reading provider calls",
+            )
+            .text(id),
+        )
+        .await?
+        .iter()
+        .map(attempt_from_row)
+        .collect()
+    }
+
+    async fn status_counts(&self) -> Result<Vec<(Status, i64)>> {
+        let mut conn = self.read().await?;
+        conn.all(stmt(
+            "SELECT status, COUNT(*) AS n FROM payments GROUP BY status ORDER BY status",
+            "counting payments by status",
+        ))
+        .await?
+        .iter()
+        .map(|r| Ok((r.parsed("status", "payments")?, r.int("n", "payments")?)))
+        .collect()
+    }
+
+    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
+        let mut conn = self.read().await?;
+        conn.opt(
+            stmt(
+                "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2 \
+                 UNION ALL SELECT id FROM payments WHERE provider = $1 AND merchant_ref = $2",
+                "finding a payment by reference",
+            )
+            .text(provider)
+            .text(provider_ref),
+        )
+        .await?
+        .map(|r| r.text("id", "payments"))
+        .transpose()
+    }
+}
+
+/// The payment of `provider` that tracks `provider_ref`, if any.
+pub(crate) async fn find_payment_by_ref<C: Conn>(
+    conn: &mut C,
+    provider: &str,
+    provider_ref: &str,
+) -> Result<Option<String>> {
+    conn.opt(
+        stmt(
+            "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2",
+            "finding a payment by provider reference",
+        )
+        .text(provider)
+        .text(provider_ref),
+    )
+    .await?
+    .map(|r| r.text("id", "payments"))
+    .transpose()
+}
+
+/// Record the provider's id on a payment (and its poll job) that had none.
+pub(crate) async fn write_provider_ref<C: Conn>(conn: &mut C, id: &str, provider_ref: &str) -> Result<()> {
+    for sql in [
+        "UPDATE payments SET provider_ref = $2 WHERE id = $1 AND provider_ref IS NULL",
+        "UPDATE poll_jobs SET provider_ref = $2 WHERE payment_id = $1 AND provider_ref IS NULL",
+    ] {
+        conn.run(stmt(sql, "recording a provider reference").text(id).text(provider_ref))
+            .await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,257 @@
+//! The poll queue: due jobs leased to workers, their fenced completions
+//! (one at a time or many in one transaction), "poll now", and the provider
+//! id an adapter found for a payment registered by merchant reference.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::*;
+use crate::payments::{find_payment_by_ref, lock_payment, write_provider_ref};
+use crate::plan::plan_completion;
+use crate::query::{stmt, Conn, Fields, Leased};
+use crate::transition::{write_changes, Change};
+use finality_core::{Source, Timestamp};
+use std::collections::HashMap;
+
+/// Leasing and finishing polls.
+#[async_trait::async_trait]
+pub trait PollQueue: Send + Sync {
+    /// Lease up to `limit` due jobs to one worker, in one short statement.
+    async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>>;
+
+    /// Finish a claimed poll, fenced by its lock token: record the attempt,
+    /// apply what was observed, and reschedule, give up or drop the job.
+    async fn complete(&self, c: &Completion) -> Result<CompleteOutcome>;
+
+    /// Several completions in one transaction (one commit), locking in
+    /// payment-id order so that concurrent batches lock rows in the same
+    /// order. All or nothing: on an error none is written and the caller
+    /// may retry them one by one.
+    async fn complete_batch(&self, cs: &[Completion]) -> Result<Vec<CompleteOutcome>>;
+
+    /// Make a payment's next poll due now (unparking a reviewed one).
+    async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
+
+    /// The earliest `next_poll_at` of any unparked job (including leases,
+    /// which fall due again when they expire); `None` when nothing is left.
+    async fn next_due_at(&self) -> Result<Option<Timestamp>>;
+
+    /// Record the provider's id an adapter found for a payment registered
+    /// by merchant reference alone, fenced by the poll's lock token, so
+    /// later polls (and webhooks) use it.
+    async fn record_provider_ref(
+        &self,
+        payment_id: &str,
+        lock_token: i64,
+        provider_ref: &str,
+    ) -> Result<RefRecorded>;
+}
+
+fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
+    let t = "poll_jobs";
+    Ok(ClaimedJob {
+        payment_id: r.text("payment_id", t)?,
+        provider: r.text("provider", t)?,
+        provider_ref: r.opt_text("provider_ref", t)?,
+        merchant_ref: r.opt_text("merchant_ref", t)?,
+        kind: r.parsed("kind", t)?,
+        registered_at: Timestamp(r.int("registered_at", t)?),
+        attempts: r.count("attempts", t)?,
+        errors: r.count("errors", t)?,
+        due_at: Timestamp(r.int("due_at", t)?),
+        lock_token: r.int("lock_token", t)?,
+    })
+}
+
+/// Completions inside an open transaction: record every call, lock every
+/// payment and job (in id order), decide each in plain Rust, and write all
+/// changes through the one writer.
+async fn complete_in<C: Conn>(conn: &mut C, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
+    // The calls happened whatever the fence says: always record them.
+    let attempts: Vec<&NewAttempt> = cs.iter().filter_map(|c| c.attempt.as_ref()).collect();
+    if !attempts.is_empty() {
+        conn.insert_attempts(&attempts).await?;
+    }
+    let mut ids: Vec<&str> = cs.iter().map(|c| c.payment_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut locked: HashMap<String, Leased> = conn
+        .lock_leases(&ids)
+        .await?
+        .into_iter()
+        .map(|l| (l.payment_id.clone(), l))
+        .collect();
+    let mut changes = Vec::with_capacity(cs.len());
+    let mut out = Vec::with_capacity(cs.len());
+    for c in cs {
+        // The fence: the job must still carry this claim's token. Taking
+        // the entry out fences a second completion of the same payment.
+        let fenced = matches!(locked.get(&c.payment_id), Some(l) if l.lock_token == Some(c.lock_token));
+        let Some(lease) = fenced.then(|| locked.remove(&c.payment_id)).flatten() else {
+            out.push(CompleteOutcome::LeaseLost);
+            continue;
+        };
+        let plan = plan_completion(c, lease.kind, lease.status);
+        out.push(CompleteOutcome::Done {
+            applied: plan.steps.iter().map(|s| (s.from, s.to)).collect(),
+        });
+        changes.push(Change {
+            payment_id: &c.payment_id,
+            kind: lease.kind,
+            source: Source::StatusQuery,
+            event_id: None,
+            actor: None,
+            observed_at: c.now,
+            now: c.now,
+            steps: plan.steps,
+            job: Some(plan.job),
+        });
+    }
+    write_changes(conn, &changes).await?;
+    Ok(out)
+}
+
+/// `record_provider_ref` inside an open transaction.
+async fn record_provider_ref_in<C: Conn>(
+    conn: &mut C,
+    id: &str,
+    lock_token: i64,
+    provider_ref: &str,
+) -> Result<RefRecorded> {
+    if lock_payment(conn, id).await?.is_none() {
+        return Ok(RefRecorded::LeaseLost);
+    }
+    let fenced = conn
+        .opt(stmt(C::SQL.lock_job, "checking a lease").text(id).int(lock_token))
+        .await?;
+    if fenced.is_none() {
+        return Ok(RefRecorded::LeaseLost);
+    }
+    let row = conn
+        .opt(
+            stmt(
+                "SELECT provider, provider_ref FROM payments WHERE id = $1",
+                "reading a payment's references",
+            )
+            .text(id),
+        )
+        .await?;
+    let Some(row) = row else {
+        return Ok(RefRecorded::LeaseLost);
+    };
+    let provider = row.text("provider", "payments")?;
+    match row.opt_text("provider_ref", "payments")? {
+        Some(k) if k == provider_ref => return Ok(RefRecorded::Same),
+        Some(existing) => return Ok(RefRecorded::Different { existing }),
+        None => {}
+    }
+    if let Some(other_id) = find_payment_by_ref(conn, &provider, provider_ref).await? {
+        return Ok(RefRecorded::Taken { other_id });
+    }
+    write_provider_ref(conn, id, provider_ref).await?;
+    Ok(RefRecorded::Recorded)
+}
+
+fn any_applied(out: &[CompleteOutcome]) -> bool {
+    out.iter()
+        .any(|o| matches!(o, CompleteOutcome::Done { applied } if !applied.is_empty()))
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> PollQueue for B {
+    async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
+        let token: i64 = rand::random::<i64>() & i64::MAX;
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(<B::Conn as Conn>::SQL.claim, "claiming due polls")
+                .int(req.now.0)
+                .int(i64::from(req.limit))
+                .int(req.lease_until.0)
+                .text(&req.worker)
+                .int(token),
+        )
+        .await?
+        .iter()
+        .map(job_from_row)
+        .collect()
+    }
+
+    async fn complete(&self, c: &Completion) -> Result<CompleteOutcome> {
+        let mut tx = self.begin_write().await?;
+        let mut out = complete_in(&mut *tx, std::slice::from_ref(c)).await?;
+        tx.commit().await.op("committing a poll result")?;
+        if any_applied(&out) {
+            self.wakeups().bump();
+        }
+        Ok(out.pop().unwrap_or(CompleteOutcome::LeaseLost))
+    }
+
+    async fn complete_batch(&self, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
+        let mut tx = self.begin_write().await?;
+        let out = complete_in(&mut *tx, cs).await?;
+        tx.commit().await.op("committing a batch of poll results")?;
+        if any_applied(&out) {
+            self.wakeups().bump();
+        }
+        Ok(out)
+    }
+
+    async fn poll_now(&self, id: &str, now: Timestamp) -> Result<PollNow> {
+        let mut tx = self.begin_write().await?;
+        let conn: &mut B::Conn = &mut tx;
+        let Some((status, _)) = lock_payment(conn, id).await? else {
+            return Ok(PollNow::NotFound);
+        };
+        if status.is_final() {
+            return Ok(PollNow::AlreadyFinal);
+        }
+        // A leased job stays with its worker: making it due would let a
+        // second worker poll the same payment at the same time.
+        let moved = conn
+            .run(
+                stmt(
+                    "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
+                     WHERE payment_id = $1 AND (locked_until IS NULL OR locked_until <= $2)",
+                    "making a poll due now",
+                )
+                .text(id)
+                .int(now.0),
+            )
+            .await?;
+        let out = if moved == 1 {
+            PollNow::Scheduled
+        } else {
+            PollNow::InFlight
+        };
+        if out == PollNow::Scheduled {
+            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
+                conn.run(stmt(sql, "notifying workers")).await?;
+            }
+        }
+        tx.commit().await.op("committing poll now")?;
+        self.wakeups().bump();
+        Ok(out)
+    }
+
+    async fn next_due_at(&self) -> Result<Option<Timestamp>> {
+        let mut conn = self.read().await?;
+        let r = conn
+            .opt(stmt(
+                "SELECT MIN(next_poll_at) AS due FROM poll_jobs WHERE next_poll_at IS NOT NULL",
+                "finding the next due poll",
+            ))
+            .await?;
+        Ok(r.map(|r| r.opt_int("due", "poll_jobs")).transpose()?.flatten().map(Timestamp))
+    }
+
+    async fn record_provider_ref(
+        &self,
+        payment_id: &str,
+        lock_token: i64,
+        provider_ref: &str,
+    ) -> Result<RefRecorded> {
+        let mut tx = self.begin_write().await?;
+        let out = record_provider_ref_in(&mut *tx, payment_id, lock_token, provider_ref).await?;
+        tx.commit().await.op("committing a provider reference")?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,69 @@
+//! Provider rate limits shared by every node: one token bucket per provider.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::model::Bucket;
+use crate::query::{stmt, Conn, Fields};
+use finality_core::Timestamp;
+
+/// Token buckets in the database, so several nodes share one budget.
+#[async_trait::async_trait]
+pub trait RateBuckets: Send + Sync {
+    /// Take up to `want` tokens from `provider`'s shared bucket, which
+    /// refills at `bucket.per_second` and holds at most `bucket.burst`.
+    /// Returns how many were granted and the tokens left (fractional), from
+    /// which the caller knows when the next one accrues.
+    async fn take_tokens(
+        &self,
+        provider: &str,
+        bucket: Bucket,
+        want: u32,
+        now: Timestamp,
+    ) -> Result<(u32, f64)>;
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> RateBuckets for B {
+    async fn take_tokens(
+        &self,
+        provider: &str,
+        bucket: Bucket,
+        want: u32,
+        now: Timestamp,
+    ) -> Result<(u32, f64)> {
+        let mut tx = self.begin_write().await?;
+        let conn: &mut B::Conn = &mut tx;
+        conn.run(
+            stmt(
+                "INSERT INTO rate_buckets (provider, tokens, updated_at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (provider) DO NOTHING",
+                "creating a rate bucket",
+            )
+            .text(provider)
+            .real(bucket.burst)
+            .int(now.0),
+        )
+        .await?;
+        let t = "rate_buckets";
+        let Some(r) = conn
+            .opt(stmt(<B::Conn as Conn>::SQL.lock_bucket, "locking a rate bucket").text(provider))
+            .await?
+        else {
+            return Err(crate::query::corrupt(t, format!("bucket `{provider}` vanished")));
+        };
+        let (tokens, updated_at) = (r.real("tokens", t)?, r.int("updated_at", t)?);
+        let (granted, left) = bucket.take(tokens, Timestamp(updated_at), now, want);
+        conn.run(
+            stmt(
+                "UPDATE rate_buckets SET tokens = $2, updated_at = $3 WHERE provider = $1",
+                "taking rate tokens",
+            )
+            .text(provider)
+            .real(left)
+            .int(now.0.max(updated_at)),
+        )
+        .await?;
+        tx.commit().await.op("committing rate tokens")?;
+        Ok((granted, left))
+    }
+}
