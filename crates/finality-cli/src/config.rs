@@ -270,17 +270,25 @@ mod tests {
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
         assert!(err.starts_with("f.toml:7:"), "{err}");
         assert!(
-            err.contains("providers.acme") && err.contains("unknown field `merchant_ref_key`"),
+            err.contains("providers.acme")
+                && err.contains("unknown field `merchant_ref_key` for the sim adapter"),
             "{err}"
         );
 
-        let text = "[providers.acme]\nadapter = \"stripe\"\nbase_url = \"http://x\"\ntimout = \"1s\"\n";
+        let text =
+            "[providers.acme]\nadapter = \"stripe\"\nbase_url = \"http://x\"\ntimout = \"1s\"\n";
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
-        assert!(err.starts_with("f.toml:4:") && err.contains("timout"), "{err}");
+        assert!(
+            err.starts_with("f.toml:4:") && err.contains("timout"),
+            "{err}"
+        );
 
         let text = "[providers.acme]\nadapter = \"generic\"\nbase_url = \"http://x\"\n";
         let err = Config::parse(text, "f.toml").unwrap_err().to_string();
-        assert!(err.starts_with("f.toml:1:") && err.contains("missing field `generic`"), "{err}");
+        assert!(
+            err.starts_with("f.toml:1:") && err.contains("missing field `generic`"),
+            "{err}"
+        );
 
         let text = "[providers.acme]\nadapter = \"stripe\"\nbase_url = \"http://x\"\nmerchant_ref_key = \"order\"\n";
         let cfg = Config::parse(text, "f.toml").expect("stripe takes merchant_ref_key");
@@ -312,7 +320,8 @@ ref_pointer = "/data/id"
 status_pointer = "/data/state"
 "#;
         let cfg = Config::parse(text, "f.toml").expect("parses");
-        let finality_providers::config::Adapter::Generic { generic: g } = &cfg.providers["acme"].adapter
+        let finality_providers::config::Adapter::Generic { generic: g } =
+            &cfg.providers["acme"].adapter
         else {
             panic!("a generic adapter")
         };

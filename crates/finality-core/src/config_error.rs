@@ -35,7 +35,9 @@ mod tests {
 
     #[test]
     fn within_builds_the_dotted_path() {
-        let e = ConfigError::new("url", "bad").within("generic").within("providers.acme");
+        let e = ConfigError::new("url", "bad")
+            .within("generic")
+            .within("providers.acme");
         assert_eq!(e.field, "providers.acme.generic.url");
         assert_eq!(e.to_string(), "providers.acme.generic.url: bad");
     }

@@ -53,7 +53,10 @@ impl EngineConfig {
     /// Returns the offending field and why.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.concurrency == 0 || self.concurrency > 10_000 {
-            return Err(ConfigError::new("concurrency", "must be between 1 and 10000"));
+            return Err(ConfigError::new(
+                "concurrency",
+                "must be between 1 and 10000",
+            ));
         }
         if self.batch_size == 0 {
             return Err(ConfigError::new("batch_size", "must be at least 1"));
@@ -62,7 +65,10 @@ impl EngineConfig {
             return Err(ConfigError::new("lease", "must be at least 1s"));
         }
         if self.lookahead * 2 > self.lease {
-            return Err(ConfigError::new("lookahead", "must be at most half the lease"));
+            return Err(ConfigError::new(
+                "lookahead",
+                "must be at most half the lease",
+            ));
         }
         if self.max_held > 1_000_000 {
             return Err(ConfigError::new("max_held", "must be at most 1000000"));

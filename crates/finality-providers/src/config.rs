@@ -16,8 +16,8 @@ use std::time::Duration;
 /// `adapter = "stripe"` beside `merchant_ref_key`, `adapter = "generic"`
 /// beside a `generic` table, and so on. A setting of another adapter is an
 /// unknown field, refused when the file is read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "adapter", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "adapter", rename_all = "snake_case")]
 pub enum Adapter {
     /// finality's own simulator.
     Sim,
@@ -135,28 +135,97 @@ impl<'de> Deserialize<'de> for ProviderConfig {
         let (adapter, settings): (serde_json::Map<_, _>, serde_json::Map<_, _>) = table
             .into_iter()
             .partition(|(k, _)| ADAPTER_KEYS.contains(&k.as_str()));
-        if !adapter.contains_key("adapter") {
-            return Err(D::Error::missing_field("adapter"));
-        }
-        let adapter: Adapter =
-            inner(adapter).map_err(|e| D::Error::custom(e.replace(", expected", " for this adapter, expected")))?;
-        let settings: Settings = inner(settings).map_err(D::Error::custom)?;
+        let adapter = Adapter::from_table(adapter).map_err(D::Error::custom)?;
+        let settings: Settings =
+            inner(serde_json::Value::Object(settings), "").map_err(D::Error::custom)?;
         Ok(ProviderConfig { adapter, settings })
     }
 }
 
+impl Adapter {
+    /// Read the adapter's keys of a provider's table: `adapter` names the
+    /// variant, which takes its own keys; another adapter's key is an
+    /// unknown field.
+    fn from_table(mut t: serde_json::Map<String, serde_json::Value>) -> Result<Adapter, String> {
+        let name = match t.remove("adapter") {
+            Some(serde_json::Value::String(n)) => n,
+            Some(other) => return Err(format!("adapter: expected a string, found {other}")),
+            None => return Err("missing field `adapter`".into()),
+        };
+        let adapter = match name.as_str() {
+            "sim" => Adapter::Sim,
+            "bakong" => Adapter::Bakong,
+            "stripe" => Adapter::Stripe {
+                merchant_ref_key: may(&mut t, "merchant_ref_key")?,
+            },
+            "adyen" => Adapter::Adyen {
+                adyen: may(&mut t, "adyen")?,
+            },
+            "generic" => Adapter::Generic {
+                generic: need(&mut t, "generic")?,
+            },
+            "paypal" => Adapter::PayPal {
+                paypal: may(&mut t, "paypal")?,
+            },
+            "wechat" => Adapter::WeChat {
+                wechat: need(&mut t, "wechat")?,
+            },
+            "alipay" => Adapter::Alipay {
+                alipay: need(&mut t, "alipay")?,
+            },
+            other => {
+                return Err(format!(
+                    "adapter: unknown adapter `{other}`, expected one of `sim`, `stripe`, \
+                     `adyen`, `generic`, `bakong`, `paypal`, `wechat`, `alipay`"
+                ))
+            }
+        };
+        if let Some(key) = t.keys().next() {
+            let takes = match &adapter {
+                Adapter::Stripe { .. } => "`merchant_ref_key`",
+                Adapter::Adyen { .. } => "an `adyen` table",
+                Adapter::Generic { .. } => "a `generic` table",
+                Adapter::PayPal { .. } => "a `paypal` table",
+                Adapter::WeChat { .. } => "a `wechat` table",
+                Adapter::Alipay { .. } => "an `alipay` table",
+                Adapter::Sim | Adapter::Bakong => "nothing of its own",
+            };
+            return Err(format!(
+                "unknown field `{key}` for the {} adapter, which takes {takes}",
+                adapter.name()
+            ));
+        }
+        Ok(adapter)
+    }
+}
+
+type Table = serde_json::Map<String, serde_json::Value>;
+
+/// A key the adapter requires.
+fn need<T: serde::de::DeserializeOwned>(t: &mut Table, key: &str) -> Result<T, String> {
+    match t.remove(key) {
+        Some(v) => inner(v, key),
+        None => Err(format!("missing field `{key}`")),
+    }
+}
+
+/// A key the adapter may take, with a default.
+fn may<T: serde::de::DeserializeOwned + Default>(t: &mut Table, key: &str) -> Result<T, String> {
+    t.remove(key)
+        .map_or_else(|| Ok(T::default()), |v| inner(v, key))
+}
+
 /// Deserialize one part of a provider's table; an error inside it reads
 /// `path.inside: problem` so the file loader can name the whole field.
-fn inner<T: serde::de::DeserializeOwned>(
-    part: serde_json::Map<String, serde_json::Value>,
-) -> Result<T, String> {
-    serde_path_to_error::deserialize(serde_json::Value::Object(part)).map_err(|e| {
+fn inner<T: serde::de::DeserializeOwned>(v: serde_json::Value, key: &str) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
-        if path == "." {
-            message
-        } else {
-            format!("{path}: {message}")
+        match (key, path.as_str()) {
+            ("", ".") => message,
+            ("", p) => format!("{p}: {message}"),
+            (k, ".") => format!("{k}: {message}"),
+            (k, p) => format!("{k}.{p}: {message}"),
         }
     })
 }
@@ -298,11 +367,15 @@ impl Secret {
     /// Read `var`; `what` names the setting in the error (`api_key_env`).
     pub fn from_env(provider: &str, var: &str, what: &str) -> Result<Self, ProviderError> {
         let value = std::env::var(var).map_err(|_| ProviderError::Permanent {
-            message: format!("provider `{provider}`: environment variable {var} ({what}) is not set"),
+            message: format!(
+                "provider `{provider}`: environment variable {var} ({what}) is not set"
+            ),
         })?;
         if value.trim().is_empty() {
             return Err(ProviderError::Permanent {
-                message: format!("provider `{provider}`: environment variable {var} ({what}) is empty"),
+                message: format!(
+                    "provider `{provider}`: environment variable {var} ({what}) is empty"
+                ),
             });
         }
         Ok(Secret {
@@ -392,7 +465,9 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
         };
         let secret = Secret::from_env(name, var, what).map_err(|e| match e {
             // An empty secret makes every webhook forgeable: say so.
-            ProviderError::Permanent { message } if message.ends_with("is empty") && what == "webhook_secret_envs" => {
+            ProviderError::Permanent { message }
+                if message.ends_with("is empty") && what == "webhook_secret_envs" =>
+            {
                 ProviderError::Permanent {
                     message: format!("{message}: webhooks would be forgeable"),
                 }
@@ -411,7 +486,11 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
     let env = |var: &str, what: &str| Secret::from_env(name, var, what);
     match &cfg.adapter {
         Adapter::Sim => {
-            let mut a = SimAdapter::new(&cfg.base_url, api_key.map(|k| k.expose().to_string()), timeouts)?;
+            let mut a = SimAdapter::new(
+                &cfg.base_url,
+                api_key.map(|k| k.expose().to_string()),
+                timeouts,
+            )?;
             if !secrets.is_empty() {
                 let v =
                     StandardWebhooks::new(&secrets, cfg.webhook_tolerance).map_err(permanent)?;

@@ -76,9 +76,20 @@ impl<B: Backend> EventFeed for B {
     async fn sequence_feed(&self, limit: u32) -> Result<u64> {
         let mut tx = self.begin_write().await?;
         let conn: &mut B::Conn = &mut tx;
-        let last = match conn.opt(stmt(<B::Conn as Conn>::SQL.lock_feed, "locking the feed sequencer")).await? {
+        let last = match conn
+            .opt(stmt(
+                <B::Conn as Conn>::SQL.lock_feed,
+                "locking the feed sequencer",
+            ))
+            .await?
+        {
             Some(r) => r.int("last_seq", "feed_state")?,
-            None => return Err(crate::query::corrupt("feed_state", "the sequencer row is missing")),
+            None => {
+                return Err(crate::query::corrupt(
+                    "feed_state",
+                    "the sequencer row is missing",
+                ))
+            }
         };
         let n = conn
             .run(
@@ -149,7 +160,10 @@ impl<B: Backend> EventFeed for B {
             .await?;
         let t = "event_destinations";
         let Some(r) = r else {
-            return Err(crate::query::corrupt(t, format!("destination `{name}` vanished")));
+            return Err(crate::query::corrupt(
+                t,
+                format!("destination `{name}` vanished"),
+            ));
         };
         Ok(DestinationState {
             name: r.text("name", t)?,

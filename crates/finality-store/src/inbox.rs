@@ -130,7 +130,11 @@ async fn adopt_by_merchant_ref<C: Conn>(
 
 /// `inbox_process` inside an open transaction: inbox row first, then the
 /// payment (inside `apply_in`), then its poll job.
-async fn inbox_process_in<C: Conn>(conn: &mut C, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
+async fn inbox_process_in<C: Conn>(
+    conn: &mut C,
+    ev: &InboxEvent,
+    now: Timestamp,
+) -> Result<InboxOutcome> {
     let fenced = conn
         .opt(
             stmt(C::SQL.lock_inbox, "locking a webhook")
@@ -180,18 +184,29 @@ async fn inbox_process_in<C: Conn>(conn: &mut C, ev: &InboxEvent, now: Timestamp
         source: Source::Webhook,
         event_id: Some(ev.event_id.clone()),
         observed_at: ev.occurred_at.unwrap_or(ev.received_at),
-        reason: ev.provider_status.as_ref().map(|w| format!("provider: {w}")),
+        reason: ev
+            .provider_status
+            .as_ref()
+            .map(|w| format!("provider: {w}")),
         actor: None,
     };
     let (state, reason, out) = match apply_in(conn, &report, now).await? {
         ApplyOutcome::Applied { from, to } => (
             InboxState::Applied,
             None,
-            InboxOutcome::Applied { payment_id, from, to },
+            InboxOutcome::Applied {
+                payment_id,
+                from,
+                to,
+            },
         ),
         ApplyOutcome::Unchanged => {
             let why = format!("duplicate: payment is already {status}");
-            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+            (
+                InboxState::Ignored,
+                Some(why.clone()),
+                InboxOutcome::Ignored { reason: why },
+            )
         }
         // Never "ignored: already final" for a failure after success: it may
         // be money leaving, or a stale report; a human decides.
@@ -201,11 +216,19 @@ async fn inbox_process_in<C: Conn>(conn: &mut C, ev: &InboxEvent, now: Timestamp
                  applied, kept for review",
                 ev.provider_status.as_deref().unwrap_or("")
             );
-            (InboxState::Review, Some(why.clone()), InboxOutcome::Review { reason: why })
+            (
+                InboxState::Review,
+                Some(why.clone()),
+                InboxOutcome::Review { reason: why },
+            )
         }
         ApplyOutcome::Ignored { current, reason } => {
             let why = format!("{reason}: payment is {current}, event says {status}");
-            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+            (
+                InboxState::Ignored,
+                Some(why.clone()),
+                InboxOutcome::Ignored { reason: why },
+            )
         }
         ApplyOutcome::NotFound => {
             let why = "no payment tracks this provider reference yet".to_string();
@@ -266,10 +289,13 @@ impl<B: Backend> WebhookInbox for B {
     ) -> Result<Vec<InboxEvent>> {
         let mut conn = self.read().await?;
         conn.all(
-            stmt(<B::Conn as Conn>::SQL.inbox_claim, "claiming webhooks to process")
-                .int(now.0)
-                .int(i64::from(limit))
-                .int(lease_until.0),
+            stmt(
+                <B::Conn as Conn>::SQL.inbox_claim,
+                "claiming webhooks to process",
+            )
+            .int(now.0)
+            .int(i64::from(limit))
+            .int(lease_until.0),
         )
         .await?
         .iter()
@@ -325,11 +351,15 @@ impl<B: Backend> WebhookInbox for B {
             "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND event_id = $2"
         );
         let mut conn = self.read().await?;
-        conn.opt(stmt(&sql, "reading a webhook").text(provider).text(event_id))
-            .await?
-            .as_ref()
-            .map(inbox_from_row)
-            .transpose()
+        conn.opt(
+            stmt(&sql, "reading a webhook")
+                .text(provider)
+                .text(event_id),
+        )
+        .await?
+        .as_ref()
+        .map(inbox_from_row)
+        .transpose()
     }
 
     async fn inbox_next_due(&self) -> Result<Option<Timestamp>> {
@@ -355,7 +385,12 @@ impl<B: Backend> WebhookInbox for B {
         ))
         .await?
         .iter()
-        .map(|r| Ok((r.parsed("state", "webhook_inbox")?, r.int("n", "webhook_inbox")?)))
+        .map(|r| {
+            Ok((
+                r.parsed("state", "webhook_inbox")?,
+                r.int("n", "webhook_inbox")?,
+            ))
+        })
         .collect()
     }
 }

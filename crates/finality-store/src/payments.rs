@@ -102,11 +102,20 @@ pub(crate) async fn fetch_payment<C: Conn>(conn: &mut C, id: &str) -> Result<Opt
 }
 
 /// Lock the payment row for the rest of the transaction.
-pub(crate) async fn lock_payment<C: Conn>(conn: &mut C, id: &str) -> Result<Option<(Status, Kind)>> {
-    let Some(r) = conn.opt(stmt(C::SQL.lock_payment, "locking a payment").text(id)).await? else {
+pub(crate) async fn lock_payment<C: Conn>(
+    conn: &mut C,
+    id: &str,
+) -> Result<Option<(Status, Kind)>> {
+    let Some(r) = conn
+        .opt(stmt(C::SQL.lock_payment, "locking a payment").text(id))
+        .await?
+    else {
         return Ok(None);
     };
-    Ok(Some((r.parsed("status", "payments")?, r.parsed("kind", "payments")?)))
+    Ok(Some((
+        r.parsed("status", "payments")?,
+        r.parsed("kind", "payments")?,
+    )))
 }
 
 /// Register a payment inside the caller's own transaction: the payment and
@@ -204,7 +213,10 @@ pub(crate) async fn register_in<C: Conn>(
                 )
                 .await?;
             let (other_id, other_ref) = match other {
-                Some(r) => (r.text("id", "payments")?, r.opt_text("provider_ref", "payments")?),
+                Some(r) => (
+                    r.text("id", "payments")?,
+                    r.opt_text("provider_ref", "payments")?,
+                ),
                 None => (String::new(), None),
             };
             let field = if provider_ref.is_some() && other_ref.as_deref() == provider_ref {
@@ -218,7 +230,11 @@ pub(crate) async fn register_in<C: Conn>(
 }
 
 /// `apply` inside an open transaction.
-pub(crate) async fn apply_in<C: Conn>(conn: &mut C, r: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+pub(crate) async fn apply_in<C: Conn>(
+    conn: &mut C,
+    r: &Report,
+    now: Timestamp,
+) -> Result<ApplyOutcome> {
     let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
         return Ok(ApplyOutcome::NotFound);
     };
@@ -411,13 +427,21 @@ pub(crate) async fn find_payment_by_ref<C: Conn>(
 }
 
 /// Record the provider's id on a payment (and its poll job) that had none.
-pub(crate) async fn write_provider_ref<C: Conn>(conn: &mut C, id: &str, provider_ref: &str) -> Result<()> {
+pub(crate) async fn write_provider_ref<C: Conn>(
+    conn: &mut C,
+    id: &str,
+    provider_ref: &str,
+) -> Result<()> {
     for sql in [
         "UPDATE payments SET provider_ref = $2 WHERE id = $1 AND provider_ref IS NULL",
         "UPDATE poll_jobs SET provider_ref = $2 WHERE payment_id = $1 AND provider_ref IS NULL",
     ] {
-        conn.run(stmt(sql, "recording a provider reference").text(id).text(provider_ref))
-            .await?;
+        conn.run(
+            stmt(sql, "recording a provider reference")
+                .text(id)
+                .text(provider_ref),
+        )
+        .await?;
     }
     Ok(())
 }

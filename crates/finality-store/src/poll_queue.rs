@@ -85,7 +85,8 @@ async fn complete_in<C: Conn>(conn: &mut C, cs: &[Completion]) -> Result<Vec<Com
     for c in cs {
         // The fence: the job must still carry this claim's token. Taking
         // the entry out fences a second completion of the same payment.
-        let fenced = matches!(locked.get(&c.payment_id), Some(l) if l.lock_token == Some(c.lock_token));
+        let fenced =
+            matches!(locked.get(&c.payment_id), Some(l) if l.lock_token == Some(c.lock_token));
         let Some(lease) = fenced.then(|| locked.remove(&c.payment_id)).flatten() else {
             out.push(CompleteOutcome::LeaseLost);
             continue;
@@ -121,7 +122,11 @@ async fn record_provider_ref_in<C: Conn>(
         return Ok(RefRecorded::LeaseLost);
     }
     let fenced = conn
-        .opt(stmt(C::SQL.lock_job, "checking a lease").text(id).int(lock_token))
+        .opt(
+            stmt(C::SQL.lock_job, "checking a lease")
+                .text(id)
+                .int(lock_token),
+        )
         .await?;
     if fenced.is_none() {
         return Ok(RefRecorded::LeaseLost);
@@ -240,7 +245,10 @@ impl<B: Backend> PollQueue for B {
                 "finding the next due poll",
             ))
             .await?;
-        Ok(r.map(|r| r.opt_int("due", "poll_jobs")).transpose()?.flatten().map(Timestamp))
+        Ok(r.map(|r| r.opt_int("due", "poll_jobs"))
+            .transpose()?
+            .flatten()
+            .map(Timestamp))
     }
 
     async fn record_provider_ref(

@@ -168,7 +168,9 @@ impl Backend for PgStore {
         self.pool.begin().await.op("starting a transaction")
     }
     async fn run_migrations(&self) -> Result<()> {
-        sqlx::migrate!("migrations/postgres").run(&self.pool).await?;
+        sqlx::migrate!("migrations/postgres")
+            .run(&self.pool)
+            .await?;
         Ok(())
     }
     fn start_listener(&self) {

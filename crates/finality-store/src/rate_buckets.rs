@@ -49,7 +49,10 @@ impl<B: Backend> RateBuckets for B {
             .opt(stmt(<B::Conn as Conn>::SQL.lock_bucket, "locking a rate bucket").text(provider))
             .await?
         else {
-            return Err(crate::query::corrupt(t, format!("bucket `{provider}` vanished")));
+            return Err(crate::query::corrupt(
+                t,
+                format!("bucket `{provider}` vanished"),
+            ));
         };
         let (tokens, updated_at) = (r.real("tokens", t)?, r.int("updated_at", t)?);
         let (granted, left) = bucket.take(tokens, Timestamp(updated_at), now, want);

@@ -124,7 +124,15 @@ impl Writes {
                 errors,
                 reset_errors,
                 last_error,
-            }) => self.job(id, Some(next_poll_at.0), *attempts, *errors, *reset_errors, last_error.clone(), false),
+            }) => self.job(
+                id,
+                Some(next_poll_at.0),
+                *attempts,
+                *errors,
+                *reset_errors,
+                last_error.clone(),
+                false,
+            ),
             Some(JobAction::Park {
                 attempts,
                 errors,

@@ -169,33 +169,52 @@ impl GenericConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let names = |t: &str| t.contains("{provider_ref}") || t.contains("{payment_id}");
         if !names(&self.url) && !self.body.as_deref().is_some_and(names) {
-            return Err(ConfigError::new("url", "must contain {provider_ref} or {payment_id} (or the body must, for POST)",
+            return Err(ConfigError::new(
+                "url",
+                "must contain {provider_ref} or {payment_id} (or the body must, for POST)",
             ));
         }
         match (&self.lookup_url, &self.lookup_ref_pointer) {
             (Some(u), Some(p)) => {
                 if !u.contains("{merchant_ref}") {
-                    return Err(ConfigError::new("lookup_url", "must contain {merchant_ref}"));
+                    return Err(ConfigError::new(
+                        "lookup_url",
+                        "must contain {merchant_ref}",
+                    ));
                 }
                 if !p.starts_with('/') {
-                    return Err(ConfigError::new("lookup_ref_pointer", "a JSON pointer starts with /"));
+                    return Err(ConfigError::new(
+                        "lookup_ref_pointer",
+                        "a JSON pointer starts with /",
+                    ));
                 }
             }
             (Some(_), None) => {
-                return Err(ConfigError::new("lookup_ref_pointer", "lookup_url needs lookup_ref_pointer (where the provider's id is)",
+                return Err(ConfigError::new(
+                    "lookup_ref_pointer",
+                    "lookup_url needs lookup_ref_pointer (where the provider's id is)",
                 ))
             }
             (None, Some(_)) => {
-                return Err(ConfigError::new("lookup_url", "lookup_ref_pointer needs a lookup_url"))
+                return Err(ConfigError::new(
+                    "lookup_url",
+                    "lookup_ref_pointer needs a lookup_url",
+                ))
             }
             (None, None) => {}
         }
         if !self.status_pointer.starts_with('/') {
-            return Err(ConfigError::new("status_pointer", "a JSON pointer starts with /"));
+            return Err(ConfigError::new(
+                "status_pointer",
+                "a JSON pointer starts with /",
+            ));
         }
         if let Some(body) = &self.body {
             if self.method != HttpMethod::Post {
-                return Err(ConfigError::new("body", "a request body needs method = \"POST\""));
+                return Err(ConfigError::new(
+                    "body",
+                    "a request body needs method = \"POST\"",
+                ));
             }
             // The template must be JSON once its placeholders are filled.
             let probe = render(
@@ -205,17 +224,23 @@ impl GenericConfig {
                 json_escape,
             );
             if serde_json::from_str::<Value>(&probe).is_err() {
-                return Err(ConfigError::new("body", format!("`{body}` is not JSON with its placeholders filled"),
+                return Err(ConfigError::new(
+                    "body",
+                    format!("`{body}` is not JSON with its placeholders filled"),
                 ));
             }
         }
         if let Some(a) = &self.answer_errors {
             if !a.pointer.starts_with('/') {
-                return Err(ConfigError::new("answer_errors.pointer", "a JSON pointer starts with /",
+                return Err(ConfigError::new(
+                    "answer_errors.pointer",
+                    "a JSON pointer starts with /",
                 ));
             }
             if a.ok.is_empty() {
-                return Err(ConfigError::new("answer_errors.ok", "name the code(s) that mean success",
+                return Err(ConfigError::new(
+                    "answer_errors.ok",
+                    "name the code(s) that mean success",
                 ));
             }
         }
@@ -224,28 +249,41 @@ impl GenericConfig {
                 || o.token_url.starts_with("https://")
                 || o.token_url.starts_with("{base_url}"))
             {
-                return Err(ConfigError::new("oauth2.token_url", format!("`{}` is not an http(s) URL", o.token_url),
+                return Err(ConfigError::new(
+                    "oauth2.token_url",
+                    format!("`{}` is not an http(s) URL", o.token_url),
                 ));
             }
         }
         if self.status_map.is_empty() {
-            return Err(ConfigError::new("status_map", "map at least one provider status"));
+            return Err(ConfigError::new(
+                "status_map",
+                "map at least one provider status",
+            ));
         }
         for code in self.errors.keys() {
             if code
                 .parse::<u16>()
                 .map_or(true, |c| !(400..600).contains(&c))
             {
-                return Err(ConfigError::new("errors", format!("`{code}` is not an HTTP error status")));
+                return Err(ConfigError::new(
+                    "errors",
+                    format!("`{code}` is not an HTTP error status"),
+                ));
             }
         }
         if let Some(w) = &self.webhook {
             if w.scheme == WebhookScheme::Hmac {
                 if w.header.is_none() {
-                    return Err(ConfigError::new("webhook.header", "the hmac scheme needs a header"));
+                    return Err(ConfigError::new(
+                        "webhook.header",
+                        "the hmac scheme needs a header",
+                    ));
                 }
                 if w.event_id_pointer.is_none() {
-                    return Err(ConfigError::new("webhook.event_id_pointer", "the hmac scheme needs a pointer to the event id",
+                    return Err(ConfigError::new(
+                        "webhook.event_id_pointer",
+                        "the hmac scheme needs a pointer to the event id",
                     ));
                 }
             }
