@@ -11,6 +11,7 @@ mod bench;
 mod commands;
 mod config;
 mod demo;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -65,6 +66,9 @@ enum Command {
     },
     /// Simulate N payments end to end on virtual time and print a summary.
     Demo(demo::DemoArgs),
+    /// Compare retry schedules on the real engine, on virtual time: provider
+    /// calls per payment against how fast a lost webhook is caught.
+    Simulate(simulate::SimulateArgs),
     /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
     Bench(bench::BenchArgs),
     /// One engine process for `finality bench` (three-process and memory runs).
@@ -85,6 +89,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(match cli.command {
         Command::Demo(_)
+        | Command::Simulate(_)
         | Command::Bench(_)
         | Command::BenchNode(_)
         | Command::Payments { .. }
@@ -118,6 +123,7 @@ fn main() -> ExitCode {
             Command::Providers { command } => commands::providers(config, command).await,
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,
+            Command::Simulate(args) => simulate::run(args).await,
             Command::Bench(args) => bench::run(args).await,
             Command::BenchNode(args) => bench::node::run_node(args).await,
         }

@@ -26,6 +26,25 @@ fn serve(config: &std::path::Path, fault: Option<&str>) -> Child {
     cmd.spawn().unwrap()
 }
 
+/// Wait (at most 30 s) for a process that should abort at its fault point.
+/// One still running means the fault point never fired (the binary was
+/// built without the `fault-points` feature): it is killed and the test
+/// fails saying so, rather than hanging.
+async fn wait_aborted(mut child: Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server did not abort at its fault point within 30 s (fault points compiled out?)");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn wait_healthy(http: &reqwest::Client, base: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while http.get(format!("{base}/healthz")).send().await.is_err() {
@@ -60,7 +79,7 @@ schedule = {{ kind = "fixed", delays = ["1h"] }}
     .unwrap();
     let http = reqwest::Client::new();
 
-    let mut first = serve(&config, Some("after_inbox_insert"));
+    let first = serve(&config, Some("after_inbox_insert"));
     wait_healthy(&http, &base).await;
     let reg = http
         .post(format!("{base}/v1/payments"))
@@ -87,11 +106,9 @@ schedule = {{ kind = "fixed", delays = ["1h"] }}
             .body(body.clone())
             .send()
     };
-    assert!(
-        send().await.is_err(),
-        "the process dies before it can answer"
-    );
-    let status = first.wait().unwrap();
+    let sent = send().await;
+    let status = wait_aborted(first).await;
+    assert!(sent.is_err(), "the process dies before it can answer");
     assert!(!status.success(), "aborted at the fault point");
 
     let mut second = serve(&config, None);
@@ -199,7 +216,7 @@ secret_env = "CRASH_TEST_WHSEC"
     )
     .unwrap();
     let http = reqwest::Client::new();
-    let mut first = serve(&config, Some("after_event_delivery"));
+    let first = serve(&config, Some("after_event_delivery"));
     wait_healthy(&http, &base).await;
     let reg = http
         .post(format!("{base}/v1/payments"))
@@ -218,10 +235,7 @@ secret_env = "CRASH_TEST_WHSEC"
         .unwrap();
     assert_eq!(resolved.status(), 200);
     // The pusher delivers, then dies before recording the success.
-    let status = tokio::task::spawn_blocking(move || first.wait())
-        .await
-        .unwrap()
-        .unwrap();
+    let status = wait_aborted(first).await;
     assert!(!status.success(), "aborted at the fault point");
     let got = receiver.got.lock().unwrap().clone();
     assert_eq!(got.len(), 1, "delivered once before the crash");

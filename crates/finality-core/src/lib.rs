@@ -11,7 +11,9 @@
 //! - [`schedule`]: retry schedules and the give-up policy.
 //! - [`clock`]: [`clock::Timestamp`], the [`clock::Clock`] trait, system and virtual clocks.
 //! - [`error_class`]: how a failed provider call is classified.
-//! - [`fault`]: crash-test fault points.
+//! - [`fault`]: crash-test fault points (compiled in only with the
+//!   `fault-points` feature, which only the CLI's crash tests enable).
+//! - `config_error`: [`ConfigError`], the one error of every configuration check.
 //! - [`money`]: validated payment fields (`PaymentId`, `Amount`, `Currency`).
 #![forbid(unsafe_code)]
 

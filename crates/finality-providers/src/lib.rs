@@ -6,7 +6,9 @@
 //! not final. Failures are data ([`ProviderError`]), never swallowed.
 //!
 //! # Layout
-//! - [`config`]: one provider's `[providers.NAME]` table and [`config::build`].
+//! - [`config`]: one provider's `[providers.NAME]` table ([`config::Adapter`], a
+//!   tagged enum holding each adapter's own settings, and the shared
+//!   [`config::Settings`]), secrets ([`config::Secret`]) and [`config::build`].
 //! - [`http`]: the shared HTTP client (timeouts, request ids) and the
 //!   classification of HTTP failures.
 //! - [`sim`]: the adapter for finality's own simulator.

@@ -6,7 +6,7 @@ use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
 use crate::query::{stmt, Conn, Fields};
-use finality_core::{contradicts_success, Source, Timestamp};
+use finality_core::{contradicts_success, Source, Status, Timestamp};
 
 /// Storing and processing webhook events.
 #[async_trait::async_trait]
@@ -120,12 +120,88 @@ async fn adopt_by_merchant_ref<C: Conn>(
             write_provider_ref(conn, &id, found).await?;
             Ok(ByMerchantRef::Found(id))
         }
-        (Some(known), Some(named)) if known != named => Ok(ByMerchantRef::Other(format!(
-            "event is about `{named}` but payment {id} (merchant reference \
-             `{merchant_ref}`) tracks `{known}`: not applied"
+        (Some(known), Some(named)) if known != named => Ok(ByMerchantRef::Other(other_object(
+            named,
+            &id,
+            merchant_ref,
+            &known,
         ))),
         _ => Ok(ByMerchantRef::Found(id)),
     }
+}
+
+/// The report a webhook event makes about `payment_id`. The provider's own
+/// words go into the history (a reversal says `CAPTURE_FAILED`,
+/// `charge.refunded`, …).
+pub(crate) fn webhook_report(ev: &InboxEvent, payment_id: &str, status: Status) -> Report {
+    Report {
+        payment_id: payment_id.to_string(),
+        status,
+        source: Source::Webhook,
+        event_id: Some(ev.event_id.clone()),
+        observed_at: ev.occurred_at.unwrap_or(ev.received_at),
+        reason: ev.provider_status.as_ref().map(|w| format!("provider: {w}")),
+        actor: None,
+    }
+}
+
+/// What the inbox row records after its report was applied: the same for
+/// every backend.
+pub(crate) fn verdict(
+    ev: &InboxEvent,
+    status: Status,
+    payment_id: String,
+    applied: ApplyOutcome,
+) -> (InboxState, Option<String>, InboxOutcome) {
+    match applied {
+        ApplyOutcome::Applied { from, to } => (
+            InboxState::Applied,
+            None,
+            InboxOutcome::Applied { payment_id, from, to },
+        ),
+        ApplyOutcome::Unchanged => {
+            let why = format!("duplicate: payment is already {status}");
+            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+        }
+        // Never "ignored: already final" for a failure after success: it may
+        // be money leaving, or a stale report; a human decides.
+        ApplyOutcome::Ignored { current, .. } if contradicts_success(current, status) => {
+            let why = format!(
+                "the provider reports {status} (`{}`) after the payment succeeded: not \
+                 applied, kept for review",
+                ev.provider_status.as_deref().unwrap_or("")
+            );
+            (InboxState::Review, Some(why.clone()), InboxOutcome::Review { reason: why })
+        }
+        ApplyOutcome::Ignored { current, reason } => {
+            let why = format!("{reason}: payment is {current}, event says {status}");
+            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+        }
+        ApplyOutcome::NotFound => {
+            let why = ORPHANED.to_string();
+            (InboxState::Orphaned, Some(why), InboxOutcome::Orphaned)
+        }
+    }
+}
+
+/// Why an event waits: the payment it names is not registered (yet).
+pub(crate) const ORPHANED: &str = "no payment tracks this provider reference yet";
+
+/// The reason recorded for an event whose provider status has no mapping.
+pub(crate) fn unknown_status(ev: &InboxEvent) -> String {
+    format!(
+        "unknown provider status `{}`: recorded, not applied",
+        ev.provider_status.as_deref().unwrap_or("")
+    )
+}
+
+/// The reason recorded when the payment with the event's merchant
+/// reference tracks another provider object.
+pub(crate) fn other_object(named: &str, id: &str, merchant_ref: &str, known: &str) -> String {
+    format!(
+        "event is about `{named}` but payment {id} (merchant reference `{merchant_ref}`) \
+         tracks `{known}`: not applied"
+    )
 }
 
 /// `inbox_process` inside an open transaction: inbox row first, then the
@@ -164,77 +240,16 @@ async fn inbox_process_in<C: Conn>(
         (None, None) => None,
     };
     let Some(payment_id) = payment else {
-        let why = "no payment tracks this provider reference yet";
-        set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(why), now).await?;
+        set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(ORPHANED), now).await?;
         return Ok(InboxOutcome::Orphaned);
     };
     let Some(status) = ev.observed else {
-        let why = format!(
-            "unknown provider status `{}`: recorded, not applied",
-            ev.provider_status.as_deref().unwrap_or("")
-        );
+        let why = unknown_status(ev);
         set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
         return Ok(InboxOutcome::Ignored { reason: why });
     };
-    // The provider's own words go into the history (a reversal says
-    // `CAPTURE_FAILED`, `charge.refunded`, …).
-    let report = Report {
-        payment_id: payment_id.clone(),
-        status,
-        source: Source::Webhook,
-        event_id: Some(ev.event_id.clone()),
-        observed_at: ev.occurred_at.unwrap_or(ev.received_at),
-        reason: ev
-            .provider_status
-            .as_ref()
-            .map(|w| format!("provider: {w}")),
-        actor: None,
-    };
-    let (state, reason, out) = match apply_in(conn, &report, now).await? {
-        ApplyOutcome::Applied { from, to } => (
-            InboxState::Applied,
-            None,
-            InboxOutcome::Applied {
-                payment_id,
-                from,
-                to,
-            },
-        ),
-        ApplyOutcome::Unchanged => {
-            let why = format!("duplicate: payment is already {status}");
-            (
-                InboxState::Ignored,
-                Some(why.clone()),
-                InboxOutcome::Ignored { reason: why },
-            )
-        }
-        // Never "ignored: already final" for a failure after success: it may
-        // be money leaving, or a stale report; a human decides.
-        ApplyOutcome::Ignored { current, .. } if contradicts_success(current, status) => {
-            let why = format!(
-                "the provider reports {status} (`{}`) after the payment succeeded: not \
-                 applied, kept for review",
-                ev.provider_status.as_deref().unwrap_or("")
-            );
-            (
-                InboxState::Review,
-                Some(why.clone()),
-                InboxOutcome::Review { reason: why },
-            )
-        }
-        ApplyOutcome::Ignored { current, reason } => {
-            let why = format!("{reason}: payment is {current}, event says {status}");
-            (
-                InboxState::Ignored,
-                Some(why.clone()),
-                InboxOutcome::Ignored { reason: why },
-            )
-        }
-        ApplyOutcome::NotFound => {
-            let why = "no payment tracks this provider reference yet".to_string();
-            (InboxState::Orphaned, Some(why), InboxOutcome::Orphaned)
-        }
-    };
+    let report = webhook_report(ev, &payment_id, status);
+    let (state, reason, out) = verdict(ev, status, payment_id, apply_in(conn, &report, now).await?);
     set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
     Ok(out)
 }

@@ -19,6 +19,7 @@
 //! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`: the roles.
 //! - `transition`: the one writer of statuses, history, outbox and job changes.
 //! - `plan`: what a poll's completion changes, decided in plain Rust.
+//! - [`memory`]: [`memory::MemStore`], the same contract in process memory, for simulations.
 //! - [`manual`]: settling a payment by hand (the API's and the CLI's one `resolve`).
 //! - [`model`]: the values that cross the store boundary.
 //! - `query`, `backend`: the driver interface (statements as data, `Conn`, `Backend`).
@@ -34,6 +35,7 @@ mod error;
 mod feed;
 mod inbox;
 pub mod manual;
+pub mod memory;
 pub mod model;
 mod payments;
 mod pg_arrays;

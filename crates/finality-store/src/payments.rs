@@ -229,23 +229,26 @@ pub(crate) async fn register_in<C: Conn>(
     }
 }
 
-/// `apply` inside an open transaction.
-pub(crate) async fn apply_in<C: Conn>(
-    conn: &mut C,
-    r: &Report,
+/// What a report does to a payment that is `current`: the outcome, and the
+/// change to write when there is one. The same for every backend.
+pub(crate) fn decide_report<'a>(
+    r: &'a Report,
+    kind: Kind,
+    current: Status,
     now: Timestamp,
-) -> Result<ApplyOutcome> {
-    let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
-        return Ok(ApplyOutcome::NotFound);
-    };
+) -> (ApplyOutcome, Option<Change<'a>>) {
     match decide(kind, current, r.status) {
-        Decision::Unchanged => Ok(ApplyOutcome::Unchanged),
-        Decision::Ignore(why) => Ok(ApplyOutcome::Ignored {
-            current,
-            reason: why.as_str(),
-        }),
-        Decision::Apply(to) => {
-            let change = Change {
+        Decision::Unchanged => (ApplyOutcome::Unchanged, None),
+        Decision::Ignore(why) => (
+            ApplyOutcome::Ignored {
+                current,
+                reason: why.as_str(),
+            },
+            None,
+        ),
+        Decision::Apply(to) => (
+            ApplyOutcome::Applied { from: current, to },
+            Some(Change {
                 payment_id: &r.payment_id,
                 kind,
                 source: r.source,
@@ -259,11 +262,21 @@ pub(crate) async fn apply_in<C: Conn>(
                     reason: r.reason.clone(),
                 }],
                 job: Change::job_after(to),
-            };
-            write_changes(conn, &[change]).await?;
-            Ok(ApplyOutcome::Applied { from: current, to })
-        }
+            }),
+        ),
     }
+}
+
+/// `apply` inside an open transaction.
+pub(crate) async fn apply_in<C: Conn>(conn: &mut C, r: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+    let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
+        return Ok(ApplyOutcome::NotFound);
+    };
+    let (out, change) = decide_report(r, kind, current, now);
+    if let Some(change) = change {
+        write_changes(conn, &[change]).await?;
+    }
+    Ok(out)
 }
 
 #[async_trait::async_trait]

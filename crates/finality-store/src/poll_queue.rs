@@ -7,7 +7,7 @@ use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{find_payment_by_ref, lock_payment, write_provider_ref};
 use crate::plan::plan_completion;
-use crate::query::{stmt, Conn, Fields, Leased};
+use crate::query::{stmt, Conn, Fields, Leased, Writer};
 use crate::transition::{write_changes, Change};
 use finality_core::{Source, Timestamp};
 use std::collections::HashMap;
@@ -65,7 +65,10 @@ fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
 /// Completions inside an open transaction: record every call, lock every
 /// payment and job (in id order), decide each in plain Rust, and write all
 /// changes through the one writer.
-async fn complete_in<C: Conn>(conn: &mut C, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
+pub(crate) async fn complete_in<W: Writer>(
+    conn: &mut W,
+    cs: &[Completion],
+) -> Result<Vec<CompleteOutcome>> {
     // The calls happened whatever the fence says: always record them.
     let attempts: Vec<&NewAttempt> = cs.iter().filter_map(|c| c.attempt.as_ref()).collect();
     if !attempts.is_empty() {

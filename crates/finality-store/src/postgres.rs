@@ -7,7 +7,7 @@
 use crate::backend::Backend;
 use crate::error::{DbContext, Result};
 use crate::model::{NewAttempt, NewPayment, Registered};
-use crate::query::{impl_conn, Dialect, Leased};
+use crate::query::{impl_conn, Dialect, Leased, Writer};
 use crate::transition::Writes;
 use crate::Wakeups;
 use finality_core::Timestamp;
@@ -189,8 +189,10 @@ pub async fn register_in(
     crate::payments::register_in(conn, p, now, first_poll_at).await
 }
 
-impl_conn! { conn = PgConnection, db = Postgres, row = PgRow, dialect = &DIALECT, {
+impl_conn! { conn = PgConnection, db = Postgres, row = PgRow, dialect = &DIALECT }
 
+#[async_trait::async_trait]
+impl Writer for PgConnection {
     async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
         crate::pg_arrays::insert_attempts(self, attempts).await
     }
@@ -200,4 +202,4 @@ impl_conn! { conn = PgConnection, db = Postgres, row = PgRow, dialect = &DIALECT
     async fn write(&mut self, w: &Writes) -> Result<()> {
         crate::pg_arrays::write(self, w).await
     }
-}}
+}

@@ -145,12 +145,26 @@ pub struct Leased {
     pub lock_token: Option<i64>,
 }
 
-/// A database connection (or open transaction) of one backend. The three
-/// writes at the end are where the backends truly differ: PostgreSQL sends
-/// a whole batch as arrays in a fixed handful of statements, SQLite (one
-/// in-process writer) runs one short statement per row.
+/// Where the backends truly differ in writing: PostgreSQL sends a whole
+/// batch as arrays in a fixed handful of statements, SQLite (one in-process
+/// writer) runs one short statement per row, and the in-memory store
+/// changes its maps. Completions and the transition writer are written once
+/// against this trait.
 #[async_trait::async_trait]
-pub trait Conn: Send {
+pub trait Writer: Send {
+    /// Record provider calls.
+    async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()>;
+    /// Lock these payments and their poll jobs (in id order) and read their
+    /// status and lease token; a payment without a job is left out.
+    async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>>;
+    /// Write statuses, history, outbox and job changes (see
+    /// `crate::transition`, the one writer that builds them).
+    async fn write(&mut self, w: &Writes) -> Result<()>;
+}
+
+/// A database connection (or open transaction) of one backend.
+#[async_trait::async_trait]
+pub trait Conn: Writer {
     type Row: Fields + Send;
     const SQL: &'static Dialect;
 
@@ -158,15 +172,6 @@ pub trait Conn: Send {
     async fn run(&mut self, s: Stmt<'_>) -> Result<u64>;
     async fn all(&mut self, s: Stmt<'_>) -> Result<Vec<Self::Row>>;
     async fn opt(&mut self, s: Stmt<'_>) -> Result<Option<Self::Row>>;
-
-    /// Record provider calls.
-    async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()>;
-    /// Lock these payments and their poll jobs (in id order) and read their
-    /// status and lease token; a payment without a job is left out.
-    async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>>;
-    /// Write statuses, history, outbox and job changes (see
-    /// [`crate::transition`], the one writer that builds them).
-    async fn write(&mut self, w: &Writes) -> Result<()>;
 }
 
 /// Typed, named columns of a row; a value that does not decode is a
@@ -255,11 +260,10 @@ where
 }
 
 /// `impl Conn` for a concrete sqlx connection type: run, fetch-all and
-/// fetch-optional are the same three bodies for both backends, and the
-/// backend's own methods are passed in. (A macro, not generic code: the
-/// number of rows affected has no trait to reach it by.)
+/// fetch-optional are the same three bodies for both backends. (A macro,
+/// not generic code: the number of rows affected has no trait to reach it by.)
 macro_rules! impl_conn {
-    (conn = $conn:ty, db = $db:ty, row = $row:ty, dialect = $dialect:expr, { $($own:tt)* }) => {
+    (conn = $conn:ty, db = $db:ty, row = $row:ty, dialect = $dialect:expr) => {
         #[async_trait::async_trait]
         impl $crate::query::Conn for $conn {
             type Row = $row;
@@ -284,8 +288,6 @@ macro_rules! impl_conn {
                 let op = s.op;
                 $crate::query::bind::<$db>(&s).fetch_optional(&mut *self).await.op(op)
             }
-
-            $($own)*
         }
     };
 }

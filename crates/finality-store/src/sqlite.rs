@@ -8,7 +8,7 @@
 use crate::backend::Backend;
 use crate::error::{DbContext, Result};
 use crate::model::{NewAttempt, NewPayment, Registered};
-use crate::query::{impl_conn, stmt, Dialect, Fields, Leased};
+use crate::query::{impl_conn, stmt, Conn, Dialect, Fields, Leased, Writer};
 use crate::transition::Writes;
 use crate::Wakeups;
 use finality_core::Timestamp;
@@ -156,8 +156,10 @@ const UPDATE_JOB: &str = "UPDATE poll_jobs SET next_poll_at = $2, attempts = att
 
 // SQLite runs in-process with one writer: a statement per row costs no
 // round trip, so the batch columns are written one row at a time.
-impl_conn! { conn = SqliteConnection, db = Sqlite, row = SqliteRow, dialect = &DIALECT, {
+impl_conn! { conn = SqliteConnection, db = Sqlite, row = SqliteRow, dialect = &DIALECT }
 
+#[async_trait::async_trait]
+impl Writer for SqliteConnection {
     async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
         for a in attempts {
             self.run(
@@ -270,7 +272,7 @@ impl_conn! { conn = SqliteConnection, db = Sqlite, row = SqliteRow, dialect = &D
         }
         Ok(())
     }
-}}
+}
 
 /// SQLite's migrations were once numbered 1–6, without PostgreSQL's 0004
 /// (an autovacuum setting SQLite has no use for); they now carry the same

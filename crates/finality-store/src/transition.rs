@@ -7,7 +7,7 @@
 //! (PostgreSQL) or row by row (SQLite).
 
 pub(crate) use crate::plan::{JobAction, Step};
-use crate::query::Conn;
+use crate::query::Writer;
 use crate::Result;
 use finality_core::{Kind, Source, Status, Timestamp};
 
@@ -164,7 +164,7 @@ impl Writes {
 
 /// Write `changes` inside the caller's transaction, which holds every
 /// payment's lock. One call per transaction, whatever the number of changes.
-pub async fn write_changes<C: Conn>(conn: &mut C, changes: &[Change<'_>]) -> Result<()> {
+pub async fn write_changes<W: Writer>(conn: &mut W, changes: &[Change<'_>]) -> Result<()> {
     let mut w = Writes::default();
     for c in changes {
         w.add(c);

@@ -1096,6 +1096,15 @@ pub async fn exercise(backend: crate::Backend) {
     }
 }
 
+/// Run every case against a fresh store from `open`: for a store that is
+/// not a database of its own, such as the in-memory one simulations use.
+pub async fn exercise_each(label: &str, open: impl Fn() -> Arc<dyn Store>) {
+    for (name, case) in CASES {
+        eprintln!("conformance case {name} on {label}");
+        case(open()).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// Every `pub async fn …(db: Arc<dyn Store>)` in this file is in CASES.

@@ -1,5 +1,5 @@
-//! The store conformance suite on both backends, plus the transactional
-//! enqueue paths that are backend-specific by nature.
+//! The store conformance suite on both backends (and the in-memory store),
+//! plus the transactional enqueue paths that are backend-specific by nature.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod claim_plan;
@@ -18,4 +18,13 @@ async fn conformance_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_on_sqlite() {
     conformance::exercise(finality_testkit::Backend::Sqlite).await;
+}
+
+/// The in-memory store that simulations run on keeps the same contract.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_in_memory() {
+    conformance::exercise_each("memory", || {
+        std::sync::Arc::new(finality_store::memory::MemStore::new())
+    })
+    .await;
 }

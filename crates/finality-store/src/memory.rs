@@ -1,0 +1,908 @@
+//! A store in process memory, for simulations (`finality simulate` runs the
+//! real engine over hundreds of thousands of payments in seconds) and
+//! nothing else: nothing survives the process.
+//!
+//! It keeps the same contract as the SQL backends (the conformance suite
+//! runs against it too) and shares their decisions: a report is decided by
+//! `decide_report`, a completion by `complete_in` (fence, plan, changes),
+//! and every change is built by the one transition writer; only the last
+//! step, changing maps instead of sending SQL, is this module's.
+
+use crate::error::Result;
+use crate::inbox::{other_object, unknown_status, verdict, webhook_report, ORPHANED};
+use crate::model::*;
+use crate::payments::decide_report;
+use crate::poll_queue::complete_in;
+use crate::query::{Leased, Writer};
+use crate::transition::{write_changes, Writes};
+use crate::{
+    EventFeed, PaymentStore, PollQueue, RateBuckets, Store, Wakeups, WebhookInbox,
+};
+use finality_core::{Kind, Status, Timestamp};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use tokio::sync::{watch, Mutex};
+
+/// A store in memory. One lock serializes writers, as SQLite's file lock does.
+#[derive(Debug)]
+pub struct MemStore {
+    state: Mutex<MemState>,
+    wake: Wakeups,
+}
+
+impl Default for MemStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemStore {
+    pub fn new() -> Self {
+        MemStore {
+            state: Mutex::new(MemState::default()),
+            wake: Wakeups::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Job {
+    provider: String,
+    provider_ref: Option<String>,
+    merchant_ref: Option<String>,
+    kind: Kind,
+    registered_at: Timestamp,
+    next_poll_at: Option<i64>,
+    due_at: Option<i64>,
+    attempts: i32,
+    errors: i32,
+    locked_by: Option<String>,
+    locked_until: Option<i64>,
+    lock_token: Option<i64>,
+    last_error: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct InboxRow {
+    ev: InboxEvent,
+    next_attempt_at: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+struct OutboxRow {
+    ev: OutboxEvent,
+    feed_seq: Option<i64>,
+}
+
+#[derive(Debug, Default)]
+struct MemState {
+    payments: BTreeMap<String, Payment>,
+    by_ref: HashMap<(String, String), String>,
+    by_merchant: HashMap<(String, String), String>,
+    jobs: HashMap<String, Job>,
+    /// `(next_poll_at, payment id)` of every unparked job: the due index.
+    due: BTreeSet<(i64, String)>,
+    history: HashMap<String, Vec<HistoryEntry>>,
+    attempts: HashMap<String, Vec<AttemptRecord>>,
+    attempt_seq: i64,
+    inbox: Vec<InboxRow>,
+    inbox_key: HashMap<(String, String), usize>,
+    /// `(next_attempt_at, row index)` of received and failed events.
+    inbox_due: BTreeSet<(i64, usize)>,
+    outbox: BTreeMap<i64, OutboxRow>,
+    outbox_seq: i64,
+    unsequenced: BTreeSet<i64>,
+    feed: BTreeMap<i64, i64>,
+    last_feed_seq: i64,
+    destinations: BTreeMap<String, DestinationState>,
+    deliveries: Vec<DeliveryAttempt>,
+    buckets: HashMap<String, (f64, i64)>,
+}
+
+impl MemState {
+    fn set_next_poll(&mut self, id: &str, next: Option<i64>) {
+        if let Some(job) = self.jobs.get_mut(id) {
+            if let Some(old) = job.next_poll_at {
+                self.due.remove(&(old, id.to_string()));
+            }
+            job.next_poll_at = next;
+            if let Some(new) = next {
+                self.due.insert((new, id.to_string()));
+            }
+        }
+    }
+
+    fn drop_job(&mut self, id: &str) {
+        if let Some(job) = self.jobs.remove(id) {
+            if let Some(old) = job.next_poll_at {
+                self.due.remove(&(old, id.to_string()));
+            }
+        }
+    }
+
+    fn set_inbox_next(&mut self, i: usize, next: Option<i64>) {
+        if let Some(old) = self.inbox[i].next_attempt_at {
+            self.inbox_due.remove(&(old, i));
+        }
+        self.inbox[i].next_attempt_at = next;
+        let open = matches!(self.inbox[i].ev.state, InboxState::Received | InboxState::Failed);
+        if let (Some(new), true) = (next, open) {
+            self.inbox_due.insert((new, i));
+        }
+    }
+
+    fn set_inbox_state(&mut self, i: usize, state: InboxState, reason: Option<String>) {
+        self.inbox[i].ev.state = state;
+        self.inbox[i].ev.reason = reason;
+        self.set_inbox_next(i, None);
+    }
+
+    fn record_ref(&mut self, id: &str, provider_ref: &str) {
+        let Some(p) = self.payments.get_mut(id) else {
+            return;
+        };
+        if p.provider_ref.is_none() {
+            p.provider_ref = Some(provider_ref.to_string());
+            self.by_ref
+                .insert((p.provider.clone(), provider_ref.to_string()), id.to_string());
+        }
+        if let Some(j) = self.jobs.get_mut(id) {
+            if j.provider_ref.is_none() {
+                j.provider_ref = Some(provider_ref.to_string());
+            }
+        }
+    }
+
+    /// The payment an event is about, as `inbox_process` on SQL finds it.
+    fn find_for_event(&mut self, ev: &InboxEvent) -> std::result::Result<Option<String>, String> {
+        if let Some(r) = &ev.provider_ref {
+            if let Some(id) = self.by_ref.get(&(ev.provider.clone(), r.clone())) {
+                return Ok(Some(id.clone()));
+            }
+        }
+        let Some(m) = &ev.merchant_ref else {
+            return Ok(None);
+        };
+        let Some(id) = self.by_merchant.get(&(ev.provider.clone(), m.clone())).cloned() else {
+            return Ok(None);
+        };
+        let known = self.payments.get(&id).and_then(|p| p.provider_ref.clone());
+        match (known, ev.provider_ref.as_deref()) {
+            (None, Some(found)) => {
+                self.record_ref(&id, found);
+                Ok(Some(id))
+            }
+            (Some(known), Some(named)) if known != named => {
+                Err(other_object(named, &id, m, &known))
+            }
+            _ => Ok(Some(id)),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Writer for MemState {
+    async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
+        for a in attempts {
+            self.attempt_seq += 1;
+            self.attempts
+                .entry(a.payment_id.clone())
+                .or_default()
+                .push(AttemptRecord {
+                    id: self.attempt_seq,
+                    attempt: (*a).clone(),
+                });
+        }
+        Ok(())
+    }
+
+    async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>> {
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let p = self.payments.get(*id)?;
+                let j = self.jobs.get(*id)?;
+                Some(Leased {
+                    payment_id: (*id).to_string(),
+                    status: p.status,
+                    kind: p.kind,
+                    lock_token: j.lock_token,
+                })
+            })
+            .collect())
+    }
+
+    async fn write(&mut self, w: &Writes) -> Result<()> {
+        let parse_status = |s: &str| s.parse::<Status>().map_err(|e| crate::query::corrupt("payments", e));
+        for i in 0..w.pay_id.len() {
+            let status = parse_status(&w.pay_status[i])?;
+            let source = w.pay_source[i]
+                .parse()
+                .map_err(|e| crate::query::corrupt("payments", e))?;
+            if let Some(p) = self.payments.get_mut(&w.pay_id[i]) {
+                p.status = status;
+                p.status_source = Some(source);
+                p.updated_at = Timestamp(w.pay_at[i]);
+                p.finalized_at = p.finalized_at.or(w.pay_fin[i].map(Timestamp));
+            }
+        }
+        for i in 0..w.step_id.len() {
+            let from = parse_status(&w.step_from[i])?;
+            let to = parse_status(&w.step_to[i])?;
+            let source = w.step_source[i]
+                .parse()
+                .map_err(|e| crate::query::corrupt("status_history", e))?;
+            self.history
+                .entry(w.step_id[i].clone())
+                .or_default()
+                .push(HistoryEntry {
+                    from: Some(from),
+                    to,
+                    source,
+                    event_id: w.step_event[i].clone(),
+                    reason: w.step_reason[i].clone(),
+                    actor: w.step_actor[i].clone(),
+                    observed_at: Timestamp(w.step_observed[i]),
+                    at: Timestamp(w.step_at[i]),
+                });
+            self.outbox_seq += 1;
+            self.outbox.insert(
+                self.outbox_seq,
+                OutboxRow {
+                    ev: OutboxEvent {
+                        seq: self.outbox_seq,
+                        event_id: w.out_event[i].clone(),
+                        payment_id: w.step_id[i].clone(),
+                        event_type: w.out_type[i].clone(),
+                        status: to,
+                        previous_status: Some(from),
+                        source,
+                        occurred_at: Timestamp(w.step_at[i]),
+                    },
+                    feed_seq: None,
+                },
+            );
+            self.unsequenced.insert(self.outbox_seq);
+        }
+        for id in &w.delete {
+            self.drop_job(id);
+        }
+        for i in 0..w.job_id.len() {
+            let id = &w.job_id[i];
+            self.set_next_poll(id, w.job_next[i]);
+            if let Some(j) = self.jobs.get_mut(id) {
+                j.attempts += w.job_inc[i];
+                j.errors = if w.job_reset[i] {
+                    w.job_einc[i]
+                } else {
+                    j.errors + w.job_einc[i]
+                };
+                j.due_at = None;
+                j.locked_by = None;
+                j.locked_until = None;
+                j.lock_token = None;
+                j.last_error = if w.job_park[i] {
+                    w.job_err[i].clone().or(j.last_error.take())
+                } else {
+                    w.job_err[i].clone()
+                };
+            }
+        }
+        Ok(())
+    }
+}
+
+fn applied_any(out: &[CompleteOutcome]) -> bool {
+    out.iter()
+        .any(|o| matches!(o, CompleteOutcome::Done { applied } if !applied.is_empty()))
+}
+
+#[async_trait::async_trait]
+impl PaymentStore for MemStore {
+    async fn register(
+        &self,
+        p: &NewPayment,
+        now: Timestamp,
+        first_poll_at: Timestamp,
+    ) -> Result<Registered> {
+        let mut s = self.state.lock().await;
+        let id = p.id.as_str().to_string();
+        if let Some(existing) = s.payments.get(&id) {
+            return Ok(if existing.same_body(p) {
+                Registered::Existing(existing.clone())
+            } else {
+                Registered::Conflict(existing.clone())
+            });
+        }
+        let provider_ref = p.provider_ref.as_ref().map(|r| r.as_str().to_string());
+        let merchant_ref = p.merchant_ref.as_ref().map(|r| r.as_str().to_string());
+        let taken_ref = provider_ref
+            .as_ref()
+            .and_then(|r| s.by_ref.get(&(p.provider.clone(), r.clone())));
+        let taken_merchant = merchant_ref
+            .as_ref()
+            .and_then(|m| s.by_merchant.get(&(p.provider.clone(), m.clone())));
+        if let Some(other) = taken_ref {
+            return Ok(Registered::RefTaken {
+                other_id: other.clone(),
+                field: "provider_ref",
+            });
+        }
+        if let Some(other) = taken_merchant {
+            return Ok(Registered::RefTaken {
+                other_id: other.clone(),
+                field: "merchant_ref",
+            });
+        }
+        let payment = Payment {
+            id: id.clone(),
+            provider: p.provider.clone(),
+            provider_ref: provider_ref.clone(),
+            merchant_ref: merchant_ref.clone(),
+            kind: p.kind,
+            amount: p.amount.minor,
+            currency: p.amount.currency.as_str().to_string(),
+            metadata: p.metadata.clone(),
+            status: Status::Pending,
+            status_source: None,
+            created_at: now,
+            updated_at: now,
+            finalized_at: None,
+        };
+        s.payments.insert(id.clone(), payment.clone());
+        if let Some(r) = &provider_ref {
+            s.by_ref.insert((p.provider.clone(), r.clone()), id.clone());
+        }
+        if let Some(m) = &merchant_ref {
+            s.by_merchant.insert((p.provider.clone(), m.clone()), id.clone());
+        }
+        s.jobs.insert(
+            id.clone(),
+            Job {
+                provider: p.provider.clone(),
+                provider_ref: provider_ref.clone(),
+                merchant_ref: merchant_ref.clone(),
+                kind: p.kind,
+                registered_at: now,
+                next_poll_at: None,
+                due_at: None,
+                attempts: 0,
+                errors: 0,
+                locked_by: None,
+                locked_until: None,
+                lock_token: None,
+                last_error: None,
+            },
+        );
+        s.set_next_poll(&id, Some(first_poll_at.0));
+        // Webhooks that beat the registration are applied now.
+        let orphans: Vec<usize> = s
+            .inbox
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                r.ev.state == InboxState::Orphaned
+                    && r.ev.provider == p.provider
+                    && ((provider_ref.is_some() && r.ev.provider_ref == provider_ref)
+                        || (merchant_ref.is_some() && r.ev.merchant_ref == merchant_ref))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for i in orphans {
+            s.inbox[i].ev.state = InboxState::Received;
+            s.set_inbox_next(i, Some(now.0));
+        }
+        drop(s);
+        self.wake.bump();
+        Ok(Registered::Created(payment))
+    }
+
+    async fn apply(&self, report: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+        let mut s = self.state.lock().await;
+        let Some(p) = s.payments.get(&report.payment_id) else {
+            return Ok(ApplyOutcome::NotFound);
+        };
+        let (out, change) = decide_report(report, p.kind, p.status, now);
+        if let Some(change) = change {
+            write_changes(&mut *s, &[change]).await?;
+            drop(s);
+            self.wake.bump();
+        }
+        Ok(out)
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<PaymentView>> {
+        let s = self.state.lock().await;
+        let Some(payment) = s.payments.get(id).cloned() else {
+            return Ok(None);
+        };
+        let poll = s.jobs.get(id).map(|j| PollState {
+            attempts: u32::try_from(j.attempts).unwrap_or(0),
+            errors: u32::try_from(j.errors).unwrap_or(0),
+            next_poll_at: j.next_poll_at.map(Timestamp),
+            locked_by: j.locked_by.clone(),
+            last_error: j.last_error.clone(),
+        });
+        let history = s.history.get(id).cloned().unwrap_or_default();
+        Ok(Some(PaymentView {
+            payment,
+            poll,
+            history,
+        }))
+    }
+
+    async fn list(&self, f: &ListFilter) -> Result<Vec<Payment>> {
+        let s = self.state.lock().await;
+        let from = match &f.after_id {
+            Some(a) => std::ops::Bound::Excluded(a.clone()),
+            None => std::ops::Bound::Unbounded,
+        };
+        Ok(s.payments
+            .range((from, std::ops::Bound::Unbounded))
+            .map(|(_, p)| p)
+            .filter(|p| f.status.is_none_or(|st| p.status == st))
+            .filter(|p| f.provider.as_ref().is_none_or(|pr| &p.provider == pr))
+            .take(f.limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn attempts(&self, id: &str) -> Result<Vec<AttemptRecord>> {
+        let s = self.state.lock().await;
+        Ok(s.attempts.get(id).cloned().unwrap_or_default())
+    }
+
+    async fn status_counts(&self) -> Result<Vec<(Status, i64)>> {
+        let s = self.state.lock().await;
+        let mut counts: BTreeMap<&'static str, (Status, i64)> = BTreeMap::new();
+        for p in s.payments.values() {
+            counts.entry(p.status.as_str()).or_insert((p.status, 0)).1 += 1;
+        }
+        Ok(counts.into_values().collect())
+    }
+
+    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
+        let s = self.state.lock().await;
+        let key = (provider.to_string(), provider_ref.to_string());
+        Ok(s.by_ref.get(&key).or_else(|| s.by_merchant.get(&key)).cloned())
+    }
+}
+
+#[async_trait::async_trait]
+impl PollQueue for MemStore {
+    async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
+        let token: i64 = rand::random::<i64>() & i64::MAX;
+        let mut s = self.state.lock().await;
+        let due: Vec<(i64, String)> = s
+            .due
+            .iter()
+            .take_while(|(at, _)| *at <= req.now.0)
+            .take(req.limit as usize)
+            .cloned()
+            .collect();
+        let mut out = Vec::with_capacity(due.len());
+        for (at, id) in due {
+            s.set_next_poll(&id, Some(req.lease_until.0));
+            let Some(j) = s.jobs.get_mut(&id) else {
+                continue;
+            };
+            j.due_at = Some(at);
+            j.locked_until = Some(req.lease_until.0);
+            j.locked_by = Some(req.worker.clone());
+            j.lock_token = Some(token);
+            out.push(ClaimedJob {
+                payment_id: id.clone(),
+                provider: j.provider.clone(),
+                provider_ref: j.provider_ref.clone(),
+                merchant_ref: j.merchant_ref.clone(),
+                kind: j.kind,
+                registered_at: j.registered_at,
+                attempts: u32::try_from(j.attempts).unwrap_or(0),
+                errors: u32::try_from(j.errors).unwrap_or(0),
+                due_at: Timestamp(at),
+                lock_token: token,
+            });
+        }
+        Ok(out)
+    }
+
+    async fn complete(&self, c: &Completion) -> Result<CompleteOutcome> {
+        let mut out = self.complete_batch(std::slice::from_ref(c)).await?;
+        Ok(out.pop().unwrap_or(CompleteOutcome::LeaseLost))
+    }
+
+    async fn complete_batch(&self, cs: &[Completion]) -> Result<Vec<CompleteOutcome>> {
+        let mut s = self.state.lock().await;
+        let out = complete_in(&mut *s, cs).await?;
+        drop(s);
+        if applied_any(&out) {
+            self.wake.bump();
+        }
+        Ok(out)
+    }
+
+    async fn poll_now(&self, id: &str, now: Timestamp) -> Result<PollNow> {
+        let mut s = self.state.lock().await;
+        let Some(p) = s.payments.get(id) else {
+            return Ok(PollNow::NotFound);
+        };
+        if p.status.is_final() {
+            return Ok(PollNow::AlreadyFinal);
+        }
+        let free = s
+            .jobs
+            .get(id)
+            .is_some_and(|j| j.locked_until.is_none_or(|u| u <= now.0));
+        let out = if free {
+            s.set_next_poll(id, Some(now.0));
+            if let Some(j) = s.jobs.get_mut(id) {
+                j.due_at = None;
+            }
+            PollNow::Scheduled
+        } else {
+            PollNow::InFlight
+        };
+        drop(s);
+        self.wake.bump();
+        Ok(out)
+    }
+
+    async fn next_due_at(&self) -> Result<Option<Timestamp>> {
+        let s = self.state.lock().await;
+        Ok(s.due.first().map(|(at, _)| Timestamp(*at)))
+    }
+
+    async fn record_provider_ref(
+        &self,
+        id: &str,
+        lock_token: i64,
+        provider_ref: &str,
+    ) -> Result<RefRecorded> {
+        let mut s = self.state.lock().await;
+        let Some(p) = s.payments.get(id) else {
+            return Ok(RefRecorded::LeaseLost);
+        };
+        if !s.jobs.get(id).is_some_and(|j| j.lock_token == Some(lock_token)) {
+            return Ok(RefRecorded::LeaseLost);
+        }
+        match &p.provider_ref {
+            Some(k) if k == provider_ref => return Ok(RefRecorded::Same),
+            Some(existing) => {
+                return Ok(RefRecorded::Different {
+                    existing: existing.clone(),
+                })
+            }
+            None => {}
+        }
+        if let Some(other) = s.by_ref.get(&(p.provider.clone(), provider_ref.to_string())) {
+            return Ok(RefRecorded::Taken {
+                other_id: other.clone(),
+            });
+        }
+        s.record_ref(id, provider_ref);
+        Ok(RefRecorded::Recorded)
+    }
+}
+
+#[async_trait::async_trait]
+impl WebhookInbox for MemStore {
+    async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
+        let mut s = self.state.lock().await;
+        let mut fresh = Vec::with_capacity(events.len());
+        for e in events {
+            let key = (e.provider.clone(), e.event_id.clone());
+            if s.inbox_key.contains_key(&key) {
+                fresh.push(false);
+                continue;
+            }
+            let i = s.inbox.len();
+            s.inbox.push(InboxRow {
+                ev: InboxEvent {
+                    id: i64::try_from(i).unwrap_or(i64::MAX) + 1,
+                    provider: e.provider.clone(),
+                    event_id: e.event_id.clone(),
+                    provider_ref: e.provider_ref.clone(),
+                    merchant_ref: e.merchant_ref.clone(),
+                    observed: e.observed,
+                    provider_status: e.provider_status.clone(),
+                    occurred_at: e.occurred_at,
+                    received_at: now,
+                    state: e.state,
+                    reason: e.reason.clone(),
+                    attempts: 0,
+                },
+                next_attempt_at: None,
+            });
+            s.inbox_key.insert(key, i);
+            let due = (e.state == InboxState::Received).then_some(now.0);
+            s.set_inbox_next(i, due);
+            fresh.push(true);
+        }
+        drop(s);
+        if fresh.iter().any(|f| *f) {
+            self.wake.bump();
+        }
+        Ok(fresh)
+    }
+
+    async fn inbox_claim(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<InboxEvent>> {
+        let mut s = self.state.lock().await;
+        let due: Vec<usize> = s
+            .inbox_due
+            .iter()
+            .take_while(|(at, _)| *at <= now.0)
+            .take(limit as usize)
+            .map(|(_, i)| *i)
+            .collect();
+        let mut out = Vec::with_capacity(due.len());
+        for i in due {
+            s.set_inbox_next(i, Some(lease_until.0));
+            s.inbox[i].ev.attempts += 1;
+            out.push(s.inbox[i].ev.clone());
+        }
+        Ok(out)
+    }
+
+    async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
+        let mut s = self.state.lock().await;
+        let Some(i) = usize::try_from(ev.id - 1).ok().filter(|i| *i < s.inbox.len()) else {
+            return Ok(InboxOutcome::LeaseLost);
+        };
+        let row = &s.inbox[i].ev;
+        if row.attempts != ev.attempts
+            || !matches!(row.state, InboxState::Received | InboxState::Failed)
+        {
+            return Ok(InboxOutcome::LeaseLost);
+        }
+        let payment_id = match s.find_for_event(ev) {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                s.set_inbox_state(i, InboxState::Orphaned, Some(ORPHANED.to_string()));
+                return Ok(InboxOutcome::Orphaned);
+            }
+            Err(why) => {
+                s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
+                return Ok(InboxOutcome::Ignored { reason: why });
+            }
+        };
+        let Some(status) = ev.observed else {
+            let why = unknown_status(ev);
+            s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
+            return Ok(InboxOutcome::Ignored { reason: why });
+        };
+        let report = webhook_report(ev, &payment_id, status);
+        let applied = match s.payments.get(&payment_id) {
+            None => ApplyOutcome::NotFound,
+            Some(p) => {
+                let (out, change) = decide_report(&report, p.kind, p.status, now);
+                if let Some(change) = change {
+                    write_changes(&mut *s, &[change]).await?;
+                }
+                out
+            }
+        };
+        let (state, reason, out) = verdict(ev, status, payment_id, applied);
+        s.set_inbox_state(i, state, reason);
+        drop(s);
+        if matches!(out, InboxOutcome::Applied { .. }) {
+            self.wake.bump();
+        }
+        Ok(out)
+    }
+
+    async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()> {
+        let mut s = self.state.lock().await;
+        let Some(i) = usize::try_from(ev.id - 1).ok().filter(|i| *i < s.inbox.len()) else {
+            return Ok(());
+        };
+        let row = &s.inbox[i].ev;
+        if row.attempts == ev.attempts
+            && matches!(row.state, InboxState::Received | InboxState::Failed)
+        {
+            s.inbox[i].ev.state = InboxState::Failed;
+            s.inbox[i].ev.reason = Some(error.to_string());
+            s.set_inbox_next(i, Some(retry_at.0));
+        }
+        Ok(())
+    }
+
+    async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let found: Vec<usize> = s
+            .inbox
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.ev.state == InboxState::Orphaned)
+            .filter(|(_, r)| {
+                let by_ref = r.ev.provider_ref.as_ref().is_some_and(|x| {
+                    s.by_ref.contains_key(&(r.ev.provider.clone(), x.clone()))
+                });
+                let by_merchant = r.ev.merchant_ref.as_ref().is_some_and(|x| {
+                    s.by_merchant.contains_key(&(r.ev.provider.clone(), x.clone()))
+                });
+                by_ref || by_merchant
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for i in &found {
+            s.inbox[*i].ev.state = InboxState::Received;
+            s.set_inbox_next(*i, Some(now.0));
+        }
+        Ok(found.len() as u64)
+    }
+
+    async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
+        let s = self.state.lock().await;
+        Ok(s
+            .inbox_key
+            .get(&(provider.to_string(), event_id.to_string()))
+            .map(|i| s.inbox[*i].ev.clone()))
+    }
+
+    async fn inbox_next_due(&self) -> Result<Option<Timestamp>> {
+        let s = self.state.lock().await;
+        Ok(s.inbox_due.first().map(|(at, _)| Timestamp(*at)))
+    }
+
+    async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>> {
+        let s = self.state.lock().await;
+        let mut counts: BTreeMap<&'static str, (InboxState, i64)> = BTreeMap::new();
+        for r in &s.inbox {
+            counts.entry(r.ev.state.as_str()).or_insert((r.ev.state, 0)).1 += 1;
+        }
+        Ok(counts.into_values().collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl EventFeed for MemStore {
+    async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+        let s = self.state.lock().await;
+        Ok(s.outbox
+            .range(seq.saturating_add(1)..)
+            .take(limit as usize)
+            .map(|(_, r)| r.ev.clone())
+            .collect())
+    }
+
+    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let ids: Vec<i64> = s.unsequenced.iter().take(limit as usize).copied().collect();
+        for id in &ids {
+            s.unsequenced.remove(id);
+            s.last_feed_seq += 1;
+            let seq = s.last_feed_seq;
+            if let Some(r) = s.outbox.get_mut(id) {
+                r.feed_seq = Some(seq);
+            }
+            s.feed.insert(seq, *id);
+        }
+        drop(s);
+        if !ids.is_empty() {
+            self.wake.bump();
+        }
+        Ok(ids.len() as u64)
+    }
+
+    async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+        let s = self.state.lock().await;
+        Ok(s.feed
+            .range(cursor.saturating_add(1)..)
+            .take(limit as usize)
+            .filter_map(|(seq, id)| {
+                s.outbox.get(id).map(|r| OutboxEvent {
+                    seq: *seq,
+                    ..r.ev.clone()
+                })
+            })
+            .collect())
+    }
+
+    async fn destination(&self, name: &str) -> Result<DestinationState> {
+        let mut s = self.state.lock().await;
+        Ok(s.destinations
+            .entry(name.to_string())
+            .or_insert_with(|| DestinationState {
+                name: name.to_string(),
+                delivered_seq: 0,
+                attempts: 0,
+                failing_since: None,
+                next_attempt_at: None,
+                last_error: None,
+            })
+            .clone())
+    }
+
+    async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool> {
+        let mut s = self.state.lock().await;
+        match s.destinations.get_mut(name) {
+            Some(d) if d.delivered_seq == from => {
+                d.delivered_seq = to;
+                d.attempts = 0;
+                d.failing_since = None;
+                d.next_attempt_at = None;
+                d.last_error = None;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn destination_failed(&self, st: &DestinationState) -> Result<()> {
+        let mut s = self.state.lock().await;
+        if let Some(d) = s.destinations.get_mut(&st.name) {
+            if d.delivered_seq == st.delivered_seq {
+                d.attempts = st.attempts;
+                d.failing_since = st.failing_since;
+                d.next_attempt_at = st.next_attempt_at;
+                d.last_error = st.last_error.clone();
+            }
+        }
+        Ok(())
+    }
+
+    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()> {
+        self.state.lock().await.deliveries.push(a.clone());
+        Ok(())
+    }
+
+    async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>> {
+        let s = self.state.lock().await;
+        Ok(s.deliveries
+            .iter()
+            .filter(|d| d.destination == destination)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let gone: Vec<(i64, i64)> = s
+            .feed
+            .range(..=max_seq)
+            .filter(|(_, id)| s.outbox.get(id).is_some_and(|r| r.ev.occurred_at < before))
+            .map(|(seq, id)| (*seq, *id))
+            .collect();
+        for (seq, id) in &gone {
+            s.feed.remove(seq);
+            s.outbox.remove(id);
+        }
+        Ok(gone.len() as u64)
+    }
+}
+
+#[async_trait::async_trait]
+impl RateBuckets for MemStore {
+    async fn take_tokens(
+        &self,
+        provider: &str,
+        bucket: Bucket,
+        want: u32,
+        now: Timestamp,
+    ) -> Result<(u32, f64)> {
+        let mut s = self.state.lock().await;
+        let (tokens, updated_at) = *s
+            .buckets
+            .entry(provider.to_string())
+            .or_insert((bucket.burst, now.0));
+        let (granted, left) = bucket.take(tokens, Timestamp(updated_at), now, want);
+        s.buckets
+            .insert(provider.to_string(), (left, now.0.max(updated_at)));
+        Ok((granted, left))
+    }
+}
+
+#[async_trait::async_trait]
+impl Store for MemStore {
+    async fn migrate(&self) -> Result<()> {
+        Ok(())
+    }
+    fn subscribe(&self) -> watch::Receiver<u64> {
+        self.wake.subscribe()
+    }
+}
