@@ -5,6 +5,9 @@
 //! - `config`: the configuration file.
 //! - `commands`: `serve`, `migrate`, `payments …`, `sim serve`.
 //! - `demo`: `finality demo`.
+//! - `simulate`: `finality simulate`, schedules compared on the real engine
+//!   and an in-memory store, on virtual time.
+//! - `bench`: `finality bench` (`docs/PERFORMANCE.md`).
 #![forbid(unsafe_code)]
 
 mod bench;

@@ -93,3 +93,76 @@ fn bench_smoke_runs() {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
 }
+
+/// A small `finality simulate` (seconds): every row is there with its keys,
+/// the figures hang together, and a schedule that never stops polling
+/// within the window leaves nothing undetected. Invariants, not timings.
+#[test]
+fn simulate_writes_rows_whose_figures_hold_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let svg = dir.path().join("sim.svg");
+    let out = finality()
+        .args([
+            "simulate",
+            "--payments",
+            "400",
+            "--schedules",
+            "default,exponential_1m,fixed_list",
+            "--json",
+            json.to_str().unwrap(),
+            "--svg",
+            svg.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["schedule"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["default", "exponential_1m", "fixed_list"]);
+    for r in rows {
+        assert_eq!(r["payments"], 400, "{r}");
+        let c = &r["calls_per_payment"];
+        let mean = c["mean"].as_f64().unwrap();
+        let total = r["calls_total"].as_f64().unwrap();
+        assert!((mean - total / 400.0).abs() < 1e-9, "{r}");
+        assert!(
+            c["p50"].as_f64().unwrap() <= c["p99"].as_f64().unwrap(),
+            "{r}"
+        );
+        let d = &r["lost_webhook_detection_s"];
+        let (p50, p95, p99) = (d["p50"].as_f64(), d["p95"].as_f64(), d["p99"].as_f64());
+        if let (Some(a), Some(b), Some(c)) = (p50, p95, p99) {
+            assert!(a <= b && b <= c, "{r}");
+        }
+        assert!(
+            r["undetected"].as_u64().unwrap() <= r["review"].as_u64().unwrap(),
+            "{r}"
+        );
+    }
+    // Polling until the window closes misses nothing that settled in it;
+    // and 2 % of payments never settle, so some end in review.
+    let exp = &rows[1];
+    assert_eq!(exp["undetected"], 0, "{exp}");
+    assert!(exp["review"].as_u64().unwrap() > 0, "{exp}");
+    // Six polls then stop: the cheapest of the three.
+    assert!(
+        rows[2]["calls_total"].as_f64().unwrap() < rows[0]["calls_total"].as_f64().unwrap(),
+        "{v}"
+    );
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        plot.starts_with("<svg") && plot.contains("exponential_1m"),
+        "{plot}"
+    );
+}

@@ -140,7 +140,10 @@ pub(crate) fn webhook_report(ev: &InboxEvent, payment_id: &str, status: Status) 
         source: Source::Webhook,
         event_id: Some(ev.event_id.clone()),
         observed_at: ev.occurred_at.unwrap_or(ev.received_at),
-        reason: ev.provider_status.as_ref().map(|w| format!("provider: {w}")),
+        reason: ev
+            .provider_status
+            .as_ref()
+            .map(|w| format!("provider: {w}")),
         actor: None,
     }
 }
@@ -157,11 +160,19 @@ pub(crate) fn verdict(
         ApplyOutcome::Applied { from, to } => (
             InboxState::Applied,
             None,
-            InboxOutcome::Applied { payment_id, from, to },
+            InboxOutcome::Applied {
+                payment_id,
+                from,
+                to,
+            },
         ),
         ApplyOutcome::Unchanged => {
             let why = format!("duplicate: payment is already {status}");
-            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+            (
+                InboxState::Ignored,
+                Some(why.clone()),
+                InboxOutcome::Ignored { reason: why },
+            )
         }
         // Never "ignored: already final" for a failure after success: it may
         // be money leaving, or a stale report; a human decides.
@@ -171,11 +182,19 @@ pub(crate) fn verdict(
                  applied, kept for review",
                 ev.provider_status.as_deref().unwrap_or("")
             );
-            (InboxState::Review, Some(why.clone()), InboxOutcome::Review { reason: why })
+            (
+                InboxState::Review,
+                Some(why.clone()),
+                InboxOutcome::Review { reason: why },
+            )
         }
         ApplyOutcome::Ignored { current, reason } => {
             let why = format!("{reason}: payment is {current}, event says {status}");
-            (InboxState::Ignored, Some(why.clone()), InboxOutcome::Ignored { reason: why })
+            (
+                InboxState::Ignored,
+                Some(why.clone()),
+                InboxOutcome::Ignored { reason: why },
+            )
         }
         ApplyOutcome::NotFound => {
             let why = ORPHANED.to_string();

@@ -15,9 +15,7 @@ use crate::payments::decide_report;
 use crate::poll_queue::complete_in;
 use crate::query::{Leased, Writer};
 use crate::transition::{write_changes, Writes};
-use crate::{
-    EventFeed, PaymentStore, PollQueue, RateBuckets, Store, Wakeups, WebhookInbox,
-};
+use crate::{EventFeed, PaymentStore, PollQueue, RateBuckets, Store, Wakeups, WebhookInbox};
 use finality_core::{Kind, Status, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::sync::{watch, Mutex};
@@ -41,6 +39,19 @@ impl MemStore {
             state: Mutex::new(MemState::default()),
             wake: Wakeups::new(),
         }
+    }
+
+    /// A store that counts provider calls but keeps no record of each
+    /// (`attempts` returns none): a simulation of millions of polls needs
+    /// the outcome, not the log.
+    pub fn without_call_log() -> Self {
+        let store = Self::new();
+        store
+            .state
+            .try_lock()
+            .map(|mut s| s.forget_calls = true)
+            .ok();
+        store
     }
 }
 
@@ -75,6 +86,7 @@ struct OutboxRow {
 
 #[derive(Debug, Default)]
 struct MemState {
+    forget_calls: bool,
     payments: BTreeMap<String, Payment>,
     by_ref: HashMap<(String, String), String>,
     by_merchant: HashMap<(String, String), String>,
@@ -88,6 +100,9 @@ struct MemState {
     inbox_key: HashMap<(String, String), usize>,
     /// `(next_attempt_at, row index)` of received and failed events.
     inbox_due: BTreeSet<(i64, usize)>,
+    /// Rows of orphaned events, so a registration or the adoption backstop
+    /// looks at those only.
+    orphans: BTreeSet<usize>,
     outbox: BTreeMap<i64, OutboxRow>,
     outbox_seq: i64,
     unsequenced: BTreeSet<i64>,
@@ -124,13 +139,21 @@ impl MemState {
             self.inbox_due.remove(&(old, i));
         }
         self.inbox[i].next_attempt_at = next;
-        let open = matches!(self.inbox[i].ev.state, InboxState::Received | InboxState::Failed);
+        let open = matches!(
+            self.inbox[i].ev.state,
+            InboxState::Received | InboxState::Failed
+        );
         if let (Some(new), true) = (next, open) {
             self.inbox_due.insert((new, i));
         }
     }
 
     fn set_inbox_state(&mut self, i: usize, state: InboxState, reason: Option<String>) {
+        if state == InboxState::Orphaned {
+            self.orphans.insert(i);
+        } else {
+            self.orphans.remove(&i);
+        }
         self.inbox[i].ev.state = state;
         self.inbox[i].ev.reason = reason;
         self.set_inbox_next(i, None);
@@ -142,8 +165,10 @@ impl MemState {
         };
         if p.provider_ref.is_none() {
             p.provider_ref = Some(provider_ref.to_string());
-            self.by_ref
-                .insert((p.provider.clone(), provider_ref.to_string()), id.to_string());
+            self.by_ref.insert(
+                (p.provider.clone(), provider_ref.to_string()),
+                id.to_string(),
+            );
         }
         if let Some(j) = self.jobs.get_mut(id) {
             if j.provider_ref.is_none() {
@@ -162,7 +187,11 @@ impl MemState {
         let Some(m) = &ev.merchant_ref else {
             return Ok(None);
         };
-        let Some(id) = self.by_merchant.get(&(ev.provider.clone(), m.clone())).cloned() else {
+        let Some(id) = self
+            .by_merchant
+            .get(&(ev.provider.clone(), m.clone()))
+            .cloned()
+        else {
             return Ok(None);
         };
         let known = self.payments.get(&id).and_then(|p| p.provider_ref.clone());
@@ -182,6 +211,10 @@ impl MemState {
 #[async_trait::async_trait]
 impl Writer for MemState {
     async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
+        if self.forget_calls {
+            self.attempt_seq += attempts.len() as i64;
+            return Ok(());
+        }
         for a in attempts {
             self.attempt_seq += 1;
             self.attempts
@@ -212,7 +245,10 @@ impl Writer for MemState {
     }
 
     async fn write(&mut self, w: &Writes) -> Result<()> {
-        let parse_status = |s: &str| s.parse::<Status>().map_err(|e| crate::query::corrupt("payments", e));
+        let parse_status = |s: &str| {
+            s.parse::<Status>()
+                .map_err(|e| crate::query::corrupt("payments", e))
+        };
         for i in 0..w.pay_id.len() {
             let status = parse_status(&w.pay_status[i])?;
             let source = w.pay_source[i]
@@ -353,7 +389,8 @@ impl PaymentStore for MemStore {
             s.by_ref.insert((p.provider.clone(), r.clone()), id.clone());
         }
         if let Some(m) = &merchant_ref {
-            s.by_merchant.insert((p.provider.clone(), m.clone()), id.clone());
+            s.by_merchant
+                .insert((p.provider.clone(), m.clone()), id.clone());
         }
         s.jobs.insert(
             id.clone(),
@@ -376,18 +413,18 @@ impl PaymentStore for MemStore {
         s.set_next_poll(&id, Some(first_poll_at.0));
         // Webhooks that beat the registration are applied now.
         let orphans: Vec<usize> = s
-            .inbox
+            .orphans
             .iter()
-            .enumerate()
-            .filter(|(_, r)| {
-                r.ev.state == InboxState::Orphaned
-                    && r.ev.provider == p.provider
-                    && ((provider_ref.is_some() && r.ev.provider_ref == provider_ref)
-                        || (merchant_ref.is_some() && r.ev.merchant_ref == merchant_ref))
+            .copied()
+            .filter(|i| {
+                let r = &s.inbox[*i].ev;
+                r.provider == p.provider
+                    && ((provider_ref.is_some() && r.provider_ref == provider_ref)
+                        || (merchant_ref.is_some() && r.merchant_ref == merchant_ref))
             })
-            .map(|(i, _)| i)
             .collect();
         for i in orphans {
+            s.orphans.remove(&i);
             s.inbox[i].ev.state = InboxState::Received;
             s.set_inbox_next(i, Some(now.0));
         }
@@ -463,7 +500,10 @@ impl PaymentStore for MemStore {
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
         let s = self.state.lock().await;
         let key = (provider.to_string(), provider_ref.to_string());
-        Ok(s.by_ref.get(&key).or_else(|| s.by_merchant.get(&key)).cloned())
+        Ok(s.by_ref
+            .get(&key)
+            .or_else(|| s.by_merchant.get(&key))
+            .cloned())
     }
 }
 
@@ -561,7 +601,7 @@ impl PollQueue for MemStore {
         let Some(p) = s.payments.get(id) else {
             return Ok(RefRecorded::LeaseLost);
         };
-        if !s.jobs.get(id).is_some_and(|j| j.lock_token == Some(lock_token)) {
+        if s.jobs.get(id).is_none_or(|j| j.lock_token != Some(lock_token)) {
             return Ok(RefRecorded::LeaseLost);
         }
         match &p.provider_ref {
@@ -573,7 +613,10 @@ impl PollQueue for MemStore {
             }
             None => {}
         }
-        if let Some(other) = s.by_ref.get(&(p.provider.clone(), provider_ref.to_string())) {
+        if let Some(other) = s
+            .by_ref
+            .get(&(p.provider.clone(), provider_ref.to_string()))
+        {
             return Ok(RefRecorded::Taken {
                 other_id: other.clone(),
             });
@@ -649,7 +692,10 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
         let mut s = self.state.lock().await;
-        let Some(i) = usize::try_from(ev.id - 1).ok().filter(|i| *i < s.inbox.len()) else {
+        let Some(i) = usize::try_from(ev.id - 1)
+            .ok()
+            .filter(|i| *i < s.inbox.len())
+        else {
             return Ok(InboxOutcome::LeaseLost);
         };
         let row = &s.inbox[i].ev;
@@ -696,7 +742,10 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()> {
         let mut s = self.state.lock().await;
-        let Some(i) = usize::try_from(ev.id - 1).ok().filter(|i| *i < s.inbox.len()) else {
+        let Some(i) = usize::try_from(ev.id - 1)
+            .ok()
+            .filter(|i| *i < s.inbox.len())
+        else {
             return Ok(());
         };
         let row = &s.inbox[i].ev;
@@ -712,23 +761,24 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64> {
         let mut s = self.state.lock().await;
-        let found: Vec<usize> = s
-            .inbox
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.ev.state == InboxState::Orphaned)
-            .filter(|(_, r)| {
-                let by_ref = r.ev.provider_ref.as_ref().is_some_and(|x| {
-                    s.by_ref.contains_key(&(r.ev.provider.clone(), x.clone()))
-                });
-                let by_merchant = r.ev.merchant_ref.as_ref().is_some_and(|x| {
-                    s.by_merchant.contains_key(&(r.ev.provider.clone(), x.clone()))
-                });
-                by_ref || by_merchant
-            })
-            .map(|(i, _)| i)
-            .collect();
+        let found: Vec<usize> =
+            s.orphans
+                .iter()
+                .map(|i| (*i, &s.inbox[*i]))
+                .filter(|(_, r)| {
+                    let by_ref = r.ev.provider_ref.as_ref().is_some_and(|x| {
+                        s.by_ref.contains_key(&(r.ev.provider.clone(), x.clone()))
+                    });
+                    let by_merchant = r.ev.merchant_ref.as_ref().is_some_and(|x| {
+                        s.by_merchant
+                            .contains_key(&(r.ev.provider.clone(), x.clone()))
+                    });
+                    by_ref || by_merchant
+                })
+                .map(|(i, _)| i)
+                .collect();
         for i in &found {
+            s.orphans.remove(i);
             s.inbox[*i].ev.state = InboxState::Received;
             s.set_inbox_next(*i, Some(now.0));
         }
@@ -737,8 +787,7 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
         let s = self.state.lock().await;
-        Ok(s
-            .inbox_key
+        Ok(s.inbox_key
             .get(&(provider.to_string(), event_id.to_string()))
             .map(|i| s.inbox[*i].ev.clone()))
     }
@@ -752,7 +801,10 @@ impl WebhookInbox for MemStore {
         let s = self.state.lock().await;
         let mut counts: BTreeMap<&'static str, (InboxState, i64)> = BTreeMap::new();
         for r in &s.inbox {
-            counts.entry(r.ev.state.as_str()).or_insert((r.ev.state, 0)).1 += 1;
+            counts
+                .entry(r.ev.state.as_str())
+                .or_insert((r.ev.state, 0))
+                .1 += 1;
         }
         Ok(counts.into_values().collect())
     }

@@ -268,7 +268,11 @@ pub(crate) fn decide_report<'a>(
 }
 
 /// `apply` inside an open transaction.
-pub(crate) async fn apply_in<C: Conn>(conn: &mut C, r: &Report, now: Timestamp) -> Result<ApplyOutcome> {
+pub(crate) async fn apply_in<C: Conn>(
+    conn: &mut C,
+    r: &Report,
+    now: Timestamp,
+) -> Result<ApplyOutcome> {
     let Some((current, kind)) = lock_payment(conn, &r.payment_id).await? else {
         return Ok(ApplyOutcome::NotFound);
     };

@@ -281,12 +281,18 @@ macro_rules! impl_conn {
             async fn all(&mut self, s: $crate::query::Stmt<'_>) -> $crate::Result<Vec<$row>> {
                 use $crate::error::DbContext;
                 let op = s.op;
-                $crate::query::bind::<$db>(&s).fetch_all(&mut *self).await.op(op)
+                $crate::query::bind::<$db>(&s)
+                    .fetch_all(&mut *self)
+                    .await
+                    .op(op)
             }
             async fn opt(&mut self, s: $crate::query::Stmt<'_>) -> $crate::Result<Option<$row>> {
                 use $crate::error::DbContext;
                 let op = s.op;
-                $crate::query::bind::<$db>(&s).fetch_optional(&mut *self).await.op(op)
+                $crate::query::bind::<$db>(&s)
+                    .fetch_optional(&mut *self)
+                    .await
+                    .op(op)
             }
         }
     };

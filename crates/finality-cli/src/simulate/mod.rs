@@ -78,12 +78,38 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
         args.seed,
         presets.len()
     );
-    let mut rows = Vec::with_capacity(presets.len());
-    for preset in &presets {
-        let row = simulate(&model, &draws, preset).await?;
-        report::print_row(&row, rows.is_empty());
-        rows.push(row);
+    let wall = Instant::now();
+    let mut rows: Vec<Row> = Vec::with_capacity(presets.len());
+    // Each schedule runs on its own thread with a single-threaded runtime
+    // (a simulation is one sequence of steps; cross-thread wake-ups would
+    // only cost), as many at once as there are cores.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for chunk in presets.chunks(cores) {
+        let handles: Vec<_> = chunk
+            .iter()
+            .map(|preset| {
+                let (model, draws, preset) = (model.clone(), draws.clone(), preset.clone());
+                std::thread::spawn(move || -> anyhow::Result<Row> {
+                    tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()?
+                        .block_on(simulate(&model, &draws, &preset))
+                })
+            })
+            .collect();
+        for h in handles {
+            let row = h
+                .join()
+                .map_err(|_| anyhow!("a simulation thread panicked"))??;
+            report::print_row(&row, rows.is_empty());
+            rows.push(row);
+        }
     }
+    println!(
+        "  ({} schedules in {:.1} s)",
+        rows.len(),
+        wall.elapsed().as_secs_f64()
+    );
     println!("{}", report::LEGEND);
     if let Some(path) = &args.json {
         std::fs::write(path, report::json(&rows)?)
@@ -129,7 +155,7 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
     let wall = Instant::now();
     let vclock = Arc::new(VirtualClock::new(T0));
     let clock: Arc<dyn Clock> = vclock.clone();
-    let store: Arc<MemStore> = Arc::new(MemStore::new());
+    let store: Arc<MemStore> = Arc::new(MemStore::without_call_log());
     let dyn_store: Arc<dyn finality_store::Store> = store.clone();
     let adapter = Arc::new(ModelProvider::new(draws.clone(), clock.clone()));
     let mut cfg = ProviderConfig::sim("http://model.invalid");
@@ -172,12 +198,15 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
     loop {
         let now = vclock.now();
         while next_reg < draws.len() && draws[next_reg].registered_at <= now {
-            register(&*store, &policy, next_reg, &draws[next_reg]).await?;
+            register(&store, &policy, next_reg, &draws[next_reg]).await?;
             next_reg += 1;
         }
         let mut due = Vec::new();
         while next_hook < webhooks.len() && webhooks[next_hook].0 <= now {
-            due.push(webhook(webhooks[next_hook].1, &draws[webhooks[next_hook].1]));
+            due.push(webhook(
+                webhooks[next_hook].1,
+                &draws[webhooks[next_hook].1],
+            ));
             next_hook += 1;
         }
         if !due.is_empty() {
@@ -197,8 +226,12 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
         let Some(next) = next else { break };
         vclock.advance_to(next.max(now).plus(TICK));
     }
-    let calls: Vec<u32> = adapter.calls.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-    let outcome = outcomes(&*store, draws, model).await?;
+    let calls: Vec<u32> = adapter
+        .calls
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect();
+    let outcome = outcomes(&store, draws, model).await?;
     Ok(Row::new(
         preset,
         draws.len(),
@@ -281,7 +314,9 @@ async fn outcomes(store: &MemStore, draws: &[Draw], model: &Model) -> anyhow::Re
             if p.status == Status::NeedsReview {
                 out.review += 1;
             }
-            let Some(settled) = d.settles_at else { continue };
+            let Some(settled) = d.settles_at else {
+                continue;
+            };
             let in_window = settled.0 - d.registered_at.0 <= model.horizon.as_millis() as i64;
             if in_window && !p.status.is_final() {
                 out.undetected += 1;

@@ -239,10 +239,13 @@ mod tests {
         let never = d.iter().filter(|p| p.settles_at.is_none()).count() as f64 / 20_000.0;
         assert!((never - 0.02).abs() < 0.005, "{never}");
         let settled: Vec<&Draw> = d.iter().filter(|p| p.settles_at.is_some()).collect();
-        let lost = settled.iter().filter(|p| p.webhook_at.is_none()).count() as f64
-            / settled.len() as f64;
+        let lost =
+            settled.iter().filter(|p| p.webhook_at.is_none()).count() as f64 / settled.len() as f64;
         assert!((lost - 0.02).abs() < 0.005, "{lost}");
-        assert_eq!(d.last().map(|p| p.registered_at.0 < 24 * 3600 * 1000), Some(true));
+        assert_eq!(
+            d.last().map(|p| p.registered_at.0 < 24 * 3600 * 1000),
+            Some(true)
+        );
         // Reproducible from the seed.
         assert_eq!(m.draw(100, Timestamp(0), 7), m.draw(100, Timestamp(0), 7));
     }

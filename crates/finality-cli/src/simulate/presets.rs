@@ -34,7 +34,12 @@ pub fn all() -> Vec<Preset> {
         Preset {
             name: "cron_2m",
             what: "a cron rescan: every open payment every 2 min",
-            policy: policy(Schedule::Fixed { delays: vec![secs(120)] }, u32::MAX),
+            policy: policy(
+                Schedule::Fixed {
+                    delays: vec![secs(120)],
+                },
+                u32::MAX,
+            ),
         },
         Preset {
             name: "fixed_list",
@@ -109,7 +114,10 @@ pub fn pick(names: &[String]) -> Result<Vec<Preset>, String> {
         .map(|n| {
             all.iter().find(|p| p.name == n).cloned().ok_or_else(|| {
                 let known: Vec<&str> = all.iter().map(|p| p.name).collect();
-                format!("--schedules: unknown schedule `{n}` (one of {})", known.join(", "))
+                format!(
+                    "--schedules: unknown schedule `{n}` (one of {})",
+                    known.join(", ")
+                )
             })
         })
         .collect()

@@ -42,7 +42,11 @@ impl ModelProvider {
 impl Provider for ModelProvider {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
         self.total.fetch_add(1, Ordering::Relaxed);
-        let Some(i) = t.provider_ref.and_then(index).filter(|i| *i < self.draws.len()) else {
+        let Some(i) = t
+            .provider_ref
+            .and_then(index)
+            .filter(|i| *i < self.draws.len())
+        else {
             return Err(ProviderError::Permanent {
                 message: format!("no simulated payment `{}`", t.provider_ref.unwrap_or("")),
             });

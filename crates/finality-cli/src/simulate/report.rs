@@ -97,7 +97,15 @@ pub fn print_row(r: &Row, first: bool) {
     if first {
         println!(
             "\n  {:<17} {:>8} {:>5} {:>6}   {:>8} {:>8} {:>8}   {:>10} {:>7} {:>7}",
-            "schedule", "calls/p", "p50", "p99", "lost p50", "p95", "p99", "undetected", "review",
+            "schedule",
+            "calls/p",
+            "p50",
+            "p99",
+            "lost p50",
+            "p95",
+            "p99",
+            "undetected",
+            "review",
             "wall"
         );
     }
@@ -116,7 +124,8 @@ pub fn print_row(r: &Row, first: bool) {
     );
 }
 
-pub const LEGEND: &str = "\n  calls/p: provider calls per payment (mean, p50, p99) · lost: seconds from \
+pub const LEGEND: &str =
+    "\n  calls/p: provider calls per payment (mean, p50, p99) · lost: seconds from \
 settlement at the provider to the final status here, for payments whose webhook was lost · \
 undetected: settled at the provider within the give-up window but sent to review · review: share \
 of payments in review at the end";
@@ -131,7 +140,10 @@ pub fn svg(rows: &[Row]) -> String {
         .iter()
         .filter_map(|r| r.detection_p95.map(|d| (r, r.calls_mean.max(0.01), d)))
         .collect();
-    let (xmin, xmax) = (0.01f64.ln(), pts.iter().map(|p| p.1).fold(10.0f64, f64::max).ln());
+    let (xmin, xmax) = (
+        0.01f64.ln(),
+        pts.iter().map(|p| p.1).fold(10.0f64, f64::max).ln(),
+    );
     let ymax = pts.iter().map(|p| p.2).fold(60.0f64, f64::max) * 1.1;
     let x = |v: f64| m + (v.ln() - xmin) / (xmax - xmin) * (w - 2.0 * m);
     let y = |v: f64| h - m - v / ymax * (h - 2.0 * m);
