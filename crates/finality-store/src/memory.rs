@@ -601,7 +601,10 @@ impl PollQueue for MemStore {
         let Some(p) = s.payments.get(id) else {
             return Ok(RefRecorded::LeaseLost);
         };
-        if s.jobs.get(id).is_none_or(|j| j.lock_token != Some(lock_token)) {
+        if s.jobs
+            .get(id)
+            .is_none_or(|j| j.lock_token != Some(lock_token))
+        {
             return Ok(RefRecorded::LeaseLost);
         }
         match &p.provider_ref {
