@@ -135,7 +135,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     // finality's own API on loopback, on the same virtual clock: the
     // simulator's signed webhooks arrive there over real HTTP.
     let secret = format!("whsec_{}", base64_secret(args.seed));
-    let provider = ProviderConfig::sim(&sim_url);
+    let mut provider = ProviderConfig::sim(&sim_url);
+    // Webhooks are configured for this provider (below), so the default
+    // schedule for a provider with webhooks applies, as `serve` would pick
+    // it from `webhook_secret_envs`.
+    provider.schedule_override = Some(finality_core::Schedule::default_webhooks_first());
     let policy = provider.policy();
     let adapter = SimAdapter::new(
         &sim_url,

@@ -339,8 +339,9 @@ impl Engine {
                 };
             }
             ProviderError::RateLimited { retry_after, .. } => {
-                let wait =
-                    retry_after.unwrap_or_else(|| entry.policy.schedule.nominal(job.attempts));
+                let age = self.clock.now().since(job.registered_at);
+                let wait = retry_after
+                    .unwrap_or_else(|| entry.policy.schedule.nominal_at(job.attempts, age));
                 tracing::warn!(%provider, ?wait, "provider is rate limiting; pausing its polls");
                 wait
             }

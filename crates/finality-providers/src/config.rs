@@ -242,8 +242,10 @@ pub struct Settings {
     pub timeout: Duration,
     #[serde(default = "default_connect_timeout", with = "humantime_serde")]
     pub connect_timeout: Duration,
-    #[serde(default = "Schedule::default_quick_then_exponential")]
-    pub schedule: Schedule,
+    /// When to poll. Unset, it follows from whether webhooks are
+    /// configured: see [`Settings::schedule`].
+    #[serde(default, rename = "schedule", skip_serializing_if = "Option::is_none")]
+    pub schedule_override: Option<Schedule>,
     #[serde(default = "default_give_up_after", with = "humantime_serde")]
     pub give_up_after: Duration,
     #[serde(default = "default_max_attempts")]
@@ -268,6 +270,21 @@ pub struct Settings {
     /// in the database); none by default.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
+}
+
+impl Settings {
+    /// The schedule in force: the configured one, or the default for how
+    /// this provider's statuses arrive. With webhooks configured, polls are
+    /// the safety net for a lost webhook ([`Schedule::default_webhooks_first`],
+    /// chosen with `finality simulate`); without, polls are the only way
+    /// and start at once ([`Schedule::default_quick_then_exponential`]).
+    pub fn schedule(&self) -> Schedule {
+        match &self.schedule_override {
+            Some(s) => s.clone(),
+            None if !self.webhook_secret_envs.is_empty() => Schedule::default_webhooks_first(),
+            None => Schedule::default_quick_then_exponential(),
+        }
+    }
 }
 
 /// `rate_limit = { per_second = 50, burst = 10 }`.
@@ -302,7 +319,7 @@ impl ProviderConfig {
                 api_key_env: None,
                 timeout: default_timeout(),
                 connect_timeout: default_connect_timeout(),
-                schedule: Schedule::default_quick_then_exponential(),
+                schedule_override: None,
                 give_up_after: default_give_up_after(),
                 max_attempts: default_max_attempts(),
                 pause_on_permanent_error: default_pause(),
@@ -316,7 +333,7 @@ impl ProviderConfig {
 
     pub fn policy(&self) -> RetryPolicy {
         RetryPolicy {
-            schedule: self.schedule.clone(),
+            schedule: self.schedule(),
             give_up_after: self.give_up_after,
             max_attempts: self.max_attempts,
         }
@@ -325,7 +342,7 @@ impl ProviderConfig {
     /// Check what deserialization cannot; the field is relative to the
     /// provider's table.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        self.schedule
+        self.schedule()
             .validate()
             .map_err(|e| ConfigError::new("schedule", e.to_string()))?;
         if let Adapter::Generic { generic } = &self.adapter {

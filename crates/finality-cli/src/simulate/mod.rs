@@ -46,6 +46,11 @@ pub struct SimulateArgs {
     /// Schedules to compare (comma-separated names; default: all).
     #[arg(long, value_delimiter = ',')]
     schedules: Vec<String>,
+    /// A schedule of your own, as `NAME={ kind = "piecewise", every = "100s",
+    /// until = "30m", factor = 2.0, cap = "1day" }` (any schedule of
+    /// `finality.toml`; polls until the model's horizon). Repeatable.
+    #[arg(long = "schedule", value_name = "NAME=SCHEDULE")]
+    custom: Vec<String>,
     /// Seed of the draws (the same seed draws the same payments).
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -66,7 +71,14 @@ const T0: Timestamp = Timestamp(1_767_225_600_000);
 
 pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let model = load_model(&args.model)?;
-    let presets = presets::pick(&args.schedules).map_err(|e| anyhow!(e))?;
+    let mut presets = if args.custom.is_empty() || !args.schedules.is_empty() {
+        presets::pick(&args.schedules).map_err(|e| anyhow!(e))?
+    } else {
+        Vec::new()
+    };
+    for c in &args.custom {
+        presets.push(presets::custom(c).map_err(|e| anyhow!("--schedule {c}: {e}"))?);
+    }
     if args.payments == 0 {
         return Err(anyhow!("--payments: must be at least 1"));
     }
@@ -83,27 +95,47 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     // Each schedule runs on its own thread with a single-threaded runtime
     // (a simulation is one sequence of steps; cross-thread wake-ups would
     // only cost), as many at once as there are cores.
+    // The longest schedule (a cron rescan) decides the wall time: each
+    // worker takes the next schedule as soon as it is free.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    for chunk in presets.chunks(cores) {
-        let handles: Vec<_> = chunk
-            .iter()
-            .map(|preset| {
-                let (model, draws, preset) = (model.clone(), draws.clone(), preset.clone());
-                std::thread::spawn(move || -> anyhow::Result<Row> {
-                    tokio::runtime::Builder::new_current_thread()
-                        .enable_all()
-                        .build()?
-                        .block_on(simulate(&model, &draws, &preset))
-                })
-            })
-            .collect();
-        for h in handles {
-            let row = h
-                .join()
-                .map_err(|_| anyhow!("a simulation thread panicked"))??;
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let presets = Arc::new(presets);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, anyhow::Result<Row>)>();
+    for _ in 0..cores.min(presets.len()) {
+        let (model, draws, presets, next, tx) = (
+            model.clone(),
+            draws.clone(),
+            presets.clone(),
+            next.clone(),
+            tx.clone(),
+        );
+        std::thread::spawn(move || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(preset) = presets.get(i) else { break };
+            let row = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(simulate(&model, &draws, preset)));
+            if tx.send((i, row)).is_err() {
+                break;
+            }
+        });
+    }
+    drop(tx);
+    let mut done: Vec<Option<Row>> = vec![None; presets.len()];
+    for (i, row) in rx {
+        done[i] = Some(row?);
+        // In table order, as soon as the rows before it are in.
+        while let Some(row) = done.get_mut(rows.len()).and_then(Option::take) {
             report::print_row(&row, rows.is_empty());
             rows.push(row);
         }
+    }
+    if rows.len() < presets.len() {
+        return Err(anyhow!(
+            "a simulation thread stopped before its schedule was done"
+        ));
     }
     println!(
         "  ({} schedules in {:.1} s)",
@@ -159,7 +191,7 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
     let dyn_store: Arc<dyn finality_store::Store> = store.clone();
     let adapter = Arc::new(ModelProvider::new(draws.clone(), clock.clone()));
     let mut cfg = ProviderConfig::sim("http://model.invalid");
-    cfg.schedule = preset.policy.schedule.clone();
+    cfg.schedule_override = Some(preset.policy.schedule.clone());
     cfg.give_up_after = model.horizon.min(preset.policy.give_up_after);
     cfg.max_attempts = preset.policy.max_attempts;
     let policy = cfg.policy();

@@ -7,8 +7,8 @@ use std::time::Duration;
 /// A named row of the table.
 #[derive(Debug, Clone)]
 pub struct Preset {
-    pub name: &'static str,
-    pub what: &'static str,
+    pub name: String,
+    pub what: String,
     pub policy: RetryPolicy,
 }
 
@@ -27,13 +27,29 @@ pub fn all() -> Vec<Preset> {
     };
     vec![
         Preset {
-            name: "default",
-            what: "finality's default: 10 polls 1 s apart, then 5 s ×2 up to 1 h, 60 polls at most",
+            name: "default".into(),
+            what: "finality's default with webhooks: every 100 s until 30 min, then ×2 up to 1 day, ±10 %, 60 polls at most".into(),
+            policy: RetryPolicy {
+                schedule: Schedule::default_webhooks_first(),
+                ..RetryPolicy::default()
+            },
+        },
+        Preset {
+            name: "economy".into(),
+            what: "every 240 s until 30 min, then ×2 up to 1 day, ±10 %, 60 polls at most".into(),
+            policy: RetryPolicy {
+                schedule: Schedule::economy(),
+                ..RetryPolicy::default()
+            },
+        },
+        Preset {
+            name: "quick_exponential".into(),
+            what: "finality's default without webhooks (and before): 10 polls 1 s apart, then 5 s ×2 up to 1 h, 60 polls at most".into(),
             policy: RetryPolicy::default(),
         },
         Preset {
-            name: "cron_2m",
-            what: "a cron rescan: every open payment every 2 min",
+            name: "cron_2m".into(),
+            what: "a cron rescan: every open payment every 2 min".into(),
             policy: policy(
                 Schedule::Fixed {
                     delays: vec![secs(120)],
@@ -42,8 +58,8 @@ pub fn all() -> Vec<Preset> {
             ),
         },
         Preset {
-            name: "fixed_list",
-            what: "30 s, 1 m, 2 m, 5 m, 15 m, 1 h, then stop",
+            name: "fixed_list".into(),
+            what: "30 s, 1 m, 2 m, 5 m, 15 m, 1 h, then stop".into(),
             policy: policy(
                 Schedule::Fixed {
                     delays: [30, 60, 120, 300, 900, 3600].map(secs).to_vec(),
@@ -52,8 +68,8 @@ pub fn all() -> Vec<Preset> {
             ),
         },
         Preset {
-            name: "exponential_1m",
-            what: "1 min ×2 up to 6 h, ±20 %",
+            name: "exponential_1m".into(),
+            what: "1 min ×2 up to 6 h, ±20 %".into(),
             policy: policy(
                 Schedule::Exponential {
                     base: secs(60),
@@ -65,8 +81,8 @@ pub fn all() -> Vec<Preset> {
             ),
         },
         Preset {
-            name: "quick_fibonacci",
-            what: "10 polls 1 s apart, then Fibonacci from 1 s up to 1 h",
+            name: "quick_fibonacci".into(),
+            what: "10 polls 1 s apart, then Fibonacci from 1 s up to 1 h".into(),
             policy: policy(
                 Schedule::QuickThen {
                     count: 10,
@@ -81,8 +97,8 @@ pub fn all() -> Vec<Preset> {
             ),
         },
         Preset {
-            name: "minute_then_5x5m",
-            what: "60 s, then 5 × 300 s, then stop",
+            name: "minute_then_5x5m".into(),
+            what: "60 s, then 5 × 300 s, then stop".into(),
             policy: policy(
                 Schedule::Fixed {
                     delays: [60, 300, 300, 300, 300, 300].map(secs).to_vec(),
@@ -91,8 +107,8 @@ pub fn all() -> Vec<Preset> {
             ),
         },
         Preset {
-            name: "hour_then_day",
-            what: "1 h, then every day",
+            name: "hour_then_day".into(),
+            what: "1 h, then every day".into(),
             policy: policy(
                 Schedule::Fixed {
                     delays: vec![secs(3600), secs(24 * 3600)],
@@ -112,8 +128,8 @@ pub fn pick(names: &[String]) -> Result<Vec<Preset>, String> {
     names
         .iter()
         .map(|n| {
-            all.iter().find(|p| p.name == n).cloned().ok_or_else(|| {
-                let known: Vec<&str> = all.iter().map(|p| p.name).collect();
+            all.iter().find(|p| &p.name == n).cloned().ok_or_else(|| {
+                let known: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
                 format!(
                     "--schedules: unknown schedule `{n}` (one of {})",
                     known.join(", ")
@@ -121,4 +137,27 @@ pub fn pick(names: &[String]) -> Result<Vec<Preset>, String> {
             })
         })
         .collect()
+}
+
+/// `NAME={ kind = "…", … }`: a schedule of one's own, polled until the
+/// horizon (no attempt limit).
+pub fn custom(spec: &str) -> Result<Preset, String> {
+    let (name, table) = spec
+        .split_once('=')
+        .ok_or("expected NAME={ kind = \"…\", … }")?;
+    #[derive(serde::Deserialize)]
+    struct One {
+        s: Schedule,
+    }
+    let one: One = toml::from_str(&format!("s = {table}")).map_err(|e| e.message().to_string())?;
+    one.s.validate().map_err(|e| e.to_string())?;
+    Ok(Preset {
+        name: name.trim().to_string(),
+        what: table.trim().to_string(),
+        policy: RetryPolicy {
+            schedule: one.s,
+            give_up_after: WEEK,
+            max_attempts: u32::MAX,
+        },
+    })
 }

@@ -48,8 +48,8 @@ impl Row {
         o.lost_webhook_detection_s.sort_by(f64::total_cmp);
         let d = &o.lost_webhook_detection_s;
         Row {
-            schedule: preset.name.to_string(),
-            what: preset.what.to_string(),
+            schedule: preset.name.clone(),
+            what: preset.what.clone(),
             payments,
             calls_mean: calls_total as f64 / payments.max(1) as f64,
             calls_p50: quantile(&c, 0.50).unwrap_or(0.0),

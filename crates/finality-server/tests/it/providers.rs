@@ -51,9 +51,9 @@ async fn stripe_app_full(
         engine,
         |sim_url| {
             let mut cfg = ProviderConfig::sim(&format!("{sim_url}/stripe"));
-            cfg.schedule = Schedule::Fixed {
+            cfg.schedule_override = Some(Schedule::Fixed {
                 delays: vec![Duration::from_millis(250)],
-            };
+            });
             cfg.max_attempts = max_attempts;
             let adapter = StripeAdapter::new(
                 &cfg.base_url,
@@ -352,9 +352,9 @@ pub(crate) async fn adyen_app_with(
         cfg.adapter = finality_providers::config::Adapter::Adyen {
             adyen: Default::default(),
         };
-        cfg.schedule = Schedule::Fixed {
+        cfg.schedule_override = Some(Schedule::Fixed {
             delays: vec![delay],
-        };
+        });
         cfg.max_attempts = max_attempts;
         let adapter = finality_providers::adyen::AdyenAdapter::new(&[ADYEN_KEY_HEX.into()])
             .unwrap()
@@ -615,9 +615,9 @@ async fn bakong_app_with(max_attempts: u32) -> TestApp {
     spawn_app_custom(Backend::Postgres, config, true, |sim_url| {
         let mut cfg = ProviderConfig::sim(&format!("{sim_url}/bakong"));
         cfg.adapter = finality_providers::config::Adapter::Bakong;
-        cfg.schedule = Schedule::Fixed {
+        cfg.schedule_override = Some(Schedule::Fixed {
             delays: vec![Duration::from_millis(250)],
-        };
+        });
         cfg.max_attempts = max_attempts;
         let adapter = finality_providers::bakong::BakongAdapter::new(
             &cfg.base_url,
@@ -702,9 +702,9 @@ async fn paypal_app_full(
         cfg.adapter = finality_providers::config::Adapter::PayPal {
             paypal: Default::default(),
         };
-        cfg.schedule = Schedule::Fixed {
+        cfg.schedule_override = Some(Schedule::Fixed {
             delays: vec![Duration::from_millis(250)],
-        };
+        });
         cfg.max_attempts = max_attempts;
         let adapter = finality_providers::paypal::PayPalAdapter::new(
             &cfg.base_url,
