@@ -166,3 +166,61 @@ fn simulate_writes_rows_whose_figures_hold_together() {
         "{plot}"
     );
 }
+
+/// A model file with a mistake is refused with the file, the line (for a
+/// field that does not parse) or the field (for shares that do not add up).
+#[test]
+fn simulate_model_file_errors_name_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.toml");
+    let good = "webhook_loss = 0.05\nwebhook_delay = { median = \"2s\", sigma = 0.8 }\n\
+                registration_window = \"1h\"\nhorizon = \"1day\"\n\n\
+                [[components]]\nshare = 0.98\nsettles_after = { median = \"30s\", sigma = 1.0 }\n\n\
+                [[components]]\nshare = 0.02\n";
+    for (text, want) in [
+        (
+            good.replace("webhook_loss", "webhook_los"),
+            ":1: unknown field `webhook_los`",
+        ),
+        (
+            good.replace("share = 0.02", "share = 0.2"),
+            "components: the shares must add up to 1",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let out = finality()
+            .args([
+                "simulate",
+                "--payments",
+                "10",
+                "--model",
+                path.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stderr}");
+        assert!(
+            stderr.contains(path.to_str().unwrap()) && stderr.contains(want),
+            "want `{want}` in: {stderr}"
+        );
+    }
+    std::fs::write(&path, good).unwrap();
+    let out = finality()
+        .args([
+            "simulate",
+            "--payments",
+            "200",
+            "--schedules",
+            "default",
+            "--model",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
