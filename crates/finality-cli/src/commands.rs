@@ -380,3 +380,73 @@ fn refs(p: &finality_store::Payment) -> String {
         None => provider.to_string(),
     }
 }
+
+/// `finality stats`: per-provider statistics over the payments registered
+/// in the last `window`, straight from the database.
+pub async fn stats(
+    config: Config,
+    url: Option<String>,
+    window: std::time::Duration,
+    json: bool,
+) -> anyhow::Result<()> {
+    let store = open(&config, url).await?;
+    let now = finality_core::SystemClock.now();
+    let since =
+        finality_core::Timestamp(now.0 - i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
+    let rows = store.stats_rows(since).await?;
+    let errors = store.error_counts(since).await?;
+    let stats = finality_store::stats::compute(&rows, &errors);
+    let window_text = humantime::format_duration(window).to_string();
+    if json {
+        let v =
+            serde_json::json!({"window_s": window.as_secs(), "since": since.0, "providers": stats});
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    if stats.is_empty() {
+        println!("no payments registered in the last {window_text}");
+        return Ok(());
+    }
+    let q = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
+    println!("payments registered in the last {window_text}, per provider:");
+    for s in &stats {
+        let by: Vec<String> = s.final_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let errors: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "\n{}: {} payments · final by {} · in review {} · open {}",
+            s.provider,
+            s.payments,
+            if by.is_empty() {
+                "-".to_string()
+            } else {
+                by.join(", ")
+            },
+            s.in_review,
+            s.open
+        );
+        let (c, t) = (&s.queries_until_final, &s.time_to_final_s);
+        println!(
+            "  queries until final: p50 {} · p90 {} · p99 {} · max {}",
+            q(c.p50),
+            q(c.p90),
+            q(c.p99),
+            q(c.max)
+        );
+        println!(
+            "  seconds to final:    p50 {} · p90 {} · p99 {} · max {}",
+            q(t.p50),
+            q(t.p90),
+            q(t.p99),
+            q(t.max)
+        );
+        println!(
+            "  failed calls: {}",
+            if errors.is_empty() {
+                "none".to_string()
+            } else {
+                errors.join(", ")
+            }
+        );
+    }
+    Ok(())
+}

@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //! - `config`: the configuration file.
-//! - `commands`: `serve`, `migrate`, `payments …`, `sim serve`.
+//! - `commands`: `serve`, `migrate`, `payments …`, `events tail`, `stats`, `sim serve`.
 //! - `demo`: `finality demo`.
 //! - `simulate`: `finality simulate`, schedules compared on the real engine
 //!   and an in-memory store, on virtual time.
@@ -57,6 +57,18 @@ enum Command {
         #[arg(long, global = true)]
         database_url: Option<String>,
     },
+    /// Per-provider statistics: queries and time until final, how final
+    /// statuses arrived, review, error classes.
+    Stats {
+        /// Payments registered in this last stretch of time.
+        #[arg(long, default_value = "24h", value_parser = humantime::parse_duration)]
+        window: std::time::Duration,
+        /// Print JSON (the same as `GET /v1/stats/providers`).
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        database_url: Option<String>,
+    },
     /// Check the configured providers' credentials.
     Providers {
         #[command(subcommand)]
@@ -97,7 +109,8 @@ fn main() -> ExitCode {
         | Command::BenchNode(_)
         | Command::Payments { .. }
         | Command::Providers { .. }
-        | Command::Events { .. } => "error",
+        | Command::Events { .. }
+        | Command::Stats { .. } => "error",
         _ => "info",
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -123,6 +136,11 @@ fn main() -> ExitCode {
                 command,
                 database_url,
             } => commands::events(config, database_url, command).await,
+            Command::Stats {
+                window,
+                json,
+                database_url,
+            } => commands::stats(config, database_url, window, json).await,
             Command::Providers { command } => commands::providers(config, command).await,
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,

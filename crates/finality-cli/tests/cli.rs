@@ -70,6 +70,22 @@ fn migrate_and_inspect_an_sqlite_database() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no payment with id `nope`"));
+    let out = finality()
+        .args(["stats", "--window", "1h", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("no payments registered in the last 1h"));
+    let out = finality()
+        .args(["stats", "--window", "soon", "--database-url", &url])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--window"));
 }
 
 /// The benchmark command runs in a seconds-long smoke mode (no thresholds),

@@ -6,6 +6,7 @@
 //! - `auth`: bearer-token check for `/v1`.
 //! - `payments`: `/v1/payments` routes and their DTOs.
 //! - `events`: `/v1/events`, the pull feed.
+//! - `stats`: `/v1/stats/providers`, per-provider statistics over a window.
 //! - `health`: `/healthz` and `/readyz`.
 //! - `webhooks`: `/webhooks/{provider}` into the durable inbox.
 //! - [`metrics`]: the Prometheus recorder and `/metrics`.
@@ -17,6 +18,7 @@ mod events;
 mod health;
 pub mod metrics;
 mod payments;
+mod stats;
 mod webhooks;
 
 pub use webhooks::Nudges;
@@ -62,9 +64,13 @@ pub struct Background {
 
 /// The whole HTTP surface.
 pub fn router(state: AppState) -> Router {
-    let v1 = payments::router().merge(events::router()).route_layer(
-        axum::middleware::from_fn_with_state(state.clone(), auth::require_token),
-    );
+    let v1 = payments::router()
+        .merge(events::router())
+        .merge(stats::router())
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ));
     Router::new()
         .nest("/v1", v1)
         .merge(webhooks::router())

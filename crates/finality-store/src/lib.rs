@@ -21,6 +21,7 @@
 //! - `plan`: what a poll's completion changes, decided in plain Rust.
 //! - [`memory`]: [`memory::MemStore`], the same contract in process memory, for simulations.
 //! - [`manual`]: settling a payment by hand (the API's and the CLI's one `resolve`).
+//! - [`stats`]: per-provider statistics over a window.
 //! - [`model`]: the values that cross the store boundary.
 //! - `query`, `backend`: the driver interface (statements as data, `Conn`, `Backend`).
 //! - [`postgres`] (with `pg_arrays`), [`sqlite`]: the backends, each with
@@ -45,6 +46,7 @@ pub mod postgres;
 mod query;
 mod rate_buckets;
 pub mod sqlite;
+pub mod stats;
 mod transition;
 
 pub use error::{Result, StoreError};

@@ -497,6 +497,35 @@ impl PaymentStore for MemStore {
         Ok(counts.into_values().collect())
     }
 
+    async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>> {
+        let s = self.state.lock().await;
+        Ok(s.payments
+            .values()
+            .filter(|p| p.created_at >= since)
+            .map(|p| crate::stats::StatsRow {
+                provider: p.provider.clone(),
+                status: p.status,
+                source: p.status_source,
+                created_at: p.created_at,
+                finalized_at: p.finalized_at,
+                calls: s.attempts.get(&p.id).map_or(0, |a| a.len() as i64),
+            })
+            .collect())
+    }
+
+    async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>> {
+        let s = self.state.lock().await;
+        let mut counts: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for a in s.attempts.values().flatten() {
+            if let (true, Some(class)) = (a.attempt.started_at >= since, &a.attempt.error_class) {
+                *counts
+                    .entry((a.attempt.provider.clone(), class.clone()))
+                    .or_default() += 1;
+            }
+        }
+        Ok(counts.into_iter().map(|((p, c), n)| (p, c, n)).collect())
+    }
+
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
         let s = self.state.lock().await;
         let key = (provider.to_string(), provider_ref.to_string());

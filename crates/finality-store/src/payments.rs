@@ -36,6 +36,14 @@ pub trait PaymentStore: Send + Sync {
     /// The payment that tracks a provider reference, or failing that has
     /// this merchant reference, if any.
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
+
+    /// Every payment registered at or after `since`, with its provider calls
+    /// (for [`crate::stats::compute`]).
+    async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>>;
+
+    /// Failed provider calls made at or after `since`: `(provider, error
+    /// class, count)`.
+    async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>>;
 }
 
 pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, \
@@ -404,6 +412,57 @@ impl<B: Backend> PaymentStore for B {
         .await?
         .iter()
         .map(|r| Ok((r.parsed("status", "payments")?, r.int("n", "payments")?)))
+        .collect()
+    }
+
+    async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>> {
+        let mut conn = self.read().await?;
+        let t = "payments";
+        conn.all(
+            stmt(
+                "SELECT p.provider, p.status, p.status_source, p.created_at, p.finalized_at, \
+                 (SELECT COUNT(*) FROM poll_attempts a WHERE a.payment_id = p.id) AS calls \
+                 FROM payments p WHERE p.created_at >= $1",
+                "reading payments for statistics",
+            )
+            .int(since.0),
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(crate::stats::StatsRow {
+                provider: r.text("provider", t)?,
+                status: r.parsed("status", t)?,
+                source: r.opt_parsed("status_source", t)?,
+                created_at: Timestamp(r.int("created_at", t)?),
+                finalized_at: r.opt_int("finalized_at", t)?.map(Timestamp),
+                calls: r.int("calls", t)?,
+            })
+        })
+        .collect()
+    }
+
+    async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>> {
+        let mut conn = self.read().await?;
+        let t = "poll_attempts";
+        conn.all(
+            stmt(
+                "SELECT provider, error_class, COUNT(*) AS n FROM poll_attempts \
+                 WHERE started_at >= $1 AND error_class IS NOT NULL \
+                 GROUP BY provider, error_class ORDER BY provider, error_class",
+                "counting provider errors",
+            )
+            .int(since.0),
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.text("provider", t)?,
+                r.text("error_class", t)?,
+                r.int("n", t)?,
+            ))
+        })
         .collect()
     }
 

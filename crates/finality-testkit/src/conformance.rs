@@ -852,6 +852,77 @@ pub async fn complete_batch_fences_each_completion(db: Arc<dyn Store>) {
     );
 }
 
+/// Per-provider statistics: how final statuses arrived, calls until final,
+/// time to final and error classes, over payments registered in a window.
+pub async fn provider_stats_over_a_window(db: Arc<dyn Store>) {
+    for id in ["pay_s1", "pay_s2", "pay_s3"] {
+        register(&*db, id, T0).await;
+    }
+    // s1 settles by webhook 2 s after registration.
+    let mut r = report("pay_s1", Status::Succeeded, "evt_s1");
+    r.observed_at = Timestamp(T0.0 + 2_000);
+    db.apply(&r, Timestamp(T0.0 + 2_000)).await.unwrap();
+    // s2: one failed call, then a poll that finds it succeeded at +10 s.
+    let jobs = db.claim(&claim_req(T0, 10, "w")).await.unwrap();
+    let job = |id: &str| jobs.iter().find(|j| j.payment_id == id).unwrap().clone();
+    let (s2, s3) = (job("pay_s2"), job("pay_s3"));
+    let mut failed = attempt(&s3, "w", T0, "error");
+    failed.error_class = Some("transient".into());
+    let t = Timestamp(T0.0 + 10_000);
+    let out = db
+        .complete_batch(&[
+            Completion {
+                payment_id: s2.payment_id.clone(),
+                lock_token: s2.lock_token,
+                now: t,
+                attempt: Some(attempt(&s2, "w", T0, "succeeded")),
+                observed: Some(Status::Succeeded),
+                then: AfterPoll::defer(Timestamp(t.0 + 1_000), None),
+            },
+            Completion {
+                payment_id: s3.payment_id.clone(),
+                lock_token: s3.lock_token,
+                now: t,
+                attempt: Some(failed),
+                observed: None,
+                then: AfterPoll::Reschedule {
+                    next_poll_at: Timestamp(t.0 + 1_000),
+                    count: Count::Error,
+                    last_error: Some("timeout".into()),
+                },
+            },
+        ])
+        .await
+        .unwrap();
+    assert!(
+        out.iter()
+            .all(|o| matches!(o, CompleteOutcome::Done { .. })),
+        "{out:?}"
+    );
+
+    let rows = db.stats_rows(T0).await.unwrap();
+    let errors = db.error_counts(T0).await.unwrap();
+    let stats = finality_store::stats::compute(&rows, &errors);
+    assert_eq!(stats.len(), 1, "{stats:?}");
+    let s = &stats[0];
+    assert_eq!(
+        (s.provider.as_str(), s.payments, s.open, s.in_review),
+        ("sim", 3, 1, 0)
+    );
+    assert_eq!(s.final_by.get("webhook"), Some(&1), "{s:?}");
+    assert_eq!(s.final_by.get("status_query"), Some(&1), "{s:?}");
+    assert_eq!(s.queries_until_final.max, Some(1.0), "{s:?}");
+    assert_eq!(s.queries_until_final.p50, Some(0.0), "{s:?}");
+    assert_eq!(s.time_to_final_s.p50, Some(2.0), "{s:?}");
+    assert_eq!(s.time_to_final_s.max, Some(10.0), "{s:?}");
+    assert_eq!(
+        errors,
+        vec![("sim".to_string(), "transient".to_string(), 1)]
+    );
+    // A window that starts after the registrations holds nothing.
+    assert!(db.stats_rows(Timestamp(T0.0 + 1)).await.unwrap().is_empty());
+}
+
 /// The shared token bucket: never more than the burst at once, refilled by
 /// time, and concurrent takers (several nodes) never share a token.
 pub async fn rate_bucket_grants_each_token_once(db: Arc<dyn Store>) {
@@ -1084,6 +1155,7 @@ pub const CASES: &[(&str, Case)] = cases![
     rate_bucket_grants_each_token_once,
     merchant_ref_registration_and_recording,
     merchant_ref_webhooks,
+    provider_stats_over_a_window,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's

@@ -9,6 +9,7 @@ finality_testkit::on_both_backends!(
     poll_now_settles_through_the_engine,
     event_feed_pages_transitions,
     merchant_ref_registration_finds_the_provider_id,
+    provider_stats_over_the_api,
 );
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -345,4 +346,32 @@ async fn merchant_ref_registration_finds_the_provider_id(b: Backend) {
     let (s, err) = app.post("/v1/payments", taken).await;
     assert_eq!(s, StatusCode::CONFLICT, "{err}");
     assert_eq!(err["error"]["code"], "provider_ref_conflict");
+}
+
+/// `GET /v1/stats/providers`: the figures of the payments registered in the
+/// window, per provider; a window that is not a duration is refused naming it.
+async fn provider_stats_over_the_api(b: Backend) {
+    let app = spawn_app(b, HOUR).await;
+    for id in ["pay_st1", "pay_st2"] {
+        let (s, _) = app.post("/v1/payments", app.payment(id)).await;
+        assert_eq!(s, StatusCode::CREATED);
+    }
+    let body = json!({"status": "failed", "reason": "bank says so", "actor": "ana@ops"});
+    let (s, v) = app.post("/v1/payments/pay_st1/resolve", body).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+
+    let (s, v) = app.get("/v1/stats/providers?window=1h").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["window_s"], 3600);
+    let p = &v["providers"][0];
+    assert_eq!(p["provider"], "sim", "{v}");
+    assert_eq!(p["payments"], 2, "{v}");
+    assert_eq!(p["final_by"]["manual"], 1, "{v}");
+    assert_eq!(p["open"], 1, "{v}");
+    assert_eq!(p["queries_until_final"]["max"], 0.0, "{v}");
+    assert!(p["time_to_final_s"]["p50"].is_number(), "{v}");
+
+    let (s, err) = app.get("/v1/stats/providers?window=soon").await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
+    assert_eq!(err["error"]["field"], "window", "{err}");
 }
