@@ -516,8 +516,10 @@ impl PaymentStore for MemStore {
     async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>> {
         let s = self.state.lock().await;
         let mut counts: BTreeMap<(String, String), i64> = BTreeMap::new();
+        let in_window = |id: &str| s.payments.get(id).is_some_and(|p| p.created_at >= since);
         for a in s.attempts.values().flatten() {
-            if let (true, Some(class)) = (a.attempt.started_at >= since, &a.attempt.error_class) {
+            if let (true, Some(class)) = (in_window(&a.attempt.payment_id), &a.attempt.error_class)
+            {
                 *counts
                     .entry((a.attempt.provider.clone(), class.clone()))
                     .or_default() += 1;

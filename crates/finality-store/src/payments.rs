@@ -41,8 +41,8 @@ pub trait PaymentStore: Send + Sync {
     /// (for [`crate::stats::compute`]).
     async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>>;
 
-    /// Failed provider calls made at or after `since`: `(provider, error
-    /// class, count)`.
+    /// Failed provider calls of the payments registered at or after
+    /// `since`: `(provider, error class, count)`.
     async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>>;
 }
 
@@ -447,9 +447,10 @@ impl<B: Backend> PaymentStore for B {
         let t = "poll_attempts";
         conn.all(
             stmt(
-                "SELECT provider, error_class, COUNT(*) AS n FROM poll_attempts \
-                 WHERE started_at >= $1 AND error_class IS NOT NULL \
-                 GROUP BY provider, error_class ORDER BY provider, error_class",
+                "SELECT p.provider, a.error_class, COUNT(*) AS n FROM payments p \
+                 JOIN poll_attempts a ON a.payment_id = p.id \
+                 WHERE p.created_at >= $1 AND a.error_class IS NOT NULL \
+                 GROUP BY p.provider, a.error_class ORDER BY p.provider, a.error_class",
                 "counting provider errors",
             )
             .int(since.0),

@@ -61,7 +61,7 @@ pub struct ProviderStats {
     pub queries_until_final: Quantiles,
     /// Seconds from registration to the final status.
     pub time_to_final_s: Quantiles,
-    /// Failed provider calls in the window, by error class.
+    /// Failed provider calls of these payments, by error class.
     pub errors: BTreeMap<String, i64>,
 }
 
