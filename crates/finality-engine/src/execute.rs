@@ -206,6 +206,9 @@ impl Engine {
                     }
                 }
                 attempt.provider_status = Some(provider_status);
+                if status.is_some_and(|s| s.is_final()) {
+                    self.watch_webhooks(entry, job, done).await;
+                }
                 let then = self.after_answer(entry, job, done, note, true);
                 base(Some(attempt), status, then)
             }
@@ -215,6 +218,37 @@ impl Engine {
                 attempt.error = Some(err.to_string());
                 let then = self.after_error(entry, job, done, &err);
                 base(Some(attempt), None, then)
+            }
+        }
+    }
+
+    /// A poll learned a final status no webhook had announced. Enough of
+    /// those in a row mean the provider's webhooks are down: say so loudly,
+    /// switch it to its outage schedule, and bring its open payments' next
+    /// polls forward to that schedule's first delay (they may be hours away
+    /// under the webhooks-first schedule).
+    async fn watch_webhooks(&self, entry: &ProviderEntry, job: &ClaimedJob, now: Timestamp) {
+        let Some(outage) = &entry.outage_policy else {
+            return;
+        };
+        if !self
+            .health
+            .settled_by_poll(&job.provider, now, entry.webhook_outage_after)
+        {
+            return;
+        }
+        tracing::error!(
+            provider = %job.provider, settled_by_poll = entry.webhook_outage_after,
+            "ALERT: webhooks look down (payments keep settling by polls, no webhook arrived); \
+             polling by the outage schedule until one does"
+        );
+        let by = outage.first_poll_at(now);
+        match self.store.hurry(&job.provider, by, now).await {
+            Ok(n) => {
+                tracing::info!(provider = %job.provider, polls = n, "open payments' polls brought forward")
+            }
+            Err(e) => {
+                tracing::warn!(provider = %job.provider, error = %e, "bringing polls forward failed; they switch at their next poll")
             }
         }
     }
@@ -283,10 +317,12 @@ impl Engine {
         queried: bool,
     ) -> AfterPoll {
         let attempts = job.attempts + 1;
-        match entry
-            .policy
-            .next_poll(job.registered_at, done, attempts, jitter_unit())
-        {
+        match entry.policy_now(&self.health, &job.provider).next_poll(
+            job.registered_at,
+            done,
+            attempts,
+            jitter_unit(),
+        ) {
             NextPoll::At(t) => AfterPoll::Reschedule {
                 next_poll_at: t,
                 count: Count::Attempt,
@@ -320,7 +356,7 @@ impl Engine {
                 if !self.health.breakers().is_closed(provider) {
                     return AfterPoll::defer(spread(done), Some(err.to_string()));
                 }
-                return match entry.policy.next_after_error(
+                return match entry.policy_now(&self.health, provider).next_after_error(
                     job.registered_at,
                     done,
                     job.attempts,
@@ -340,8 +376,12 @@ impl Engine {
             }
             ProviderError::RateLimited { retry_after, .. } => {
                 let age = self.clock.now().since(job.registered_at);
-                let wait = retry_after
-                    .unwrap_or_else(|| entry.policy.schedule.nominal_at(job.attempts, age));
+                let wait = retry_after.unwrap_or_else(|| {
+                    entry
+                        .policy_now(&self.health, provider)
+                        .schedule
+                        .nominal_at(job.attempts, age)
+                });
                 tracing::warn!(%provider, ?wait, "provider is rate limiting; pausing its polls");
                 wait
             }

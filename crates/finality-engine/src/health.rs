@@ -1,7 +1,10 @@
 //! Per-provider health: pauses (while a provider is rate-limiting us or
 //! failing permanently) and circuit breakers (while its calls time out or
-//! fail with 5xx). Either way its due polls are deferred without spending
-//! anything; `/readyz` reports both.
+//! fail with 5xx), under which its due polls are deferred without spending
+//! anything; and whether its webhooks are arriving (polls that keep
+//! settling payments no webhook announced mean they are not, and the
+//! provider is polled by its outage schedule until one arrives). `/readyz`
+//! reports all three.
 
 use crate::breaker::Breakers;
 use finality_core::{ErrorClass, Timestamp};
@@ -16,11 +19,21 @@ pub struct Pause {
     pub reason: String,
 }
 
+/// Whether a provider's webhooks are arriving.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct WebhookWatch {
+    /// Payments whose final status a poll learned since the last webhook.
+    settled_by_poll: u32,
+    /// Since when webhooks are taken to be down.
+    outage_since: Option<Timestamp>,
+}
+
 /// Shared by the engine (writes) and `/readyz` (reads).
 #[derive(Debug, Default)]
 pub struct Health {
     paused: Mutex<HashMap<String, Pause>>,
     breakers: Breakers,
+    webhooks: Mutex<HashMap<String, WebhookWatch>>,
 }
 
 impl Health {
@@ -33,6 +46,7 @@ impl Health {
         Health {
             paused: Mutex::default(),
             breakers,
+            webhooks: Mutex::default(),
         }
     }
 
@@ -67,5 +81,86 @@ impl Health {
             .collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+
+    /// A verified webhook of `provider` arrived: its webhooks work. `true`
+    /// when this ends an outage.
+    pub fn webhook_seen(&self, provider: &str) -> bool {
+        let mut map = self.webhooks.lock().unwrap_or_else(|p| p.into_inner());
+        let w = map.entry(provider.to_string()).or_default();
+        w.settled_by_poll = 0;
+        let ended = w.outage_since.take().is_some();
+        if ended {
+            metrics::gauge!("finality_webhook_outage", "provider" => provider.to_string()).set(0.0);
+        }
+        ended
+    }
+
+    /// A poll learned a payment's final status before any webhook said it.
+    /// After `threshold` of these in a row (0: never) the provider's
+    /// webhooks are taken to be down: `true` when this starts an outage.
+    pub fn settled_by_poll(&self, provider: &str, now: Timestamp, threshold: u32) -> bool {
+        if threshold == 0 {
+            return false;
+        }
+        let mut map = self.webhooks.lock().unwrap_or_else(|p| p.into_inner());
+        let w = map.entry(provider.to_string()).or_default();
+        w.settled_by_poll = w.settled_by_poll.saturating_add(1);
+        if w.outage_since.is_none() && w.settled_by_poll >= threshold {
+            w.outage_since = Some(now);
+            metrics::gauge!("finality_webhook_outage", "provider" => provider.to_string()).set(1.0);
+            return true;
+        }
+        false
+    }
+
+    /// Since when `provider`'s webhooks are taken to be down, if they are.
+    pub fn webhook_outage(&self, provider: &str) -> Option<Timestamp> {
+        let map = self.webhooks.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(provider).and_then(|w| w.outage_since)
+    }
+
+    /// Every provider whose webhooks are taken to be down, for `/readyz`.
+    pub fn webhook_outages(&self) -> Vec<(String, Timestamp)> {
+        let map = self.webhooks.lock().unwrap_or_else(|p| p.into_inner());
+        let mut v: Vec<_> = map
+            .iter()
+            .filter_map(|(k, w)| w.outage_since.map(|t| (k.clone(), t)))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Polls that keep finding final statuses no webhook announced mean the
+    /// webhooks are down; one verified webhook means they are back.
+    #[test]
+    fn an_outage_starts_after_polls_settle_alone_and_ends_with_a_webhook() {
+        let h = Health::new();
+        let t = Timestamp(1_000);
+        for _ in 0..4 {
+            assert!(!h.settled_by_poll("sim", t, 5));
+        }
+        assert!(!h.webhook_seen("sim"), "no outage to end yet");
+        for _ in 0..4 {
+            assert!(
+                !h.settled_by_poll("sim", t, 5),
+                "a webhook restarted the count"
+            );
+        }
+        assert!(
+            h.settled_by_poll("sim", t, 5),
+            "the fifth in a row starts it"
+        );
+        assert!(!h.settled_by_poll("sim", t, 5), "once");
+        assert_eq!(h.webhook_outage("sim"), Some(t));
+        assert_eq!(h.webhook_outages(), vec![("sim".to_string(), t)]);
+        assert!(h.webhook_seen("sim"));
+        assert_eq!(h.webhook_outage("sim"), None);
+        assert!(!h.settled_by_poll("other", t, 0), "0 turns it off");
     }
 }

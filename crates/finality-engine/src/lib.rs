@@ -53,6 +53,12 @@ pub struct ProviderEntry {
     pub nudges_per_minute: u32,
     /// Calls per second across every node, if the provider limits them.
     pub rate_limit: Option<finality_store::Bucket>,
+    /// The schedule while the provider's webhooks are down (`None`: no
+    /// webhooks are configured, so there is nothing to watch).
+    pub outage_policy: Option<RetryPolicy>,
+    /// Payments settled by a poll in a row, with no webhook between, that
+    /// mean the webhooks are down (0: never).
+    pub webhook_outage_after: u32,
 }
 
 impl ProviderEntry {
@@ -69,6 +75,22 @@ impl ProviderEntry {
                 per_second: r.per_second,
                 burst: f64::from(r.burst),
             }),
+            // With webhooks down, polls are the only way again: the
+            // schedule a provider without webhooks gets.
+            outage_policy: (!cfg.webhook_secret_envs.is_empty()).then(|| RetryPolicy {
+                schedule: finality_core::Schedule::default_quick_then_exponential(),
+                ..cfg.policy()
+            }),
+            webhook_outage_after: cfg.webhook_outage_after,
+        }
+    }
+
+    /// The policy in force: the outage schedule while this provider's
+    /// webhooks are down, else its own.
+    pub fn policy_now(&self, health: &Health, provider: &str) -> &RetryPolicy {
+        match &self.outage_policy {
+            Some(p) if health.webhook_outage(provider).is_some() => p,
+            _ => &self.policy,
         }
     }
 }

@@ -270,6 +270,16 @@ pub struct Settings {
     /// in the database); none by default.
     #[serde(default)]
     pub rate_limit: Option<RateLimit>,
+    /// With webhooks configured: this many payments in a row whose final
+    /// status a poll learned, with no verified webhook between, mean the
+    /// webhooks are down; the provider is then polled by the schedule of a
+    /// provider without webhooks until a webhook arrives. 0: never.
+    #[serde(default = "default_outage_after")]
+    pub webhook_outage_after: u32,
+}
+
+fn default_outage_after() -> u32 {
+    5
 }
 
 impl Settings {
@@ -327,6 +337,7 @@ impl ProviderConfig {
                 webhook_tolerance: default_tolerance(),
                 unverified_nudges_per_minute: default_nudges(),
                 rate_limit: None,
+                webhook_outage_after: default_outage_after(),
             },
         }
     }

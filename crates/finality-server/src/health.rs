@@ -13,8 +13,8 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/readyz", get(readyz))
 }
 
-/// Ready when the database answers. Paused providers and open circuit
-/// breakers make it `degraded` with the reason, but still 200: webhooks and
+/// Ready when the database answers. Paused providers, open circuit breakers
+/// and webhook outages make it `degraded` with the reason, but still 200: webhooks and
 /// the API keep working, and taking the node out of rotation would not bring
 /// the provider back.
 async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
@@ -38,9 +38,18 @@ async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
             (t.provider, v)
         })
         .collect();
+    let outages: serde_json::Map<String, Value> = app
+        .health
+        .webhook_outages()
+        .into_iter()
+        .map(|(name, since)| {
+            let v = json!({"since": since.to_rfc3339(), "polling": "outage schedule"});
+            (name, v)
+        })
+        .collect();
     match app.store.next_due_at().await {
         Ok(_) => {
-            let status = if pauses.is_empty() && breakers.is_empty() {
+            let status = if pauses.is_empty() && breakers.is_empty() && outages.is_empty() {
                 "ready"
             } else {
                 "degraded"
@@ -49,7 +58,7 @@ async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
                 StatusCode::OK,
                 Json(
                     json!({"status": status, "database": "ok", "paused_providers": pauses,
-                            "open_circuits": breakers}),
+                            "open_circuits": breakers, "webhook_outages": outages}),
                 ),
             )
         }

@@ -159,6 +159,10 @@ async fn receive(
         .collect();
     let fresh = app.store.inbox_insert(&rows, now).await?;
     finality_core::fault::point("after_inbox_insert");
+    // A verified webhook, stored: this provider's webhooks are arriving.
+    if app.health.webhook_seen(&provider) {
+        tracing::warn!("webhooks resumed; polling by the provider's own schedule again");
+    }
     // Counted once per stored row: a redelivered duplicate is not news.
     for (row, _) in rows.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
         match row.state {

@@ -120,6 +120,10 @@ pub(crate) struct Counters {
     pub bulk_requests: AtomicU64,
     pub bulk_items_max: AtomicU64,
     pub token_requests: AtomicU64,
+    /// While set, webhooks falling due are dropped (the provider's webhook
+    /// sender is down).
+    pub webhooks_down: std::sync::atomic::AtomicBool,
+    pub webhooks_dropped: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

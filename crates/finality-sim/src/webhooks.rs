@@ -153,6 +153,13 @@ impl Simulator {
         *self.lock_target() = Some(target);
     }
 
+    /// Stop (`true`) or resume (`false`) sending webhooks, as a provider's
+    /// webhook sender going down: while stopped, webhooks falling due are
+    /// dropped, never sent later. Status queries keep answering.
+    pub fn set_webhooks_down(&self, down: bool) {
+        self.counters.webhooks_down.store(down, Ordering::Relaxed);
+    }
+
     /// When the next queued webhook is due.
     pub fn next_webhook_at(&self) -> Option<Timestamp> {
         self.lock_queue().keys().next().map(|(t, _)| Timestamp(*t))
@@ -171,6 +178,12 @@ impl Simulator {
             std::mem::replace(&mut *q, later).into_values().collect()
         };
         let n = due.len();
+        if self.counters.webhooks_down.load(Ordering::Relaxed) {
+            self.counters
+                .webhooks_dropped
+                .fetch_add(n as u64, Ordering::Relaxed);
+            return 0;
+        }
         let mut tasks = tokio::task::JoinSet::new();
         for d in due {
             let (sim, target) = (self.clone(), target.clone());

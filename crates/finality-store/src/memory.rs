@@ -617,6 +617,31 @@ impl PollQueue for MemStore {
         Ok(out)
     }
 
+    async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let ids: Vec<String> = s
+            .jobs
+            .iter()
+            .filter(|(_, j)| {
+                j.provider == provider
+                    && j.next_poll_at.is_some_and(|n| n > by.0)
+                    && j.locked_until.is_none_or(|u| u <= now.0)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &ids {
+            s.set_next_poll(id, Some(by.0));
+            if let Some(j) = s.jobs.get_mut(id) {
+                j.due_at = None;
+            }
+        }
+        drop(s);
+        if !ids.is_empty() {
+            self.wake.bump();
+        }
+        Ok(ids.len() as u64)
+    }
+
     async fn next_due_at(&self) -> Result<Option<Timestamp>> {
         let s = self.state.lock().await;
         Ok(s.due.first().map(|(at, _)| Timestamp(*at)))

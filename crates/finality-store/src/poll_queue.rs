@@ -31,6 +31,10 @@ pub trait PollQueue: Send + Sync {
     /// Make a payment's next poll due now (unparking a reviewed one).
     async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
 
+    /// Bring `provider`'s unleased, unparked jobs due after `by` forward to
+    /// `by` (the provider's webhooks are down: poll sooner). Returns how many.
+    async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64>;
+
     /// The earliest `next_poll_at` of any unparked job (including leases,
     /// which fall due again when they expire); `None` when nothing is left.
     async fn next_due_at(&self) -> Result<Option<Timestamp>>;
@@ -238,6 +242,30 @@ impl<B: Backend> PollQueue for B {
         tx.commit().await.op("committing poll now")?;
         self.wakeups().bump();
         Ok(out)
+    }
+
+    async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64> {
+        let mut conn = self.read().await?;
+        let n = conn
+            .run(
+                stmt(
+                    "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
+                     WHERE provider = $1 AND next_poll_at > $2 \
+                     AND (locked_until IS NULL OR locked_until <= $3)",
+                    "bringing polls forward",
+                )
+                .text(provider)
+                .int(by.0)
+                .int(now.0),
+            )
+            .await?;
+        if n > 0 {
+            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
+                conn.run(stmt(sql, "notifying workers")).await?;
+            }
+            self.wakeups().bump();
+        }
+        Ok(n)
     }
 
     async fn next_due_at(&self) -> Result<Option<Timestamp>> {

@@ -923,6 +923,31 @@ pub async fn provider_stats_over_a_window(db: Arc<dyn Store>) {
     assert!(db.stats_rows(Timestamp(T0.0 + 1)).await.unwrap().is_empty());
 }
 
+/// Bringing a provider's polls forward (its webhooks are down) moves the
+/// unleased ones due later, and leaves a leased one with its worker.
+pub async fn hurry_brings_unleased_polls_forward(db: Arc<dyn Store>) {
+    let hour = Timestamp(T0.0 + 3_600_000);
+    register(&*db, "pay_h1", hour).await;
+    register(&*db, "pay_h2", hour).await;
+    register(&*db, "pay_h3", T0).await;
+    let leased = db.claim(&claim_req(T0, 10, "w")).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    let by = Timestamp(T0.0 + 5_000);
+    assert_eq!(db.hurry("sim", by, T0).await.unwrap(), 2);
+    assert_eq!(db.hurry("other", by, T0).await.unwrap(), 0);
+    assert_eq!(db.next_due_at().await.unwrap(), Some(by));
+    let due = db.claim(&claim_req(by, 10, "w2")).await.unwrap();
+    let mut ids: Vec<&str> = due.iter().map(|j| j.payment_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        ["pay_h1", "pay_h2"],
+        "the leased one stays with its worker"
+    );
+    // Nothing already due sooner is pushed back.
+    assert_eq!(db.hurry("sim", hour, by).await.unwrap(), 0);
+}
+
 /// The shared token bucket: never more than the burst at once, refilled by
 /// time, and concurrent takers (several nodes) never share a token.
 pub async fn rate_bucket_grants_each_token_once(db: Arc<dyn Store>) {
@@ -1156,6 +1181,7 @@ pub const CASES: &[(&str, Case)] = cases![
     merchant_ref_registration_and_recording,
     merchant_ref_webhooks,
     provider_stats_over_a_window,
+    hurry_brings_unleased_polls_forward,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's

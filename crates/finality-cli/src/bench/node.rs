@@ -76,6 +76,8 @@ pub fn engine(
     providers.insert(
         "bench".into(),
         ProviderEntry {
+            outage_policy: None,
+            webhook_outage_after: 0,
             adapter,
             policy: RetryPolicy {
                 schedule: Schedule::Fixed {

@@ -68,6 +68,8 @@ pub fn providers(
     map.insert(
         "sim".into(),
         ProviderEntry {
+            outage_policy: None,
+            webhook_outage_after: 0,
             adapter: Arc::new(adapter),
             policy,
             pause_on_permanent_error: Duration::from_secs(300),

@@ -30,6 +30,8 @@ fn recorder_providers(rec: Arc<Recorder>) -> Arc<Providers> {
     map.insert(
         "sim".into(),
         ProviderEntry {
+            outage_policy: None,
+            webhook_outage_after: 0,
             adapter: rec,
             policy: quick_policy(5, Duration::from_secs(3600)),
             pause_on_permanent_error: Duration::from_secs(60),

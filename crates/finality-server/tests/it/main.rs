@@ -3,6 +3,7 @@
 
 mod api;
 mod contracts;
+mod outage;
 mod providers;
 mod webhooks;
 
