@@ -78,7 +78,7 @@ impl ProviderEntry {
             // With webhooks down, polls are the only way again: the
             // schedule a provider without webhooks gets.
             outage_policy: (!cfg.webhook_secret_envs.is_empty()).then(|| RetryPolicy {
-                schedule: finality_core::Schedule::default_quick_then_exponential(),
+                schedule: finality_core::Schedule::default_polls_only(),
                 ..cfg.policy()
             }),
             webhook_outage_after: cfg.webhook_outage_after,

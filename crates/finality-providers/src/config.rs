@@ -287,12 +287,12 @@ impl Settings {
     /// this provider's statuses arrive. With webhooks configured, polls are
     /// the safety net for a lost webhook ([`Schedule::default_webhooks_first`],
     /// chosen with `finality simulate`); without, polls are the only way
-    /// and start at once ([`Schedule::default_quick_then_exponential`]).
+    /// and start at once ([`Schedule::default_polls_only`]).
     pub fn schedule(&self) -> Schedule {
         match &self.schedule_override {
             Some(s) => s.clone(),
             None if !self.webhook_secret_envs.is_empty() => Schedule::default_webhooks_first(),
-            None => Schedule::default_quick_then_exponential(),
+            None => Schedule::default_polls_only(),
         }
     }
 }

@@ -87,7 +87,9 @@ struct OutboxRow {
 #[derive(Debug, Default)]
 struct MemState {
     forget_calls: bool,
-    payments: BTreeMap<String, Payment>,
+    payments: HashMap<String, Payment>,
+    /// Payment ids in order, for keyset paging.
+    ids: BTreeSet<String>,
     by_ref: HashMap<(String, String), String>,
     by_merchant: HashMap<(String, String), String>,
     jobs: HashMap<String, Job>,
@@ -385,6 +387,7 @@ impl PaymentStore for MemStore {
             finalized_at: None,
         };
         s.payments.insert(id.clone(), payment.clone());
+        s.ids.insert(id.clone());
         if let Some(r) = &provider_ref {
             s.by_ref.insert((p.provider.clone(), r.clone()), id.clone());
         }
@@ -473,9 +476,9 @@ impl PaymentStore for MemStore {
             Some(a) => std::ops::Bound::Excluded(a.clone()),
             None => std::ops::Bound::Unbounded,
         };
-        Ok(s.payments
+        Ok(s.ids
             .range((from, std::ops::Bound::Unbounded))
-            .map(|(_, p)| p)
+            .filter_map(|id| s.payments.get(id))
             .filter(|p| f.status.is_none_or(|st| p.status == st))
             .filter(|p| f.provider.as_ref().is_none_or(|pr| &p.provider == pr))
             .take(f.limit as usize)

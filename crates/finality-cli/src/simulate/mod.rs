@@ -51,6 +51,16 @@ pub struct SimulateArgs {
     /// `finality.toml`; polls until the model's horizon). Repeatable.
     #[arg(long = "schedule", value_name = "NAME=SCHEDULE")]
     custom: Vec<String>,
+    /// The provider's webhook sender is down over this stretch of the run
+    /// (`FROM..UNTIL` from its start, e.g. `6h..8h`): webhooks due then are
+    /// never sent.
+    #[arg(long, value_name = "FROM..UNTIL")]
+    webhook_outage: Option<model::Outage>,
+    /// Payments settled by polls in a row, with no webhook between, that
+    /// switch the provider to its outage schedule (0: never), as
+    /// `webhook_outage_after` in `finality.toml`.
+    #[arg(long, default_value_t = 5)]
+    webhook_outage_after: u32,
     /// Seed of the draws (the same seed draws the same payments).
     #[arg(long, default_value_t = 42)]
     seed: u64,
@@ -70,7 +80,11 @@ const TICK: Duration = Duration::from_secs(1);
 const T0: Timestamp = Timestamp(1_767_225_600_000);
 
 pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
-    let model = load_model(&args.model)?;
+    let mut model = load_model(&args.model)?;
+    if let Some(o) = args.webhook_outage {
+        model.webhook_outage = Some(o);
+    }
+    let outage_after = args.webhook_outage_after;
     let mut presets = if args.custom.is_empty() || !args.schedules.is_empty() {
         presets::pick(&args.schedules).map_err(|e| anyhow!(e))?
     } else {
@@ -99,26 +113,42 @@ pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     // worker takes the next schedule as soon as it is free.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Start the most expensive schedules first (a fixed short interval
+    // polls the most), so the last to finish is not a long one started late.
+    let mut order: Vec<usize> = (0..presets.len()).collect();
+    order.sort_by(|a, b| {
+        let interval = |i: usize| {
+            presets[i]
+                .policy
+                .schedule
+                .nominal_at(20, Duration::from_secs(3600))
+        };
+        interval(*a).cmp(&interval(*b))
+    });
+    let order = Arc::new(order);
     let presets = Arc::new(presets);
     let (tx, rx) = std::sync::mpsc::channel::<(usize, anyhow::Result<Row>)>();
     for _ in 0..cores.min(presets.len()) {
-        let (model, draws, presets, next, tx) = (
+        let (model, draws, presets, next, tx, outage_after, order) = (
             model.clone(),
             draws.clone(),
             presets.clone(),
             next.clone(),
             tx.clone(),
+            outage_after,
+            order.clone(),
         );
-        std::thread::spawn(move || loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(preset) = presets.get(i) else { break };
-            let row = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(anyhow::Error::from)
-                .and_then(|rt| rt.block_on(simulate(&model, &draws, preset)));
-            if tx.send((i, row)).is_err() {
-                break;
+        std::thread::spawn(move || {
+            while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let preset = &presets[i];
+                let row = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(anyhow::Error::from)
+                    .and_then(|rt| rt.block_on(simulate(&model, &draws, preset, outage_after)));
+                if tx.send((i, row)).is_err() {
+                    break;
+                }
             }
         });
     }
@@ -183,7 +213,12 @@ fn load_model(name: &str) -> anyhow::Result<Model> {
 }
 
 /// Run one schedule over every draw, on a fresh in-memory store.
-async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> anyhow::Result<Row> {
+async fn simulate(
+    model: &Model,
+    draws: &Arc<Vec<Draw>>,
+    preset: &Preset,
+    outage_after: u32,
+) -> anyhow::Result<Row> {
     let wall = Instant::now();
     let vclock = Arc::new(VirtualClock::new(T0));
     let clock: Arc<dyn Clock> = vclock.clone();
@@ -194,23 +229,25 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
     cfg.schedule_override = Some(preset.policy.schedule.clone());
     cfg.give_up_after = model.horizon.min(preset.policy.give_up_after);
     cfg.max_attempts = preset.policy.max_attempts;
-    let policy = cfg.policy();
+    // The model's provider sends webhooks: watched for outages, as a
+    // provider with `webhook_secret_envs` is.
+    cfg.webhook_secret_envs = vec!["(simulated)".into()];
+    cfg.webhook_outage_after = outage_after;
+    let entry = ProviderEntry::from_config(adapter.clone(), &cfg);
     let mut providers = Providers::new();
-    providers.insert(
-        "model".into(),
-        ProviderEntry::from_config(adapter.clone(), &cfg),
-    );
+    providers.insert("model".into(), entry.clone());
+    let health = Arc::new(Health::new());
     let engine = Engine::new(
         dyn_store.clone(),
         clock.clone(),
         Arc::new(providers),
         EngineConfig {
             worker_id: format!("simulate-{}", preset.name),
-            concurrency: 512,
-            batch_size: 512,
+            concurrency: 2048,
+            batch_size: 2048,
             ..EngineConfig::default()
         },
-        Arc::new(Health::new()),
+        health.clone(),
     );
     let inbox = InboxProcessor::new(
         dyn_store.clone(),
@@ -230,7 +267,8 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
     loop {
         let now = vclock.now();
         while next_reg < draws.len() && draws[next_reg].registered_at <= now {
-            register(&store, &policy, next_reg, &draws[next_reg]).await?;
+            let policy = entry.policy_now(&health, "model");
+            register(&store, policy, next_reg, &draws[next_reg]).await?;
             next_reg += 1;
         }
         let mut due = Vec::new();
@@ -243,6 +281,8 @@ async fn simulate(model: &Model, draws: &Arc<Vec<Draw>>, preset: &Preset) -> any
         }
         if !due.is_empty() {
             store.inbox_insert(&due, now).await?;
+            // What the webhook endpoint does with a verified webhook.
+            health.webhook_seen("model");
         }
         inbox.process_due().await?;
         while engine.run_once().await? > 0 {}

@@ -62,6 +62,37 @@ pub struct Model {
     /// Polling stops (the payment goes to review) at this age.
     #[serde(with = "humantime_serde")]
     pub horizon: Duration,
+    /// The provider's webhook sender is down over this stretch (from the
+    /// run's start): webhooks falling due in it are never sent.
+    #[serde(default)]
+    pub webhook_outage: Option<Outage>,
+}
+
+/// `{ from = "6h", until = "8h" }`, counted from the run's start.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outage {
+    #[serde(with = "humantime_serde")]
+    pub from: Duration,
+    #[serde(with = "humantime_serde")]
+    pub until: Duration,
+}
+
+impl std::str::FromStr for Outage {
+    type Err = String;
+    /// `6h..8h`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, b) = s
+            .split_once("..")
+            .ok_or_else(|| format!("`{s}`: expected FROM..UNTIL, e.g. 6h..8h"))?;
+        let parse =
+            |v: &str| humantime::parse_duration(v.trim()).map_err(|e| format!("`{v}`: {e}"));
+        let (from, until) = (parse(a)?, parse(b)?);
+        if until <= from {
+            return Err(format!("`{s}`: the outage must end after it starts"));
+        }
+        Ok(Outage { from, until })
+    }
 }
 
 /// One simulated payment as drawn.
@@ -117,6 +148,7 @@ impl Model {
             },
             registration_window: Duration::from_secs(24 * 3600),
             horizon: Duration::from_secs(7 * 24 * 3600),
+            webhook_outage: None,
         }
     }
 
@@ -159,6 +191,7 @@ impl Model {
             },
             registration_window: Duration::from_secs(24 * 3600),
             horizon: Duration::from_secs(7 * 24 * 3600),
+            webhook_outage: None,
         }
     }
 
@@ -215,7 +248,14 @@ impl Model {
                 let status = component.map_or(Status::Succeeded, |c| c.status);
                 let lost = rng.gen::<f64>() < self.webhook_loss;
                 let delay = self.webhook_delay.sample(&mut rng);
-                let webhook_at = settles_at.filter(|_| !lost).map(|s| s.plus(delay));
+                let down = |t: Timestamp| {
+                    self.webhook_outage
+                        .is_some_and(|o| t >= start.plus(o.from) && t < start.plus(o.until))
+                };
+                let webhook_at = settles_at
+                    .filter(|_| !lost)
+                    .map(|s| s.plus(delay))
+                    .filter(|t| !down(*t));
                 Draw {
                     registered_at,
                     settles_at,
@@ -246,6 +286,17 @@ mod tests {
             d.last().map(|p| p.registered_at.0 < 24 * 3600 * 1000),
             Some(true)
         );
+        // Webhooks falling due in an outage window are never sent.
+        let mut down = m.clone();
+        down.webhook_outage = Some("0s..24h".parse().unwrap());
+        assert!(down.draw(1_000, Timestamp(0), 7).iter().all(
+            |p| p.webhook_at.is_none() || p.webhook_at.is_some_and(|t| t.0 >= 24 * 3600 * 1000)
+        ));
+        assert!("8h..6h"
+            .parse::<Outage>()
+            .unwrap_err()
+            .contains("end after"));
+        assert!("6h".parse::<Outage>().unwrap_err().contains("FROM..UNTIL"));
         // Reproducible from the seed.
         assert_eq!(m.draw(100, Timestamp(0), 7), m.draw(100, Timestamp(0), 7));
     }

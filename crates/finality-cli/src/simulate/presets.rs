@@ -43,8 +43,16 @@ pub fn all() -> Vec<Preset> {
             },
         },
         Preset {
+            name: "polls_only".into(),
+            what: "finality's default without webhooks (and while they are down): 10 polls 1 s apart, then as `default`".into(),
+            policy: RetryPolicy {
+                schedule: Schedule::default_polls_only(),
+                ..RetryPolicy::default()
+            },
+        },
+        Preset {
             name: "quick_exponential".into(),
-            what: "finality's default without webhooks (and before): 10 polls 1 s apart, then 5 s ×2 up to 1 h, 60 polls at most".into(),
+            what: "finality's default before these measurements: 10 polls 1 s apart, then 5 s ×2 up to 1 h, 60 polls at most".into(),
             policy: RetryPolicy::default(),
         },
         Preset {
