@@ -93,7 +93,7 @@ impl Schedule {
     /// net: every 100 s until 30 min of age, then ×2 up to a day, ±10 %.
     /// Chosen with `finality simulate` on the `mixture` model (100,000
     /// payments): 2.7 provider calls per payment (the previous default made
-    /// 12.9), a payment whose webhook was lost caught within 99 s at p95,
+    /// 12.9), a payment whose webhook was lost caught within about 100 s at p95,
     /// nothing that settled within a week missed (`docs/CONVERGENCE.md`).
     pub fn default_webhooks_first() -> Schedule {
         Schedule::Piecewise {
