@@ -57,6 +57,9 @@ impl MemStore {
 
 #[derive(Debug, Clone)]
 struct Job {
+    /// The payment's number in `names` (the due index holds numbers, not
+    /// id strings: no allocation or string compare per poll).
+    slot: u32,
     provider: String,
     provider_ref: Option<String>,
     merchant_ref: Option<String>,
@@ -93,8 +96,10 @@ struct MemState {
     by_ref: HashMap<(String, String), String>,
     by_merchant: HashMap<(String, String), String>,
     jobs: HashMap<String, Job>,
-    /// `(next_poll_at, payment id)` of every unparked job: the due index.
-    due: BTreeSet<(i64, String)>,
+    /// `(next_poll_at, slot)` of every unparked job: the due index.
+    due: BTreeSet<(i64, u32)>,
+    /// Payment ids by slot.
+    names: Vec<String>,
     history: HashMap<String, Vec<HistoryEntry>>,
     attempts: HashMap<String, Vec<AttemptRecord>>,
     attempt_seq: i64,
@@ -119,11 +124,11 @@ impl MemState {
     fn set_next_poll(&mut self, id: &str, next: Option<i64>) {
         if let Some(job) = self.jobs.get_mut(id) {
             if let Some(old) = job.next_poll_at {
-                self.due.remove(&(old, id.to_string()));
+                self.due.remove(&(old, job.slot));
             }
             job.next_poll_at = next;
             if let Some(new) = next {
-                self.due.insert((new, id.to_string()));
+                self.due.insert((new, job.slot));
             }
         }
     }
@@ -131,7 +136,7 @@ impl MemState {
     fn drop_job(&mut self, id: &str) {
         if let Some(job) = self.jobs.remove(id) {
             if let Some(old) = job.next_poll_at {
-                self.due.remove(&(old, id.to_string()));
+                self.due.remove(&(old, job.slot));
             }
         }
     }
@@ -395,9 +400,14 @@ impl PaymentStore for MemStore {
             s.by_merchant
                 .insert((p.provider.clone(), m.clone()), id.clone());
         }
+        let slot = u32::try_from(s.names.len()).map_err(|_| {
+            crate::query::corrupt("poll_jobs", "more than 4 billion payments in memory")
+        })?;
+        s.names.push(id.clone());
         s.jobs.insert(
             id.clone(),
             Job {
+                slot,
                 provider: p.provider.clone(),
                 provider_ref: provider_ref.clone(),
                 merchant_ref: merchant_ref.clone(),
@@ -551,7 +561,7 @@ impl PollQueue for MemStore {
             .iter()
             .take_while(|(at, _)| *at <= req.now.0)
             .take(req.limit as usize)
-            .cloned()
+            .map(|(at, slot)| (*at, s.names[*slot as usize].clone()))
             .collect();
         let mut out = Vec::with_capacity(due.len());
         for (at, id) in due {
