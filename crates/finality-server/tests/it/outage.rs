@@ -13,6 +13,9 @@ use finality_sim::webhooks::WebhookTarget;
 finality_testkit::on_both_backends!(webhook_outage_switches_schedules_and_back);
 
 struct Rig {
+    /// The provider's name, one per backend: the metrics recorder is shared
+    /// by every test of the process, so each run watches its own gauge.
+    provider: String,
     db: TestDb,
     clock: Arc<VirtualClock>,
     sim: Arc<Simulator>,
@@ -32,6 +35,7 @@ impl Drop for Rig {
 
 impl Rig {
     async fn new(b: Backend) -> Rig {
+        let provider = format!("sim_{}", format!("{b:?}").to_lowercase());
         let db = b.open().await;
         let clock = Arc::new(VirtualClock::new(Timestamp(1_767_225_600_000)));
         let dyn_clock: Arc<dyn Clock> = clock.clone();
@@ -62,7 +66,7 @@ impl Rig {
             .with_webhooks(verifier);
         let mut providers = Providers::new();
         providers.insert(
-            "sim".into(),
+            provider.clone(),
             ProviderEntry::from_config(Arc::new(adapter), &cfg),
         );
         let providers = Arc::new(providers);
@@ -85,7 +89,7 @@ impl Rig {
             stop.clone(),
         ));
         sim.set_webhook_target(WebhookTarget::standard(
-            format!("{base}/webhooks/sim"),
+            format!("{base}/webhooks/{provider}"),
             decode_secret(WEBHOOK_SECRET).unwrap(),
         ));
         let engine = Engine::new(
@@ -106,6 +110,7 @@ impl Rig {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         Rig {
+            provider,
             db,
             clock,
             sim,
@@ -126,7 +131,7 @@ impl Rig {
             .post(format!("{}/v1/payments", self.base))
             .bearer_auth(TOKEN)
             .json(
-                &json!({"id": id, "provider": "sim", "provider_ref": plan.id,
+                &json!({"id": id, "provider": self.provider, "provider_ref": plan.id,
                           "amount": 1000, "currency": "EUR"}),
             )
             .send()
@@ -193,7 +198,7 @@ async fn webhook_outage_switches_schedules_and_back(b: Backend) {
     for id in ["pay_o1", "pay_o2", "pay_o3"] {
         assert_eq!(rig.source(id).await, Some(Source::Webhook), "{id}");
     }
-    assert_eq!(rig.health.webhook_outage("sim"), None);
+    assert_eq!(rig.health.webhook_outage(&rig.provider), None);
     assert_eq!(rig.readyz().await["status"], "ready");
 
     // The provider's webhook sender goes down: payments still settle, by
@@ -208,10 +213,13 @@ async fn webhook_outage_switches_schedules_and_back(b: Backend) {
         assert_eq!(rig.source(id).await, Some(Source::StatusQuery), "{id}");
     }
     // ...and after three of them the webhooks are taken to be down.
-    assert!(rig.health.webhook_outage("sim").is_some());
+    assert!(rig.health.webhook_outage(&rig.provider).is_some());
     let r = rig.readyz().await;
     assert_eq!(r["status"], "degraded", "{r}");
-    assert!(r["webhook_outages"]["sim"]["since"].is_string(), "{r}");
+    assert!(
+        r["webhook_outages"][&rig.provider]["since"].is_string(),
+        "{r}"
+    );
     let metrics = rig
         .http
         .get(format!("{}/metrics", rig.base))
@@ -222,7 +230,10 @@ async fn webhook_outage_switches_schedules_and_back(b: Backend) {
         .await
         .unwrap();
     assert!(
-        metrics.contains("finality_webhook_outage{provider=\"sim\"} 1"),
+        metrics.contains(&format!(
+            "finality_webhook_outage{{provider=\"{}\"}} 1",
+            rig.provider
+        )),
         "{metrics}"
     );
 
@@ -248,13 +259,17 @@ async fn webhook_outage_switches_schedules_and_back(b: Backend) {
     rig.register("pay_o9").await;
     rig.settle(&["pay_o8", "pay_o9"]).await;
     for _ in 0..100 {
-        if rig.health.webhook_outage("sim").is_none() {
+        if rig.health.webhook_outage(&rig.provider).is_none() {
             break;
         }
         rig.clock
             .advance_to(rig.clock.now().plus(Duration::from_secs(1)));
         rig.sim.deliver_due().await;
     }
-    assert_eq!(rig.health.webhook_outage("sim"), None, "webhooks resumed");
+    assert_eq!(
+        rig.health.webhook_outage(&rig.provider),
+        None,
+        "webhooks resumed"
+    );
     assert_eq!(rig.readyz().await["status"], "ready");
 }
