@@ -87,7 +87,11 @@ impl Health {
     /// when this ends an outage.
     pub fn webhook_seen(&self, provider: &str) -> bool {
         let mut map = self.webhooks.lock().unwrap_or_else(|p| p.into_inner());
-        let w = map.entry(provider.to_string()).or_default();
+        // Every webhook passes here: no allocation unless there is a count
+        // to reset.
+        let Some(w) = map.get_mut(provider) else {
+            return false;
+        };
         w.settled_by_poll = 0;
         let ended = w.outage_since.take().is_some();
         if ended {

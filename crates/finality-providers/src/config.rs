@@ -394,6 +394,20 @@ pub struct Secret {
 impl Secret {
     /// Read `var`; `what` names the setting in the error (`api_key_env`).
     pub fn from_env(provider: &str, var: &str, what: &str) -> Result<Self, ProviderError> {
+        Self::read(provider, var, what, "")
+    }
+
+    /// A webhook secret: an empty one is refused saying what it would mean.
+    pub fn webhook_secret(provider: &str, var: &str) -> Result<Self, ProviderError> {
+        Self::read(
+            provider,
+            var,
+            "webhook_secret_envs",
+            ": webhooks would be forgeable",
+        )
+    }
+
+    fn read(provider: &str, var: &str, what: &str, if_empty: &str) -> Result<Self, ProviderError> {
         let value = std::env::var(var).map_err(|_| ProviderError::Permanent {
             message: format!(
                 "provider `{provider}`: environment variable {var} ({what}) is not set"
@@ -402,7 +416,7 @@ impl Secret {
         if value.trim().is_empty() {
             return Err(ProviderError::Permanent {
                 message: format!(
-                    "provider `{provider}`: environment variable {var} ({what}) is empty"
+                    "provider `{provider}`: environment variable {var} ({what}) is empty{if_empty}"
                 ),
             });
         }
@@ -486,26 +500,14 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
     };
     let mut secrets = Vec::new();
     for var in &cfg.webhook_secret_envs {
-        let what = if matches!(cfg.adapter, Adapter::PayPal { .. }) {
-            "the PayPal webhook id"
-        } else {
-            "webhook_secret_envs"
-        };
-        let secret = Secret::from_env(name, var, what).map_err(|e| match e {
-            // An empty secret makes every webhook forgeable: say so.
-            ProviderError::Permanent { message }
-                if message.ends_with("is empty") && what == "webhook_secret_envs" =>
-            {
-                ProviderError::Permanent {
-                    message: format!("{message}: webhooks would be forgeable"),
-                }
-            }
-            other => other,
-        })?;
         // PayPal's entry is the webhook's id at PayPal, checked by PayPal.
-        if !matches!(cfg.adapter, Adapter::PayPal { .. }) {
+        let secret = if matches!(cfg.adapter, Adapter::PayPal { .. }) {
+            Secret::from_env(name, var, "the PayPal webhook id")?
+        } else {
+            let secret = Secret::webhook_secret(name, var)?;
             check_secret(name, cfg, &secret)?;
-        }
+            secret
+        };
         secrets.push(secret.expose().to_string());
     }
     let permanent = |e: String| ProviderError::Permanent {

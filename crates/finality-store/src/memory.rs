@@ -376,21 +376,7 @@ impl PaymentStore for MemStore {
                 field: "merchant_ref",
             });
         }
-        let payment = Payment {
-            id: id.clone(),
-            provider: p.provider.clone(),
-            provider_ref: provider_ref.clone(),
-            merchant_ref: merchant_ref.clone(),
-            kind: p.kind,
-            amount: p.amount.minor,
-            currency: p.amount.currency.as_str().to_string(),
-            metadata: p.metadata.clone(),
-            status: Status::Pending,
-            status_source: None,
-            created_at: now,
-            updated_at: now,
-            finalized_at: None,
-        };
+        let payment = Payment::pending(p, now);
         s.payments.insert(id.clone(), payment.clone());
         s.ids.insert(id.clone());
         if let Some(r) = &provider_ref {

@@ -58,6 +58,25 @@ pub struct Payment {
 }
 
 impl Payment {
+    /// The row a registration creates: `pending`, nothing observed yet.
+    pub fn pending(p: &NewPayment, now: Timestamp) -> Payment {
+        Payment {
+            id: p.id.as_str().to_string(),
+            provider: p.provider.clone(),
+            provider_ref: p.provider_ref.as_ref().map(|r| r.as_str().to_string()),
+            merchant_ref: p.merchant_ref.as_ref().map(|r| r.as_str().to_string()),
+            kind: p.kind,
+            amount: p.amount.minor,
+            currency: p.amount.currency.as_str().to_string(),
+            metadata: p.metadata.clone(),
+            status: Status::Pending,
+            status_source: None,
+            created_at: now,
+            updated_at: now,
+            finalized_at: None,
+        }
+    }
+
     /// Whether `p` describes this payment exactly (the idempotency check).
     pub fn same_body(&self, p: &NewPayment) -> bool {
         // A request without the provider's id matches a payment whose id was

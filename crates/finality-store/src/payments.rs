@@ -188,21 +188,7 @@ pub(crate) async fn register_in<C: Conn>(
         if let Some(sql) = C::SQL.notify {
             conn.run(stmt(sql, "notifying workers")).await?;
         }
-        return Ok(Registered::Created(Payment {
-            id: p.id.as_str().to_string(),
-            provider: p.provider.clone(),
-            provider_ref: provider_ref.map(str::to_string),
-            merchant_ref: merchant_ref.map(str::to_string),
-            kind: p.kind,
-            amount: p.amount.minor,
-            currency: p.amount.currency.as_str().to_string(),
-            metadata: p.metadata.clone(),
-            status: Status::Pending,
-            status_source: None,
-            created_at: now,
-            updated_at: now,
-            finalized_at: None,
-        }));
+        return Ok(Registered::Created(Payment::pending(p, now)));
     }
     match fetch_payment(conn, p.id.as_str()).await? {
         Some(existing) if existing.same_body(p) => Ok(Registered::Existing(existing)),
