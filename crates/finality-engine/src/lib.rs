@@ -17,6 +17,7 @@
 //! - [`inbox`]: the webhook inbox processor.
 //! - `completer`: batches completions into one transaction.
 //! - `bulk`: coalesces due polls of a bulk-capable provider into one request.
+//! - [`catch_up`]: reads providers' event lists from a stored cursor.
 //! - [`rate`]: per-provider rate limits held across nodes.
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
@@ -24,6 +25,7 @@
 
 pub mod breaker;
 mod bulk;
+pub mod catch_up;
 mod completer;
 pub mod config;
 mod execute;
@@ -59,6 +61,8 @@ pub struct ProviderEntry {
     /// Payments settled by a poll in a row, with no webhook between, that
     /// mean the webhooks are down (0: never).
     pub webhook_outage_after: u32,
+    /// Read the provider's event list at least this often ([`catch_up`]).
+    pub catch_up: Option<std::time::Duration>,
 }
 
 impl ProviderEntry {
@@ -76,12 +80,15 @@ impl ProviderEntry {
                 burst: f64::from(r.burst),
             }),
             // With webhooks down, polls are the only way again: the
-            // schedule a provider without webhooks gets.
-            outage_policy: (!cfg.webhook_secret_envs.is_empty()).then(|| RetryPolicy {
+            // schedule a provider without webhooks gets. Not with an event
+            // list: it finds what the webhooks miss, down or not.
+            outage_policy: (!cfg.webhook_secret_envs.is_empty() && cfg.catch_up.is_none())
+                .then(|| RetryPolicy {
                 schedule: finality_core::Schedule::default_polls_only(),
                 ..cfg.policy()
             }),
             webhook_outage_after: cfg.webhook_outage_after,
+            catch_up: cfg.catch_up,
         }
     }
 

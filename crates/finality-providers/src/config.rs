@@ -276,6 +276,14 @@ pub struct Settings {
     /// provider without webhooks until a webhook arrives. 0: never.
     #[serde(default = "default_outage_after")]
     pub webhook_outage_after: u32,
+    /// Read the provider's event list this often (at the least; less often
+    /// as its newest payment ages): one call catches up every payment whose
+    /// webhook was lost, and per-payment polls become the last resort (one
+    /// poll at `give_up_after` before review, unless `schedule` says
+    /// otherwise). Unset: no catch-up. Only for adapters with an event
+    /// list (Stripe).
+    #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    pub catch_up: Option<Duration>,
 }
 
 fn default_outage_after() -> u32 {
@@ -284,13 +292,18 @@ fn default_outage_after() -> u32 {
 
 impl Settings {
     /// The schedule in force: the configured one, or the default for how
-    /// this provider's statuses arrive. With webhooks configured, polls are
+    /// this provider's statuses arrive. With `catch_up`, the event list
+    /// finds what webhooks missed and one poll confirms before review. With
+    /// webhooks configured, polls are
     /// the safety net for a lost webhook ([`Schedule::default_webhooks_first`],
     /// chosen with `finality simulate`); without, polls are the only way
     /// and start at once ([`Schedule::default_polls_only`]).
     pub fn schedule(&self) -> Schedule {
         match &self.schedule_override {
             Some(s) => s.clone(),
+            None if self.catch_up.is_some() => Schedule::Fixed {
+                delays: vec![self.give_up_after],
+            },
             None if !self.webhook_secret_envs.is_empty() => Schedule::default_webhooks_first(),
             None => Schedule::default_polls_only(),
         }
@@ -338,6 +351,7 @@ impl ProviderConfig {
                 unverified_nudges_per_minute: default_nudges(),
                 rate_limit: None,
                 webhook_outage_after: default_outage_after(),
+                catch_up: None,
             },
         }
     }
@@ -366,6 +380,9 @@ impl ProviderConfig {
             if r.burst == 0 {
                 return Err(ConfigError::new("rate_limit.burst", "must be at least 1"));
             }
+        }
+        if self.catch_up.is_some_and(|d| d < Duration::from_secs(1)) {
+            return Err(ConfigError::new("catch_up", "must be at least 1s"));
         }
         if self.max_attempts == 0 {
             return Err(ConfigError::new("max_attempts", "must be at least 1"));
@@ -489,6 +506,19 @@ fn check_secret(name: &str, cfg: &ProviderConfig, secret: &Secret) -> Result<(),
 /// Build the adapter, reading its secrets from the environment (once: the
 /// adapter keeps what it derives from them).
 pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
+    let adapter = build_adapter(name, cfg)?;
+    if cfg.catch_up.is_some() && !adapter.lists_events() {
+        return Err(ProviderError::Permanent {
+            message: format!(
+                "provider `{name}`: catch_up is set but this adapter has no event list \
+                 (Stripe has one); remove catch_up"
+            ),
+        });
+    }
+    Ok(adapter)
+}
+
+fn build_adapter(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
     let api_key = cfg
         .api_key_env
         .as_deref()

@@ -203,6 +203,21 @@ pub trait Provider: Send + Sync + 'static {
         })
     }
 
+    /// Whether [`Provider::list_events`] works: the provider keeps a list of
+    /// what changed that one call can read many payments' news from.
+    fn lists_events(&self) -> bool {
+        false
+    }
+
+    /// Read the provider's events after `cursor` (from its newest events
+    /// when `None`), oldest first. One call, however many payments it
+    /// answers: the catch-up that makes per-payment polls a last resort.
+    async fn list_events(&self, _cursor: Option<&str>) -> Result<EventPage, ProviderError> {
+        Err(ProviderError::Permanent {
+            message: "this adapter cannot list events".into(),
+        })
+    }
+
     /// The exact body the provider requires in the 2xx answer to a
     /// webhook, if it requires one (Adyen: `[accepted]`).
     fn ack(&self) -> Option<&'static str> {
@@ -231,6 +246,22 @@ pub trait Provider: Send + Sync + 'static {
             lookup: false,
         }
     }
+}
+
+/// One page of a provider's event list.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventPage {
+    /// Oldest first, parsed as the same provider's webhooks are.
+    pub events: Vec<webhook::WebhookEvent>,
+    /// Where the next read starts, to be saved once `events` are durable;
+    /// `None`: where this read started.
+    pub cursor: Option<String>,
+    /// More events wait past this page: read again at once.
+    pub more: bool,
+    /// Set when the provider no longer knew the cursor (older than its
+    /// retention) and the read started again from its newest events: the
+    /// events in between are left to the per-payment polls.
+    pub restarted: Option<String>,
 }
 
 /// What an adapter can do: poll a status API, accept webhooks.

@@ -16,9 +16,9 @@
 //!   review when the schedule runs out, never as failed by guess.
 
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
-use crate::webhook::stripe::{parse_events, StripeSignature, AUDIT_HEADERS};
-use crate::webhook::{WebhookError, WebhookEvent};
-use crate::{Observation, PollTarget, Provider, ProviderError};
+use crate::webhook::stripe::{events_of, parse_events, StripeSignature, AUDIT_HEADERS};
+use crate::webhook::{Disposition, WebhookError, WebhookEvent};
+use crate::{EventPage, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
 use finality_core::{Kind, Timestamp};
 use reqwest::StatusCode;
@@ -113,6 +113,35 @@ impl StripeAdapter {
         }))
     }
 
+    /// Read `GET /v1/events` once: newest first, the page just newer than
+    /// `cursor` (Stripe's `ending_before`) or the newest page without one.
+    async fn events_page(&self, cursor: Option<&str>) -> Result<EventsBody, ProviderError> {
+        let mut url = format!("{}/v1/events?limit={EVENT_PAGE}", self.base_url);
+        // Indexed, as stripe-python sends arrays (`types[0]=…`).
+        for (i, t) in EVENT_TYPES.iter().enumerate() {
+            url.push_str(&format!("&types[{i}]={t}"));
+        }
+        if let Some(c) = cursor {
+            url.push_str("&ending_before=");
+            url.extend(url::form_urlencoded::byte_serialize(c.as_bytes()));
+        }
+        let (resp, rid) = self.get(&url).await?;
+        if !resp.status().is_success() {
+            let status = resp.status();
+            let err = failure(resp).await;
+            tracing::debug!(request_id = %rid, error = %err, "stripe event list failed");
+            if status == StatusCode::NOT_FOUND && cursor.is_some() {
+                return Err(ProviderError::Permanent {
+                    message: format!("{CURSOR_GONE}: {err}"),
+                });
+            }
+            return Err(err);
+        }
+        resp.json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))
+    }
+
     /// Accept `Stripe-Signature` webhooks signed with any of the secrets.
     pub fn with_webhooks(mut self, verifier: StripeSignature) -> Self {
         self.webhooks = Some(verifier);
@@ -194,6 +223,41 @@ struct ObjectBody {
     last_payment_error: Option<serde_json::Value>,
 }
 
+/// Events per list page (Stripe's maximum).
+const EVENT_PAGE: usize = 100;
+
+/// The event types that say something about a PaymentIntent, Refund or
+/// Payout (Stripe accepts up to 20): everything the webhook parser maps.
+const EVENT_TYPES: &[&str] = &[
+    "payment_intent.succeeded",
+    "payment_intent.payment_failed",
+    "payment_intent.canceled",
+    "payment_intent.processing",
+    "payment_intent.requires_action",
+    "payment_intent.amount_capturable_updated",
+    "charge.refunded",
+    "charge.dispute.closed",
+    "charge.dispute.funds_withdrawn",
+    "charge.dispute.funds_reinstated",
+    "refund.created",
+    "refund.updated",
+    "refund.failed",
+    "charge.refund.updated",
+    "payout.paid",
+    "payout.failed",
+    "payout.canceled",
+    "payout.updated",
+];
+
+const CURSOR_GONE: &str = "the event-list cursor is unknown to Stripe";
+
+#[derive(serde::Deserialize)]
+struct EventsBody {
+    data: Vec<serde_json::Value>,
+    #[serde(default)]
+    has_more: bool,
+}
+
 #[async_trait]
 impl Provider for StripeAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
@@ -266,6 +330,50 @@ impl Provider for StripeAdapter {
 
     fn audit_headers(&self) -> &'static [&'static str] {
         AUDIT_HEADERS
+    }
+
+    fn lists_events(&self) -> bool {
+        true
+    }
+
+    /// Stripe keeps 30 days of events, newest first. From a cursor, the
+    /// page just newer than it; the next cursor is that page's newest id.
+    /// A cursor Stripe no longer knows (404) restarts from the newest page.
+    async fn list_events(&self, cursor: Option<&str>) -> Result<EventPage, ProviderError> {
+        let from_cursor = cursor.is_some();
+        let (body, restarted) = match self.events_page(cursor).await {
+            Err(ProviderError::Permanent { message }) if message.starts_with(CURSOR_GONE) => {
+                (self.events_page(None).await?, Some(message))
+            }
+            other => (other?, None),
+        };
+        let from_cursor = from_cursor && restarted.is_none();
+        let cursor = body.data.first().and_then(|e| e["id"].as_str()).map(String::from);
+        let mut events = Vec::with_capacity(body.data.len());
+        for item in body.data.iter().rev() {
+            match events_of(item, &self.merchant_ref_key) {
+                Ok(evs) => events.extend(evs),
+                // Kept for a human, never dropped: an event Stripe listed
+                // that we cannot read.
+                Err(e) => events.push(WebhookEvent {
+                    event_id: item["id"].as_str().unwrap_or("(no id)").to_string(),
+                    provider_ref: item["data"]["object"]["id"].as_str().map(String::from),
+                    merchant_ref: None,
+                    status: None,
+                    provider_status: item["type"].as_str().map(String::from),
+                    occurred_at: item["created"].as_i64().map(|s| Timestamp(s * 1000)),
+                    disposition: Disposition::Review(format!("listed event unreadable: {e}")),
+                }),
+            }
+        }
+        Ok(EventPage {
+            events,
+            cursor,
+            // Without a cursor the newest page is a starting point, not a
+            // backlog to walk.
+            more: body.has_more && from_cursor,
+            restarted,
+        })
     }
 
     /// Lists one PaymentIntent: works with a restricted read-only key.

@@ -127,6 +127,17 @@ pub async fn run(
             }
         }
     }
+    // The event-list catch-up runs where the engine does (a node that polls
+    // also reads lists), under the engine's worker id as cursor holder.
+    let catch_up_task = background.engine.as_ref().and_then(|cfg| {
+        finality_engine::catch_up::CatchUp::new(
+            state.store.clone(),
+            state.clock.clone(),
+            &state.providers,
+            &cfg.worker_id,
+        )
+        .map(|c| tokio::spawn(c.run(shutdown.clone())))
+    });
     let engine_task = background.engine.map(|cfg| {
         let e = Engine::new(
             state.store.clone(),
@@ -142,7 +153,7 @@ pub async fn run(
         .with_graceful_shutdown(async move { stop.cancelled().await })
         .await;
     shutdown.cancel();
-    for t in [engine_task, inbox_task]
+    for t in [engine_task, inbox_task, catch_up_task]
         .into_iter()
         .flatten()
         .chain(relay_tasks)

@@ -74,6 +74,7 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
         headers,
         state,
         reason,
+        source: finality_core::Source::Webhook,
     }
 }
 

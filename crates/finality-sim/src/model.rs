@@ -32,6 +32,17 @@ impl Outcome {
     }
 }
 
+/// One event in the provider's own log (what an event-list API serves).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimEvent {
+    pub at: Timestamp,
+    pub event_id: String,
+    pub payment_id: String,
+    pub merchant_ref: Option<String>,
+    /// The simulator's status word.
+    pub status: &'static str,
+}
+
 /// Everything drawn for one payment when it is created.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PaymentPlan {
@@ -86,6 +97,8 @@ pub struct Stats {
     pub bulk_items_max: u64,
     /// OAuth token requests (PayPal).
     pub token_requests: u64,
+    /// Event-list requests (Stripe `GET /v1/events`): not status calls.
+    pub event_list_requests: u64,
 }
 
 /// The simulated provider. Cheap to share (`Arc`); all state behind locks.
@@ -120,6 +133,7 @@ pub(crate) struct Counters {
     pub bulk_requests: AtomicU64,
     pub bulk_items_max: AtomicU64,
     pub token_requests: AtomicU64,
+    pub event_list_requests: AtomicU64,
     /// While set, webhooks falling due are dropped (the provider's webhook
     /// sender is down).
     pub webhooks_down: std::sync::atomic::AtomicBool,
@@ -264,6 +278,34 @@ impl Simulator {
             .or_else(|| self.plan(out_trade_no))
     }
 
+    /// Every event that has happened at the provider by `now`, oldest first
+    /// (by time, then id): a payment's `processing` and its final status,
+    /// whether or not the webhook for it was ever delivered. Event ids are
+    /// the webhooks' own, so a listed event and its webhook are one event.
+    pub fn events_until(&self, now: Timestamp) -> Vec<SimEvent> {
+        let mut out = Vec::new();
+        for plan in lock(&self.plans).values() {
+            let event = |at: Timestamp, status: &'static str| SimEvent {
+                at,
+                event_id: format!("evt_{}_{status}", plan.id),
+                payment_id: plan.id.clone(),
+                merchant_ref: plan.merchant_ref.clone(),
+                status,
+            };
+            if plan.processing_at <= now {
+                out.push(event(plan.processing_at, "processing"));
+            }
+            match plan.settles_at {
+                Some(at) if at <= now && plan.outcome != Outcome::Never => {
+                    out.push(event(at, plan.outcome.wire()))
+                }
+                _ => {}
+            }
+        }
+        out.sort_by(|a, b| (a.at, &a.event_id).cmp(&(b.at, &b.event_id)));
+        out
+    }
+
     pub fn plans(&self) -> Vec<PaymentPlan> {
         lock(&self.plans).values().cloned().collect()
     }
@@ -287,6 +329,7 @@ impl Simulator {
             bulk_requests: c.bulk_requests.load(Ordering::Relaxed),
             bulk_items_max: c.bulk_items_max.load(Ordering::Relaxed),
             token_requests: c.token_requests.load(Ordering::Relaxed),
+            event_list_requests: c.event_list_requests.load(Ordering::Relaxed),
         }
     }
 

@@ -34,6 +34,7 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/v1/payments", post(create).get(search))
         .route("/v1/payments/{id}", get(status))
         .route("/stripe/v1/payment_intents", get(stripe_list))
+        .route("/stripe/v1/events", get(stripe_events))
         .route("/stripe/v1/payment_intents/search", get(stripe_search))
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
@@ -732,6 +733,106 @@ async fn stripe_list(State(sim): State<Arc<Simulator>>, headers: HeaderMap) -> R
             .into_response();
     }
     Json(json!({"object": "list", "data": [], "has_more": false})).into_response()
+}
+
+/// Stripe's `GET /v1/events`: the provider's own log of what happened,
+/// newest first, paged the way Stripe pages every list: `ending_before=ID`
+/// gives the `limit` events just newer than ID (still newest first),
+/// `starting_after=ID` those just older; `types[]` and `created[gte]` filter.
+async fn stripe_events(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    sim.counters
+        .event_list_requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let invalid = |status: StatusCode, code: &str, message: String| {
+        (
+            status,
+            Json(json!({"error": {"type": "invalid_request_error", "code": code,
+                                  "message": message}})),
+        )
+            .into_response()
+    };
+    if !authorized(&sim, &headers) {
+        return invalid(
+            StatusCode::UNAUTHORIZED,
+            "api_key_invalid",
+            "Invalid API Key provided".into(),
+        );
+    }
+    if let Err(r) = faults(&sim).await {
+        return r;
+    }
+    let (mut limit, mut ending_before, mut starting_after) = (10usize, None, None);
+    let (mut types, mut created_gte) = (Vec::new(), None);
+    for (k, v) in url::form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        match k.as_ref() {
+            "limit" => match v.parse::<usize>() {
+                Ok(n) if (1..=100).contains(&n) => limit = n,
+                _ => {
+                    return invalid(
+                        StatusCode::BAD_REQUEST,
+                        "parameter_invalid_integer",
+                        format!("Invalid limit: must be between 1 and 100 (got `{v}`)"),
+                    )
+                }
+            },
+            "ending_before" => ending_before = Some(v.into_owned()),
+            "starting_after" => starting_after = Some(v.into_owned()),
+            // stripe-python sends arrays indexed (`types[0]=…`); `types[]` too.
+            t if t.starts_with("types[") => types.push(v.into_owned()),
+            "created[gte]" => created_gte = v.parse::<i64>().ok(),
+            _ => {}
+        }
+    }
+    let now = sim.now();
+    // Newest first, as Stripe lists.
+    let all: Vec<serde_json::Value> = sim
+        .events_until(now)
+        .into_iter()
+        .rev()
+        .filter(|e| created_gte.is_none_or(|t| e.at.0 / 1000 >= t))
+        .map(|e| {
+            crate::wire::stripe_event(
+                &e.event_id,
+                e.at.0 / 1000,
+                &e.payment_id,
+                e.merchant_ref.as_deref(),
+                e.status,
+            )
+        })
+        .filter(|v| types.is_empty() || types.iter().any(|t| v["type"] == t.as_str()))
+        .collect();
+    let position = |id: &str| all.iter().position(|v| v["id"] == id);
+    let (page, has_more) = match (ending_before, starting_after) {
+        (Some(id), _) => {
+            let Some(at) = position(&id) else {
+                return invalid(
+                    StatusCode::NOT_FOUND,
+                    "resource_missing",
+                    format!("No such event: '{id}'"),
+                );
+            };
+            let start = at.saturating_sub(limit);
+            (&all[start..at], start > 0)
+        }
+        (None, Some(id)) => {
+            let Some(at) = position(&id) else {
+                return invalid(
+                    StatusCode::NOT_FOUND,
+                    "resource_missing",
+                    format!("No such event: '{id}'"),
+                );
+            };
+            let older = &all[at + 1..];
+            (&older[..limit.min(older.len())], older.len() > limit)
+        }
+        (None, None) => (&all[..limit.min(all.len())], all.len() > limit),
+    };
+    Json(json!({"object": "list", "url": "/v1/events", "has_more": has_more, "data": page}))
+        .into_response()
 }
 
 async fn stripe_object(

@@ -6,7 +6,7 @@ use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
 use crate::query::{stmt, Conn, Fields};
-use finality_core::{contradicts_success, Source, Status, Timestamp};
+use finality_core::{contradicts_success, Status, Timestamp};
 
 /// Storing and processing webhook events.
 #[async_trait::async_trait]
@@ -41,7 +41,7 @@ pub trait WebhookInbox: Send + Sync {
 }
 
 const INBOX_COLUMNS: &str = "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
-     provider_status, occurred_at, received_at, state, reason, attempts";
+     provider_status, occurred_at, received_at, state, reason, attempts, source";
 
 fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
     let t = "webhook_inbox";
@@ -58,6 +58,7 @@ fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
         state: r.parsed("state", t)?,
         reason: r.opt_text("reason", t)?,
         attempts: r.count("attempts", t)?,
+        source: r.parsed("source", t)?,
     })
 }
 
@@ -137,7 +138,7 @@ pub(crate) fn webhook_report(ev: &InboxEvent, payment_id: &str, status: Status) 
     Report {
         payment_id: payment_id.to_string(),
         status,
-        source: Source::Webhook,
+        source: ev.source,
         event_id: Some(ev.event_id.clone()),
         observed_at: ev.occurred_at.unwrap_or(ev.received_at),
         reason: ev
@@ -286,8 +287,8 @@ impl<B: Backend> WebhookInbox for B {
                     stmt(
                         "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
                          observed_status, provider_status, occurred_at, raw_body, headers, \
-                         received_at, state, reason, next_attempt_at) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \
+                         received_at, state, reason, next_attempt_at, source) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
                          ON CONFLICT DO NOTHING",
                         "storing a webhook",
                     )
@@ -303,7 +304,8 @@ impl<B: Backend> WebhookInbox for B {
                     .int(now.0)
                     .text(e.state.as_str())
                     .opt_text(e.reason.as_deref())
-                    .opt_int(due),
+                    .opt_int(due)
+                    .text(e.source.as_str()),
                 )
                 .await?;
             fresh.push(n == 1);

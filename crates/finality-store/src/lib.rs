@@ -1,10 +1,11 @@
 //! The store: the database is the source of truth for every payment, poll job,
 //! transition and event.
 //!
-//! Five roles, each a small trait: [`PaymentStore`] (registration and every
+//! Six roles, each a small trait: [`PaymentStore`] (registration and every
 //! status change outside polls), [`PollQueue`] (leases and fenced
 //! completions), [`WebhookInbox`], [`EventFeed`] (outbox, feed order,
-//! destinations) and [`RateBuckets`]. [`Store`] is all five plus
+//! destinations), [`RateBuckets`] and [`Cursors`] (event-list catch-up).
+//! [`Store`] is all six plus
 //! migrations and wake-ups; bring the roles into scope with
 //! `use finality_store::prelude::*`.
 //!
@@ -16,7 +17,7 @@
 //! is written by one function, `transition::write_changes`.
 //!
 //! # Layout
-//! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`: the roles.
+//! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`, `cursors`: the roles.
 //! - `transition`: the one writer of statuses, history, outbox and job changes.
 //! - `plan`: what a poll's completion changes, decided in plain Rust.
 //! - [`memory`]: [`memory::MemStore`], the same contract in process memory, for simulations.
@@ -32,6 +33,7 @@
 #![forbid(unsafe_code)]
 
 mod backend;
+mod cursors;
 mod error;
 mod feed;
 mod inbox;
@@ -49,6 +51,7 @@ pub mod sqlite;
 pub mod stats;
 mod transition;
 
+pub use cursors::{CursorLease, Cursors};
 pub use error::{Result, StoreError};
 pub use feed::EventFeed;
 pub use inbox::WebhookInbox;
@@ -63,14 +66,24 @@ use tokio::sync::watch;
 
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
-    pub use crate::{EventFeed, PaymentStore, PollQueue, RateBuckets, Store, WebhookInbox};
+    pub use crate::{
+        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Store, WebhookInbox,
+    };
 }
 
 /// Everything the engine, server and CLI need from a database: the five
 /// roles, migrations and wake-ups.
 #[async_trait]
 pub trait Store:
-    PaymentStore + PollQueue + WebhookInbox + EventFeed + RateBuckets + Send + Sync + 'static
+    PaymentStore
+    + PollQueue
+    + WebhookInbox
+    + EventFeed
+    + RateBuckets
+    + Cursors
+    + Send
+    + Sync
+    + 'static
 {
     /// Run the embedded migrations (idempotent).
     async fn migrate(&self) -> Result<()>;

@@ -15,7 +15,10 @@ use crate::payments::decide_report;
 use crate::poll_queue::complete_in;
 use crate::query::{Leased, Writer};
 use crate::transition::{write_changes, Writes};
-use crate::{EventFeed, PaymentStore, PollQueue, RateBuckets, Store, Wakeups, WebhookInbox};
+use crate::{
+    CursorLease, Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Store, Wakeups,
+    WebhookInbox,
+};
 use finality_core::{Kind, Status, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::sync::{watch, Mutex};
@@ -118,6 +121,10 @@ struct MemState {
     destinations: BTreeMap<String, DestinationState>,
     deliveries: Vec<DeliveryAttempt>,
     buckets: HashMap<String, (f64, i64)>,
+    /// Newest registration per provider.
+    newest: HashMap<String, i64>,
+    /// Event-list cursors: `(cursor, holder, held_until)` per provider.
+    cursors: HashMap<String, (Option<String>, Option<String>, i64)>,
 }
 
 impl MemState {
@@ -379,6 +386,8 @@ impl PaymentStore for MemStore {
         let payment = Payment::pending(p, now);
         s.payments.insert(id.clone(), payment.clone());
         s.ids.insert(id.clone());
+        let newest = s.newest.entry(payment.provider.clone()).or_insert(now.0);
+        *newest = (*newest).max(payment.created_at.0);
         if let Some(r) = &provider_ref {
             s.by_ref.insert((p.provider.clone(), r.clone()), id.clone());
         }
@@ -494,6 +503,10 @@ impl PaymentStore for MemStore {
             counts.entry(p.status.as_str()).or_insert((p.status, 0)).1 += 1;
         }
         Ok(counts.into_values().collect())
+    }
+
+    async fn newest_registration(&self, provider: &str) -> Result<Option<Timestamp>> {
+        Ok(self.state.lock().await.newest.get(provider).map(|t| Timestamp(*t)))
     }
 
     async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>> {
@@ -710,6 +723,7 @@ impl WebhookInbox for MemStore {
                     state: e.state,
                     reason: e.reason.clone(),
                     attempts: 0,
+                    source: e.source,
                 },
                 next_attempt_at: None,
             });
@@ -1004,6 +1018,53 @@ impl RateBuckets for MemStore {
         s.buckets
             .insert(provider.to_string(), (left, now.0.max(updated_at)));
         Ok((granted, left))
+    }
+}
+
+#[async_trait::async_trait]
+impl Cursors for MemStore {
+    async fn cursor_take(
+        &self,
+        provider: &str,
+        holder: &str,
+        now: Timestamp,
+        until: Timestamp,
+    ) -> Result<Option<CursorLease>> {
+        let mut s = self.state.lock().await;
+        let row = s
+            .cursors
+            .entry(provider.to_string())
+            .or_insert((None, None, 0));
+        let free = match &row.1 {
+            None => true,
+            Some(h) => h == holder || row.2 <= now.0,
+        };
+        if !free {
+            return Ok(None);
+        }
+        row.1 = Some(holder.to_string());
+        row.2 = until.0;
+        Ok(Some(CursorLease {
+            cursor: row.0.clone(),
+            held_until: until,
+        }))
+    }
+
+    async fn cursor_save(
+        &self,
+        provider: &str,
+        holder: &str,
+        cursor: &str,
+        _now: Timestamp,
+    ) -> Result<bool> {
+        let mut s = self.state.lock().await;
+        match s.cursors.get_mut(provider) {
+            Some(row) if row.1.as_deref() == Some(holder) => {
+                row.0 = Some(cursor.to_string());
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
     }
 }
 

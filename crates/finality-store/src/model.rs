@@ -391,6 +391,10 @@ pub struct NewInboxEvent {
     /// `Received`, or `Failed` for an authentic body that could not be parsed.
     pub state: InboxState,
     pub reason: Option<String>,
+    /// How it came: `Webhook` (pushed by the provider), or `Sweep` (read
+    /// from the provider's event list by the catch-up). Recorded as the
+    /// source of the status change it makes.
+    pub source: Source,
 }
 
 /// An inbox row.
@@ -409,6 +413,8 @@ pub struct InboxEvent {
     pub reason: Option<String>,
     /// Processing attempts so far; also fences a claim.
     pub attempts: u32,
+    /// `Webhook` or `Sweep` (see [`NewInboxEvent::source`]).
+    pub source: Source,
 }
 
 /// What processing one inbox event did.

@@ -37,6 +37,11 @@ pub trait PaymentStore: Send + Sync {
     /// this merchant reference, if any.
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
 
+    /// When `provider`'s newest payment was registered: how often its event
+    /// list is worth reading falls with that age (a payment registered a
+    /// minute ago may settle any second; one registered a day ago rarely).
+    async fn newest_registration(&self, provider: &str) -> Result<Option<Timestamp>>;
+
     /// Every payment registered at or after `since`, with its provider calls
     /// (for [`crate::stats::compute`]).
     async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>>;
@@ -399,6 +404,24 @@ impl<B: Backend> PaymentStore for B {
         .iter()
         .map(|r| Ok((r.parsed("status", "payments")?, r.int("n", "payments")?)))
         .collect()
+    }
+
+    async fn newest_registration(&self, provider: &str) -> Result<Option<Timestamp>> {
+        let mut conn = self.read().await?;
+        // The created_at index read backwards, stopping at the first row of
+        // this provider: the newest payments are where it starts.
+        let row = conn
+            .opt(
+                stmt(
+                    "SELECT created_at FROM payments WHERE provider = $1 \
+                     ORDER BY created_at DESC LIMIT 1",
+                    "finding the newest registration",
+                )
+                .text(provider),
+            )
+            .await?;
+        row.map(|r| Ok(Timestamp(r.int("created_at", "payments")?)))
+            .transpose()
     }
 
     async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>> {

@@ -563,7 +563,30 @@ pub fn inbox_event(event_id: &str, provider_ref: &str, status: Status) -> NewInb
         headers: serde_json::json!({"webhook-id": event_id}),
         state: InboxState::Received,
         reason: None,
+        source: Source::Webhook,
     }
+}
+
+/// An event read from the provider's list (the catch-up) goes through the
+/// inbox like a webhook, records `sweep` as the source of the change it
+/// makes, and its webhook arriving afterwards is the same event: stored
+/// once, applied once.
+pub async fn listed_event_applies_as_sweep_once(db: Arc<dyn Store>) {
+    register(&*db, "pay_l", T0).await;
+    let listed = NewInboxEvent {
+        source: Source::Sweep,
+        ..inbox_event("evt_l", "ref_pay_l", Status::Succeeded)
+    };
+    assert_eq!(db.inbox_insert(&[listed], T0).await.unwrap(), [true]);
+    let outcomes = drain_inbox(&*db, T0).await;
+    assert!(matches!(outcomes[..], [InboxOutcome::Applied { .. }]), "{outcomes:?}");
+    let view = db.get("pay_l").await.unwrap().unwrap();
+    assert_eq!(view.payment.status, Status::Succeeded);
+    assert_eq!(view.payment.status_source, Some(Source::Sweep));
+    let twin = inbox_event("evt_l", "ref_pay_l", Status::Succeeded);
+    assert_eq!(db.inbox_insert(&[twin], T0).await.unwrap(), [false]);
+    assert!(drain_inbox(&*db, T0).await.is_empty());
+    assert_eq!(outbox_for(&*db, "pay_l").await.len(), 1);
 }
 
 /// Claim and process every due inbox event; returns the outcomes.
@@ -948,6 +971,34 @@ pub async fn hurry_brings_unleased_polls_forward(db: Arc<dyn Store>) {
     assert_eq!(db.hurry("sim", hour, by).await.unwrap(), 0);
 }
 
+/// The event-list cursor: one holder at a time until its lease ends, saved
+/// only by its holder, kept across holders; and the newest registration per
+/// provider that paces the reading.
+pub async fn cursor_is_leased_and_saved_by_its_holder(db: Arc<dyn Store>) {
+    let later = |s: i64| Timestamp(T0.0 + s * 1000);
+    assert_eq!(db.newest_registration("sim").await.unwrap(), None);
+    register(&*db, "pay_c1", T0).await;
+    assert_eq!(db.newest_registration("sim").await.unwrap(), Some(T0));
+    assert_eq!(db.newest_registration("other").await.unwrap(), None);
+
+    let a = db.cursor_take("sim", "a", T0, later(30)).await.unwrap();
+    assert_eq!(a.map(|l| l.cursor), Some(None), "a fresh cursor starts empty");
+    assert!(db.cursor_take("sim", "b", later(10), later(40)).await.unwrap().is_none());
+    assert!(db.cursor_save("sim", "a", "evt_1", later(5)).await.unwrap());
+    assert!(!db.cursor_save("sim", "b", "evt_0", later(6)).await.unwrap(), "only the holder saves");
+    // The holder renews; another provider's cursor is its own.
+    assert!(db.cursor_take("sim", "a", later(20), later(50)).await.unwrap().is_some());
+    assert_eq!(
+        db.cursor_take("other", "b", later(20), later(50)).await.unwrap().map(|l| l.cursor),
+        Some(None)
+    );
+    // After the lease ends a successor takes over where the cursor was.
+    let b = db.cursor_take("sim", "b", later(50), later(80)).await.unwrap();
+    assert_eq!(b.map(|l| l.cursor), Some(Some("evt_1".to_string())));
+    assert!(!db.cursor_save("sim", "a", "evt_9", later(51)).await.unwrap(), "a stalled holder is fenced");
+    assert!(db.cursor_save("sim", "b", "evt_2", later(52)).await.unwrap());
+}
+
 /// The shared token bucket: never more than the burst at once, refilled by
 /// time, and concurrent takers (several nodes) never share a token.
 pub async fn rate_bucket_grants_each_token_once(db: Arc<dyn Store>) {
@@ -1182,6 +1233,8 @@ pub const CASES: &[(&str, Case)] = cases![
     merchant_ref_webhooks,
     provider_stats_over_a_window,
     hurry_brings_unleased_polls_forward,
+    cursor_is_leased_and_saved_by_its_holder,
+    listed_event_applies_as_sweep_once,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's

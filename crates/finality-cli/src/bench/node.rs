@@ -78,6 +78,7 @@ pub fn engine(
         ProviderEntry {
             outage_policy: None,
             webhook_outage_after: 0,
+            catch_up: None,
             adapter,
             policy: RetryPolicy {
                 schedule: Schedule::Fixed {

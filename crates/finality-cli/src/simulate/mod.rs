@@ -348,6 +348,7 @@ fn webhook(i: usize, d: &Draw) -> NewInboxEvent {
         headers: serde_json::json!({}),
         state: InboxState::Received,
         reason: None,
+        source: finality_core::Source::Webhook,
     }
 }
 

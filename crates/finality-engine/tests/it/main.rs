@@ -70,6 +70,7 @@ pub fn providers(
         ProviderEntry {
             outage_policy: None,
             webhook_outage_after: 0,
+            catch_up: None,
             adapter: Arc::new(adapter),
             policy,
             pause_on_permanent_error: Duration::from_secs(300),

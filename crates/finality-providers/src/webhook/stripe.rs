@@ -147,9 +147,18 @@ pub fn parse_events(
     body: &[u8],
     merchant_ref_key: &str,
 ) -> Result<Vec<WebhookEvent>, WebhookError> {
-    let v = read(body)?;
-    let mut events = vec![event_of(&v, merchant_ref_key)?];
-    events.extend(refund_undone(&v));
+    events_of(&read(body)?, merchant_ref_key)
+}
+
+/// The events one Stripe event object means (a failed refund is also news
+/// about its PaymentIntent): what a webhook body or an item of the event
+/// list (`GET /v1/events`) carries.
+pub fn events_of(
+    v: &serde_json::Value,
+    merchant_ref_key: &str,
+) -> Result<Vec<WebhookEvent>, WebhookError> {
+    let mut events = vec![event_of(v, merchant_ref_key)?];
+    events.extend(refund_undone(v));
     Ok(events)
 }
 

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod api;
+mod catch_up;
 mod contracts;
 mod outage;
 mod providers;
