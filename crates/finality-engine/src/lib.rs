@@ -82,11 +82,12 @@ impl ProviderEntry {
             // With webhooks down, polls are the only way again: the
             // schedule a provider without webhooks gets. Not with an event
             // list: it finds what the webhooks miss, down or not.
-            outage_policy: (!cfg.webhook_secret_envs.is_empty() && cfg.catch_up.is_none())
-                .then(|| RetryPolicy {
-                schedule: finality_core::Schedule::default_polls_only(),
-                ..cfg.policy()
-            }),
+            outage_policy: (!cfg.webhook_secret_envs.is_empty() && cfg.catch_up.is_none()).then(
+                || RetryPolicy {
+                    schedule: finality_core::Schedule::default_polls_only(),
+                    ..cfg.policy()
+                },
+            ),
             webhook_outage_after: cfg.webhook_outage_after,
             catch_up: cfg.catch_up,
         }

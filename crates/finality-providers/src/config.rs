@@ -282,7 +282,11 @@ pub struct Settings {
     /// poll at `give_up_after` before review, unless `schedule` says
     /// otherwise). Unset: no catch-up. Only for adapters with an event
     /// list (Stripe).
-    #[serde(default, with = "humantime_serde", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        with = "humantime_serde",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub catch_up: Option<Duration>,
 }
 

@@ -348,7 +348,11 @@ impl Provider for StripeAdapter {
             other => (other?, None),
         };
         let from_cursor = from_cursor && restarted.is_none();
-        let cursor = body.data.first().and_then(|e| e["id"].as_str()).map(String::from);
+        let cursor = body
+            .data
+            .first()
+            .and_then(|e| e["id"].as_str())
+            .map(String::from);
         let mut events = Vec::with_capacity(body.data.len());
         for item in body.data.iter().rev() {
             match events_of(item, &self.merchant_ref_key) {

@@ -750,8 +750,10 @@ async fn stripe_events(
     let invalid = |status: StatusCode, code: &str, message: String| {
         (
             status,
-            Json(json!({"error": {"type": "invalid_request_error", "code": code,
-                                  "message": message}})),
+            Json(
+                json!({"error": {"type": "invalid_request_error", "code": code,
+                                  "message": message}}),
+            ),
         )
             .into_response()
     };

@@ -75,15 +75,7 @@ pub mod prelude {
 /// roles, migrations and wake-ups.
 #[async_trait]
 pub trait Store:
-    PaymentStore
-    + PollQueue
-    + WebhookInbox
-    + EventFeed
-    + RateBuckets
-    + Cursors
-    + Send
-    + Sync
-    + 'static
+    PaymentStore + PollQueue + WebhookInbox + EventFeed + RateBuckets + Cursors + Send + Sync + 'static
 {
     /// Run the embedded migrations (idempotent).
     async fn migrate(&self) -> Result<()>;

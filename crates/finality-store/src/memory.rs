@@ -506,7 +506,13 @@ impl PaymentStore for MemStore {
     }
 
     async fn newest_registration(&self, provider: &str) -> Result<Option<Timestamp>> {
-        Ok(self.state.lock().await.newest.get(provider).map(|t| Timestamp(*t)))
+        Ok(self
+            .state
+            .lock()
+            .await
+            .newest
+            .get(provider)
+            .map(|t| Timestamp(*t)))
     }
 
     async fn stats_rows(&self, since: Timestamp) -> Result<Vec<crate::stats::StatsRow>> {

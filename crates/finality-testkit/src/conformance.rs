@@ -579,7 +579,10 @@ pub async fn listed_event_applies_as_sweep_once(db: Arc<dyn Store>) {
     };
     assert_eq!(db.inbox_insert(&[listed], T0).await.unwrap(), [true]);
     let outcomes = drain_inbox(&*db, T0).await;
-    assert!(matches!(outcomes[..], [InboxOutcome::Applied { .. }]), "{outcomes:?}");
+    assert!(
+        matches!(outcomes[..], [InboxOutcome::Applied { .. }]),
+        "{outcomes:?}"
+    );
     let view = db.get("pay_l").await.unwrap().unwrap();
     assert_eq!(view.payment.status, Status::Succeeded);
     assert_eq!(view.payment.status_source, Some(Source::Sweep));
@@ -982,21 +985,50 @@ pub async fn cursor_is_leased_and_saved_by_its_holder(db: Arc<dyn Store>) {
     assert_eq!(db.newest_registration("other").await.unwrap(), None);
 
     let a = db.cursor_take("sim", "a", T0, later(30)).await.unwrap();
-    assert_eq!(a.map(|l| l.cursor), Some(None), "a fresh cursor starts empty");
-    assert!(db.cursor_take("sim", "b", later(10), later(40)).await.unwrap().is_none());
-    assert!(db.cursor_save("sim", "a", "evt_1", later(5)).await.unwrap());
-    assert!(!db.cursor_save("sim", "b", "evt_0", later(6)).await.unwrap(), "only the holder saves");
-    // The holder renews; another provider's cursor is its own.
-    assert!(db.cursor_take("sim", "a", later(20), later(50)).await.unwrap().is_some());
     assert_eq!(
-        db.cursor_take("other", "b", later(20), later(50)).await.unwrap().map(|l| l.cursor),
+        a.map(|l| l.cursor),
+        Some(None),
+        "a fresh cursor starts empty"
+    );
+    assert!(db
+        .cursor_take("sim", "b", later(10), later(40))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(db.cursor_save("sim", "a", "evt_1", later(5)).await.unwrap());
+    assert!(
+        !db.cursor_save("sim", "b", "evt_0", later(6)).await.unwrap(),
+        "only the holder saves"
+    );
+    // The holder renews; another provider's cursor is its own.
+    assert!(db
+        .cursor_take("sim", "a", later(20), later(50))
+        .await
+        .unwrap()
+        .is_some());
+    assert_eq!(
+        db.cursor_take("other", "b", later(20), later(50))
+            .await
+            .unwrap()
+            .map(|l| l.cursor),
         Some(None)
     );
     // After the lease ends a successor takes over where the cursor was.
-    let b = db.cursor_take("sim", "b", later(50), later(80)).await.unwrap();
+    let b = db
+        .cursor_take("sim", "b", later(50), later(80))
+        .await
+        .unwrap();
     assert_eq!(b.map(|l| l.cursor), Some(Some("evt_1".to_string())));
-    assert!(!db.cursor_save("sim", "a", "evt_9", later(51)).await.unwrap(), "a stalled holder is fenced");
-    assert!(db.cursor_save("sim", "b", "evt_2", later(52)).await.unwrap());
+    assert!(
+        !db.cursor_save("sim", "a", "evt_9", later(51))
+            .await
+            .unwrap(),
+        "a stalled holder is fenced"
+    );
+    assert!(db
+        .cursor_save("sim", "b", "evt_2", later(52))
+        .await
+        .unwrap());
 }
 
 /// The shared token bucket: never more than the burst at once, refilled by

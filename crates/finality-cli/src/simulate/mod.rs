@@ -18,6 +18,7 @@ pub mod report;
 use anyhow::{anyhow, Context};
 use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
 use finality_core::{Clock, Kind, Status, Timestamp, VirtualClock};
+use finality_engine::catch_up::CatchUp;
 use finality_engine::inbox::{InboxConfig, InboxProcessor};
 use finality_engine::{Engine, EngineConfig, Health, ProviderEntry, Providers};
 use finality_providers::config::ProviderConfig;
@@ -233,14 +234,16 @@ async fn simulate(
     // provider with `webhook_secret_envs` is.
     cfg.webhook_secret_envs = vec!["(simulated)".into()];
     cfg.webhook_outage_after = outage_after;
+    cfg.catch_up = preset.catch_up;
     let entry = ProviderEntry::from_config(adapter.clone(), &cfg);
     let mut providers = Providers::new();
     providers.insert("model".into(), entry.clone());
     let health = Arc::new(Health::new());
+    let providers = Arc::new(providers);
     let engine = Engine::new(
         dyn_store.clone(),
         clock.clone(),
-        Arc::new(providers),
+        providers.clone(),
         EngineConfig {
             worker_id: format!("simulate-{}", preset.name),
             concurrency: 2048,
@@ -257,6 +260,7 @@ async fn simulate(
             ..InboxConfig::default()
         },
     );
+    let catch_up = CatchUp::new(dyn_store.clone(), clock.clone(), &providers, "simulate");
     let mut webhooks: Vec<(Timestamp, usize)> = draws
         .iter()
         .enumerate()
@@ -284,9 +288,12 @@ async fn simulate(
             // What the webhook endpoint does with a verified webhook.
             health.webhook_seen("model");
         }
+        if let Some(c) = &catch_up {
+            c.run_due().await;
+        }
         inbox.process_due().await?;
         while engine.run_once().await? > 0 {}
-        let next = [
+        let work = [
             draws.get(next_reg).map(|d| d.registered_at),
             webhooks.get(next_hook).map(|w| w.0),
             store.next_due_at().await?,
@@ -295,7 +302,13 @@ async fn simulate(
         .into_iter()
         .flatten()
         .min();
-        let Some(next) = next else { break };
+        // The list reader is always due again: it only sets the pace while
+        // something else (an open payment, a registration) is left.
+        let Some(work) = work else { break };
+        let next = catch_up
+            .as_ref()
+            .and_then(|c| c.next_at())
+            .map_or(work, |c| c.min(work));
         vclock.advance_to(next.max(now).plus(TICK));
     }
     let calls: Vec<u32> = adapter
@@ -304,14 +317,16 @@ async fn simulate(
         .map(|c| c.load(Ordering::Relaxed))
         .collect();
     let outcome = outcomes(&store, draws, model).await?;
-    Ok(Row::new(
+    let mut row = Row::new(
         preset,
         draws.len(),
         &calls,
         adapter.total.load(Ordering::Relaxed),
         outcome,
         wall.elapsed(),
-    ))
+    );
+    row.list_calls = adapter.lists.load(Ordering::Relaxed);
+    Ok(row)
 }
 
 async fn register(
@@ -338,7 +353,7 @@ async fn register(
 fn webhook(i: usize, d: &Draw) -> NewInboxEvent {
     NewInboxEvent {
         provider: "model".into(),
-        event_id: format!("wh{i}"),
+        event_id: provider::event_id(i),
         provider_ref: Some(provider::provider_ref(i)),
         merchant_ref: None,
         observed: Some(d.status),

@@ -10,6 +10,8 @@ pub struct Preset {
     pub name: String,
     pub what: String,
     pub policy: RetryPolicy,
+    /// Read the provider's event list at least this often (`catch_up`).
+    pub catch_up: Option<Duration>,
 }
 
 fn secs(s: u64) -> Duration {
@@ -17,6 +19,10 @@ fn secs(s: u64) -> Duration {
 }
 
 const WEEK: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The `catch_up` row's reading interval: the longest that keeps the
+/// lost-webhook p95 under a minute (the list is read at most this late).
+pub const CATCH_UP_EVERY: Duration = Duration::from_secs(45);
 
 /// Every preset, in table order.
 pub fn all() -> Vec<Preset> {
@@ -33,6 +39,7 @@ pub fn all() -> Vec<Preset> {
                 schedule: Schedule::default_webhooks_first(),
                 ..RetryPolicy::default()
             },
+            catch_up: None,
         },
         Preset {
             name: "economy".into(),
@@ -41,6 +48,20 @@ pub fn all() -> Vec<Preset> {
                 schedule: Schedule::economy(),
                 ..RetryPolicy::default()
             },
+            catch_up: None,
+        },
+        Preset {
+            name: "catch_up".into(),
+            what: format!(
+                "the event list read every {} s (a tenth of the newest payment's age once it is older), one backstop poll at give-up",
+                CATCH_UP_EVERY.as_secs()
+            ),
+            policy: RetryPolicy {
+                schedule: Schedule::Fixed { delays: vec![WEEK] },
+                give_up_after: WEEK,
+                max_attempts: 60,
+            },
+            catch_up: Some(CATCH_UP_EVERY),
         },
         Preset {
             name: "polls_only".into(),
@@ -49,11 +70,13 @@ pub fn all() -> Vec<Preset> {
                 schedule: Schedule::default_polls_only(),
                 ..RetryPolicy::default()
             },
+            catch_up: None,
         },
         Preset {
             name: "quick_exponential".into(),
             what: "finality's default before these measurements: 10 polls 1 s apart, then 5 s ×2 up to 1 h, 60 polls at most".into(),
             policy: RetryPolicy::default(),
+            catch_up: None,
         },
         Preset {
             name: "cron_2m".into(),
@@ -64,6 +87,7 @@ pub fn all() -> Vec<Preset> {
                 },
                 u32::MAX,
             ),
+            catch_up: None,
         },
         Preset {
             name: "fixed_list".into(),
@@ -74,6 +98,7 @@ pub fn all() -> Vec<Preset> {
                 },
                 6,
             ),
+            catch_up: None,
         },
         Preset {
             name: "exponential_1m".into(),
@@ -87,6 +112,7 @@ pub fn all() -> Vec<Preset> {
                 },
                 u32::MAX,
             ),
+            catch_up: None,
         },
         Preset {
             name: "quick_fibonacci".into(),
@@ -103,6 +129,7 @@ pub fn all() -> Vec<Preset> {
                 },
                 u32::MAX,
             ),
+            catch_up: None,
         },
         Preset {
             name: "minute_then_5x5m".into(),
@@ -113,6 +140,7 @@ pub fn all() -> Vec<Preset> {
                 },
                 6,
             ),
+            catch_up: None,
         },
         Preset {
             name: "hour_then_day".into(),
@@ -123,6 +151,7 @@ pub fn all() -> Vec<Preset> {
                 },
                 u32::MAX,
             ),
+            catch_up: None,
         },
     ]
 }
@@ -167,5 +196,6 @@ pub fn custom(spec: &str) -> Result<Preset, String> {
             give_up_after: WEEK,
             max_attempts: u32::MAX,
         },
+        catch_up: None,
     })
 }

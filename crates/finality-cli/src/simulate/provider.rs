@@ -3,8 +3,9 @@
 
 use super::model::Draw;
 use async_trait::async_trait;
-use finality_core::{Clock, Status};
-use finality_providers::{Observation, PollTarget, Provider, ProviderError};
+use finality_core::{Clock, Status, Timestamp};
+use finality_providers::webhook::{Disposition, WebhookEvent};
+use finality_providers::{EventPage, Observation, PollTarget, Provider, ProviderError};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -17,23 +18,44 @@ fn index(provider_ref: &str) -> Option<usize> {
     provider_ref.strip_prefix('m')?.parse().ok()
 }
 
-/// Answers status queries from the draws.
+/// The id of payment `i`'s final event: its webhook's and its listed
+/// event's alike (one event, however it arrives).
+pub fn event_id(i: usize) -> String {
+    format!("wh{i}")
+}
+
+/// Events per list page (Stripe's maximum).
+const PAGE: usize = 100;
+
+/// Answers status queries and event-list reads from the draws.
 pub struct ModelProvider {
     draws: Arc<Vec<Draw>>,
     clock: Arc<dyn Clock>,
-    /// Calls per payment, and in all.
+    /// Settlements in time order: the provider's event log.
+    log: Vec<(Timestamp, usize)>,
+    /// Calls per payment, and in all (status queries and list reads).
     pub calls: Vec<AtomicU32>,
     pub total: AtomicU64,
+    /// Event-list reads.
+    pub lists: AtomicU64,
 }
 
 impl ModelProvider {
     pub fn new(draws: Arc<Vec<Draw>>, clock: Arc<dyn Clock>) -> Self {
         let calls = (0..draws.len()).map(|_| AtomicU32::new(0)).collect();
+        let mut log: Vec<(Timestamp, usize)> = draws
+            .iter()
+            .enumerate()
+            .filter_map(|(i, d)| d.settles_at.map(|t| (t, i)))
+            .collect();
+        log.sort_unstable();
         ModelProvider {
             draws,
             clock,
+            log,
             calls,
             total: AtomicU64::new(0),
+            lists: AtomicU64::new(0),
         }
     }
 }
@@ -58,5 +80,46 @@ impl Provider for ModelProvider {
             _ => Status::Pending,
         };
         Ok(Observation::new(Some(status), status.as_str()))
+    }
+
+    fn lists_events(&self) -> bool {
+        true
+    }
+
+    /// The log read as Stripe's list is: the cursor is a position in it;
+    /// without one, the newest page.
+    async fn list_events(&self, cursor: Option<&str>) -> Result<EventPage, ProviderError> {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        self.lists.fetch_add(1, Ordering::Relaxed);
+        let now = self.clock.now();
+        let end = self.log.partition_point(|(t, _)| *t <= now);
+        let start = match cursor {
+            Some(c) => c.parse::<usize>().map_err(|_| ProviderError::Permanent {
+                message: format!("bad cursor `{c}`"),
+            })?,
+            None => end.saturating_sub(PAGE),
+        };
+        let stop = end.min(start + PAGE);
+        let events = self.log[start.min(stop)..stop]
+            .iter()
+            .map(|(t, i)| {
+                let status = self.draws[*i].status;
+                WebhookEvent {
+                    event_id: event_id(*i),
+                    provider_ref: Some(provider_ref(*i)),
+                    merchant_ref: None,
+                    status: Some(status),
+                    provider_status: Some(status.as_str().into()),
+                    occurred_at: Some(*t),
+                    disposition: Disposition::Apply,
+                }
+            })
+            .collect();
+        Ok(EventPage {
+            events,
+            cursor: Some(stop.to_string()),
+            more: stop < end,
+            restarted: None,
+        })
     }
 }

@@ -15,6 +15,8 @@ pub struct Row {
     pub calls_p50: f64,
     pub calls_p99: f64,
     pub calls_total: u64,
+    /// Of `calls_total`, event-list reads (each answers many payments).
+    pub list_calls: u64,
     /// `None` when no payment had its webhook lost (or none was detected).
     pub detection_p50: Option<f64>,
     pub detection_p95: Option<f64>,
@@ -55,6 +57,7 @@ impl Row {
             calls_p50: quantile(&c, 0.50).unwrap_or(0.0),
             calls_p99: quantile(&c, 0.99).unwrap_or(0.0),
             calls_total,
+            list_calls: 0,
             detection_p50: quantile(d, 0.50),
             detection_p95: quantile(d, 0.95),
             detection_p99: quantile(d, 0.99),
@@ -71,6 +74,7 @@ impl Row {
             "description": self.what,
             "payments": self.payments,
             "calls_total": self.calls_total,
+            "list_calls": self.list_calls,
             "calls_per_payment": {"mean": self.calls_mean, "p50": self.calls_p50, "p99": self.calls_p99},
             "lost_webhook_detection_s": {
                 "p50": self.detection_p50, "p95": self.detection_p95, "p99": self.detection_p99,

@@ -126,7 +126,12 @@ async fn lost_webhooks_are_caught_up_from_the_event_list(b: Backend) {
     let later = clock.now().plus(Duration::from_secs(3600));
     let lease = db
         .store
-        .cursor_take("stripe", "node-b", later, later.plus(Duration::from_secs(60)))
+        .cursor_take(
+            "stripe",
+            "node-b",
+            later,
+            later.plus(Duration::from_secs(60)),
+        )
         .await
         .unwrap()
         .unwrap();
