@@ -185,3 +185,86 @@ async fn documented_error_answers_are_classified() {
         "{e:?}"
     );
 }
+
+/// Stripe's event list, read the way Stripe pages it: the published list
+/// sample (docs.stripe.com, `testdata/stripe/event_list.json`) as the first
+/// read; from its event as cursor (`ending_before`), the page just newer,
+/// newest first on the wire and oldest first out of the adapter; a cursor
+/// Stripe no longer knows (404 `resource_missing`) restarts from the newest.
+#[tokio::test]
+async fn stripe_event_list_pages_from_a_cursor() {
+    let published = common::json("stripe/event_list.json");
+    let first_id = published["data"][0]["id"].as_str().unwrap().to_string();
+    // Two newer events around the published PaymentIntent (stripe/openapi
+    // fixtures3.json), in Stripe's event envelope, newest first.
+    let pi = common::json("stripe/payment_intent.json");
+    let event = |id: &str, created: i64, status: &str, kind: &str| {
+        let mut object = pi.clone();
+        object["status"] = status.into();
+        serde_json::json!({"id": id, "object": "event", "created": created, "type": kind,
+                           "data": {"object": object}})
+    };
+    let newer = serde_json::json!({"object": "list", "url": "/v1/events", "has_more": true,
+        "data": [event("evt_3", 1686090100, "succeeded", "payment_intent.succeeded"),
+                 event("evt_2", 1686090000, "processing", "payment_intent.processing")]});
+    let queries: Arc<Mutex<Vec<String>>> = Arc::default();
+    let q2 = queries.clone();
+    let (first, cursor) = (published.clone(), first_id.clone());
+    let app = Router::new().route(
+        "/v1/events",
+        get(move |axum::extract::RawQuery(q): axum::extract::RawQuery| {
+            let (queries, first, newer, cursor) =
+                (q2.clone(), first.clone(), newer.clone(), cursor.clone());
+            async move {
+                let q = q.unwrap_or_default();
+                queries.lock().unwrap().push(q.clone());
+                if q.contains(&format!("ending_before={cursor}")) {
+                    (axum::http::StatusCode::OK, axum::Json(newer))
+                } else if q.contains("ending_before=") {
+                    (
+                        axum::http::StatusCode::NOT_FOUND,
+                        axum::Json(serde_json::json!({"error": {"code": "resource_missing",
+                            "type": "invalid_request_error", "message": "No such event"}})),
+                    )
+                } else {
+                    (axum::http::StatusCode::OK, axum::Json(first))
+                }
+            }
+        }),
+    );
+    let url = serve(app).await;
+    let a = finality_providers::stripe::StripeAdapter::new(&url, "sk_test_wire".into(), timeouts())
+        .unwrap();
+    assert!(a.lists_events());
+
+    let page = a.list_events(None).await.unwrap();
+    assert_eq!(page.cursor.as_deref(), Some(first_id.as_str()));
+    assert!(!page.more && page.restarted.is_none());
+    assert_eq!(page.events.len(), 1);
+    assert!(
+        matches!(&page.events[0].disposition,
+            finality_providers::webhook::Disposition::Ignore(why) if why.contains("setup_intent")),
+        "{:?}",
+        page.events[0]
+    );
+
+    let page = a.list_events(Some(&first_id)).await.unwrap();
+    let ids: Vec<&str> = page.events.iter().map(|e| e.event_id.as_str()).collect();
+    assert_eq!(ids, ["evt_2", "evt_3"], "oldest first");
+    assert_eq!(page.events[1].status, Some(Status::Succeeded));
+    assert_eq!(page.cursor.as_deref(), Some("evt_3"), "the newest read");
+    assert!(page.more, "has_more: read again");
+
+    let page = a.list_events(Some("evt_expired")).await.unwrap();
+    assert!(page.restarted.is_some());
+    assert_eq!(page.cursor.as_deref(), Some(first_id.as_str()));
+
+    let queries = queries.lock().unwrap();
+    assert!(queries[0].contains("limit=100") && !queries[0].contains("ending_before"));
+    assert!(
+        queries[0].contains("types[0]=payment_intent.succeeded"),
+        "{}",
+        queries[0]
+    );
+    assert!(queries[1].contains(&format!("ending_before={first_id}")));
+}
