@@ -5,6 +5,7 @@
 //! - `config`: the configuration file.
 //! - `commands`: `serve`, `migrate`, `payments …`, `events tail`, `stats`, `sim serve`.
 //! - `demo`: `finality demo`.
+//! - `tune`: `finality tune`, a schedule recommended from recorded history.
 //! - `simulate`: `finality simulate`, schedules compared on the real engine
 //!   and an in-memory store, on virtual time.
 //! - `bench`: `finality bench` (`docs/PERFORMANCE.md`).
@@ -15,6 +16,7 @@ mod commands;
 mod config;
 mod demo;
 mod simulate;
+mod tune;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -84,6 +86,9 @@ enum Command {
     /// Compare retry schedules on the real engine, on virtual time: provider
     /// calls per payment against how fast a lost webhook is caught.
     Simulate(simulate::SimulateArgs),
+    /// Recommend a retry schedule from a provider's recorded history: the
+    /// fewest calls at a target lost-webhook p95, with the TOML to paste.
+    Tune(tune::TuneArgs),
     /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
     Bench(bench::BenchArgs),
     /// One engine process for `finality bench` (three-process and memory runs).
@@ -105,7 +110,7 @@ fn main() -> ExitCode {
     init_tracing(match cli.command {
         // A simulation's engine logs what a real one would (alerts of a
         // simulated outage); its own failures come back as errors.
-        Command::Simulate(_) => "off",
+        Command::Simulate(_) | Command::Tune(_) => "off",
         Command::Demo(_)
         | Command::Bench(_)
         | Command::BenchNode(_)
@@ -147,6 +152,7 @@ fn main() -> ExitCode {
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => demo::run(args).await,
             Command::Simulate(args) => simulate::run(args).await,
+            Command::Tune(args) => tune::run(config, args).await,
             Command::Bench(args) => bench::run(args).await,
             Command::BenchNode(args) => bench::node::run_node(args).await,
         }

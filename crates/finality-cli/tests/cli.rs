@@ -259,3 +259,71 @@ fn simulate_model_file_errors_name_file_and_field() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `finality tune` on the history a demo leaves: the fit, both schedules on
+/// the engine, and a recommended schedule that parses as `finality.toml`'s.
+#[test]
+fn tune_recommends_a_schedule_from_a_demo_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("history.db").display());
+    let out = finality()
+        .args([
+            "demo",
+            "--payments",
+            "300",
+            "--seed",
+            "5",
+            "--database-url",
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = finality()
+        .args(["tune", "--database-url", &url, "--draws", "2000", "--json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let t = &v[0];
+    assert_eq!(t["provider"], "sim", "{t}");
+    assert_eq!(t["fit"]["payments"], 300, "{t}");
+    let rec = &t["recommended"];
+    assert_eq!(rec["engine"]["undetected"], 0, "{t}");
+    assert!(
+        rec["engine"]["calls_per_payment"]["mean"].as_f64().unwrap()
+            <= t["current"]["engine"]["calls_per_payment"]["mean"]
+                .as_f64()
+                .unwrap(),
+        "{t}"
+    );
+    let toml_line = format!("schedule = {}", rec["schedule"].as_str().unwrap());
+    #[derive(serde::Deserialize)]
+    #[allow(dead_code)]
+    struct One {
+        schedule: finality_core::Schedule,
+    }
+    let parsed: One = toml::from_str(&toml_line).unwrap();
+    parsed.schedule.validate().unwrap();
+
+    // An empty database says so, naming it.
+    let empty = format!("sqlite://{}", dir.path().join("empty.db").display());
+    let out = finality()
+        .args(["tune", "--database-url", &empty])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("nothing to tune from"),
+        "{stderr}"
+    );
+}

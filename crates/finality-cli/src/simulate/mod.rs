@@ -78,7 +78,7 @@ pub struct SimulateArgs {
 const TICK: Duration = Duration::from_secs(1);
 
 /// Where virtual time starts (fixed, so runs are reproducible).
-const T0: Timestamp = Timestamp(1_767_225_600_000);
+pub(crate) const T0: Timestamp = Timestamp(1_767_225_600_000);
 
 pub async fn run(args: SimulateArgs) -> anyhow::Result<()> {
     let mut model = load_model(&args.model)?;
@@ -214,7 +214,20 @@ fn load_model(name: &str) -> anyhow::Result<Model> {
 }
 
 /// Run one schedule over every draw, on a fresh in-memory store.
-async fn simulate(
+pub(crate) async fn simulate(
+    model: &Model,
+    draws: &Arc<Vec<Draw>>,
+    preset: &Preset,
+    outage_after: u32,
+) -> anyhow::Result<Row> {
+    let store = Arc::new(MemStore::without_call_log());
+    simulate_on(store, model, draws, preset, outage_after).await
+}
+
+/// [`simulate`] on `store` (one that keeps its call log leaves a history
+/// `finality tune` can read).
+pub(crate) async fn simulate_on(
+    store: Arc<MemStore>,
     model: &Model,
     draws: &Arc<Vec<Draw>>,
     preset: &Preset,
@@ -223,7 +236,6 @@ async fn simulate(
     let wall = Instant::now();
     let vclock = Arc::new(VirtualClock::new(T0));
     let clock: Arc<dyn Clock> = vclock.clone();
-    let store: Arc<MemStore> = Arc::new(MemStore::without_call_log());
     let dyn_store: Arc<dyn finality_store::Store> = store.clone();
     let adapter = Arc::new(ModelProvider::new(draws.clone(), clock.clone()));
     let mut cfg = ProviderConfig::sim("http://model.invalid");

@@ -66,6 +66,21 @@ pub struct Model {
     /// run's start): webhooks falling due in it are never sent.
     #[serde(default)]
     pub webhook_outage: Option<Outage>,
+    /// Drawn from recorded history instead of `components` and
+    /// `webhook_delay` (`finality tune`'s fit).
+    #[serde(skip)]
+    pub empirical: Option<std::sync::Arc<Empirical>>,
+}
+
+/// Payments' fates as recorded: each draw takes one at random (a
+/// non-parametric fit, which keeps whatever shape the history has).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Empirical {
+    /// How long after registration each recorded payment settled at the
+    /// provider (`None`: it never did), and with what status.
+    pub fates: Vec<(Option<Duration>, Status)>,
+    /// Observed delays from settlement to the webhook's arrival.
+    pub webhook_delays: Vec<Duration>,
 }
 
 /// `{ from = "6h", until = "8h" }`, counted from the run's start.
@@ -149,6 +164,7 @@ impl Model {
             registration_window: Duration::from_secs(24 * 3600),
             horizon: Duration::from_secs(7 * 24 * 3600),
             webhook_outage: None,
+            empirical: None,
         }
     }
 
@@ -192,6 +208,7 @@ impl Model {
             registration_window: Duration::from_secs(24 * 3600),
             horizon: Duration::from_secs(7 * 24 * 3600),
             webhook_outage: None,
+            empirical: None,
         }
     }
 
@@ -233,6 +250,20 @@ impl Model {
             .map(|i| {
                 let registered_at =
                     Timestamp(start.0 + (window_ms * i as f64 / n.max(1) as f64) as i64);
+                if let Some(e) = self.empirical.as_deref().filter(|e| !e.fates.is_empty()) {
+                    let (after, status) = e.fates[rng.gen_range(0..e.fates.len())];
+                    let settles_at = after.map(|a| registered_at.plus(a));
+                    let lost = rng.gen::<f64>() < self.webhook_loss || e.webhook_delays.is_empty();
+                    let webhook_at = settles_at.filter(|_| !lost).map(|s| {
+                        s.plus(e.webhook_delays[rng.gen_range(0..e.webhook_delays.len())])
+                    });
+                    return Draw {
+                        registered_at,
+                        settles_at,
+                        status,
+                        webhook_at,
+                    };
+                }
                 let mut pick: f64 = rng.gen();
                 let component = self
                     .components
