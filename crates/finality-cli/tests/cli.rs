@@ -202,6 +202,41 @@ fn simulate_writes_rows_whose_figures_hold_together() {
     );
 }
 
+/// Waiting for the webhook (`webhook_wait_quantile`, learned during the
+/// run) on payments that settle around 15 minutes: far fewer calls than the
+/// default's polls every 100 s meanwhile, and still nothing undetected.
+#[test]
+fn webhook_aware_first_poll_saves_calls_on_slow_settlements() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("slow.json");
+    let out = finality()
+        .args([
+            "simulate",
+            "--model",
+            "slow_settle",
+            "--payments",
+            "600",
+            "--schedules",
+            "default,webhook_aware",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let calls = |r: &serde_json::Value| r["calls_per_payment"]["mean"].as_f64().unwrap();
+    assert_eq!(rows[1]["schedule"], "webhook_aware");
+    assert_eq!(rows[1]["undetected"], 0, "{v}");
+    assert!(calls(&rows[1]) * 3.0 < calls(&rows[0]), "{v}");
+}
+
 /// A model file with a mistake is refused with the file, the line (for a
 /// field that does not parse) or the field (for shares that do not add up).
 #[test]

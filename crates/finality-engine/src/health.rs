@@ -34,6 +34,8 @@ pub struct Health {
     paused: Mutex<HashMap<String, Pause>>,
     breakers: Breakers,
     webhooks: Mutex<HashMap<String, WebhookWatch>>,
+    /// Registration-to-webhook delays, for `webhook_wait_quantile`.
+    pub webhook_waits: crate::webhook_wait::WebhookWaits,
 }
 
 impl Health {
@@ -47,6 +49,7 @@ impl Health {
             paused: Mutex::default(),
             breakers,
             webhooks: Mutex::default(),
+            webhook_waits: Default::default(),
         }
     }
 

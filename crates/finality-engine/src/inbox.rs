@@ -36,6 +36,9 @@ pub struct InboxProcessor {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     config: InboxConfig,
+    /// Where to record registration-to-webhook delays, and for which
+    /// providers (those with `webhook_wait_quantile`).
+    learn: Option<(Arc<crate::Health>, std::collections::HashSet<String>)>,
 }
 
 /// Retry delay after the n-th failed processing attempt: 1 s doubling,
@@ -56,7 +59,52 @@ impl InboxProcessor {
             store,
             clock,
             config,
+            learn: None,
         })
+    }
+
+    /// As [`InboxProcessor::new`], recording into `health` how long after
+    /// registration each final webhook of `providers` came (one read of the
+    /// payment per such webhook).
+    pub fn learning(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        config: InboxConfig,
+        health: Arc<crate::Health>,
+        providers: &crate::Providers,
+    ) -> Arc<Self> {
+        let names: std::collections::HashSet<String> = providers
+            .iter()
+            .filter(|(_, p)| p.webhook_wait_quantile.is_some())
+            .map(|(n, _)| n.clone())
+            .collect();
+        Arc::new(InboxProcessor {
+            store,
+            clock,
+            config,
+            learn: (!names.is_empty()).then_some((health, names)),
+        })
+    }
+
+    /// Record how long this payment's final webhook took, if it is learned.
+    async fn learn(&self, provider: &str, payment_id: &str, source: finality_core::Source) {
+        let Some((health, names)) = &self.learn else {
+            return;
+        };
+        if source != finality_core::Source::Webhook || !names.contains(provider) {
+            return;
+        }
+        match self.store.get(payment_id).await {
+            Ok(Some(view)) => {
+                health
+                    .webhook_waits
+                    .observe(provider, view.payment.created_at, self.clock.now())
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::debug!(%payment_id, error = %e, "reading a payment to learn its webhook delay failed")
+            }
+        }
     }
 
     /// Process every event due now; returns how many were processed.
@@ -87,6 +135,9 @@ impl InboxProcessor {
                 from,
                 to,
             }) => {
+                if to.is_final() {
+                    self.learn(&provider, &payment_id, ev.source).await;
+                }
                 metrics::counter!("finality_webhooks_applied_total", "provider" => provider)
                     .increment(1);
                 tracing::info!(%payment_id, %from, %to, event_id = %ev.event_id, "status changed by webhook");

@@ -21,6 +21,7 @@
 //! - [`rate`]: per-provider rate limits held across nodes.
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
+//! - [`webhook_wait`]: registration-to-webhook delays, learned per provider.
 #![forbid(unsafe_code)]
 
 pub mod breaker;
@@ -33,6 +34,7 @@ pub mod health;
 pub mod inbox;
 mod producer;
 pub mod rate;
+pub mod webhook_wait;
 
 pub use config::EngineConfig;
 pub use health::{Health, Pause};
@@ -63,6 +65,9 @@ pub struct ProviderEntry {
     pub webhook_outage_after: u32,
     /// Read the provider's event list at least this often ([`catch_up`]).
     pub catch_up: Option<std::time::Duration>,
+    /// The first poll waits until this share of payments would have had
+    /// their final webhook ([`webhook_wait`]); `None`: the schedule decides.
+    pub webhook_wait_quantile: Option<f64>,
 }
 
 impl ProviderEntry {
@@ -90,6 +95,27 @@ impl ProviderEntry {
             ),
             webhook_outage_after: cfg.webhook_outage_after,
             catch_up: cfg.catch_up,
+            webhook_wait_quantile: cfg.webhook_wait_quantile,
+        }
+    }
+
+    /// When a payment registered `now` is first polled: by the policy in
+    /// force, or later, once the learned share of webhooks would have come
+    /// (never while the webhooks are down: then the outage schedule rules).
+    pub fn first_poll_at(
+        &self,
+        health: &Health,
+        provider: &str,
+        now: finality_core::Timestamp,
+    ) -> finality_core::Timestamp {
+        let by_schedule = self.policy_now(health, provider).first_poll_at(now);
+        let learned = self
+            .webhook_wait_quantile
+            .filter(|_| health.webhook_outage(provider).is_none())
+            .and_then(|q| health.webhook_waits.quantile(provider, q));
+        match learned {
+            Some(wait) => by_schedule.max(now.plus(wait.min(self.policy.give_up_after))),
+            None => by_schedule,
         }
     }
 

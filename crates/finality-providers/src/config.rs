@@ -288,6 +288,14 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub catch_up: Option<Duration>,
+    /// With webhooks configured: the first poll waits until this share of
+    /// payments (0.5–0.99) would have had their final webhook, as learned
+    /// from the last 1,000 that did (so no poll is spent while a webhook is
+    /// still expected); later polls follow `schedule`. For providers whose
+    /// payments settle in a known window (bank transfers, vouchers); on
+    /// card-like providers it trades detection time for calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_wait_quantile: Option<f64>,
 }
 
 fn default_outage_after() -> u32 {
@@ -356,6 +364,7 @@ impl ProviderConfig {
                 rate_limit: None,
                 webhook_outage_after: default_outage_after(),
                 catch_up: None,
+                webhook_wait_quantile: None,
             },
         }
     }
@@ -383,6 +392,20 @@ impl ProviderConfig {
             }
             if r.burst == 0 {
                 return Err(ConfigError::new("rate_limit.burst", "must be at least 1"));
+            }
+        }
+        if let Some(q) = self.webhook_wait_quantile {
+            if !(0.5..=0.99).contains(&q) {
+                return Err(ConfigError::new(
+                    "webhook_wait_quantile",
+                    format!("must be within 0.5..0.99 (got {q})"),
+                ));
+            }
+            if self.webhook_secret_envs.is_empty() {
+                return Err(ConfigError::new(
+                    "webhook_wait_quantile",
+                    "needs webhooks (webhook_secret_envs): it waits for them",
+                ));
             }
         }
         if self.catch_up.is_some_and(|d| d < Duration::from_secs(1)) {

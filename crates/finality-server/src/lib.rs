@@ -108,7 +108,13 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let inbox_task = background.inbox.map(|cfg| {
-        let p = InboxProcessor::new(state.store.clone(), state.clock.clone(), cfg);
+        let p = InboxProcessor::learning(
+            state.store.clone(),
+            state.clock.clone(),
+            cfg,
+            state.health.clone(),
+            &state.providers,
+        );
         tokio::spawn(p.run(shutdown.clone()))
     });
     let mut relay_tasks = Vec::new();

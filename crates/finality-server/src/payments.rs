@@ -287,9 +287,7 @@ async fn create(
 ) -> Result<(StatusCode, Json<PaymentOut>), ApiError> {
     let p = parse_body::<PaymentIn>(body)?.into_domain(&app)?;
     let now = app.clock.now();
-    let first_poll_at = app.providers[&p.provider]
-        .policy_now(&app.health, &p.provider)
-        .first_poll_at(now);
+    let first_poll_at = app.providers[&p.provider].first_poll_at(&app.health, &p.provider, now);
     match app.store.register(&p, now, first_poll_at).await? {
         Registered::Created(_) => {
             tracing::info!(payment_id = %p.id, provider = %p.provider, "payment registered");

@@ -79,6 +79,7 @@ pub fn engine(
             outage_policy: None,
             webhook_outage_after: 0,
             catch_up: None,
+            webhook_wait_quantile: None,
             adapter,
             policy: RetryPolicy {
                 schedule: Schedule::Fixed {

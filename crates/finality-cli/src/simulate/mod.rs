@@ -38,7 +38,8 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args, Debug)]
 pub struct SimulateArgs {
     /// `mixture` (the convergence targets' model), `simulator` (finality
-    /// sim's defaults), or a TOML file describing a mixture.
+    /// sim's defaults), `slow_settle` (payments settling around 15 min), or
+    /// a TOML file describing a mixture.
     #[arg(long, default_value = "mixture")]
     model: String,
     /// How many payments to draw.
@@ -191,9 +192,10 @@ fn load_model(name: &str) -> anyhow::Result<Model> {
     let model = match name {
         "mixture" => Model::mixture(),
         "simulator" => Model::simulator(),
+        "slow_settle" => Model::slow_settle(),
         path => {
             let text = std::fs::read_to_string(path).with_context(|| {
-                format!("--model: `{path}` is neither `mixture`, `simulator` nor a readable file")
+                format!("--model: `{path}` is none of `mixture`, `simulator`, `slow_settle`, nor a readable file")
             })?;
             let mut m: Model = toml::from_str(&text).map_err(|e| {
                 let line = e
@@ -247,6 +249,7 @@ pub(crate) async fn simulate_on(
     cfg.webhook_secret_envs = vec!["(simulated)".into()];
     cfg.webhook_outage_after = outage_after;
     cfg.catch_up = preset.catch_up;
+    cfg.webhook_wait_quantile = preset.webhook_wait;
     let entry = ProviderEntry::from_config(adapter.clone(), &cfg);
     let mut providers = Providers::new();
     providers.insert("model".into(), entry.clone());
@@ -264,13 +267,15 @@ pub(crate) async fn simulate_on(
         },
         health.clone(),
     );
-    let inbox = InboxProcessor::new(
+    let inbox = InboxProcessor::learning(
         dyn_store.clone(),
         clock.clone(),
         InboxConfig {
             batch_size: 512,
             ..InboxConfig::default()
         },
+        health.clone(),
+        &providers,
     );
     let catch_up = CatchUp::new(dyn_store.clone(), clock.clone(), &providers, "simulate");
     let mut webhooks: Vec<(Timestamp, usize)> = draws
@@ -283,8 +288,9 @@ pub(crate) async fn simulate_on(
     loop {
         let now = vclock.now();
         while next_reg < draws.len() && draws[next_reg].registered_at <= now {
-            let policy = entry.policy_now(&health, "model");
-            register(&store, policy, next_reg, &draws[next_reg]).await?;
+            let d = &draws[next_reg];
+            let first = entry.first_poll_at(&health, "model", d.registered_at);
+            register(&store, first, next_reg, d).await?;
             next_reg += 1;
         }
         let mut due = Vec::new();
@@ -343,7 +349,7 @@ pub(crate) async fn simulate_on(
 
 async fn register(
     store: &MemStore,
-    policy: &finality_core::RetryPolicy,
+    first_poll_at: Timestamp,
     i: usize,
     d: &Draw,
 ) -> anyhow::Result<()> {
@@ -356,9 +362,7 @@ async fn register(
         amount: Amount::new(1000, Currency::parse("USD")?)?,
         metadata: serde_json::json!({}),
     };
-    store
-        .register(&p, d.registered_at, policy.first_poll_at(d.registered_at))
-        .await?;
+    store.register(&p, d.registered_at, first_poll_at).await?;
     Ok(())
 }
 

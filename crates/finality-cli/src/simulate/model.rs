@@ -168,6 +168,31 @@ impl Model {
         }
     }
 
+    /// A provider whose payments settle in a known window, as bank
+    /// transfers and vouchers do: 98 % after a log-normal of median 15 min
+    /// (σ 0.3), 2 % never; webhooks as in `mixture`. Where waiting for the
+    /// webhook (`webhook_wait_quantile`) pays.
+    pub fn slow_settle() -> Model {
+        let mut m = Model::mixture();
+        m.name = "slow_settle".into();
+        m.components = vec![
+            Component {
+                share: 0.98,
+                settles_after: Some(LogNormalTime {
+                    median: Duration::from_secs(15 * 60),
+                    sigma: 0.3,
+                }),
+                status: Status::Succeeded,
+            },
+            Component {
+                share: 0.02,
+                settles_after: None,
+                status: Status::Succeeded,
+            },
+        ];
+        m
+    }
+
     /// The simulator's own model (`finality sim`'s defaults): its settle
     /// time and outcome mix (the rest never settles) and its webhook loss;
     /// webhooks otherwise arrive a median 1 s (σ 0.8) after settlement.

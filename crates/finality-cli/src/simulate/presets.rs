@@ -12,6 +12,9 @@ pub struct Preset {
     pub policy: RetryPolicy,
     /// Read the provider's event list at least this often (`catch_up`).
     pub catch_up: Option<Duration>,
+    /// `webhook_wait_quantile`: the first poll waits for this share of
+    /// webhooks, as learned during the run.
+    pub webhook_wait: Option<f64>,
 }
 
 fn secs(s: u64) -> Duration {
@@ -40,6 +43,7 @@ pub fn all() -> Vec<Preset> {
                 ..RetryPolicy::default()
             },
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "economy".into(),
@@ -49,6 +53,7 @@ pub fn all() -> Vec<Preset> {
                 ..RetryPolicy::default()
             },
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "catch_up".into(),
@@ -62,6 +67,17 @@ pub fn all() -> Vec<Preset> {
                 max_attempts: 60,
             },
             catch_up: Some(CATCH_UP_EVERY),
+            webhook_wait: None,
+        },
+        Preset {
+            name: "webhook_aware".into(),
+            what: "as `default`, but the first poll waits until 90 % of payments would have had their webhook (learned from the last 1,000)".into(),
+            policy: RetryPolicy {
+                schedule: Schedule::default_webhooks_first(),
+                ..RetryPolicy::default()
+            },
+            catch_up: None,
+            webhook_wait: Some(0.9),
         },
         Preset {
             name: "polls_only".into(),
@@ -71,12 +87,14 @@ pub fn all() -> Vec<Preset> {
                 ..RetryPolicy::default()
             },
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "quick_exponential".into(),
             what: "finality's default before these measurements: 10 polls 1 s apart, then 5 s ×2 up to 1 h, 60 polls at most".into(),
             policy: RetryPolicy::default(),
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "cron_2m".into(),
@@ -88,6 +106,7 @@ pub fn all() -> Vec<Preset> {
                 u32::MAX,
             ),
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "fixed_list".into(),
@@ -99,6 +118,7 @@ pub fn all() -> Vec<Preset> {
                 6,
             ),
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "exponential_1m".into(),
@@ -113,6 +133,7 @@ pub fn all() -> Vec<Preset> {
                 u32::MAX,
             ),
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "quick_fibonacci".into(),
@@ -130,6 +151,7 @@ pub fn all() -> Vec<Preset> {
                 u32::MAX,
             ),
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "minute_then_5x5m".into(),
@@ -141,6 +163,7 @@ pub fn all() -> Vec<Preset> {
                 6,
             ),
             catch_up: None,
+            webhook_wait: None,
         },
         Preset {
             name: "hour_then_day".into(),
@@ -152,6 +175,7 @@ pub fn all() -> Vec<Preset> {
                 u32::MAX,
             ),
             catch_up: None,
+            webhook_wait: None,
         },
     ]
 }
@@ -197,5 +221,6 @@ pub fn custom(spec: &str) -> Result<Preset, String> {
             max_attempts: u32::MAX,
         },
         catch_up: None,
+        webhook_wait: None,
     })
 }

@@ -147,6 +147,7 @@ pub async fn tune(
         what: String::new(),
         policy: policy.clone(),
         catch_up: None,
+        webhook_wait: None,
     };
     let current_row = simulate::simulate(&model, &drawn, &preset("current", &current), 0).await?;
     let recommended_row = match &recommended {

@@ -71,6 +71,7 @@ pub fn providers(
             outage_policy: None,
             webhook_outage_after: 0,
             catch_up: None,
+            webhook_wait_quantile: None,
             adapter: Arc::new(adapter),
             policy,
             pause_on_permanent_error: Duration::from_secs(300),
