@@ -538,7 +538,8 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
         return Err(ProviderError::Permanent {
             message: format!(
                 "provider `{name}`: catch_up is set but this adapter has no event list \
-                 (Stripe has one); remove catch_up"
+                 (Stripe has one; PayPal with webhook_secret_envs naming its webhook id); \
+                 remove catch_up"
             ),
         });
     }

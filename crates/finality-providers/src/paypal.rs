@@ -16,11 +16,15 @@
 //! - Webhooks: the `paypal-transmission-*` headers, the webhook id and the
 //!   event are sent back to PayPal, which answers `SUCCESS` or `FAILURE`.
 //!   PayPal's event id (`WH-…`) deduplicates.
+//! - Event list (`catch_up`, with a webhook configured):
+//!   `GET /v1/notifications/webhooks-events?start_time=…` from the newest
+//!   `create_time` read, every page (`links` rel `next`) before the cursor
+//!   moves; listed events are interpreted as verified webhooks are.
 
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::oauth::ClientCredentials;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
-use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
+use crate::{Capabilities, EventPage, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
 use finality_core::{Kind, Status, Timestamp};
 use reqwest::StatusCode;
@@ -93,6 +97,14 @@ pub struct PayPalConfig {
 
 /// How far back Transaction Search looks for an invoice id (PayPal allows
 /// at most 31 days per request).
+/// Events per page of the event list.
+const EVENT_PAGE: usize = 300;
+
+/// Pages read in one list call before giving up on reaching the end.
+const EVENT_PAGES: usize = 50;
+
+const CURSOR_GONE: &str = "PayPal no longer lists events from the cursor";
+
 const SEARCH_WINDOW: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Webhook event types → ours, and whether the payment is named by the
@@ -349,6 +361,93 @@ impl PayPalAdapter {
         let answer: Value = resp.json().await.map_err(|e| unverifiable(e.to_string()))?;
         Ok(answer["verification_status"] == "SUCCESS")
     }
+
+    /// The verified or listed event as finality's events (a refund or
+    /// reversal asks PayPal about its capture first).
+    async fn interpret(&self, event: &Value) -> Result<Vec<WebhookEvent>, WebhookError> {
+        let event = event.clone();
+        let mut events = events_of(&event, self.config.payments)?;
+        let first = &mut events[0];
+        let refunded = event["event_type"] == "PAYMENT.CAPTURE.REFUNDED";
+        let reversed_in_orders =
+            event["event_type"] == "PAYMENT.CAPTURE.REVERSED" && first.provider_ref.is_none();
+        // A refund or reversal names only its capture: ask the capture
+        // whether it is wholly refunded, and (followed as orders) its order.
+        if let (true, Some(capture_id)) = (
+            refunded || reversed_in_orders,
+            refunded_capture(&event["resource"]),
+        ) {
+            match self.capture(capture_id).await {
+                Ok(capture) if refunded => refund_verdict(first, &capture, self.config.payments),
+                Ok(capture) => {
+                    first.provider_ref = capture["supplementary_data"]["related_ids"]["order_id"]
+                        .as_str()
+                        .map(String::from);
+                }
+                // Kept for review with the reason; never dropped.
+                Err(e) => {
+                    if let Disposition::Review(why) = &mut first.disposition {
+                        why.push_str(&format!(" (asking PayPal for the capture: {e})"));
+                    }
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    /// Every event since `query`'s start, following `next` links (at most
+    /// [`EVENT_PAGES`] pages). A start PayPal refuses (older than it keeps)
+    /// is [`CURSOR_GONE`].
+    async fn events_since(
+        &self,
+        query: &str,
+        from_cursor: bool,
+    ) -> Result<Vec<Value>, ProviderError> {
+        let mut items = Vec::new();
+        let mut query = query.to_string();
+        for _ in 0..EVENT_PAGES {
+            let resp = self
+                .get(&format!("/v1/notifications/webhooks-events?{query}"))
+                .await?;
+            let status = resp.status();
+            if !status.is_success() {
+                let err = failure(resp).await;
+                if status == StatusCode::BAD_REQUEST
+                    && from_cursor
+                    && err.to_string().contains("start_time")
+                {
+                    return Err(ProviderError::Permanent {
+                        message: format!("{CURSOR_GONE}: {err}"),
+                    });
+                }
+                return Err(err);
+            }
+            let page: Value = resp
+                .json()
+                .await
+                .map_err(|e| classify_transport(&e, self.timeouts))?;
+            if let Some(events) = page["events"].as_array() {
+                items.extend(events.iter().cloned());
+            }
+            let next = page["links"].as_array().and_then(|links| {
+                links
+                    .iter()
+                    .find(|l| l["rel"] == "next")
+                    .and_then(|l| l["href"].as_str())
+            });
+            // PayPal's own host in the link; its query on our base URL.
+            // (Its published sample escapes `&` as `&amp;amp;`: undone.)
+            match next.and_then(|h| h.split_once('?')) {
+                Some((_, q)) => query = q.replace("&amp;amp;", "&").replace("&amp;", "&"),
+                None => return Ok(items),
+            }
+        }
+        Err(ProviderError::Transient {
+            message: format!(
+                "more than {EVENT_PAGES} pages of PayPal events since the cursor: read again"
+            ),
+        })
+    }
 }
 
 /// Parse a verified PayPal event. Payments are followed as orders or as
@@ -602,33 +701,60 @@ impl Provider for PayPalAdapter {
                 event_id: String::new(),
                 detail: format!("not JSON: {e}"),
             })?;
-        let mut events = events_of(&event, self.config.payments)?;
-        let first = &mut events[0];
-        let refunded = event["event_type"] == "PAYMENT.CAPTURE.REFUNDED";
-        let reversed_in_orders =
-            event["event_type"] == "PAYMENT.CAPTURE.REVERSED" && first.provider_ref.is_none();
-        // A refund or reversal names only its capture: ask the capture
-        // whether it is wholly refunded, and (followed as orders) its order.
-        if let (true, Some(capture_id)) = (
-            refunded || reversed_in_orders,
-            refunded_capture(&event["resource"]),
-        ) {
-            match self.capture(capture_id).await {
-                Ok(capture) if refunded => refund_verdict(first, &capture, self.config.payments),
-                Ok(capture) => {
-                    first.provider_ref = capture["supplementary_data"]["related_ids"]["order_id"]
-                        .as_str()
-                        .map(String::from);
-                }
-                // Kept for review with the reason; never dropped.
-                Err(e) => {
-                    if let Disposition::Review(why) = &mut first.disposition {
-                        why.push_str(&format!(" (asking PayPal for the capture: {e})"));
-                    }
-                }
+        self.interpret(&event).await
+    }
+
+    fn lists_events(&self) -> bool {
+        // PayPal keeps events only for the webhooks an app subscribed.
+        self.webhook_id.is_some()
+    }
+
+    /// `GET /v1/notifications/webhooks-events` from the cursor (the newest
+    /// `create_time` read; `start_time` is inclusive, so events of that
+    /// second are read again and deduplicated), newest first, following the
+    /// `next` links to the end before the cursor moves (PayPal pages from
+    /// the newest: a half-read window would leave its oldest events behind).
+    async fn list_events(&self, cursor: Option<&str>) -> Result<EventPage, ProviderError> {
+        let mut query = format!("page_size={EVENT_PAGE}");
+        if let Some(c) = cursor {
+            query.push_str("&start_time=");
+            query.extend(url::form_urlencoded::byte_serialize(c.as_bytes()));
+        }
+        let (items, restarted) = match self.events_since(&query, cursor.is_some()).await {
+            Err(ProviderError::Permanent { message }) if message.starts_with(CURSOR_GONE) => {
+                let newest = self
+                    .events_since(&format!("page_size={EVENT_PAGE}"), false)
+                    .await?;
+                (newest, Some(message))
+            }
+            other => (other?, None),
+        };
+        let newest = items
+            .iter()
+            .filter_map(|e| e["create_time"].as_str())
+            .max()
+            .map(String::from);
+        let mut events = Vec::with_capacity(items.len());
+        for item in items.iter().rev() {
+            match self.interpret(item).await {
+                Ok(evs) => events.extend(evs),
+                Err(e) => events.push(WebhookEvent {
+                    event_id: item["id"].as_str().unwrap_or("(no id)").to_string(),
+                    provider_ref: item["resource"]["id"].as_str().map(String::from),
+                    merchant_ref: None,
+                    status: None,
+                    provider_status: item["event_type"].as_str().map(String::from),
+                    occurred_at: None,
+                    disposition: Disposition::Review(format!("listed event unreadable: {e}")),
+                }),
             }
         }
-        Ok(events)
+        Ok(EventPage {
+            events,
+            cursor: newest.or_else(|| cursor.map(String::from)),
+            more: false,
+            restarted,
+        })
     }
 
     /// PayPal payouts live in the Payouts API (`/v1/payments/payouts`),

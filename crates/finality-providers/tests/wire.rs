@@ -268,3 +268,87 @@ async fn stripe_event_list_pages_from_a_cursor() {
     );
     assert!(queries[1].contains(&format!("ending_before={first_id}")));
 }
+
+/// PayPal's event list, read as PayPal pages it: the published docs sample
+/// (`testdata/paypal/api/docs_webhooks_events_list_sample.json`, whose
+/// `next` link PayPal's page escapes as `&amp;amp;`) as the first page, the
+/// PayPal-node-SDK's recorded reply as the page its `next` link leads to;
+/// every page read before the cursor moves to the newest `create_time`, and
+/// the cursor sent back as `start_time`. The token is the node SDK's mock.
+#[tokio::test]
+async fn paypal_event_list_follows_next_links_from_a_cursor() {
+    let first = common::json("paypal/api/docs_webhooks_events_list_sample.json");
+    let second = common::json("paypal/api/node_sdk_mock_webhooks_events_list_200.json");
+    let token = common::json("paypal/api/node_sdk_mock_oauth2_token_response.json");
+    let queries: Arc<Mutex<Vec<String>>> = Arc::default();
+    let q2 = queries.clone();
+    let app = Router::new()
+        .route(
+            "/v1/oauth2/token",
+            axum::routing::post(move || {
+                let token = token.clone();
+                async move { axum::Json(token) }
+            }),
+        )
+        .route(
+            "/v1/notifications/webhooks-events",
+            get(move |axum::extract::RawQuery(q): axum::extract::RawQuery| {
+                let (queries, first, second) = (q2.clone(), first.clone(), second.clone());
+                async move {
+                    let q = q.unwrap_or_default();
+                    queries.lock().unwrap().push(q.clone());
+                    axum::Json(if q.contains("move_to=next") {
+                        second
+                    } else {
+                        first
+                    })
+                }
+            }),
+        );
+    let url = serve(app).await;
+    let a = finality_providers::paypal::PayPalAdapter::new(
+        &url,
+        "client:secret",
+        Some("WH-ID".into()),
+        timeouts(),
+    )
+    .unwrap();
+    assert!(a.lists_events());
+    let page = a.list_events(Some("2013-06-25T21:41:28Z")).await.unwrap();
+    let ids: Vec<&str> = page.events.iter().map(|e| e.event_id.as_str()).collect();
+    // Both pages, oldest first (the reverse of PayPal's newest-first order).
+    assert_eq!(
+        ids,
+        [
+            "WH-9CX24309MH241002A-02146673H3282292X",
+            "WH-1S115631EN580315E-9KH94552VF7913711",
+            "HTSPGS710X687430LKGECATA",
+            "8PT597110X687430LKGECATA"
+        ]
+    );
+    // Authorizations are not what finality follows: kept as ignored.
+    assert!(page.events.iter().all(|e| matches!(
+        e.disposition,
+        finality_providers::webhook::Disposition::Ignore(_)
+    )));
+    assert_eq!(page.cursor.as_deref(), Some("2014-10-20T12:04:32Z"));
+    assert!(!page.more && page.restarted.is_none());
+    let queries = queries.lock().unwrap();
+    assert_eq!(queries.len(), 2, "{queries:?}");
+    assert!(
+        queries[0].contains("start_time=2013-06-25T21%3A41%3A28Z"),
+        "{}",
+        queries[0]
+    );
+    assert!(
+        queries[1].contains("move_to=next") && queries[1].contains("index_id=3"),
+        "the next link's own query, unescaped: {}",
+        queries[1]
+    );
+
+    // Without a webhook there is nothing listed to read.
+    let none =
+        finality_providers::paypal::PayPalAdapter::new(&url, "client:secret", None, timeouts())
+            .unwrap();
+    assert!(!none.lists_events());
+}

@@ -55,6 +55,10 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/paypal/v2/payments/captures/{id}", get(paypal_capture))
         .route("/paypal/v1/reporting/transactions", get(paypal_search))
         .route(
+            "/paypal/v1/notifications/webhooks-events",
+            get(paypal_events),
+        )
+        .route(
             "/paypal/v1/notifications/verify-webhook-signature",
             post(paypal_verify),
         )
@@ -533,6 +537,107 @@ async fn paypal_object(
                 .into_response(),
         },
     }
+}
+
+/// PayPal's `GET /v1/notifications/webhooks-events`: the simulator's event
+/// log as PayPal lists it, newest first, `start_time` and `end_time`
+/// inclusive (second precision), `page_size` per page, further pages by the
+/// `next` link (`move_to=next&index_id=N`). Events are in the shape of the
+/// simulator's PayPal webhooks, under the same ids.
+async fn paypal_events(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    sim.counters
+        .event_list_requests
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if !paypal_authorized(&sim, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"error": "invalid_token"})),
+        )
+            .into_response();
+    }
+    if let Err(r) = faults(&sim).await {
+        return r;
+    }
+    let invalid = |field: &str, value: &str| {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(
+                json!({"name": "VALIDATION_ERROR", "message": "Invalid data provided",
+                        "details": [{"field": field, "value": value,
+                                     "issue": "Invalid data provided"}]}),
+            ),
+        )
+            .into_response()
+    };
+    let time = |v: &str| {
+        chrono::DateTime::parse_from_rfc3339(v)
+            .ok()
+            .map(|t| t.timestamp())
+    };
+    let query = query.unwrap_or_default();
+    let (mut page_size, mut skip, mut from, mut until) = (10usize, 0usize, None, None);
+    for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
+        match k.as_ref() {
+            "page_size" => match v.parse::<usize>() {
+                Ok(n) if (1..=300).contains(&n) => page_size = n,
+                _ => return invalid("page_size", &v),
+            },
+            "start_time" => match time(&v) {
+                Some(t) => from = Some(t),
+                None => return invalid("start_time", &v),
+            },
+            "end_time" => match time(&v) {
+                Some(t) => until = Some(t),
+                None => return invalid("end_time", &v),
+            },
+            "index_id" => skip = v.parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+    let secs = |t: finality_core::Timestamp| t.0.div_euclid(1000);
+    let all: Vec<serde_json::Value> = sim
+        .events_until(sim.now())
+        .into_iter()
+        .rev()
+        .filter(|e| from.is_none_or(|f| secs(e.at) >= f) && until.is_none_or(|u| secs(e.at) <= u))
+        .filter_map(|e| {
+            let created = chrono::DateTime::from_timestamp(secs(e.at), 0)?
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            let (body, _) = crate::wire::paypal_event(
+                &e.event_id,
+                &e.payment_id,
+                e.merchant_ref.as_deref(),
+                e.status,
+                "listed",
+                &created,
+            )?;
+            serde_json::from_str(&body).ok()
+        })
+        .collect();
+    let page: Vec<_> = all.iter().skip(skip).take(page_size).cloned().collect();
+    let mut body = json!({"events": page, "count": page.len()});
+    if skip + page_size < all.len() {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("127.0.0.1");
+        let mut next: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+            .filter(|(k, _)| k != "move_to" && k != "index_id")
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        next.push(("move_to".into(), "next".into()));
+        next.push(("index_id".into(), (skip + page_size).to_string()));
+        let q = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(next)
+            .finish();
+        body["links"] = json!([{"href": format!("http://{host}/paypal/v1/notifications/webhooks-events?{q}"),
+                                "rel": "next", "method": "GET"}]);
+    }
+    Json(body).into_response()
 }
 
 async fn paypal_order(

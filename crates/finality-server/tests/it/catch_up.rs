@@ -1,7 +1,9 @@
 //! Event-list catch-up end to end on virtual time: every webhook is lost,
-//! Stripe's `GET /v1/events` (served by the simulator in Stripe's shape,
-//! read by the real Stripe adapter over HTTP) finds every settlement, the
-//! changes record source `sweep`, and not one payment is polled.
+//! the provider's event list (Stripe's `GET /v1/events`, PayPal's
+//! `GET /v1/notifications/webhooks-events`, served by the simulator in each
+//! provider's shape, read by the real adapters over HTTP) finds every
+//! settlement, the changes record source `sweep`, and not one payment is
+//! polled.
 
 use super::*;
 use finality_core::{Source, Status, Timestamp, VirtualClock};
@@ -10,11 +12,29 @@ use finality_engine::inbox::InboxProcessor;
 use finality_engine::Engine;
 use finality_providers::stripe::StripeAdapter;
 
-finality_testkit::on_both_backends!(lost_webhooks_are_caught_up_from_the_event_list);
+finality_testkit::on_both_backends!(
+    lost_webhooks_are_caught_up_from_stripe_events,
+    lost_webhooks_are_caught_up_from_paypal_events
+);
 
 const STRIPE_KEY: &str = "sk_test_catch_up";
+const PAYPAL_CREDENTIALS: &str = "catch-up-client:catch-up-secret";
 
-async fn lost_webhooks_are_caught_up_from_the_event_list(b: Backend) {
+#[derive(Clone, Copy, PartialEq)]
+enum Wire {
+    Stripe,
+    PayPal,
+}
+
+async fn lost_webhooks_are_caught_up_from_stripe_events(b: Backend) {
+    caught_up(b, Wire::Stripe).await;
+}
+
+async fn lost_webhooks_are_caught_up_from_paypal_events(b: Backend) {
+    caught_up(b, Wire::PayPal).await;
+}
+
+async fn caught_up(b: Backend, wire: Wire) {
     let db = b.open().await;
     let clock = Arc::new(VirtualClock::new(Timestamp(1_767_225_600_000)));
     let dyn_clock: Arc<dyn Clock> = clock.clone();
@@ -22,29 +42,42 @@ async fn lost_webhooks_are_caught_up_from_the_event_list(b: Backend) {
     // Every payment succeeds 20 s after creation; every webhook is lost.
     let mut sim_cfg = SimConfig::deterministic(Duration::from_secs(20));
     sim_cfg.webhooks.lost = 1.0;
-    sim_cfg.api_key = Some(STRIPE_KEY.into());
+    sim_cfg.api_key = Some(match wire {
+        Wire::Stripe => STRIPE_KEY.into(),
+        Wire::PayPal => PAYPAL_CREDENTIALS.into(),
+    });
     let sim = Simulator::new(sim_cfg, dyn_clock.clone(), 11);
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let sim_url = format!("http://{}", l.local_addr().unwrap());
     tokio::spawn(finality_sim::server::serve(sim.clone(), l, stop.clone()));
 
-    let mut cfg = ProviderConfig::sim(&format!("{sim_url}/stripe"));
+    let (name, prefix) = match wire {
+        Wire::Stripe => ("stripe", "pi_"),
+        Wire::PayPal => ("paypal", "ORDER"),
+    };
+    let mut cfg = ProviderConfig::sim(&format!("{sim_url}/{name}"));
     cfg.catch_up = Some(Duration::from_secs(30));
     cfg.validate().unwrap();
-    let adapter = StripeAdapter::new(
-        &cfg.base_url,
-        STRIPE_KEY.into(),
-        Timeouts {
-            connect: cfg.connect_timeout,
-            total: cfg.timeout,
-        },
-    )
-    .unwrap();
+    let timeouts = Timeouts {
+        connect: cfg.connect_timeout,
+        total: cfg.timeout,
+    };
+    let adapter: Arc<dyn finality_providers::Provider> = match wire {
+        Wire::Stripe => {
+            Arc::new(StripeAdapter::new(&cfg.base_url, STRIPE_KEY.into(), timeouts).unwrap())
+        }
+        Wire::PayPal => Arc::new(
+            finality_providers::paypal::PayPalAdapter::new(
+                &cfg.base_url,
+                PAYPAL_CREDENTIALS,
+                Some("WH-CATCH-UP".into()),
+                timeouts,
+            )
+            .unwrap(),
+        ),
+    };
     let mut providers = Providers::new();
-    providers.insert(
-        "stripe".into(),
-        ProviderEntry::from_config(Arc::new(adapter), &cfg),
-    );
+    providers.insert(name.into(), ProviderEntry::from_config(adapter, &cfg));
     let providers = Arc::new(providers);
     let engine = Engine::new(
         db.store.clone(),
@@ -62,13 +95,13 @@ async fn lost_webhooks_are_caught_up_from_the_event_list(b: Backend) {
 
     // Registered over 2 minutes; the last one a minute before the run ends.
     let ids: Vec<String> = (0..6).map(|i| format!("pay_cu{i}")).collect();
-    let policy = providers["stripe"].policy.clone();
+    let policy = providers[name].policy.clone();
     for (i, id) in ids.iter().enumerate() {
         clock.advance_to(clock.now().plus(Duration::from_secs(20 * i as u64)));
-        let plan = sim.create(Some(format!("pi_cu{i}")));
+        let plan = sim.create(Some(format!("{prefix}cu{i}")));
         let p = finality_store::NewPayment {
             id: finality_core::money::PaymentId::parse(id).unwrap(),
-            provider: "stripe".into(),
+            provider: name.into(),
             provider_ref: Some(finality_core::money::ProviderRef::parse(&plan.id).unwrap()),
             merchant_ref: None,
             kind: finality_core::Kind::Payment,
@@ -126,16 +159,15 @@ async fn lost_webhooks_are_caught_up_from_the_event_list(b: Backend) {
     let later = clock.now().plus(Duration::from_secs(3600));
     let lease = db
         .store
-        .cursor_take(
-            "stripe",
-            "node-b",
-            later,
-            later.plus(Duration::from_secs(60)),
-        )
+        .cursor_take(name, "node-b", later, later.plus(Duration::from_secs(60)))
         .await
         .unwrap()
         .unwrap();
     let cursor = lease.cursor.expect("a saved cursor");
-    assert!(cursor.starts_with("evt_pi_cu"), "{cursor}");
+    match wire {
+        // Stripe's cursor is the newest event's id, PayPal's its time.
+        Wire::Stripe => assert!(cursor.starts_with("evt_pi_cu"), "{cursor}"),
+        Wire::PayPal => assert!(cursor.starts_with("2026-01-01T00:"), "{cursor}"),
+    }
     stop.cancel();
 }
