@@ -80,6 +80,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         engine: Some(config.engine.clone()),
         inbox: Some(finality_engine::inbox::InboxConfig::default()),
         events: Some(config.events.clone()),
+        shutdown_grace: Some(config.server.shutdown_grace),
     };
     finality_server::run(state, background, listener, shutdown)
         .await

@@ -21,6 +21,10 @@ pub struct ServerSection {
     pub listen: String,
     /// Name of the environment variable holding the API bearer token.
     pub api_token_env: String,
+    /// On SIGTERM: how long open requests and in-flight polls may finish
+    /// before they are cut off (their leases handed back to other nodes).
+    #[serde(with = "humantime_serde")]
+    pub shutdown_grace: std::time::Duration,
 }
 
 impl Default for ServerSection {
@@ -28,6 +32,7 @@ impl Default for ServerSection {
         ServerSection {
             listen: "127.0.0.1:8080".into(),
             api_token_env: "FINALITY_API_TOKEN".into(),
+            shutdown_grace: finality_server::SHUTDOWN_GRACE,
         }
     }
 }

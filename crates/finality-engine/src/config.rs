@@ -33,6 +33,14 @@ pub struct EngineConfig {
     /// Most claimed jobs held waiting (for their time or a free worker) on
     /// top of the `concurrency` executing.
     pub max_held: usize,
+    /// How often this node records that it is alive.
+    #[serde(with = "humantime_serde")]
+    pub heartbeat_every: Duration,
+    /// A node silent this long is taken to be dead: the others release its
+    /// leases, so its polls run again within about this long of its death
+    /// instead of after `lease`.
+    #[serde(with = "humantime_serde")]
+    pub dead_after: Duration,
 }
 
 impl Default for EngineConfig {
@@ -45,6 +53,8 @@ impl Default for EngineConfig {
             idle_check: Duration::from_secs(1),
             lookahead: Duration::from_millis(500),
             max_held: 1024,
+            heartbeat_every: Duration::from_secs(2),
+            dead_after: Duration::from_secs(6),
         }
     }
 }
@@ -72,6 +82,15 @@ impl EngineConfig {
         }
         if self.max_held > 1_000_000 {
             return Err(ConfigError::new("max_held", "must be at most 1000000"));
+        }
+        if self.heartbeat_every.is_zero() {
+            return Err(ConfigError::new("heartbeat_every", "must be > 0"));
+        }
+        if self.dead_after < self.heartbeat_every * 2 {
+            return Err(ConfigError::new(
+                "dead_after",
+                "must be at least twice heartbeat_every (one late heartbeat is not a death)",
+            ));
         }
         if self.idle_check.is_zero() {
             return Err(ConfigError::new("idle_check", "must be > 0"));

@@ -108,6 +108,9 @@ impl Engine {
             jitter: 0.2,
         };
         let mut db_failures = 0u32;
+        // Dropped with this loop (also when its task is aborted), so a node
+        // that stops running stops beating.
+        let beat = AbortOnDrop(tokio::spawn(self.clone().heartbeats()));
         tracing::info!(worker = %self.config.worker_id, slots = self.config.concurrency, ?lookahead, "poll engine started");
         while !shutdown.is_cancelled() {
             while tasks.try_join_next().is_some() {}
@@ -152,9 +155,53 @@ impl Engine {
             }
         }
         // Held jobs fire at their time (at most one window away) and
-        // in-flight ones finish: nothing is left for a lease to expire.
+        // in-flight ones finish; whatever lease is left (a completion that
+        // could not be written) is handed back for another node to take
+        // at once, and the node leaves the list of live ones.
         while tasks.join_next().await.is_some() {}
+        drop(beat);
+        self.hand_back().await;
         tracing::info!(worker = %self.config.worker_id, "poll engine stopped");
+    }
+
+    /// Release this node's remaining leases and forget it (a clean stop).
+    pub async fn hand_back(&self) {
+        let worker = &self.config.worker_id;
+        match self.store.release_worker(worker, self.clock.now()).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(%worker, released = n, "handed back polls still leased"),
+            Err(e) => {
+                tracing::warn!(%worker, error = %e, "handing back leases failed; they fall due when they expire")
+            }
+        }
+    }
+
+    /// Record this node's heartbeat every `heartbeat_every`, and release
+    /// the leases of nodes silent for `dead_after` (not on a virtual clock,
+    /// where time jumps and silence means nothing).
+    async fn heartbeats(self: Arc<Self>) {
+        let worker = self.config.worker_id.clone();
+        loop {
+            let now = self.clock.now();
+            if let Err(e) = self.store.heartbeat(&worker, now).await {
+                tracing::warn!(%worker, error = %e, "recording the heartbeat failed");
+            } else if self.clock.as_virtual().is_none() {
+                let cutoff = Timestamp(
+                    now.0 - i64::try_from(self.config.dead_after.as_millis()).unwrap_or(i64::MAX),
+                );
+                match self.store.release_dead(cutoff, now).await {
+                    Ok(dead) => {
+                        for (node, n) in dead {
+                            metrics::counter!("finality_leases_released_total", "reason" => "node_stopped")
+                                .increment(n);
+                            tracing::warn!(%node, released = n, silent_for = ?self.config.dead_after, "a node stopped beating; its polls run again now");
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "releasing dead nodes' leases failed"),
+                }
+            }
+            tokio::time::sleep(self.config.heartbeat_every).await;
+        }
     }
 
     /// Wait until there may be work. Returns false when the loop should end
@@ -231,5 +278,14 @@ impl Engine {
             _ = shutdown.cancelled() => {}
         }
         true
+    }
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

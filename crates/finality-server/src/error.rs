@@ -31,6 +31,10 @@ pub enum ApiError {
     BadSignature(&'static str),
     #[error("request body larger than {0} bytes")]
     TooLarge(usize),
+    /// 503: the database is unreachable or cannot take writes; nothing of
+    /// the request was stored, and it may be retried (providers do).
+    #[error("the database is unavailable; nothing was stored, retry later")]
+    Unavailable(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -46,7 +50,11 @@ impl ApiError {
 
 impl From<finality_store::StoreError> for ApiError {
     fn from(e: finality_store::StoreError) -> Self {
-        ApiError::Internal(e.to_string())
+        if e.is_unavailable() {
+            ApiError::Unavailable(e.to_string())
+        } else {
+            ApiError::Internal(e.to_string())
+        }
     }
 }
 
@@ -70,6 +78,16 @@ impl IntoResponse for ApiError {
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
             ApiError::BadSignature(_) => (StatusCode::UNAUTHORIZED, "invalid_signature", None),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", None),
+            ApiError::Unavailable(detail) => {
+                tracing::warn!(error = %detail, "database unavailable");
+                let body = json!({"error": {"code": "unavailable", "message": self.to_string()}});
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    [(axum::http::header::RETRY_AFTER, "5")],
+                    Json(body),
+                )
+                    .into_response();
+            }
             ApiError::Internal(detail) => {
                 tracing::error!(error = %detail, "internal error");
                 let body = json!({"error": {"code": "internal", "message": "internal error; see the server log"}});

@@ -60,7 +60,14 @@ pub struct Background {
     pub inbox: Option<InboxConfig>,
     /// The event feed sequencer, pushers and pruner.
     pub events: Option<finality_relay::config::EventsConfig>,
+    /// After shutdown is asked for, how long in-flight requests and polls
+    /// may take before they are cut off (default [`SHUTDOWN_GRACE`]); the
+    /// leases of polls cut off are handed back for another node at once.
+    pub shutdown_grace: Option<std::time::Duration>,
 }
+
+/// The default grace period of a shutdown.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The whole HTTP surface.
 pub fn router(state: AppState) -> Router {
@@ -107,6 +114,9 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    let grace = background.shutdown_grace.unwrap_or(SHUTDOWN_GRACE);
+    let worker = background.engine.as_ref().map(|c| c.worker_id.clone());
+    let (store, clock) = (state.store.clone(), state.clock.clone());
     let inbox_task = background.inbox.map(|cfg| {
         let p = InboxProcessor::learning(
             state.store.clone(),
@@ -155,17 +165,53 @@ pub async fn run(
         tokio::spawn(e.run(shutdown.clone()))
     });
     let stop = shutdown.clone();
-    let served = axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await;
+    let serving = axum::serve(listener, router(state))
+        .with_graceful_shutdown(async move { stop.cancelled().await });
+    // In-flight requests get the grace period (a long-polling feed reader
+    // must not hold the process).
+    let cut_off = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(grace).await;
+    };
+    let served = tokio::select! {
+        r = serving => r,
+        _ = cut_off => {
+            tracing::warn!(?grace, "requests still open after the grace period; closing");
+            Ok(())
+        }
+    };
     shutdown.cancel();
+    let deadline = tokio::time::Instant::now() + grace;
     for t in [engine_task, inbox_task, catch_up_task]
         .into_iter()
         .flatten()
         .chain(relay_tasks)
     {
-        if let Err(e) = t.await {
-            tracing::error!(error = %e, "background task failed");
+        let abort = t.abort_handle();
+        match tokio::time::timeout_at(deadline, t).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if e.is_cancelled() => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "background task failed"),
+            Err(_) => {
+                abort.abort();
+                tracing::warn!(
+                    ?grace,
+                    "a background task was still working after the grace period; stopped"
+                );
+            }
+        }
+    }
+    // Polls cut off mid-call: their leases go back at once, not when they
+    // expire (a clean stop already handed back everything).
+    if let Some(w) = worker {
+        match store.release_worker(&w, clock.now()).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(worker = %w, released = n, "handed back polls cut off by the shutdown")
+            }
+            Err(e) => {
+                tracing::warn!(worker = %w, error = %e, "handing back leases failed; they fall due when they expire")
+            }
         }
     }
     served

@@ -123,6 +123,8 @@ struct MemState {
     buckets: HashMap<String, (f64, i64)>,
     /// Newest registration per provider.
     newest: HashMap<String, i64>,
+    /// Live nodes: `(started_at, heartbeat_at)` per worker.
+    nodes: HashMap<String, (i64, i64)>,
     /// Event-list cursors: `(cursor, holder, held_until)` per provider.
     cursors: HashMap<String, (Option<String>, Option<String>, i64)>,
 }
@@ -138,6 +140,25 @@ impl MemState {
                 self.due.insert((new, job.slot));
             }
         }
+    }
+
+    /// Make `worker`'s leased polls due at `now`, their tokens cleared.
+    fn release(&mut self, worker: &str, now: i64) -> u64 {
+        let ids: Vec<String> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.locked_by.as_deref() == Some(worker))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &ids {
+            self.set_next_poll(id, Some(now));
+            if let Some(j) = self.jobs.get_mut(id) {
+                j.locked_by = None;
+                j.locked_until = None;
+                j.lock_token = None;
+            }
+        }
+        ids.len() as u64
     }
 
     fn drop_job(&mut self, id: &str) {
@@ -658,6 +679,50 @@ impl PollQueue for MemStore {
             self.wake.bump();
         }
         Ok(ids.len() as u64)
+    }
+
+    async fn heartbeat(&self, worker: &str, now: Timestamp) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.nodes
+            .entry(worker.to_string())
+            .and_modify(|n| n.1 = now.0)
+            .or_insert((now.0, now.0));
+        Ok(())
+    }
+
+    async fn release_dead(&self, cutoff: Timestamp, now: Timestamp) -> Result<Vec<(String, u64)>> {
+        let mut s = self.state.lock().await;
+        let mut dead: Vec<String> = s
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.1 < cutoff.0)
+            .map(|(w, _)| w.clone())
+            .collect();
+        dead.sort();
+        let out: Vec<(String, u64)> = dead
+            .into_iter()
+            .map(|w| {
+                s.nodes.remove(&w);
+                let n = s.release(&w, now.0);
+                (w, n)
+            })
+            .collect();
+        drop(s);
+        if out.iter().any(|(_, n)| *n > 0) {
+            self.wake.bump();
+        }
+        Ok(out)
+    }
+
+    async fn release_worker(&self, worker: &str, now: Timestamp) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        s.nodes.remove(worker);
+        let n = s.release(worker, now.0);
+        drop(s);
+        if n > 0 {
+            self.wake.bump();
+        }
+        Ok(n)
     }
 
     async fn next_due_at(&self) -> Result<Option<Timestamp>> {

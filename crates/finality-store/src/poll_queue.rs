@@ -39,6 +39,19 @@ pub trait PollQueue: Send + Sync {
     /// which fall due again when they expire); `None` when nothing is left.
     async fn next_due_at(&self) -> Result<Option<Timestamp>>;
 
+    /// `worker` is alive at `now` (the other nodes watch for it to stop).
+    async fn heartbeat(&self, worker: &str, now: Timestamp) -> Result<()>;
+
+    /// Nodes whose last heartbeat is older than `cutoff` died: their leased
+    /// polls fall due at `now` (lock tokens cleared, so a node that was
+    /// only stalled is fenced) and the nodes are forgotten. Returns each
+    /// dead node with how many polls it held.
+    async fn release_dead(&self, cutoff: Timestamp, now: Timestamp) -> Result<Vec<(String, u64)>>;
+
+    /// Hand back every lease `worker` holds (it is stopping) so another
+    /// node takes them at once, and forget the node. Returns how many.
+    async fn release_worker(&self, worker: &str, now: Timestamp) -> Result<u64>;
+
     /// Record the provider's id an adapter found for a payment registered
     /// by merchant reference alone, fenced by the poll's lock token, so
     /// later polls (and webhooks) use it.
@@ -64,6 +77,28 @@ fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
         due_at: Timestamp(r.int("due_at", t)?),
         lock_token: r.int("lock_token", t)?,
     })
+}
+
+/// Make `worker`'s leased polls due at `now`, unfenced from it (the lock
+/// token cleared: its late completions are refused), and wake the workers.
+async fn release<C: Conn>(conn: &mut C, worker: &str, now: Timestamp) -> Result<u64> {
+    let n = conn
+        .run(
+            stmt(
+                "UPDATE poll_jobs SET next_poll_at = $2, locked_by = NULL, locked_until = NULL, \
+                 lock_token = NULL WHERE locked_by = $1",
+                "releasing a node's leases",
+            )
+            .text(worker)
+            .int(now.0),
+        )
+        .await?;
+    if n > 0 {
+        if let Some(sql) = C::SQL.notify {
+            conn.run(stmt(sql, "notifying workers")).await?;
+        }
+    }
+    Ok(n)
 }
 
 /// Completions inside an open transaction: record every call, lock every
@@ -263,6 +298,86 @@ impl<B: Backend> PollQueue for B {
             if let Some(sql) = <B::Conn as Conn>::SQL.notify {
                 conn.run(stmt(sql, "notifying workers")).await?;
             }
+            self.wakeups().bump();
+        }
+        Ok(n)
+    }
+
+    async fn heartbeat(&self, worker: &str, now: Timestamp) -> Result<()> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "INSERT INTO nodes (worker_id, started_at, heartbeat_at) VALUES ($1, $2, $2) \
+                 ON CONFLICT (worker_id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at",
+                "recording a heartbeat",
+            )
+            .text(worker)
+            .int(now.0),
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn release_dead(&self, cutoff: Timestamp, now: Timestamp) -> Result<Vec<(String, u64)>> {
+        let dead: Vec<String> = {
+            let mut conn = self.read().await?;
+            conn.all(
+                stmt(
+                    "SELECT worker_id FROM nodes WHERE heartbeat_at < $1 ORDER BY worker_id",
+                    "finding nodes that stopped",
+                )
+                .int(cutoff.0),
+            )
+            .await?
+            .iter()
+            .map(|r| r.text("worker_id", "nodes"))
+            .collect::<Result<_>>()?
+        };
+        let mut out = Vec::with_capacity(dead.len());
+        for worker in dead {
+            let mut tx = self.begin_write().await?;
+            let conn: &mut B::Conn = &mut tx;
+            // Only if it is still silent: it may have come back meanwhile.
+            let gone = conn
+                .run(
+                    stmt(
+                        "DELETE FROM nodes WHERE worker_id = $1 AND heartbeat_at < $2",
+                        "forgetting a node that stopped",
+                    )
+                    .text(&worker)
+                    .int(cutoff.0),
+                )
+                .await?;
+            let n = if gone == 1 {
+                release(conn, &worker, now).await?
+            } else {
+                0
+            };
+            tx.commit().await.op("committing released leases")?;
+            if gone == 1 {
+                out.push((worker, n));
+            }
+        }
+        if out.iter().any(|(_, n)| *n > 0) {
+            self.wakeups().bump();
+        }
+        Ok(out)
+    }
+
+    async fn release_worker(&self, worker: &str, now: Timestamp) -> Result<u64> {
+        let mut tx = self.begin_write().await?;
+        let conn: &mut B::Conn = &mut tx;
+        let n = release(conn, worker, now).await?;
+        conn.run(
+            stmt(
+                "DELETE FROM nodes WHERE worker_id = $1",
+                "forgetting a node",
+            )
+            .text(worker),
+        )
+        .await?;
+        tx.commit().await.op("committing handed-back leases")?;
+        if n > 0 {
             self.wakeups().bump();
         }
         Ok(n)

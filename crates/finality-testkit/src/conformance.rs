@@ -1031,6 +1031,58 @@ pub async fn cursor_is_leased_and_saved_by_its_holder(db: Arc<dyn Store>) {
         .unwrap());
 }
 
+/// A node whose heartbeat stopped has its leases released at once (not
+/// when they expire), with their tokens cleared so its late completion is
+/// refused; a live node's leases stay; a node stopping hands its own back.
+pub async fn dead_nodes_leases_are_released_and_fenced(db: Arc<dyn Store>) {
+    let at = |s: i64| Timestamp(T0.0 + s * 1000);
+    register(&*db, "pay_n1", T0).await;
+    register(&*db, "pay_n2", T0).await;
+    db.heartbeat("A", T0).await.unwrap();
+    db.heartbeat("B", T0).await.unwrap();
+    let a = db.claim(&claim_req(T0, 1, "A")).await.unwrap();
+    let b = db.claim(&claim_req(T0, 1, "B")).await.unwrap();
+    assert_eq!((a.len(), b.len()), (1, 1));
+    // B keeps beating; A goes silent.
+    db.heartbeat("B", at(5)).await.unwrap();
+    assert!(
+        db.release_dead(at(-1), at(5)).await.unwrap().is_empty(),
+        "nobody is silent that long"
+    );
+    let released = db.release_dead(at(3), at(6)).await.unwrap();
+    assert_eq!(released, [("A".to_string(), 1)]);
+    assert_eq!(
+        db.next_due_at().await.unwrap(),
+        Some(at(6)),
+        "due at once, not at the lease end"
+    );
+    // Another node takes it; A's late completion is fenced.
+    let c = db.claim(&claim_req(at(6), 10, "B")).await.unwrap();
+    assert_eq!(c.len(), 1);
+    assert_eq!(c[0].payment_id, a[0].payment_id);
+    let late = db
+        .complete(&Completion {
+            payment_id: a[0].payment_id.clone(),
+            lock_token: a[0].lock_token,
+            now: at(7),
+            attempt: Some(attempt(&a[0], "A", T0, "succeeded")),
+            observed: Some(Status::Succeeded),
+            then: AfterPoll::GiveUp {
+                reason: "unused".into(),
+                count: Count::Attempt,
+            },
+        })
+        .await
+        .unwrap();
+    assert_eq!(late, CompleteOutcome::LeaseLost);
+    // A forgotten node is not released twice.
+    assert!(db.release_dead(at(4), at(8)).await.unwrap().is_empty());
+    // B stops: both its leases come back due now.
+    assert_eq!(db.release_worker("B", at(9)).await.unwrap(), 2);
+    let again = db.claim(&claim_req(at(9), 10, "C")).await.unwrap();
+    assert_eq!(again.len(), 2);
+}
+
 /// The shared token bucket: never more than the burst at once, refilled by
 /// time, and concurrent takers (several nodes) never share a token.
 pub async fn rate_bucket_grants_each_token_once(db: Arc<dyn Store>) {
@@ -1267,6 +1319,7 @@ pub const CASES: &[(&str, Case)] = cases![
     hurry_brings_unleased_polls_forward,
     cursor_is_leased_and_saved_by_its_holder,
     listed_event_applies_as_sweep_once,
+    dead_nodes_leases_are_released_and_fenced,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's

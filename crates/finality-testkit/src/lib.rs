@@ -7,10 +7,12 @@
 //!   [`conformance::exercise`], which runs every case of it.
 //! - [`testing`]: a migrated store in a PostgreSQL schema or SQLite file of
 //!   its own.
+//! - [`private_pg`]: a PostgreSQL server of a test's own, to stop and restart.
 #![forbid(unsafe_code)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod conformance;
+pub mod private_pg;
 pub mod testing;
 
 /// The two backends every store-facing test runs on.

@@ -102,6 +102,21 @@ pub async fn postgres(max_connections: u32) -> TestDb {
     }
 }
 
+/// The database at `url` (a private server's, say), migrated.
+pub async fn postgres_at(url: &str, max_connections: u32) -> TestDb {
+    let opts = PgConnectOptions::from_str(url).expect("a postgres:// URL");
+    let pg = PgStore::connect_with(opts, max_connections)
+        .await
+        .expect("connect to the private server");
+    pg.migrate().await.expect("migrate");
+    TestDb {
+        store: Arc::new(pg.clone()),
+        backend: Backend::Postgres(pg),
+        url: url.to_string(),
+        sqlite_path: None,
+    }
+}
+
 /// A fresh SQLite file in the temp directory, migrated.
 pub async fn sqlite() -> TestDb {
     let path = std::env::temp_dir().join(format!("{}.db", unique("finality_test")));

@@ -98,3 +98,68 @@ fn recommendation_from_history_is_within_5_percent_of_the_grid_best() {
         assert!(got.p95 <= 120.0 * 1.1, "{got:?}");
     });
 }
+
+/// How far the recommendation strays over histories of several sizes:
+/// `cargo test --release -p finality-cli tune_spread -- --ignored --nocapture`.
+#[test]
+#[ignore = "an experiment, minutes long; run by hand in release"]
+fn tune_spread() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let model = Model::mixture();
+        let truth_draws = truth(50_000);
+        let default = presets::pick(&["default".into()]).unwrap().remove(0);
+        let (best, _) = grid_best(&truth_draws, &default.policy, 120.0);
+        for (hist, draws) in [(6000, 20000)] {
+            for seed in 0..6u64 {
+                let history = Arc::new(model.draw(hist, simulate::T0, 1000 + seed));
+                let store = Arc::new(MemStore::new());
+                simulate::simulate_on(store.clone(), &model, &history, &default, 0)
+                    .await
+                    .unwrap();
+                let dyn_store: Arc<dyn finality_store::Store> = store;
+                let fit = fit::read(&*dyn_store, "model", Timestamp(0), usize::MAX)
+                    .await
+                    .unwrap();
+                let late = |v: &[crate::simulate::model::Draw]| {
+                    let settled: Vec<_> = v
+                        .iter()
+                        .filter_map(|d| d.settles_at.map(|s| s.0 - d.registered_at.0))
+                        .collect();
+                    settled.iter().filter(|a| **a > 20 * 60_000).count() as f64
+                        / settled.len() as f64
+                };
+                let fitted = model_of(&fit, &default.policy).draw(50_000, simulate::T0, 5);
+                eprintln!(
+                    "late share: fit {:.4} truth {:.4}; fit never {} loss {:.4}",
+                    late(&fitted),
+                    late(&truth_draws),
+                    fit.never,
+                    fit.webhook_loss()
+                );
+                let tuned = tune(
+                    fit,
+                    default.policy.clone(),
+                    Duration::from_secs(120),
+                    draws,
+                    3,
+                )
+                .await
+                .unwrap();
+                let rec = tuned.recommended.unwrap();
+                let got = search::evaluate(&rec, &truth_draws, 1);
+                eprintln!(
+                    "history {hist} draws {draws} seed {seed}: {:.3} calls ({:+.1} %) p95 {:.0} {}",
+                    got.calls,
+                    100.0 * (got.calls / best - 1.0),
+                    got.p95,
+                    toml_of(&rec.schedule)
+                );
+            }
+        }
+        eprintln!("grid best on the truth: {best:.3}");
+    });
+}

@@ -4,6 +4,7 @@
 mod api;
 mod catch_up;
 mod contracts;
+mod db_outage;
 mod outage;
 mod providers;
 mod webhooks;
@@ -90,6 +91,16 @@ pub async fn spawn_app_custom(
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
     };
+    spawn_app_on(db, config, engine, providers).await
+}
+
+/// [`spawn_app_custom`] on a database of the test's own.
+pub async fn spawn_app_on(
+    db: TestDb,
+    config: SimConfig,
+    engine: bool,
+    providers: impl FnOnce(&str) -> Providers,
+) -> TestApp {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let stop = CancellationToken::new();
 
@@ -121,6 +132,7 @@ pub async fn spawn_app_custom(
         engine: engine.then_some(engine_cfg),
         inbox: Some(InboxConfig::default()),
         events: Some(finality_relay::config::EventsConfig::default()),
+        shutdown_grace: None,
     };
     tokio::spawn(finality_server::run(
         state,

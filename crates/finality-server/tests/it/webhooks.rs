@@ -22,7 +22,7 @@ pub(crate) fn now_s() -> i64 {
 /// Header name/value pairs of one request.
 type Headers = Vec<(&'static str, String)>;
 
-fn signed(
+pub(crate) fn signed(
     secret: &str,
     id: &str,
     ts: i64,

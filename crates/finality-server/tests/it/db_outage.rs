@@ -1,0 +1,232 @@
+//! When the database goes away: a private PostgreSQL (its own `initdb`, its
+//! own port: the shared server other tests use is never touched) stopped
+//! under a running service, then started again.
+
+use super::*;
+use finality_core::Schedule;
+use finality_testkit::private_pg::PrivatePg;
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f).await.unwrap()
+}
+
+/// Polled every 300 ms; settles 800 ms after creation; webhooks accepted.
+fn quick_sim(sim_url: &str) -> Providers {
+    let mut cfg = ProviderConfig::sim(sim_url);
+    cfg.schedule_override = Some(Schedule::Fixed {
+        delays: vec![Duration::from_millis(300)],
+    });
+    let verifier =
+        StandardWebhooks::new(&[WEBHOOK_SECRET.to_string()], cfg.webhook_tolerance).unwrap();
+    let adapter = SimAdapter::new(
+        sim_url,
+        None,
+        Timeouts {
+            connect: cfg.connect_timeout,
+            total: cfg.timeout,
+        },
+    )
+    .unwrap()
+    .with_webhooks(verifier);
+    let mut providers = Providers::new();
+    providers.insert(
+        "sim".into(),
+        ProviderEntry::from_config(Arc::new(adapter), &cfg),
+    );
+    providers
+}
+
+/// PostgreSQL stops: `/readyz` says so, registrations and webhooks answer
+/// 503 with `Retry-After` and nothing is stored (the provider will retry);
+/// the engine backs off. PostgreSQL returns: the same process, never
+/// restarted, is ready again, and polls and registrations work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn database_down_answers_503_stores_nothing_and_the_service_resumes() {
+    let pg = Arc::new(blocking(PrivatePg::start).await);
+    let db = testing::postgres_at(&pg.url(), 8).await;
+    let mut sim_cfg = SimConfig::deterministic(Duration::from_millis(800));
+    sim_cfg.webhooks.lost = 1.0;
+    let app = spawn_app_on(db, sim_cfg, true, quick_sim).await;
+
+    let (s, _) = app.post("/v1/payments", app.payment("pay_before")).await;
+    assert_eq!(s, StatusCode::CREATED);
+    app.wait_for_status("pay_before", "succeeded").await;
+    // Registered just before the outage, due during it.
+    let (s, _) = app.post("/v1/payments", app.payment("pay_across")).await;
+    assert_eq!(s, StatusCode::CREATED);
+
+    let p = pg.clone();
+    blocking(move || p.stop(false)).await;
+
+    let (s, v) = app.get("/readyz").await;
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    assert_eq!(v["database"], "unreachable", "{v}");
+
+    let r = app
+        .http
+        .post(format!("{}/v1/payments", app.base))
+        .bearer_auth(TOKEN)
+        .json(&app.payment("pay_refused"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.headers().contains_key("retry-after"));
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "unavailable", "{v}");
+
+    let (headers, body) = super::webhooks::signed(
+        WEBHOOK_SECRET,
+        "msg_during_outage",
+        chrono_now(),
+        "sim_x",
+        "succeeded",
+    );
+    let mut req = app.http.post(format!("{}/webhooks/sim", app.base));
+    for (k, v) in &headers {
+        req = req.header(*k, v);
+    }
+    let r = req.body(body).send().await.unwrap();
+    assert_eq!(
+        r.status(),
+        StatusCode::SERVICE_UNAVAILABLE,
+        "a webhook that could not be stored is not acknowledged"
+    );
+
+    // The engine keeps failing to claim meanwhile, backing off, not dying.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let p = pg.clone();
+    blocking(move || p.start_again()).await;
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (s, _) = app.get("/readyz").await;
+        if s == StatusCode::OK {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never ready again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    app.wait_for_status("pay_across", "succeeded").await;
+    let (s, _) = app.post("/v1/payments", app.payment("pay_after")).await;
+    assert_eq!(s, StatusCode::CREATED);
+    app.wait_for_status("pay_after", "succeeded").await;
+    // Nothing of the refused requests was stored.
+    assert!(app.db.store.get("pay_refused").await.unwrap().is_none());
+    assert!(app
+        .db
+        .store
+        .inbox_get("sim", "msg_during_outage")
+        .await
+        .unwrap()
+        .is_none());
+}
+
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// SIGTERM (the shutdown token) while a poll hangs at the provider: the
+/// process stops within its grace period, and the poll's lease is handed
+/// back at once (due now, held by nobody) instead of after a minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back() {
+    let db = testing::postgres(8).await;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let stop = CancellationToken::new();
+    let mut sim_cfg = SimConfig::deterministic(Duration::from_secs(1));
+    sim_cfg.faults.timeout = 1.0;
+    sim_cfg.faults.hang = Duration::from_secs(30);
+    let sim = Simulator::new(sim_cfg, clock.clone(), 3);
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let sim_url = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(finality_sim::server::serve(sim.clone(), l, stop.clone()));
+    let mut cfg = ProviderConfig::sim(&sim_url);
+    cfg.timeout = Duration::from_secs(20);
+    cfg.schedule_override = Some(finality_core::Schedule::Fixed {
+        delays: vec![Duration::from_millis(100)],
+    });
+    let adapter = SimAdapter::new(
+        &sim_url,
+        None,
+        Timeouts {
+            connect: cfg.connect_timeout,
+            total: cfg.timeout,
+        },
+    )
+    .unwrap();
+    let mut providers = Providers::new();
+    providers.insert(
+        "sim".into(),
+        ProviderEntry::from_config(Arc::new(adapter), &cfg),
+    );
+    let state = AppState {
+        store: db.store.clone(),
+        clock: clock.clone(),
+        providers: Arc::new(providers),
+        health: Arc::new(Health::new()),
+        api_token: Arc::from(TOKEN),
+        nudges: Arc::default(),
+        metrics: finality_server::metrics::install(),
+    };
+    let node_stop = CancellationToken::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let node = tokio::spawn(finality_server::run(
+        state,
+        finality_server::Background {
+            engine: Some(EngineConfig {
+                worker_id: "stopping-node".into(),
+                lease: Duration::from_secs(60),
+                ..EngineConfig::default()
+            }),
+            inbox: None,
+            events: None,
+            shutdown_grace: Some(Duration::from_secs(1)),
+        },
+        listener,
+        node_stop.clone(),
+    ));
+    let plan = sim.create(None);
+    let p = finality_store::NewPayment {
+        id: finality_core::money::PaymentId::parse("pay_hung").unwrap(),
+        provider: "sim".into(),
+        provider_ref: Some(finality_core::money::ProviderRef::parse(&plan.id).unwrap()),
+        merchant_ref: None,
+        kind: finality_core::Kind::Payment,
+        amount: finality_core::money::Amount::new(
+            100,
+            finality_core::money::Currency::parse("EUR").unwrap(),
+        )
+        .unwrap(),
+        metadata: json!({}),
+    };
+    let now = clock.now();
+    db.store.register(&p, now, now).await.unwrap();
+    // Wait for the poll to be in flight (leased by the node).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = db.store.get("pay_hung").await.unwrap().unwrap();
+        if v.poll.as_ref().and_then(|p| p.locked_by.as_deref()) == Some("stopping-node") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never polled");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = std::time::Instant::now();
+    node_stop.cancel();
+    node.await.unwrap().unwrap();
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(4), "stopped after {took:?}");
+    let v = db.store.get("pay_hung").await.unwrap().unwrap();
+    let poll = v.poll.unwrap();
+    assert_eq!(poll.locked_by, None, "lease handed back");
+    assert!(
+        poll.next_poll_at.unwrap() <= clock.now(),
+        "due at once, not when the lease ends: {poll:?}"
+    );
+    stop.cancel();
+}

@@ -1,0 +1,201 @@
+//! A PostgreSQL server of a test's own: `initdb` in a temporary directory,
+//! started on a free loopback port, so a test can stop, block or restart
+//! the database without touching the shared server other tests use in
+//! parallel. Stopped and deleted on drop.
+//!
+//! Written by hand: no crate runs a throwaway PostgreSQL from the system's
+//! own binaries (embedded-postgres crates download their own builds, which
+//! this machine cannot).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// A running (or stopped) private server.
+pub struct PrivatePg {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+    as_postgres: bool,
+}
+
+/// Where the server binaries are (`/usr/lib/postgresql/<major>/bin`, the
+/// newest), or `pg_ctl` on the PATH.
+fn bin_dir() -> PathBuf {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| d.flatten().map(|e| e.path().join("bin")).collect())
+        .unwrap_or_default();
+    versions.retain(|p| p.join("pg_ctl").exists());
+    versions.sort();
+    versions.pop().unwrap_or_default()
+}
+
+/// Whether this process runs as root (PostgreSQL refuses to run as root:
+/// its commands then run as the `postgres` user).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+impl PrivatePg {
+    /// Create and start a server. Panics with the tool's output if it
+    /// cannot (a test without its database cannot say anything useful).
+    pub fn start() -> PrivatePg {
+        let as_postgres = is_root();
+        let dir =
+            std::env::temp_dir().join(format!("finality-pg-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("create the data directory");
+        if as_postgres {
+            let ok = Command::new("chown")
+                .args(["postgres:postgres", &dir.display().to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "chown {} to postgres failed", dir.display());
+        }
+        let pg = PrivatePg {
+            dir,
+            bin: bin_dir(),
+            port: free_port(),
+            as_postgres,
+        };
+        let data = pg.data();
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                &data,
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+        );
+        pg.start_again();
+        pg
+    }
+
+    fn data(&self) -> String {
+        self.dir.join("data").display().to_string()
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) -> std::process::Output {
+        let path = self.bin.join(tool);
+        let out = if self.as_postgres {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&path)
+                .args(args)
+                .output()
+        } else {
+            Command::new(&path).args(args).output()
+        };
+        let out = out.unwrap_or_else(|e| panic!("running {}: {e}", path.display()));
+        assert!(
+            out.status.success(),
+            "{tool} {args:?} failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// `postgres://…` for this server's `postgres` database.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Start it (again), waiting until it accepts connections.
+    pub fn start_again(&self) {
+        let opts = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=200",
+            self.port,
+            self.dir.display()
+        );
+        let log = self.dir.join("server.log").display().to_string();
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-o",
+                &opts,
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ],
+        );
+        self.wait_ready(Duration::from_secs(30));
+    }
+
+    /// Stop it: `immediate` kills it as a crash would (recovery on the next
+    /// start); otherwise a fast shutdown.
+    pub fn stop(&self, immediate: bool) {
+        let mode = if immediate { "immediate" } else { "fast" };
+        self.run("pg_ctl", &["-D", &self.data(), "-m", mode, "-w", "stop"]);
+    }
+
+    /// Restart in immediate mode (a crash and recovery).
+    pub fn restart_immediate(&self) {
+        self.stop(true);
+        self.start_again();
+    }
+
+    fn wait_ready(&self, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "private PostgreSQL did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for PrivatePg {
+    fn drop(&mut self) {
+        let data = self.data();
+        let path = self.bin.join("pg_ctl");
+        let args = ["-D", data.as_str(), "-m", "immediate", "-w", "stop"];
+        let _ = if self.as_postgres {
+            Command::new("runuser")
+                .args(["-u", "postgres", "--"])
+                .arg(&path)
+                .args(args)
+                .output()
+        } else {
+            Command::new(&path).args(args).output()
+        };
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
