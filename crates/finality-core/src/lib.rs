@@ -9,6 +9,7 @@
 //! - [`status`]: canonical statuses, operation kinds and status sources.
 //! - [`transition`]: the transition table per kind (data) and [`transition::decide`].
 //! - [`schedule`]: retry schedules and the give-up policy.
+//! - [`cost`]: what a policy costs and catches over payment fates, without the engine.
 //! - [`clock`]: [`clock::Timestamp`], the [`clock::Clock`] trait, system and virtual clocks.
 //! - [`error_class`]: how a failed provider call is classified.
 //! - [`fault`]: crash-test fault points (compiled in only with the
@@ -19,6 +20,7 @@
 
 pub mod clock;
 mod config_error;
+pub mod cost;
 pub mod error_class;
 pub mod fault;
 pub mod money;

@@ -54,6 +54,8 @@ pub struct Tuned {
     pub recommended: Option<RetryPolicy>,
     /// Candidates evaluated by the search.
     pub tried: usize,
+    /// The quantile held to the target (0.95 plus the history's margin).
+    pub tail_q: f64,
     /// The engine's figures on draws from the fit.
     pub current_row: Row,
     pub recommended_row: Option<Row>,
@@ -140,7 +142,8 @@ pub async fn tune(
 ) -> anyhow::Result<Tuned> {
     let model = model_of(&fit, &current);
     let drawn = Arc::new(model.draw(draws.max(1), simulate::T0, seed));
-    let (found, tried) = search::search(&current, &drawn, target_p95, seed);
+    let tail_q = search::tail_quantile(fit.by_webhook + fit.by_poll);
+    let (found, tried) = search::search(&current, &search::fates(&drawn), target_p95, tail_q, seed);
     let recommended = found.map(|f| f.policy(&current));
     let preset = |name: &str, policy: &RetryPolicy| Preset {
         name: name.into(),
@@ -159,6 +162,7 @@ pub async fn tune(
         current,
         recommended,
         tried,
+        tail_q,
         current_row,
         recommended_row,
     })
@@ -229,8 +233,9 @@ fn print(t: &Tuned, target: Duration) {
             .map_or_else(|| "-".into(), |x| format!("{x:.1} s")),
     );
     println!(
-        "  searched {} schedules for the fewest calls with lost-webhook p95 ≤ {}; on the engine ({} payments drawn from this history):",
+        "  searched {} schedules for the fewest calls with lost-webhook p{:.1} ≤ {} (p95 plus this history's margin); on the engine ({} payments drawn from it):",
         t.tried,
+        100.0 * t.tail_q,
         secs(target),
         t.current_row.payments
     );
@@ -273,6 +278,7 @@ fn to_json(t: &Tuned, target: Duration) -> serde_json::Value {
             "webhook_delay_s": {"p50": f.delay_quantile(0.5), "p99": f.delay_quantile(0.99)},
         },
         "candidates": t.tried,
+        "quantile_held": t.tail_q,
         "current": {"schedule": toml_of(&t.current.schedule), "engine": t.current_row.to_json()},
         "recommended": t.recommended.as_ref().map(|p| serde_json::json!({
             "schedule": toml_of(&p.schedule),
