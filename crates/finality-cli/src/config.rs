@@ -236,6 +236,32 @@ mod tests {
         assert!(cfg.providers.contains_key("sim"));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
+
+        /// The example file with a few bytes changed, inserted or cut:
+        /// either it still parses and validates, or the error names the
+        /// file (and, where TOML can say, the line). Never a panic.
+        #[test]
+        fn mutated_example_file_parses_or_names_the_file(
+            edits in proptest::collection::vec((0usize..20_000, proptest::prelude::any::<u8>(), 0u8..3), 1..5)
+        ) {
+            let mut b = include_bytes!("../../../finality.toml").to_vec();
+            for (at, byte, op) in edits {
+                let at = at % (b.len() + 1);
+                match op {
+                    0 if at < b.len() => b[at] = byte,
+                    1 => b.insert(at, byte),
+                    _ => b.truncate(at),
+                }
+            }
+            let text = String::from_utf8_lossy(&b);
+            if let Err(e) = Config::parse(&text, "finality.toml") {
+                proptest::prop_assert!(e.to_string().starts_with("finality.toml"), "{e}");
+            }
+        }
+    }
+
     #[test]
     fn errors_name_file_line_and_field() {
         let text = "[engine]\nconcurrency = 8\nbatch_size = \"lots\"\n";

@@ -85,8 +85,38 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", axum::routing::get(metrics::render))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn(refuse_oversized))
+        .layer(axum::middleware::from_fn(refuse_huge_headers))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Most bytes of header names and values a request may carry: providers'
+/// signature headers and a bearer token need a few KiB. The HTTP server
+/// itself caps what it reads (hyper: 100 headers, about 400 KiB), so this
+/// bounds what a handler ever sees and answers with a clear 431.
+pub const HEADER_LIMIT: usize = 32 * 1024;
+
+/// 431 for a request whose headers exceed [`HEADER_LIMIT`].
+async fn refuse_huge_headers(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let size: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    if size > HEADER_LIMIT {
+        ::metrics::counter!("finality_http_refused_total", "reason" => "headers_too_large")
+            .increment(1);
+        let body = serde_json::json!({"error": {"code": "headers_too_large",
+            "message": format!("request headers total {size} bytes; at most {HEADER_LIMIT} are accepted")}});
+        return axum::response::IntoResponse::into_response((
+            axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            axum::Json(body),
+        ));
+    }
+    next.run(req).await
 }
 
 /// Refuse a body announced larger than the limit before reading a byte of it

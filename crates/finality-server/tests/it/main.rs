@@ -5,6 +5,7 @@ mod api;
 mod catch_up;
 mod contracts;
 mod db_outage;
+mod fuzz;
 mod outage;
 mod providers;
 mod webhooks;
