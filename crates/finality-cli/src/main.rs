@@ -6,12 +6,14 @@
 //! - `commands`: `serve`, `migrate`, `payments …`, `events tail`, `stats`, `sim serve`.
 //! - `demo`: `finality demo`.
 //! - `tune`: `finality tune`, a schedule recommended from recorded history.
+//! - `chaos`: `finality chaos`, the fault run with every payment checked.
 //! - `simulate`: `finality simulate`, schedules compared on the real engine
 //!   and an in-memory store, on virtual time.
 //! - `bench`: `finality bench` (`docs/PERFORMANCE.md`).
 #![forbid(unsafe_code)]
 
 mod bench;
+mod chaos;
 mod commands;
 mod config;
 mod demo;
@@ -86,6 +88,9 @@ enum Command {
     /// Compare retry schedules on the real engine, on virtual time: provider
     /// calls per payment against how fast a lost webhook is caught.
     Simulate(simulate::SimulateArgs),
+    /// Several nodes on one private PostgreSQL under faults (kills, pauses,
+    /// database restarts), then every payment checked (docs/RELIABILITY.md).
+    Chaos(chaos::ChaosArgs),
     /// Recommend a retry schedule from a provider's recorded history: the
     /// fewest calls at a target lost-webhook p95, with the TOML to paste.
     Tune(tune::TuneArgs),
@@ -110,7 +115,7 @@ fn main() -> ExitCode {
     init_tracing(match cli.command {
         // A simulation's engine logs what a real one would (alerts of a
         // simulated outage); its own failures come back as errors.
-        Command::Simulate(_) | Command::Tune(_) => "off",
+        Command::Simulate(_) | Command::Tune(_) | Command::Chaos(_) => "off",
         Command::Demo(_)
         | Command::Bench(_)
         | Command::BenchNode(_)
@@ -153,6 +158,7 @@ fn main() -> ExitCode {
             Command::Demo(args) => demo::run(args).await,
             Command::Simulate(args) => simulate::run(args).await,
             Command::Tune(args) => tune::run(config, args).await,
+            Command::Chaos(args) => chaos::run(args).await,
             Command::Bench(args) => bench::run(args).await,
             Command::BenchNode(args) => bench::node::run_node(args).await,
         }

@@ -362,3 +362,39 @@ fn tune_recommends_a_schedule_from_a_demo_history() {
         "{stderr}"
     );
 }
+
+/// A small chaos run (CI's): two `finality serve` processes on a private
+/// PostgreSQL, kills, a pause past the lease, PostgreSQL restarted and
+/// stopped, then every payment checked; a violation fails the command.
+#[test]
+fn chaos_small_run_has_no_violations() {
+    let out = finality()
+        .args([
+            "chaos",
+            "--nodes",
+            "2",
+            "--payments",
+            "150",
+            "--duration",
+            "25s",
+            "--kill-every",
+            "4s",
+            "--settle-timeout",
+            "3m",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for needle in [
+        "violations                                     0",
+        "PostgreSQL restarts (immediate) / stops        1 / 1",
+        "node pauses past the lease (SIGSTOP)           1",
+    ] {
+        assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
+    }
+}

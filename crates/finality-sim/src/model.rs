@@ -117,6 +117,8 @@ pub struct Simulator {
     call_times: Mutex<Vec<i64>>,
     /// OAuth tokens issued, with when each expires (ms, simulator clock).
     tokens: Mutex<HashMap<String, i64>>,
+    /// Event ids of webhooks the receiver acknowledged (2xx).
+    acked: Mutex<std::collections::HashSet<String>>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -168,6 +170,7 @@ impl Simulator {
             outage: Mutex::new(None),
             call_times: Mutex::new(Vec::new()),
             tokens: Mutex::new(HashMap::new()),
+            acked: Mutex::new(Default::default()),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
@@ -304,6 +307,16 @@ impl Simulator {
         }
         out.sort_by(|a, b| (a.at, &a.event_id).cmp(&(b.at, &b.event_id)));
         out
+    }
+
+    /// Event ids of the webhooks the receiver acknowledged with a 2xx
+    /// (each must then be stored: a chaos run checks it).
+    pub fn acknowledged(&self) -> Vec<String> {
+        lock(&self.acked).iter().cloned().collect()
+    }
+
+    pub(crate) fn note_acknowledged(&self, event_id: &str) {
+        lock(&self.acked).insert(event_id.to_string());
     }
 
     pub fn plans(&self) -> Vec<PaymentPlan> {

@@ -298,7 +298,9 @@ impl Simulator {
         let resp = req.send().await;
         self.counters.webhooks_sent.fetch_add(1, Ordering::Relaxed);
         let ok = matches!(&resp, Ok(r) if r.status().is_success());
-        if !ok {
+        if ok {
+            self.note_acknowledged(&d.event_id);
+        } else {
             self.counters.webhook_errors.fetch_add(1, Ordering::Relaxed);
             d.tries += 1;
             if d.tries < MAX_TRIES {

@@ -1,0 +1,292 @@
+//! `finality chaos`: several real `finality serve` processes on one private
+//! PostgreSQL, the simulator as provider (webhooks lost, delayed,
+//! duplicated, reordered; 429s, 5xx and timeouts), payments registered
+//! through random nodes while nodes are killed and restarted, one is paused
+//! past its lease, and PostgreSQL is restarted in immediate mode and
+//! stopped for a while. Then the faults stop, everything settles, and every
+//! payment is checked (`check`). One table; a non-zero exit on any
+//! violation.
+//!
+//! # Layout
+//! - `nodes`: the `finality serve` child processes.
+//! - `check`: the invariants, over the database and the provider's truth.
+
+mod check;
+mod nodes;
+
+use anyhow::{anyhow, Context};
+use finality_core::{Clock, SystemClock};
+use finality_sim::webhooks::WebhookTarget;
+use finality_sim::{SimConfig, Simulator};
+use finality_testkit::private_pg::PrivatePg;
+use nodes::Nodes;
+use rand::{Rng, SeedableRng};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// `finality chaos` arguments.
+#[derive(clap::Args, Debug)]
+pub struct ChaosArgs {
+    /// `finality serve` processes sharing the database.
+    #[arg(long, default_value_t = 3)]
+    nodes: usize,
+    /// Payments registered, evenly over the fault phase.
+    #[arg(long, default_value_t = 1000)]
+    payments: usize,
+    /// How long faults are injected (registrations run over it too).
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    duration: Duration,
+    /// A random node is killed (SIGKILL) this often, and restarted.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    kill_every: Duration,
+    /// Longest wait for every payment to settle once the faults stop.
+    #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+    settle_timeout: Duration,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// What the fault phase did.
+#[derive(Debug, Default, Clone)]
+pub struct Faults {
+    pub kills: u32,
+    pub restarts: u32,
+    pub pauses: u32,
+    pub db_restarts: u32,
+    pub db_stops: u32,
+}
+
+/// The webhook secret the simulator signs with and the nodes verify.
+const WEBHOOK_SECRET: &str = "whsec_Y2hhb3MtcnVuLXdlYmhvb2stc2VjcmV0LTAxMjM0NTY3";
+const TOKEN: &str = "chaos-run-api-token-0123456789";
+
+pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
+    if args.nodes < 2 {
+        return Err(anyhow!(
+            "--nodes: at least 2 (a killed node's work must go somewhere)"
+        ));
+    }
+    let started = Instant::now();
+    println!(
+        "finality chaos · {} nodes · {} payments · faults for {} · seed {}",
+        args.nodes,
+        args.payments,
+        humantime::format_duration(args.duration),
+        args.seed
+    );
+    let pg = Arc::new(
+        tokio::task::spawn_blocking(PrivatePg::start)
+            .await
+            .context("starting a private PostgreSQL")?,
+    );
+    let url = pg.url();
+    finality_store::open(&url, 4)
+        .await
+        .context("migrating the private database")?;
+    let stop = CancellationToken::new();
+
+    // The provider: every misbehaviour on, real time.
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let mut sim_cfg = SimConfig {
+        settle: finality_sim::config::SettleTime::LogNormal {
+            median: Duration::from_secs(3),
+            sigma: 1.0,
+        },
+        ..SimConfig::default()
+    };
+    sim_cfg.outcomes.succeeded = 0.85;
+    sim_cfg.outcomes.failed = 0.10;
+    sim_cfg.outcomes.cancelled = 0.05;
+    sim_cfg.webhooks.lost = 0.1;
+    sim_cfg.webhooks.delayed = 0.1;
+    sim_cfg.webhooks.duplicated = 0.1;
+    sim_cfg.webhooks.reordered = 0.1;
+    sim_cfg.faults.rate_limited = 0.02;
+    sim_cfg.faults.retry_after = Duration::from_secs(1);
+    sim_cfg.faults.server_error = 0.03;
+    sim_cfg.faults.timeout = 0.01;
+    sim_cfg.faults.hang = Duration::from_secs(3);
+    sim_cfg.latency = Duration::from_millis(20);
+    let sim = Simulator::new(sim_cfg, clock.clone(), args.seed);
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let sim_url = format!("http://{}", l.local_addr()?);
+    tokio::spawn(finality_sim::server::serve(sim.clone(), l, stop.clone()));
+
+    let mut nodes = Nodes::start(args.nodes, &url, &sim_url, WEBHOOK_SECRET, TOKEN).await?;
+    // Webhooks go to the first node (the simulator has one target): its
+    // kills are webhook outages, which the simulator retries.
+    sim.set_webhook_target(WebhookTarget::standard(
+        format!("{}/webhooks/sim", nodes.base(0)),
+        finality_providers::webhook::standard::decode_secret(WEBHOOK_SECRET)
+            .map_err(|e| anyhow!(e))?,
+    ));
+    sim.spawn_webhook_sender(stop.clone());
+
+    // Registrations through random nodes, evenly over the fault phase.
+    let registrar = {
+        let (sim, bases, n, dur, seed) = (
+            sim.clone(),
+            nodes.bases(),
+            args.payments,
+            args.duration,
+            args.seed,
+        );
+        tokio::spawn(async move { register_all(&sim, &bases, n, dur, seed).await })
+    };
+
+    let faults = inject(&mut nodes, &pg, &args).await?;
+    let last_fault = Instant::now();
+    let registered = registrar.await.context("the registrar stopped")??;
+    println!(
+        "faults over: {} kills, {} restarts, {} pauses, PostgreSQL restarted {} and stopped {} times; {} payments registered",
+        faults.kills, faults.restarts, faults.pauses, faults.db_restarts, faults.db_stops, registered.len()
+    );
+
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(2)
+        .connect(&url)
+        .await
+        .context("connecting to check")?;
+    check::wait_settled(&pool, args.settle_timeout).await?;
+    let settled_in = last_fault.elapsed();
+    let report = check::check(&pool, &sim, &registered, &faults, settled_in).await?;
+    nodes.stop_all().await;
+    stop.cancel();
+    report.print();
+    println!("  ({:.1} s in all)", started.elapsed().as_secs_f64());
+    if report.violations() > 0 {
+        return Err(anyhow!("{} violations", report.violations()));
+    }
+    Ok(())
+}
+
+/// Register `n` payments (created at the simulator first), each through a
+/// random node, trying the others while one is down. Returns the payment
+/// ids finality acknowledged, with their provider reference.
+async fn register_all(
+    sim: &Simulator,
+    bases: &[String],
+    n: usize,
+    over: Duration,
+    seed: u64,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let start = Instant::now();
+    let mut done = Vec::with_capacity(n);
+    for i in 0..n {
+        let due = over.mul_f64(i as f64 / n.max(1) as f64);
+        if let Some(wait) = due.checked_sub(start.elapsed()) {
+            tokio::time::sleep(wait).await;
+        }
+        let plan = sim.create(None);
+        let id = format!("chaos_{i:07}");
+        let body = serde_json::json!({"id": id, "provider": "sim", "provider_ref": plan.id,
+                                      "amount": 1000, "currency": "EUR"});
+        let first = rng.gen_range(0..bases.len());
+        let mut ok = false;
+        // Every node in turn, then again after a pause: a node may be down,
+        // paused or without its database for a while.
+        'tries: for round in 0..20 {
+            for k in 0..bases.len() {
+                let base = &bases[(first + k) % bases.len()];
+                let r = http
+                    .post(format!("{base}/v1/payments"))
+                    .bearer_auth(TOKEN)
+                    .json(&body)
+                    .send()
+                    .await;
+                if let Ok(r) = r {
+                    if r.status().is_success() {
+                        ok = true;
+                        break 'tries;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(250 * (round + 1))).await;
+        }
+        if ok {
+            done.push((id, plan.id));
+        } else {
+            return Err(anyhow!(
+                "payment {id} could not be registered through any node"
+            ));
+        }
+    }
+    Ok(done)
+}
+
+/// The fault phase: a kill every `kill_every`; at a third of the way
+/// PostgreSQL restarted in immediate mode; halfway a node paused past its
+/// lease; at two thirds PostgreSQL stopped for 5 s.
+async fn inject(
+    nodes: &mut Nodes,
+    pg: &Arc<PrivatePg>,
+    args: &ChaosArgs,
+) -> anyhow::Result<Faults> {
+    let mut f = Faults::default();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed ^ 0x5eed);
+    let start = Instant::now();
+    let (mut restarted_db, mut paused, mut stopped_db) = (false, false, false);
+    while start.elapsed() < args.duration {
+        tokio::time::sleep(args.kill_every).await;
+        let at = start.elapsed().as_secs_f64() / args.duration.as_secs_f64();
+        if !restarted_db && at >= 1.0 / 3.0 {
+            restarted_db = true;
+            let p = pg.clone();
+            tokio::task::spawn_blocking(move || p.restart_immediate()).await?;
+            f.db_restarts += 1;
+            continue;
+        }
+        if !paused && at >= 0.5 {
+            paused = true;
+            let i = rng.gen_range(0..nodes.len());
+            nodes
+                .pause(i, nodes::LEASE + Duration::from_secs(2))
+                .await?;
+            f.pauses += 1;
+            continue;
+        }
+        if !stopped_db && at >= 2.0 / 3.0 {
+            stopped_db = true;
+            let p = pg.clone();
+            tokio::task::spawn_blocking(move || p.stop(false)).await?;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let p = pg.clone();
+            tokio::task::spawn_blocking(move || p.start_again()).await?;
+            f.db_stops += 1;
+            continue;
+        }
+        let i = rng.gen_range(0..nodes.len());
+        nodes.kill(i)?;
+        f.kills += 1;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        nodes.restart(i).await?;
+        f.restarts += 1;
+    }
+    // Each fault at least once, however short the run.
+    if !restarted_db {
+        let p = pg.clone();
+        tokio::task::spawn_blocking(move || p.restart_immediate()).await?;
+        f.db_restarts += 1;
+    }
+    if !paused {
+        let i = rng.gen_range(0..nodes.len());
+        nodes
+            .pause(i, nodes::LEASE + Duration::from_secs(2))
+            .await?;
+        f.pauses += 1;
+    }
+    if !stopped_db {
+        let p = pg.clone();
+        tokio::task::spawn_blocking(move || p.stop(false)).await?;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let p = pg.clone();
+        tokio::task::spawn_blocking(move || p.start_again()).await?;
+        f.db_stops += 1;
+    }
+    Ok(f)
+}
