@@ -391,9 +391,9 @@ fn chaos_small_run_has_no_violations() {
         String::from_utf8_lossy(&out.stderr)
     );
     for needle in [
-        "violations                                     0",
-        "PostgreSQL restarts (immediate) / stops        1 / 1",
-        "node pauses past the lease (SIGSTOP)           1",
+        "violations                                           0",
+        "PostgreSQL restarts (immediate) / stops              1 / 1",
+        "node pauses past the lease (SIGSTOP)                 1",
     ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }

@@ -38,7 +38,9 @@ pub struct EngineConfig {
     pub heartbeat_every: Duration,
     /// A node silent this long is taken to be dead: the others release its
     /// leases, so its polls run again within about this long of its death
-    /// instead of after `lease`.
+    /// instead of after `lease`. At least `heartbeat_every` plus the
+    /// providers' call time, or the dead node's last call may still be open
+    /// at the provider when its successor asks about the same payment.
     #[serde(with = "humantime_serde")]
     pub dead_after: Duration,
 }

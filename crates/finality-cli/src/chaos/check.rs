@@ -53,6 +53,9 @@ pub struct Report {
     pub webhooks_acknowledged: usize,
     pub webhooks_not_stored: usize,
     pub settled_in: Duration,
+    /// From a SIGKILL to the next call for each poll the victim held: p50
+    /// and max, seconds; how many were measured.
+    pub rerun_after_kill: Option<(f64, f64, usize)>,
 }
 
 impl Report {
@@ -75,7 +78,7 @@ impl Report {
 
     pub fn print(&self) {
         let f = &self.faults;
-        let rows: [(&str, String); 16] = [
+        let rows: [(&str, String); 17] = [
             ("payments registered", self.registered.to_string()),
             (
                 "node kills (SIGKILL) / restarts",
@@ -119,15 +122,21 @@ impl Report {
                 self.webhooks_not_stored.to_string(),
             ),
             (
+                "kill → the victim's polls called again (p50 / max)",
+                self.rerun_after_kill.map_or("-".into(), |(p50, max, n)| {
+                    format!("{p50:.1} s / {max:.1} s ({n} polls)")
+                }),
+            ),
+            (
                 "time to settle after the last fault",
                 format!("{:.1} s", self.settled_in.as_secs_f64()),
             ),
         ];
         println!();
         for (k, v) in rows {
-            println!("  {k:<46} {v}");
+            println!("  {k:<52} {v}");
         }
-        println!("  {:<46} {}", "violations", self.violations());
+        println!("  {:<52} {}", "violations", self.violations());
     }
 }
 
@@ -232,6 +241,26 @@ pub async fn check(
     .fetch_one(pool)
     .await? as usize;
 
+    let mut delays = Vec::new();
+    for (killed_at, held) in &faults.killed_leases {
+        for id in held {
+            let next: Option<i64> = sqlx::query_scalar(
+                "SELECT min(started_at) FROM poll_attempts WHERE payment_id = $1 AND started_at > $2",
+            )
+            .bind(id)
+            .bind(killed_at)
+            .fetch_one(pool)
+            .await?;
+            // Settled by a webhook meanwhile: nothing left to poll.
+            if let Some(at) = next {
+                delays.push((at - killed_at) as f64 / 1000.0);
+            }
+        }
+    }
+    delays.sort_by(f64::total_cmp);
+    if let Some(max) = delays.last() {
+        r.rerun_after_kill = Some((delays[(delays.len() - 1) / 2], *max, delays.len()));
+    }
     r.overlapping_calls = sim.stats().overlapping_calls;
     let acked = sim.acknowledged();
     r.webhooks_acknowledged = acked.len();

@@ -55,6 +55,12 @@ pub struct Faults {
     pub pauses: u32,
     pub db_restarts: u32,
     pub db_stops: u32,
+    /// Per kill: when (ms) and the polls the victim held then.
+    pub killed_leases: Vec<(i64, Vec<String>)>,
+}
+
+fn now_ms() -> i64 {
+    finality_core::SystemClock.now().0
 }
 
 /// The webhook secret the simulator signs with and the nodes verify.
@@ -135,7 +141,12 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
         tokio::spawn(async move { register_all(&sim, &bases, n, dur, seed).await })
     };
 
-    let faults = inject(&mut nodes, &pg, &args).await?;
+    let watch = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&url)
+        .await
+        .ok();
+    let faults = inject(&mut nodes, &pg, watch.as_ref(), &args).await?;
     let last_fault = Instant::now();
     let registered = registrar.await.context("the registrar stopped")??;
     println!(
@@ -225,6 +236,7 @@ async fn register_all(
 async fn inject(
     nodes: &mut Nodes,
     pg: &Arc<PrivatePg>,
+    pool: Option<&sqlx::PgPool>,
     args: &ChaosArgs,
 ) -> anyhow::Result<Faults> {
     let mut f = Faults::default();
@@ -261,7 +273,20 @@ async fn inject(
             continue;
         }
         let i = rng.gen_range(0..nodes.len());
+        // What the victim holds as it dies: how long until each of these
+        // is polled again is the figure of a node's death.
+        let held = match pool {
+            Some(pool) => sqlx::query_scalar::<_, String>(
+                "SELECT payment_id FROM poll_jobs WHERE locked_by = $1",
+            )
+            .bind(nodes.worker(i))
+            .fetch_all(pool)
+            .await
+            .unwrap_or_default(),
+            None => Vec::new(),
+        };
         nodes.kill(i)?;
+        f.killed_leases.push((now_ms(), held));
         f.kills += 1;
         tokio::time::sleep(Duration::from_secs(1)).await;
         nodes.restart(i).await?;

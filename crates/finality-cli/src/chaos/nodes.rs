@@ -12,6 +12,13 @@ use tokio::process::{Child, Command};
 /// the run and its successor takes over while it sleeps.
 pub const LEASE: Duration = Duration::from_secs(10);
 
+/// Silence after which a node is dead: at least a heartbeat (1 s) plus the
+/// longest a provider call can still be open at the provider after its
+/// caller died (the simulator's 3 s hang), or the successor's call for the
+/// same payment may overlap the dead node's last one. (The first 100,000
+/// run used 3 s and counted 6 such overlaps.)
+pub const DEAD_AFTER: Duration = Duration::from_secs(5);
+
 struct Node {
     port: u16,
     child: Option<Child>,
@@ -75,6 +82,11 @@ impl Nodes {
         format!("http://127.0.0.1:{}", self.nodes[i].port)
     }
 
+    /// The worker id node `i` runs under now.
+    pub fn worker(&self, i: usize) -> String {
+        format!("chaos-node-{i}-gen-{}", self.nodes[i].generation)
+    }
+
     pub fn bases(&self) -> Vec<String> {
         (0..self.len()).map(|i| self.base(i)).collect()
     }
@@ -97,7 +109,7 @@ worker_id = "chaos-node-{i}-gen-{generation}"
 concurrency = 32
 lease = "{lease}s"
 heartbeat_every = "1s"
-dead_after = "3s"
+dead_after = "{dead_after}s"
 
 [providers.sim]
 adapter = "sim"
@@ -112,6 +124,7 @@ schedule = {{ kind = "quick_then", count = 3, interval = "1s", then = {{ kind = 
             db = self.db_url,
             generation = node.generation,
             lease = LEASE.as_secs(),
+            dead_after = DEAD_AFTER.as_secs(),
             sim = self.sim_url,
         );
         let path = self.dir.join(format!("node-{i}.toml"));
