@@ -169,13 +169,13 @@ fn too_many_headers_are_refused_and_the_server_keeps_serving() {
         for i in 0..300 {
             req = req.header(format!("x-filler-{i}"), "y".repeat(64));
         }
-        match req.send().await {
-            Ok(r) => assert!(
+        // A closed connection refuses it too; an answer must be a 4xx.
+        if let Ok(r) = req.send().await {
+            assert!(
                 r.status().is_client_error(),
                 "300 headers answered {}",
                 r.status()
-            ),
-            Err(_) => {} // the connection closed on it: refused too
+            );
         }
         // One header of 256 KiB: within what the HTTP server reads, beyond
         // what finality accepts.
