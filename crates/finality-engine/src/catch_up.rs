@@ -16,9 +16,8 @@
 //! rarely, the same reasoning that backs off a per-payment schedule.
 
 use finality_core::{Clock, Source, Timestamp};
-use finality_providers::webhook::{Disposition, WebhookEvent};
 use finality_providers::Provider;
-use finality_store::{InboxState, NewInboxEvent, Store};
+use finality_store::{NewInboxEvent, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -180,7 +179,16 @@ impl CatchUp {
             let rows: Vec<NewInboxEvent> = page
                 .events
                 .into_iter()
-                .map(|ev| listed_row(&r.name, ev))
+                .map(|ev| {
+                    // No raw body: the list's JSON is not a signed delivery.
+                    crate::inbox::inbox_row(
+                        &r.name,
+                        ev,
+                        Vec::new(),
+                        serde_json::json!({"via": "event_list"}),
+                        Source::Sweep,
+                    )
+                })
                 .collect();
             round.events += rows.len();
             if !rows.is_empty() {
@@ -234,29 +242,5 @@ impl CatchUp {
                 _ = shutdown.cancelled() => {}
             }
         }
-    }
-}
-
-/// A listed event as an inbox row: what a webhook would store, with source
-/// `sweep` (no raw body: the list's JSON is not a signed delivery).
-fn listed_row(provider: &str, ev: WebhookEvent) -> NewInboxEvent {
-    let (state, reason) = match ev.disposition {
-        Disposition::Apply => (InboxState::Received, None),
-        Disposition::Ignore(why) => (InboxState::Ignored, Some(why)),
-        Disposition::Review(why) => (InboxState::Review, Some(why)),
-    };
-    NewInboxEvent {
-        provider: provider.to_string(),
-        event_id: ev.event_id,
-        provider_ref: ev.provider_ref,
-        merchant_ref: ev.merchant_ref,
-        observed: ev.status,
-        provider_status: ev.provider_status,
-        occurred_at: ev.occurred_at,
-        raw_body: Vec::new(),
-        headers: serde_json::json!({"via": "event_list"}),
-        state,
-        reason,
-        source: Source::Sweep,
     }
 }

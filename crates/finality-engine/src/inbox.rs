@@ -8,6 +8,39 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// The inbox row an authentic event becomes, however it came (a verified
+/// webhook, or the provider's event list with source `sweep`): its
+/// disposition decides the state it is stored in.
+pub fn inbox_row(
+    provider: &str,
+    ev: finality_providers::webhook::WebhookEvent,
+    raw_body: Vec<u8>,
+    headers: serde_json::Value,
+    source: finality_core::Source,
+) -> finality_store::NewInboxEvent {
+    use finality_providers::webhook::Disposition;
+    use finality_store::InboxState;
+    let (state, reason) = match ev.disposition {
+        Disposition::Apply => (InboxState::Received, None),
+        Disposition::Ignore(why) => (InboxState::Ignored, Some(why)),
+        Disposition::Review(why) => (InboxState::Review, Some(why)),
+    };
+    finality_store::NewInboxEvent {
+        provider: provider.to_string(),
+        event_id: ev.event_id,
+        provider_ref: ev.provider_ref,
+        merchant_ref: ev.merchant_ref,
+        observed: ev.status,
+        provider_status: ev.provider_status,
+        occurred_at: ev.occurred_at,
+        raw_body,
+        headers,
+        state,
+        reason,
+        source,
+    }
+}
+
 /// Settings of the inbox processor.
 #[derive(Debug, Clone)]
 pub struct InboxConfig {

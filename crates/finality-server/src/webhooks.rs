@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use finality_core::Timestamp;
-use finality_providers::webhook::{Disposition, WebhookError, WebhookEvent};
+use finality_providers::webhook::{WebhookError, WebhookEvent};
 use finality_store::{InboxState, NewInboxEvent};
 use serde_json::{json, Value};
 use sha2::Digest;
@@ -57,25 +57,13 @@ fn audit_headers(headers: &HeaderMap, names: &[&str]) -> Value {
 }
 
 fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -> NewInboxEvent {
-    let (state, reason) = match ev.disposition {
-        Disposition::Apply => (InboxState::Received, None),
-        Disposition::Ignore(why) => (InboxState::Ignored, Some(why)),
-        Disposition::Review(why) => (InboxState::Review, Some(why)),
-    };
-    NewInboxEvent {
-        provider: provider.to_string(),
-        event_id: ev.event_id,
-        provider_ref: ev.provider_ref,
-        merchant_ref: ev.merchant_ref,
-        observed: ev.status,
-        provider_status: ev.provider_status,
-        occurred_at: ev.occurred_at,
-        raw_body: body.to_vec(),
+    finality_engine::inbox::inbox_row(
+        provider,
+        ev,
+        body.to_vec(),
         headers,
-        state,
-        reason,
-        source: finality_core::Source::Webhook,
-    }
+        finality_core::Source::Webhook,
+    )
 }
 
 #[tracing::instrument(skip_all, fields(provider = %provider))]

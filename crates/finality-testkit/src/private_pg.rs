@@ -94,18 +94,25 @@ impl PrivatePg {
         self.dir.join("data").display().to_string()
     }
 
-    fn run(&self, tool: &str, args: &[&str]) -> std::process::Output {
+    /// `tool args…`, as the `postgres` user when this process is root.
+    fn command(&self, tool: &str, args: &[&str]) -> Command {
         let path = self.bin.join(tool);
-        let out = if self.as_postgres {
-            Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .output()
+        let mut c = if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(path);
+            c
         } else {
-            Command::new(&path).args(args).output()
+            Command::new(path)
         };
-        let out = out.unwrap_or_else(|e| panic!("running {}: {e}", path.display()));
+        c.args(args);
+        c
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) -> std::process::Output {
+        let out = self
+            .command(tool, args)
+            .output()
+            .unwrap_or_else(|e| panic!("running {tool}: {e}"));
         assert!(
             out.status.success(),
             "{tool} {args:?} failed:\n{}{}",
@@ -185,17 +192,9 @@ impl PrivatePg {
 impl Drop for PrivatePg {
     fn drop(&mut self) {
         let data = self.data();
-        let path = self.bin.join("pg_ctl");
-        let args = ["-D", data.as_str(), "-m", "immediate", "-w", "stop"];
-        let _ = if self.as_postgres {
-            Command::new("runuser")
-                .args(["-u", "postgres", "--"])
-                .arg(&path)
-                .args(args)
-                .output()
-        } else {
-            Command::new(&path).args(args).output()
-        };
+        let _ = self
+            .command("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"])
+            .output();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
