@@ -81,6 +81,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         inbox: Some(finality_engine::inbox::InboxConfig::default()),
         events: Some(config.events.clone()),
         shutdown_grace: Some(config.server.shutdown_grace),
+        client_timeout: Some(config.server.client_timeout),
     };
     finality_server::run(state, background, listener, shutdown)
         .await

@@ -25,6 +25,11 @@ pub struct ServerSection {
     /// before they are cut off (their leases handed back to other nodes).
     #[serde(with = "humantime_serde")]
     pub shutdown_grace: std::time::Duration,
+    /// How long a client may take to send a request's headers, and then
+    /// its body, before its connection is closed (a client trickling bytes
+    /// must not hold a connection forever).
+    #[serde(with = "humantime_serde")]
+    pub client_timeout: std::time::Duration,
 }
 
 impl Default for ServerSection {
@@ -33,6 +38,7 @@ impl Default for ServerSection {
             listen: "127.0.0.1:8080".into(),
             api_token_env: "FINALITY_API_TOKEN".into(),
             shutdown_grace: finality_server::SHUTDOWN_GRACE,
+            client_timeout: finality_server::serve::CLIENT_TIMEOUT,
         }
     }
 }

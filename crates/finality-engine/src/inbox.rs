@@ -153,6 +153,21 @@ impl InboxProcessor {
                 return Ok(n);
             }
             n += batch.len();
+            if batch.len() > 1 {
+                // A burst in one transaction; if it fails, one at a time
+                // (each failure then recorded on its own event).
+                match self.store.inbox_process_batch(&batch, now).await {
+                    Ok(outcomes) => {
+                        for (ev, out) in batch.into_iter().zip(outcomes) {
+                            self.report(ev, Ok(out), now).await;
+                        }
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::debug!(error = %e, size = batch.len(), "applying a batch of webhooks failed; one at a time")
+                    }
+                }
+            }
             for ev in batch {
                 self.process(ev).await;
             }
@@ -161,8 +176,19 @@ impl InboxProcessor {
 
     async fn process(&self, ev: InboxEvent) {
         let now = self.clock.now();
+        let out = self.store.inbox_process(&ev, now).await;
+        self.report(ev, out, now).await;
+    }
+
+    /// Count, log and learn from one event's outcome; record a failure.
+    async fn report(
+        &self,
+        ev: InboxEvent,
+        out: finality_store::Result<InboxOutcome>,
+        now: Timestamp,
+    ) {
         let provider = ev.provider.clone();
-        match self.store.inbox_process(&ev, now).await {
+        match out {
             Ok(InboxOutcome::Applied {
                 payment_id,
                 from,

@@ -183,3 +183,147 @@ proptest! {
         let _ = rt().block_on(a.verify_webhook(&HeaderMap::new(), &m, now()));
     }
 }
+
+/// A provider stand-in on loopback answering every status query with
+/// whatever the current case put in `ANSWER` (status code and body);
+/// PayPal's token endpoint answers with its SDK's recorded token reply.
+struct AnswerServer {
+    rt: tokio::runtime::Runtime,
+    url: String,
+    answer: std::sync::Arc<std::sync::Mutex<(u16, Vec<u8>)>>,
+}
+
+fn answers() -> &'static AnswerServer {
+    static SERVER: std::sync::OnceLock<AnswerServer> = std::sync::OnceLock::new();
+    SERVER.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer = std::sync::Arc::new(std::sync::Mutex::new((200, Vec::new())));
+        let a2 = answer.clone();
+        let token = common::json("paypal/api/node_sdk_mock_oauth2_token_response.json");
+        let app = axum::Router::new()
+            .route(
+                "/v1/oauth2/token",
+                axum::routing::post(move || {
+                    let token = token.clone();
+                    async move { axum::Json(token) }
+                }),
+            )
+            .fallback(move || {
+                let (code, body) = a2.lock().unwrap().clone();
+                async move {
+                    let code = axum::http::StatusCode::from_u16(code).unwrap();
+                    (code, [("content-type", "application/json")], body)
+                }
+            });
+        let url = rt.block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}", l.local_addr().unwrap());
+            tokio::spawn(async move { axum::serve(l, app).await });
+            url
+        });
+        AnswerServer { rt, url, answer }
+    })
+}
+
+/// Ask `provider` with the stand-in answering `code` and `body`: the
+/// answer is an observation or a classified error, within the timeout.
+fn ask(
+    provider: &dyn Provider,
+    target: &finality_providers::PollTarget<'_>,
+    code: u16,
+    body: Vec<u8>,
+) -> Result<(), TestCaseError> {
+    let s = answers();
+    *s.answer.lock().unwrap() = (code, body);
+    let started = std::time::Instant::now();
+    let r = s.rt.block_on(provider.query_status(target));
+    let limit = common::timeouts().total + Duration::from_secs(1);
+    prop_assert!(started.elapsed() < limit, "took {:?}", started.elapsed());
+    if let Err(e) = &r {
+        // Classified: a class and a message naming what went wrong.
+        prop_assert!(!e.to_string().is_empty());
+        let _ = e.class();
+    }
+    if (200..300).contains(&code) {
+        // A 2xx the adapter cannot read is an error or an unknown status,
+        // never a decision taken from garbage it could not parse.
+        if let Ok(o) = &r {
+            prop_assert!(
+                o.provider_status.len() <= 4096,
+                "{} bytes kept",
+                o.provider_status.len()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Status codes a provider answers with, weighted towards 200.
+fn answer_code() -> impl Strategy<Value = u16> {
+    prop_oneof![
+        6 => Just(200u16),
+        1 => prop::sample::select(vec![201u16, 204, 400, 401, 404, 409, 429, 500, 502, 503]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Stripe's status answers: mutations of its published PaymentIntent,
+    /// refund and payout objects, and arbitrary bytes.
+    #[test]
+    fn stripe_query_answers(
+        code in answer_code(),
+        pi in mutated(common::testdata("stripe/payment_intent.json")),
+        re in mutated(common::testdata("stripe/refund.json")),
+        po in mutated(common::testdata("stripe/payout.json")),
+        junk in prop::collection::vec(any::<u8>(), 0..512),
+    ) {
+        let a = finality_providers::stripe::StripeAdapter::new(
+            &answers().url, "sk_test_fuzz".into(), common::timeouts()).unwrap();
+        use finality_core::Kind;
+        use finality_providers::PollTarget;
+        ask(&a, &PollTarget::by_provider_ref("p", "pi_3MtwBwLkdIwHu7ix28a3tqPa", Kind::Payment), code, pi)?;
+        ask(&a, &PollTarget::by_provider_ref("p", "re_1Nispe2eZvKYlo2Cd31jOCgZ", Kind::Refund), code, re)?;
+        ask(&a, &PollTarget::by_provider_ref("p", "po_1OaFDbEcg9tTZuTg", Kind::Payout), code, po)?;
+        ask(&a, &PollTarget::by_provider_ref("p", "pi_x", Kind::Payment), code, junk)?;
+    }
+
+    /// PayPal's: mutations of its documented order answer, and junk.
+    #[test]
+    fn paypal_query_answers(
+        code in answer_code(),
+        order in mutated(common::testdata("paypal/api/docs_multibanco_GET_order_COMPLETED_capture_PENDING.json")),
+        junk in prop::collection::vec(any::<u8>(), 0..512),
+    ) {
+        let a = finality_providers::paypal::PayPalAdapter::new(
+            &answers().url, "client:secret", None, common::timeouts()).unwrap();
+        use finality_core::Kind;
+        use finality_providers::PollTarget;
+        ask(&a, &PollTarget::by_provider_ref("p", "5O190127TN364715T", Kind::Payment), code, order)?;
+        ask(&a, &PollTarget::by_provider_ref("p", "5O190127TN364715T", Kind::Payment), code, junk)?;
+    }
+
+    /// Bakong's: mutations of the NBC document's found and not-found
+    /// answers, and junk.
+    #[test]
+    fn bakong_query_answers(
+        code in answer_code(),
+        found in mutated(common::testdata("bakong/nbc_doc_sample_check_transaction_by_md5_success.json")),
+        missing in mutated(common::testdata("bakong/nbc_doc_sample_check_transaction_not_found.json")),
+        junk in prop::collection::vec(any::<u8>(), 0..512),
+    ) {
+        let a = finality_providers::bakong::BakongAdapter::new(
+            &answers().url, "token".into(), common::timeouts()).unwrap();
+        use finality_core::Kind;
+        use finality_providers::PollTarget;
+        let t = PollTarget::by_provider_ref("p", "dfcabf4598d1c405a75540a3d4ca099d", Kind::Payment);
+        ask(&a, &t, code, found)?;
+        ask(&a, &t, code, missing)?;
+        ask(&a, &t, code, junk)?;
+    }
+}

@@ -222,7 +222,7 @@ impl Pusher {
 
     /// Run until `shutdown`.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
-        let mut wake = self.store.subscribe();
+        let mut wake = self.store.subscribe_feed();
         while !shutdown.is_cancelled() {
             match self.push_once().await {
                 Ok(n) if n > 0 => continue,

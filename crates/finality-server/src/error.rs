@@ -33,8 +33,13 @@ pub enum ApiError {
     TooLarge(usize),
     /// 503: the database is unreachable or cannot take writes; nothing of
     /// the request was stored, and it may be retried (providers do).
-    #[error("the database is unavailable; nothing was stored, retry later")]
-    Unavailable(String),
+    #[error("the database is unavailable ({reason}); nothing was stored, retry later")]
+    Unavailable {
+        /// A few words (unreachable, disk full, read-only…).
+        reason: &'static str,
+        /// The full error, for the log only.
+        detail: String,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -50,8 +55,11 @@ impl ApiError {
 
 impl From<finality_store::StoreError> for ApiError {
     fn from(e: finality_store::StoreError) -> Self {
-        if e.is_unavailable() {
-            ApiError::Unavailable(e.to_string())
+        if let Some(reason) = e.unavailable_reason() {
+            ApiError::Unavailable {
+                reason,
+                detail: e.to_string(),
+            }
         } else {
             ApiError::Internal(e.to_string())
         }
@@ -78,7 +86,7 @@ impl IntoResponse for ApiError {
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
             ApiError::BadSignature(_) => (StatusCode::UNAUTHORIZED, "invalid_signature", None),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", None),
-            ApiError::Unavailable(detail) => {
+            ApiError::Unavailable { detail, .. } => {
                 tracing::warn!(error = %detail, "database unavailable");
                 let body = json!({"error": {"code": "unavailable", "message": self.to_string()}});
                 return (

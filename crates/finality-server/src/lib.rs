@@ -16,8 +16,10 @@ mod auth;
 pub mod error;
 mod events;
 mod health;
+pub mod inbox_writer;
 pub mod metrics;
 mod payments;
+pub mod serve;
 mod stats;
 mod webhooks;
 
@@ -64,13 +66,21 @@ pub struct Background {
     /// may take before they are cut off (default [`SHUTDOWN_GRACE`]); the
     /// leases of polls cut off are handed back for another node at once.
     pub shutdown_grace: Option<std::time::Duration>,
+    /// How long a client may take to send a request's headers, and then
+    /// its body (default [`serve::CLIENT_TIMEOUT`]).
+    pub client_timeout: Option<std::time::Duration>,
 }
 
 /// The default grace period of a shutdown.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// The whole HTTP surface.
-pub fn router(state: AppState) -> Router {
+/// The whole HTTP surface; verified webhooks are stored through `inbox`;
+/// a request body must arrive within `client_timeout`.
+pub fn router(
+    state: AppState,
+    inbox: inbox_writer::InboxWriter,
+    client_timeout: std::time::Duration,
+) -> Router {
     let v1 = payments::router()
         .merge(events::router())
         .merge(stats::router())
@@ -80,11 +90,14 @@ pub fn router(state: AppState) -> Router {
         ));
     Router::new()
         .nest("/v1", v1)
-        .merge(webhooks::router())
+        .merge(webhooks::router().layer(axum::Extension(inbox)))
         .merge(health::router())
         .route("/metrics", axum::routing::get(metrics::render))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn(refuse_oversized))
+        .layer(axum::middleware::from_fn_with_state(
+            client_timeout,
+            body_in_time,
+        ))
         .layer(axum::middleware::from_fn(refuse_huge_headers))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
@@ -119,12 +132,18 @@ async fn refuse_huge_headers(
     next.run(req).await
 }
 
-/// Refuse a body announced larger than the limit before reading a byte of it
-/// (bodies without a length are still cut off at the limit while read).
-async fn refuse_oversized(
+/// Read the whole body within `timeout` (every handler reads it whole
+/// anyway, up to [`BODY_LIMIT`]): a client trickling its body is answered
+/// 408 and its connection freed, instead of holding them as long as it
+/// keeps sending a byte now and then (a per-read timeout would not). A
+/// body announced larger than the limit is refused before a byte of it is
+/// read.
+async fn body_in_time(
+    axum::extract::State(timeout): axum::extract::State<std::time::Duration>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Result<axum::response::Response, ApiError> {
+    // Announced too large: refused at once, not after waiting for it.
     let announced = req
         .headers()
         .get(axum::http::header::CONTENT_LENGTH)
@@ -133,7 +152,28 @@ async fn refuse_oversized(
     if announced.is_some_and(|n| n > BODY_LIMIT) {
         return Err(ApiError::TooLarge(BODY_LIMIT));
     }
-    Ok(next.run(req).await)
+    let (parts, body) = req.into_parts();
+    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, BODY_LIMIT)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return Err(ApiError::TooLarge(BODY_LIMIT)),
+        Err(_) => {
+            ::metrics::counter!("finality_http_refused_total", "reason" => "slow_body")
+                .increment(1);
+            let body = serde_json::json!({"error": {"code": "request_timeout",
+                "message": format!("the request body did not arrive within {timeout:?}")}});
+            return Ok(axum::response::IntoResponse::into_response((
+                axum::http::StatusCode::REQUEST_TIMEOUT,
+                [(axum::http::header::CONNECTION, "close")],
+                axum::Json(body),
+            )));
+        }
+    };
+    Ok(next
+        .run(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes),
+        ))
+        .await)
 }
 
 /// Serve the API on `listener` with the background roles asked for, until
@@ -195,8 +235,10 @@ pub async fn run(
         tokio::spawn(e.run(shutdown.clone()))
     });
     let stop = shutdown.clone();
-    let serving = axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move { stop.cancelled().await });
+    let client_timeout = background.client_timeout.unwrap_or(serve::CLIENT_TIMEOUT);
+    let inbox = inbox_writer::InboxWriter::start(state.store.clone(), state.clock.clone());
+    let app = router(state, inbox, client_timeout);
+    let serving = serve::serve(listener, app, client_timeout, stop);
     // In-flight requests get the grace period (a long-polling feed reader
     // must not hold the process).
     let cut_off = async {

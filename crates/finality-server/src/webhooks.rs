@@ -2,6 +2,7 @@
 //! parse → insert into the durable inbox (deduplicated by the unique
 //! constraint) → 2xx. Applying happens after the ack, in the inbox processor.
 
+use crate::inbox_writer::InboxWriter;
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -9,7 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use finality_core::Timestamp;
 use finality_providers::webhook::{WebhookError, WebhookEvent};
 use finality_store::{InboxState, NewInboxEvent};
@@ -69,6 +70,7 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
 #[tracing::instrument(skip_all, fields(provider = %provider))]
 async fn receive(
     State(app): State<AppState>,
+    Extension(inbox): Extension<InboxWriter>,
     Path(provider): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -134,7 +136,7 @@ async fn receive(
                     audit,
                 )
             };
-            app.store.inbox_insert(&[row], now).await?;
+            inbox.insert(vec![row]).await?;
             metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "unparseable").increment(1);
             tracing::warn!(%detail, "signed webhook could not be parsed; kept as failed");
             return Err(ApiError::Malformed(format!(
@@ -146,23 +148,29 @@ async fn receive(
         .into_iter()
         .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))
         .collect();
-    let fresh = app.store.inbox_insert(&rows, now).await?;
+    // Committed (with whatever other requests arrived meanwhile) before
+    // the provider hears 2xx.
+    let summary: Vec<(InboxState, String, Option<String>)> = rows
+        .iter()
+        .map(|r| (r.state, r.event_id.clone(), r.reason.clone()))
+        .collect();
+    let fresh = inbox.insert(rows).await?;
     finality_core::fault::point("after_inbox_insert");
     // A verified webhook, stored: this provider's webhooks are arriving.
     if app.health.webhook_seen(&provider) {
         tracing::warn!("webhooks resumed; polling by the provider's own schedule again");
     }
     // Counted once per stored row: a redelivered duplicate is not news.
-    for (row, _) in rows.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
-        match row.state {
+    for ((state, event_id, reason), _) in summary.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
+        match state {
             InboxState::Ignored => {
                 metrics::counter!("finality_webhooks_ignored_total", "provider" => provider.clone()).increment(1);
-                tracing::info!(event_id = %row.event_id, reason = ?row.reason, "verified webhook about nothing finality tracks; acknowledged and kept as ignored");
+                tracing::info!(%event_id, ?reason, "verified webhook about nothing finality tracks; acknowledged and kept as ignored");
             }
             InboxState::Review => {
                 metrics::counter!("finality_webhooks_review_total", "provider" => provider.clone())
                     .increment(1);
-                tracing::warn!(event_id = %row.event_id, reason = ?row.reason, "webhook item kept for review, not applied");
+                tracing::warn!(%event_id, ?reason, "webhook item kept for review, not applied");
             }
             _ => {}
         }

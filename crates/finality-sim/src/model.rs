@@ -76,6 +76,8 @@ impl PaymentPlan {
 struct Calls {
     total: u64,
     in_flight: u32,
+    /// When each call arrived (ms, simulator clock), in order.
+    starts: Vec<i64>,
 }
 
 /// Counters for one run.
@@ -328,6 +330,16 @@ impl Simulator {
         lock(&self.calls).get(id).map_or(0, |c| c.total)
     }
 
+    /// When the first status call for `id` at or after `t` arrived: seen
+    /// from the provider's side, so a call whose caller died before
+    /// recording it still counts.
+    pub fn first_call_since(&self, id: &str, t: Timestamp) -> Option<Timestamp> {
+        let calls = lock(&self.calls);
+        let starts = &calls.get(id)?.starts;
+        let i = starts.partition_point(|s| *s < t.0);
+        starts.get(i).map(|s| Timestamp(*s))
+    }
+
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
         Stats {
@@ -362,6 +374,12 @@ impl Simulator {
         let mut calls = lock(&self.calls);
         let c = calls.entry(id.to_string()).or_default();
         c.total += 1;
+        let now = self
+            .clock
+            .now()
+            .0
+            .max(c.starts.last().copied().unwrap_or(0));
+        c.starts.push(now);
         if c.in_flight > 0 {
             self.counters.overlapping.fetch_add(1, Ordering::Relaxed);
         }

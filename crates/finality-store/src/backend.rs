@@ -11,7 +11,7 @@ use crate::Wakeups;
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
     type Db: sqlx::Database<Connection = Self::Conn>;
-    type Conn: Conn + sqlx::Connection<Database = Self::Db>;
+    type Conn: Conn + crate::inbox::InboxRows + sqlx::Connection<Database = Self::Db>;
     /// How many write transactions are worth running at once.
     const WRITERS: usize;
 

@@ -24,32 +24,54 @@ impl StoreError {
     /// starting, disk full, read-only file): the request may succeed later,
     /// and nothing of it was stored. Answered 503, so a provider retries.
     pub fn is_unavailable(&self) -> bool {
+        self.unavailable_reason().is_some()
+    }
+
+    /// Why the database cannot take the request now, in a few words an
+    /// operator can act on (the full error goes to the log), or `None` when
+    /// it is not that kind of error.
+    pub fn unavailable_reason(&self) -> Option<&'static str> {
         let StoreError::Db { source, .. } = self else {
-            return false;
+            return None;
         };
         match source {
-            sqlx::Error::Io(_)
-            | sqlx::Error::PoolTimedOut
-            | sqlx::Error::PoolClosed
-            | sqlx::Error::WorkerCrashed
-            | sqlx::Error::Tls(_) => true,
+            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed => {
+                Some("unreachable")
+            }
+            sqlx::Error::PoolTimedOut => Some("no connection free in time"),
+            sqlx::Error::PoolClosed => Some("shutting down"),
             sqlx::Error::Database(db) => {
                 let code = db.code().unwrap_or_default();
                 // PostgreSQL: class 08 (connection exception), 53 (insufficient
                 // resources), 57P0x (admin shutdown, crash shutdown, cannot
                 // connect now), 25006 (read-only transaction, e.g. a standby).
-                code.starts_with("08")
-                    || code.starts_with("53")
-                    || code.starts_with("57P")
-                    || code == "25006"
-                    // SQLite: BUSY (5), LOCKED (6), READONLY (8), IOERR (10),
-                    // FULL (13), CANTOPEN (14), with or without extended codes.
-                    || matches!(
-                        code.parse::<i64>().map(|c| c & 0xff),
-                        Ok(5 | 6 | 8 | 10 | 13 | 14)
-                    )
+                if code.starts_with("08") {
+                    return Some("unreachable");
+                }
+                if code == "53100" {
+                    return Some("disk full");
+                }
+                if code.starts_with("53") {
+                    return Some("out of resources");
+                }
+                if code.starts_with("57P") {
+                    return Some("shutting down or starting");
+                }
+                if code == "25006" {
+                    return Some("read-only");
+                }
+                // SQLite: BUSY (5), LOCKED (6), READONLY (8), IOERR (10),
+                // FULL (13), CANTOPEN (14), with or without extended codes.
+                match code.parse::<i64>().map(|c| c & 0xff) {
+                    Ok(5 | 6) => Some("busy"),
+                    Ok(8) => Some("read-only"),
+                    Ok(10) => Some("I/O error"),
+                    Ok(13) => Some("disk full"),
+                    Ok(14) => Some("cannot open the file"),
+                    _ => None,
+                }
             }
-            _ => false,
+            _ => None,
         }
     }
 }

@@ -74,6 +74,21 @@ impl<B: Backend> EventFeed for B {
     }
 
     async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+        // Nothing to sequence is the common case on a wake-up (a webhook
+        // stored, no transition yet): a plain read, instead of a write
+        // transaction whose row lock costs a commit to disk.
+        {
+            let mut conn = self.read().await?;
+            let waiting = conn
+                .opt(stmt(
+                    "SELECT id FROM outbox WHERE feed_seq IS NULL LIMIT 1",
+                    "looking for events to sequence",
+                ))
+                .await?;
+            if waiting.is_none() {
+                return Ok(0);
+            }
+        }
         let mut tx = self.begin_write().await?;
         let conn: &mut B::Conn = &mut tx;
         let last = match conn
@@ -113,10 +128,14 @@ impl<B: Backend> EventFeed for B {
                 .int(i64::try_from(n).unwrap_or(i64::MAX)),
             )
             .await?;
+            // Pushers and feed readers on other nodes wake at the commit.
+            if let Some(sql) = <B::Conn as Conn>::SQL.notify_feed {
+                conn.run(stmt(sql, "notifying feed readers")).await?;
+            }
         }
         tx.commit().await.op("committing feed positions")?;
         if n > 0 {
-            self.wakeups().bump();
+            self.wakeups().bump_feed();
         }
         Ok(n)
     }

@@ -28,6 +28,21 @@ pub trait WebhookInbox: Send + Sync {
     /// the result on the inbox row, in one transaction.
     async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome>;
 
+    /// Apply several claimed events in one transaction (one commit for a
+    /// burst); all or nothing. On an error the caller processes them one
+    /// at a time, so one bad event cannot hold the others back.
+    async fn inbox_process_batch(
+        &self,
+        evs: &[InboxEvent],
+        now: Timestamp,
+    ) -> Result<Vec<InboxOutcome>> {
+        let mut out = Vec::with_capacity(evs.len());
+        for ev in evs {
+            out.push(self.inbox_process(ev, now).await?);
+        }
+        Ok(out)
+    }
+
     /// Record a processing failure; the event is retried at `retry_at`.
     async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()>;
 
@@ -274,41 +289,71 @@ async fn inbox_process_in<C: Conn>(
     Ok(out)
 }
 
+/// Webhook rows into the inbox inside the caller's transaction; whether
+/// each was new (false: a redelivery of a stored event, or a second copy
+/// earlier in the same batch). PostgreSQL writes a whole batch in one
+/// array statement; SQLite, in process, a row at a time.
+#[async_trait::async_trait]
+pub trait InboxRows {
+    async fn insert_inbox(&mut self, events: &[NewInboxEvent], now: Timestamp)
+        -> Result<Vec<bool>>;
+}
+
+/// The row-at-a-time insert (SQLite).
+pub(crate) async fn insert_inbox_rows<C: Conn>(
+    conn: &mut C,
+    events: &[NewInboxEvent],
+    now: Timestamp,
+) -> Result<Vec<bool>> {
+    let mut fresh = Vec::with_capacity(events.len());
+    for e in events {
+        let due = (e.state == InboxState::Received).then_some(now.0);
+        let n = conn
+            .run(
+                stmt(
+                    "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
+                     observed_status, provider_status, occurred_at, raw_body, headers, \
+                     received_at, state, reason, next_attempt_at, source) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+                     ON CONFLICT DO NOTHING",
+                    "storing a webhook",
+                )
+                .text(&e.provider)
+                .text(&e.event_id)
+                .opt_text(e.provider_ref.as_deref())
+                .opt_text(e.merchant_ref.as_deref())
+                .opt_text(e.observed.map(|s| s.as_str()))
+                .opt_text(e.provider_status.as_deref())
+                .opt_int(e.occurred_at.map(|t| t.0))
+                .bytes(&e.raw_body)
+                .json(&e.headers)
+                .int(now.0)
+                .text(e.state.as_str())
+                .opt_text(e.reason.as_deref())
+                .opt_int(due)
+                .text(e.source.as_str()),
+            )
+            .await?;
+        fresh.push(n == 1);
+    }
+    Ok(fresh)
+}
+
 #[async_trait::async_trait]
 impl<B: Backend> WebhookInbox for B {
     async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut tx = self.begin_write().await?;
         let conn: &mut B::Conn = &mut tx;
-        let mut fresh = Vec::with_capacity(events.len());
-        for e in events {
-            let due = (e.state == InboxState::Received).then_some(now.0);
-            let n = conn
-                .run(
-                    stmt(
-                        "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
-                         observed_status, provider_status, occurred_at, raw_body, headers, \
-                         received_at, state, reason, next_attempt_at, source) \
-                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-                         ON CONFLICT DO NOTHING",
-                        "storing a webhook",
-                    )
-                    .text(&e.provider)
-                    .text(&e.event_id)
-                    .opt_text(e.provider_ref.as_deref())
-                    .opt_text(e.merchant_ref.as_deref())
-                    .opt_text(e.observed.map(|s| s.as_str()))
-                    .opt_text(e.provider_status.as_deref())
-                    .opt_int(e.occurred_at.map(|t| t.0))
-                    .bytes(&e.raw_body)
-                    .json(&e.headers)
-                    .int(now.0)
-                    .text(e.state.as_str())
-                    .opt_text(e.reason.as_deref())
-                    .opt_int(due)
-                    .text(e.source.as_str()),
-                )
-                .await?;
-            fresh.push(n == 1);
+        let fresh = conn.insert_inbox(events, now).await?;
+        // Other nodes' inbox processors wake at the commit (PostgreSQL),
+        // not at their next look.
+        if fresh.iter().any(|f| *f) {
+            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
+                conn.run(stmt(sql, "notifying workers")).await?;
+            }
         }
         tx.commit().await.op("committing webhooks")?;
         if fresh.iter().any(|f| *f) {
@@ -344,6 +389,37 @@ impl<B: Backend> WebhookInbox for B {
         let out = inbox_process_in(&mut *tx, ev, now).await?;
         tx.commit().await.op("committing a webhook's effect")?;
         if matches!(out, InboxOutcome::Applied { .. }) {
+            self.wakeups().bump();
+        }
+        Ok(out)
+    }
+
+    async fn inbox_process_batch(
+        &self,
+        evs: &[InboxEvent],
+        now: Timestamp,
+    ) -> Result<Vec<InboxOutcome>> {
+        // Locked in a fixed order (by the provider's reference), so two
+        // nodes' batches touching the same payments queue, not deadlock.
+        let mut order: Vec<usize> = (0..evs.len()).collect();
+        order.sort_by(|a, b| {
+            (&evs[*a].provider, &evs[*a].provider_ref, evs[*a].id).cmp(&(
+                &evs[*b].provider,
+                &evs[*b].provider_ref,
+                evs[*b].id,
+            ))
+        });
+        let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
+        let mut tx = self.begin_write().await?;
+        for i in order {
+            out[i] = Some(inbox_process_in(&mut *tx, &evs[i], now).await?);
+        }
+        tx.commit().await.op("committing webhooks' effects")?;
+        let out: Vec<InboxOutcome> = out.into_iter().flatten().collect();
+        if out
+            .iter()
+            .any(|o| matches!(o, InboxOutcome::Applied { .. }))
+        {
             self.wakeups().bump();
         }
         Ok(out)

@@ -85,6 +85,11 @@ pub trait Store:
     /// wake-up costs latency, never correctness.
     fn subscribe(&self) -> watch::Receiver<u64>;
 
+    /// A receiver that changes whenever the event feed grew (positions
+    /// given, here or, on PostgreSQL, on another node): what pushers and
+    /// long-polling feed readers wait on. A hint, like [`Store::subscribe`].
+    fn subscribe_feed(&self) -> watch::Receiver<u64>;
+
     /// How many write transactions are worth running at once. SQLite has
     /// one writer (a second waits on the file lock, sleeping), PostgreSQL
     /// commits concurrent transactions together.
@@ -102,27 +107,52 @@ impl<B: backend::Backend> Store for B {
         self.start_listener();
         self.wakeups().subscribe()
     }
+    fn subscribe_feed(&self) -> watch::Receiver<u64> {
+        self.start_listener();
+        self.wakeups().subscribe_feed()
+    }
     fn parallel_writers(&self) -> usize {
         B::WRITERS
     }
 }
 
-/// The wake-up signal shared by a store and the engines that use it.
+/// The wake-up signals shared by a store and the tasks that use it: work
+/// (polls, webhooks, transitions to sequence) and the feed (events with
+/// positions, for pushers and feed readers). Separate, so a burst of
+/// webhooks does not wake every feed reader for nothing.
 #[derive(Debug, Clone)]
-pub struct Wakeups(Arc<watch::Sender<u64>>);
+pub struct Wakeups {
+    work: Arc<watch::Sender<u64>>,
+    feed: Arc<watch::Sender<u64>>,
+}
 
 impl Wakeups {
     pub(crate) fn new() -> Self {
-        Wakeups(Arc::new(watch::channel(0).0))
+        Wakeups {
+            work: Arc::new(watch::channel(0).0),
+            feed: Arc::new(watch::channel(0).0),
+        }
     }
     pub fn bump(&self) {
-        self.0.send_modify(|v| *v = v.wrapping_add(1));
+        self.work.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    pub fn bump_feed(&self) {
+        self.feed.send_modify(|v| *v = v.wrapping_add(1));
     }
     pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        self.0.subscribe()
+        self.work.subscribe()
     }
-    pub(crate) fn downgrade(&self) -> std::sync::Weak<watch::Sender<u64>> {
-        Arc::downgrade(&self.0)
+    pub(crate) fn subscribe_feed(&self) -> watch::Receiver<u64> {
+        self.feed.subscribe()
+    }
+    /// Weak handles for a listener task that must end with the store.
+    pub(crate) fn downgrade(
+        &self,
+    ) -> (
+        std::sync::Weak<watch::Sender<u64>>,
+        std::sync::Weak<watch::Sender<u64>>,
+    ) {
+        (Arc::downgrade(&self.work), Arc::downgrade(&self.feed))
     }
 }
 

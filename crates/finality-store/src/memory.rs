@@ -142,16 +142,17 @@ impl MemState {
         }
     }
 
-    /// Make `worker`'s leased polls due at `now`, their tokens cleared.
+    /// Make `worker`'s leased polls due again at the time they were due
+    /// when claimed (never later than `now`), their tokens cleared.
     fn release(&mut self, worker: &str, now: i64) -> u64 {
-        let ids: Vec<String> = self
+        let ids: Vec<(String, i64)> = self
             .jobs
             .iter()
             .filter(|(_, j)| j.locked_by.as_deref() == Some(worker))
-            .map(|(id, _)| id.clone())
+            .map(|(id, j)| (id.clone(), j.due_at.map_or(now, |d| d.min(now))))
             .collect();
-        for id in &ids {
-            self.set_next_poll(id, Some(now));
+        for (id, due) in &ids {
+            self.set_next_poll(id, Some(*due));
             if let Some(j) = self.jobs.get_mut(id) {
                 j.locked_by = None;
                 j.locked_until = None;
@@ -978,7 +979,7 @@ impl EventFeed for MemStore {
         }
         drop(s);
         if !ids.is_empty() {
-            self.wake.bump();
+            self.wake.bump_feed();
         }
         Ok(ids.len() as u64)
     }
@@ -1146,5 +1147,8 @@ impl Store for MemStore {
     }
     fn subscribe(&self) -> watch::Receiver<u64> {
         self.wake.subscribe()
+    }
+    fn subscribe_feed(&self) -> watch::Receiver<u64> {
+        self.wake.subscribe_feed()
     }
 }

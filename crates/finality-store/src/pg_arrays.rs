@@ -148,3 +148,74 @@ pub(crate) async fn write(conn: &mut PgConnection, w: &Writes) -> Result<()> {
     }
     Ok(())
 }
+
+const INSERT_INBOX: &str = "INSERT INTO webhook_inbox (provider, event_id, provider_ref, \
+     merchant_ref, observed_status, provider_status, occurred_at, raw_body, headers, \
+     received_at, state, reason, next_attempt_at, source) \
+     SELECT u.p, u.e, u.pr, u.mr, u.os, u.ps, u.oa, u.rb, u.h, $10, u.st, u.r, u.d, u.src \
+     FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+     $7::int8[], $8::bytea[], $9::jsonb[], $11::text[], $12::text[], $13::int8[], $14::text[]) \
+     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, n) ORDER BY u.n \
+     ON CONFLICT DO NOTHING RETURNING provider, event_id";
+
+#[async_trait::async_trait]
+impl crate::inbox::InboxRows for PgConnection {
+    /// One statement for the whole batch; a row is new when the insert
+    /// returned its key, and only its first copy in the batch is.
+    async fn insert_inbox(
+        &mut self,
+        events: &[crate::model::NewInboxEvent],
+        now: finality_core::Timestamp,
+    ) -> Result<Vec<bool>> {
+        use crate::model::{InboxState, NewInboxEvent};
+        use sqlx::Row;
+        let text = |f: fn(&NewInboxEvent) -> String| events.iter().map(f).collect::<Vec<_>>();
+        let opt =
+            |f: fn(&NewInboxEvent) -> Option<String>| events.iter().map(f).collect::<Vec<_>>();
+        let rows = sqlx::query(INSERT_INBOX)
+            .bind(text(|e| e.provider.clone()))
+            .bind(text(|e| e.event_id.clone()))
+            .bind(opt(|e| e.provider_ref.clone()))
+            .bind(opt(|e| e.merchant_ref.clone()))
+            .bind(opt(|e| e.observed.map(|s| s.as_str().to_string())))
+            .bind(opt(|e| e.provider_status.clone()))
+            .bind(
+                events
+                    .iter()
+                    .map(|e| e.occurred_at.map(|t| t.0))
+                    .collect::<Vec<_>>(),
+            )
+            .bind(
+                events
+                    .iter()
+                    .map(|e| e.raw_body.as_slice())
+                    .collect::<Vec<_>>(),
+            )
+            .bind(events.iter().map(|e| e.headers.clone()).collect::<Vec<_>>())
+            .bind(now.0)
+            .bind(text(|e| e.state.as_str().to_string()))
+            .bind(opt(|e| e.reason.clone()))
+            .bind(
+                events
+                    .iter()
+                    .map(|e| (e.state == InboxState::Received).then_some(now.0))
+                    .collect::<Vec<_>>(),
+            )
+            .bind(text(|e| e.source.as_str().to_string()))
+            .fetch_all(&mut *self)
+            .await
+            .op("storing webhooks")?;
+        let mut inserted = std::collections::HashSet::with_capacity(rows.len());
+        for r in &rows {
+            let key: (String, String) = (
+                r.try_get("provider").op("reading stored webhooks")?,
+                r.try_get("event_id").op("reading stored webhooks")?,
+            );
+            inserted.insert(key);
+        }
+        Ok(events
+            .iter()
+            .map(|e| inserted.remove(&(e.provider.clone(), e.event_id.clone())))
+            .collect())
+    }
+}

@@ -85,7 +85,11 @@ async fn release<C: Conn>(conn: &mut C, worker: &str, now: Timestamp) -> Result<
     let n = conn
         .run(
             stmt(
-                "UPDATE poll_jobs SET next_poll_at = $2, locked_by = NULL, locked_until = NULL, \
+                // Back at the time it was due when claimed (never later
+                // than now), so a released poll runs before the backlog
+                // that fell due while its node was dying.
+                "UPDATE poll_jobs SET next_poll_at = CASE WHEN due_at IS NOT NULL AND due_at < $2 \
+                 THEN due_at ELSE $2 END, locked_by = NULL, locked_until = NULL, \
                  lock_token = NULL WHERE locked_by = $1",
                 "releasing a node's leases",
             )

@@ -19,6 +19,8 @@ use std::time::Duration;
 
 /// The NOTIFY channel that registrations and "poll now" signal on.
 pub const WAKE_CHANNEL: &str = "finality_jobs";
+/// The NOTIFY channel the sequencer signals on when the feed grew.
+pub const FEED_CHANNEL: &str = "finality_feed";
 
 /// The claim statement (public so its plan can be checked and documented).
 pub const CLAIM: &str = "WITH due AS ( \
@@ -110,7 +112,7 @@ impl PgStore {
                             continue;
                         }
                     };
-                    if let Err(e) = listener.listen(WAKE_CHANNEL).await {
+                    if let Err(e) = listener.listen_all([WAKE_CHANNEL, FEED_CHANNEL]).await {
                         tracing::warn!(error = %e, "LISTEN failed; retrying");
                         tokio::time::sleep(retry.delay(failures, 0.0)).await;
                         failures = failures.saturating_add(1);
@@ -120,13 +122,20 @@ impl PgStore {
                     loop {
                         let got =
                             tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;
-                        let Some(wake) = weak.upgrade() else { return };
+                        let (Some(work), Some(feed)) = (weak.0.upgrade(), weak.1.upgrade()) else {
+                            return;
+                        };
+                        let bump = |s: &tokio::sync::watch::Sender<u64>| {
+                            s.send_modify(|v| *v = v.wrapping_add(1))
+                        };
                         match got {
-                            Ok(Ok(_)) => wake.send_modify(|v| *v = v.wrapping_add(1)),
+                            Ok(Ok(n)) if n.channel() == FEED_CHANNEL => bump(&feed),
+                            Ok(Ok(_)) => bump(&work),
                             Ok(Err(e)) => {
                                 tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
                                 // A NOTIFY may have been missed: wake anyway.
-                                wake.send_modify(|v| *v = v.wrapping_add(1));
+                                bump(&work);
+                                bump(&feed);
                                 break;
                             }
                             Err(_elapsed) => {}
@@ -149,6 +158,7 @@ static DIALECT: Dialect = Dialect {
     lock_feed: "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
     lock_bucket: "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1 FOR UPDATE",
     notify: Some("SELECT pg_notify('finality_jobs', '')"),
+    notify_feed: Some("SELECT pg_notify('finality_feed', '')"),
 };
 
 #[async_trait::async_trait]

@@ -134,6 +134,8 @@ pub struct Dialect {
     /// Run after a registration or "poll now" inside the transaction, so
     /// other processes' engines wake at commit (PostgreSQL `NOTIFY`).
     pub notify: Option<&'static str>,
+    /// Signals other processes that the event feed grew.
+    pub notify_feed: Option<&'static str>,
 }
 
 /// A payment and its poll job's lease, as locked for a completion.

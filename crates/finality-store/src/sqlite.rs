@@ -67,15 +67,16 @@ impl SqliteStore {
             .synchronous(sync)
             .busy_timeout(Duration::from_secs(10))
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(max_connections.clamp(1, 8))
+        let pool = pool_options(max_connections.clamp(1, 8))
             .connect_with(opts)
             .await
             .op("opening the SQLite database")?;
         Ok(Self::from_pool(pool))
     }
 
-    /// Wrap an existing pool (an application embedding finality).
+    /// Wrap an existing pool (an application embedding finality; build
+    /// it from [`pool_options`], which replaces connections a failed commit
+    /// left unusable).
     pub fn from_pool(pool: SqlitePool) -> Self {
         SqliteStore {
             pool,
@@ -86,6 +87,25 @@ impl SqliteStore {
     pub fn pool(&self) -> &SqlitePool {
         &self.pool
     }
+}
+
+/// Pool options for a store's SQLite pool. When a COMMIT fails because
+/// the disk is full, SQLite may roll the transaction back itself; sqlx
+/// then still counts it open, its ROLLBACK fails, and that connection can
+/// never begin another transaction. Such a connection is closed when it
+/// is next taken from the pool, and a fresh one opened in its place.
+pub fn pool_options(max_connections: u32) -> SqlitePoolOptions {
+    SqlitePoolOptions::new()
+        .max_connections(max_connections)
+        .before_acquire(|conn, _| {
+            Box::pin(async move {
+                let usable = !sqlx::Connection::is_in_transaction(conn);
+                if !usable {
+                    tracing::warn!("closing a SQLite connection left inside a failed transaction");
+                }
+                Ok(usable)
+            })
+        })
 }
 
 /// The statements that differ from PostgreSQL's: no row locks (the write
@@ -100,6 +120,7 @@ static DIALECT: Dialect = Dialect {
     lock_feed: "SELECT last_seq FROM feed_state WHERE id = 1",
     lock_bucket: "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1",
     notify: None,
+    notify_feed: None,
 };
 
 #[async_trait::async_trait]
@@ -157,6 +178,17 @@ const UPDATE_JOB: &str = "UPDATE poll_jobs SET next_poll_at = $2, attempts = att
 // SQLite runs in-process with one writer: a statement per row costs no
 // round trip, so the batch columns are written one row at a time.
 impl_conn! { conn = SqliteConnection, db = Sqlite, row = SqliteRow, dialect = &DIALECT }
+
+#[async_trait::async_trait]
+impl crate::inbox::InboxRows for SqliteConnection {
+    async fn insert_inbox(
+        &mut self,
+        events: &[crate::model::NewInboxEvent],
+        now: finality_core::Timestamp,
+    ) -> Result<Vec<bool>> {
+        crate::inbox::insert_inbox_rows(self, events, now).await
+    }
+}
 
 #[async_trait::async_trait]
 impl Writer for SqliteConnection {

@@ -9,6 +9,7 @@ use finality_store::postgres::PgStore;
 use finality_store::sqlite::SqliteStore;
 use finality_store::Store;
 use sqlx::postgres::PgConnectOptions;
+use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -114,6 +115,38 @@ pub async fn postgres_at(url: &str, max_connections: u32) -> TestDb {
         backend: Backend::Postgres(pg),
         url: url.to_string(),
         sqlite_path: None,
+    }
+}
+
+/// A fresh SQLite file, migrated, then reopened through a pool of
+/// `max_connections` whose connection options `tune` changes: a page limit
+/// that makes the disk "full", a read-only open. Those are per-connection
+/// settings, so they cannot be applied to a store opened the usual way.
+pub async fn sqlite_with(
+    max_connections: u32,
+    tune: impl FnOnce(SqliteConnectOptions) -> SqliteConnectOptions,
+) -> TestDb {
+    let mut first = sqlite().await;
+    let path = first.sqlite_path.take().expect("a SQLite test database");
+    let url = first.url.clone();
+    if let Backend::Sqlite(lite) = &first.backend {
+        lite.pool().close().await;
+    }
+    drop(first);
+    let opts = SqliteConnectOptions::from_str(&url)
+        .expect("a sqlite:// URL")
+        .busy_timeout(std::time::Duration::from_secs(10))
+        .foreign_keys(true);
+    let pool = finality_store::sqlite::pool_options(max_connections)
+        .connect_with(tune(opts))
+        .await
+        .expect("reopen test sqlite");
+    let lite = SqliteStore::from_pool(pool);
+    TestDb {
+        store: Arc::new(lite.clone()),
+        backend: Backend::Sqlite(lite),
+        url,
+        sqlite_path: Some(path),
     }
 }
 

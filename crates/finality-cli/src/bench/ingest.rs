@@ -1,7 +1,8 @@
 //! Verified-webhook ingest: the real HTTP server on loopback with a durable
-//! inbox on PostgreSQL, and a load generator built in (so CI needs no wrk or
-//! oha): `connections` clients each send distinct Standard Webhooks–signed
-//! events back to back for `seconds`; every answer must be 200.
+//! inbox (PostgreSQL or SQLite, group-committed), and a load generator
+//! built in (so CI needs no wrk or oha): `connections` clients each send
+//! distinct Standard Webhooks–signed events back to back for `seconds`;
+//! every answer must be 200 and every acknowledged event stored.
 
 use super::scratch::Scratch;
 use anyhow::{bail, Context};
@@ -25,8 +26,9 @@ pub struct Ingest {
     pub max_ms: f64,
 }
 
-pub async fn ingest(url: &str, connections: usize, seconds: f64) -> anyhow::Result<Ingest> {
-    let s = Scratch::new("postgres", url, "ingest", 16).await?;
+/// The webhook-receiving service's state: the simulator's adapter (which
+/// verifies Standard Webhooks) as provider `bench`, on `store`.
+pub fn webhook_state(store: Arc<dyn finality_store::Store>) -> anyhow::Result<AppState> {
     let cfg = ProviderConfig::sim("http://127.0.0.1:9");
     let verifier = StandardWebhooks::new(&[SECRET.to_string()], cfg.webhook_tolerance)
         .map_err(anyhow::Error::msg)?;
@@ -41,20 +43,60 @@ pub async fn ingest(url: &str, connections: usize, seconds: f64) -> anyhow::Resu
     .with_webhooks(verifier);
     let mut providers = Providers::new();
     providers.insert(
-        "sim".into(),
+        "bench".into(),
         ProviderEntry::from_config(Arc::new(adapter), &cfg),
     );
-    let state = AppState {
-        store: s.store.clone(),
+    Ok(AppState {
+        store,
         clock: Arc::new(SystemClock),
         providers: Arc::new(providers),
         health: Arc::new(Health::new()),
-        api_token: Arc::from("bench-token-not-used-here"),
+        api_token: Arc::from(TOKEN),
         nudges: Arc::default(),
         metrics: finality_server::metrics::install(),
-    };
+    })
+}
+
+/// The feed's bearer token in benchmark services.
+pub const TOKEN: &str = "bench-token-0123456789";
+
+/// One signed webhook request saying `provider_ref` succeeded.
+pub fn signed_request(
+    http: &reqwest::Client,
+    target: &str,
+    key: &[u8],
+    id: &str,
+    provider_ref: &str,
+) -> reqwest::RequestBuilder {
+    let body = format!(
+        r#"{{"type":"payment.updated","data":{{"id":"{provider_ref}","status":"succeeded"}}}}"#
+    );
+    let ts = SystemClock.now().0 / 1000;
+    let sig = standard::sign(key, id, ts, body.as_bytes());
+    http.post(target)
+        .header("webhook-id", id)
+        .header("webhook-timestamp", ts.to_string())
+        .header("webhook-signature", sig)
+        .header("content-type", "application/json")
+        .body(body)
+}
+
+/// The standard webhooks key the benchmark signs with.
+pub fn key() -> anyhow::Result<Vec<u8>> {
+    standard::decode_secret(SECRET).map_err(anyhow::Error::msg)
+}
+
+/// `kind`: `postgres` or `sqlite` (the inbox's group commit on each).
+pub async fn ingest(
+    kind: &str,
+    url: &str,
+    connections: usize,
+    seconds: f64,
+) -> anyhow::Result<Ingest> {
+    let s = Scratch::new(kind, url, "ingest", 16).await?;
+    let state = webhook_state(s.store.clone())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let target = format!("http://{}/webhooks/sim", listener.local_addr()?);
+    let target = format!("http://{}/webhooks/bench", listener.local_addr()?);
     let stop = CancellationToken::new();
     let server = tokio::spawn(finality_server::run(
         state,
@@ -63,8 +105,7 @@ pub async fn ingest(url: &str, connections: usize, seconds: f64) -> anyhow::Resu
         stop.clone(),
     ));
 
-    let key = standard::decode_secret(SECRET).map_err(anyhow::Error::msg)?;
-    let key = Arc::new(key);
+    let key = Arc::new(key()?);
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(connections)
         .build()?;
@@ -79,19 +120,8 @@ pub async fn ingest(url: &str, connections: usize, seconds: f64) -> anyhow::Resu
             while Instant::now() < deadline {
                 i += 1;
                 let id = format!("msg_{c}_{i}");
-                let body = format!(
-                    r#"{{"type":"payment.updated","data":{{"id":"ref_{c}_{i}","status":"succeeded"}}}}"#
-                );
-                let ts = SystemClock.now().0 / 1000;
-                let sig = standard::sign(&key, &id, ts, body.as_bytes());
                 let t = Instant::now();
-                let res = http
-                    .post(&target)
-                    .header("webhook-id", &id)
-                    .header("webhook-timestamp", ts.to_string())
-                    .header("webhook-signature", sig)
-                    .header("content-type", "application/json")
-                    .body(body)
+                let res = signed_request(&http, &target, &key, &id, &format!("ref_{c}_{i}"))
                     .send()
                     .await?;
                 let status = res.status();

@@ -16,6 +16,7 @@
 //! - `ingest`: the webhook load generator.
 
 mod ceiling;
+mod e2e;
 mod ingest;
 pub mod node;
 mod scratch;
@@ -33,6 +34,7 @@ const SECTIONS: &[&str] = &[
     "memory",
     "churn",
     "ingest",
+    "e2e",
 ];
 
 #[derive(clap::Args)]
@@ -47,9 +49,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Only these sections (comma-separated): ceiling, throughput,
-    /// processes, lateness, claim, memory, churn, ingest.
+    /// processes, lateness, claim, memory, churn, ingest, e2e.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Webhooks per second for the end-to-end section (each for 10 s).
+    #[arg(long, value_delimiter = ',', default_value = "1000")]
+    e2e_rates: Vec<f64>,
     /// Backlog sizes for the claim latency (pending poll jobs, 1,000 due).
     #[arg(long, value_delimiter = ',', default_value = "10000,1000000,10000000")]
     claim_sizes: Vec<usize>,
@@ -105,6 +110,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     out.insert("smoke".into(), json!(args.smoke));
 
     let mut update_tps = f64::NAN;
+    let mut insert_tps = f64::NAN;
     if want("ceiling") {
         let bench_db = ceiling::pgbench_url(url).await?;
         ceiling::prepare(&bench_db).await?;
@@ -129,6 +135,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         println!("\nceiling, pgbench 8 clients, {secs} s:");
         println!("  pgbench single-row UPDATE: {m:>8.0} tps ({lo:.0}–{hi:.0})");
         let (m, lo, hi) = stats(&ins);
+        insert_tps = m;
         println!("  pgbench one-row INSERT:    {m:>8.0} tps ({lo:.0}–{hi:.0})");
         out.insert(
             "ceiling".into(),
@@ -341,24 +348,64 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
 
     if want("ingest") {
         let (conns, secs) = if args.smoke { (8, 1.0) } else { (32, 10.0) };
-        let (mut rps, mut p50, mut p99, mut max) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..runs {
-            let r = ingest::ingest(url, conns, secs).await?;
-            rps.push(r.rps);
-            p50.push(r.p50_ms);
-            p99.push(r.p99_ms);
-            max.push(r.max_ms);
+        let mut section = serde_json::Map::new();
+        println!("\nverified-webhook ingest, durable inbox (group commit), {conns} connections, {secs} s:");
+        for kind in ["postgres", "sqlite"] {
+            let (mut rps, mut p50, mut p99, mut max) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..runs {
+                let r = ingest::ingest(kind, url, conns, secs).await?;
+                rps.push(r.rps);
+                p50.push(r.p50_ms);
+                p99.push(r.p99_ms);
+                max.push(r.max_ms);
+            }
+            let (m, lo, hi) = stats(&rps);
+            let (a, _, _) = stats(&p50);
+            let (b, blo, bhi) = stats(&p99);
+            let ratio = if kind == "postgres" && insert_tps.is_finite() {
+                format!(" = {:.2}× pgbench INSERT", m / insert_tps)
+            } else {
+                String::new()
+            };
+            println!("  {kind:<9} {m:.0} requests/s ({lo:.0}–{hi:.0}){ratio}; ack p50 {a:.2} ms, p99 {b:.2} ms ({blo:.2}–{bhi:.2})");
+            section.insert(
+                kind.into(),
+                json!({"connections": conns, "seconds": secs, "requests_per_s": summary(&rps),
+                       "p50_ms": summary(&p50), "p99_ms": summary(&p99), "max_ms": summary(&max)}),
+            );
         }
-        let (m, lo, hi) = stats(&rps);
-        let (a, _, _) = stats(&p50);
-        let (b, blo, bhi) = stats(&p99);
-        println!("\nverified-webhook ingest, durable inbox on PostgreSQL, {conns} connections, {secs} s:");
-        println!("  {m:.0} requests/s ({lo:.0}–{hi:.0}); ack p50 {a:.2} ms, p99 {b:.2} ms ({blo:.2}–{bhi:.2})");
-        out.insert(
-            "ingest".into(),
-            json!({"connections": conns, "seconds": secs, "requests_per_s": summary(&rps),
-                   "p50_ms": summary(&p50), "p99_ms": summary(&p99), "max_ms": summary(&max)}),
+        out.insert("ingest".into(), Value::Object(section));
+    }
+
+    if want("e2e") {
+        let secs = if args.smoke { 1.0 } else { 10.0 };
+        let mut rows = Vec::new();
+        println!("\nwebhook to event on PostgreSQL, {secs} s per rate: latency from the send, ms, p50 / p99 / max (median of runs by p99)");
+        println!(
+            "  {:>7} {:>7}  {:>22}  {:>22}  {:>22}  {:>22}",
+            "rate", "sent/s", "2xx", "status changed", "event pushed", "feed reader"
         );
+        for rate in &args.e2e_rates {
+            let mut all = Vec::new();
+            for _ in 0..runs {
+                all.push(e2e::e2e(url, *rate, secs).await?);
+            }
+            // The run whose pushed p99 is the median stands for the rate.
+            all.sort_by(|a, b| a.pushed.p99.total_cmp(&b.pushed.p99));
+            let r = &all[all.len() / 2];
+            let l = |x: &e2e::Latency| format!("{:.1} / {:.1} / {:.1}", x.p50, x.p99, x.max);
+            println!(
+                "  {rate:>7.0} {:>7.0}  {:>22}  {:>22}  {:>22}  {:>22}",
+                r.sent_per_s,
+                l(&r.ack),
+                l(&r.applied),
+                l(&r.pushed),
+                l(&r.read)
+            );
+            rows.push(json!({"rate": rate, "median_run": r, "runs": all}));
+        }
+        out.insert("e2e".into(), json!(rows));
     }
 
     if let Some(path) = &args.json {

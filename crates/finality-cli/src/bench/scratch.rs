@@ -109,6 +109,25 @@ impl Scratch {
         })
     }
 
+    /// Rows of (text, number) from SQL (PostgreSQL).
+    pub async fn rows_i64(&self, sql: &str) -> anyhow::Result<Vec<(String, i64)>> {
+        match &self.at {
+            Where::Postgres { url, schema } => {
+                let mut c = pg_options(url)?
+                    .options([("search_path", schema.as_str())])
+                    .connect()
+                    .await?;
+                Ok(sqlx::query_as(sql).fetch_all(&mut c).await?)
+            }
+            Where::Sqlite { path } => {
+                let mut c =
+                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
+                        .await?;
+                Ok(sqlx::query_as(sql).fetch_all(&mut c).await?)
+            }
+        }
+    }
+
     /// `n` pending payments of provider `bench` with ids `{prefix}1..n`,
     /// each with a poll job whose `next_poll_at` is the SQL expression
     /// `next_poll` over `x` (1..=n).

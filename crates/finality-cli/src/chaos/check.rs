@@ -7,7 +7,7 @@
 
 use super::Faults;
 use anyhow::Context;
-use finality_core::{transition, Kind, Status};
+use finality_core::{transition, Kind, Status, Timestamp};
 use finality_sim::Simulator;
 use sqlx::{PgPool, Row};
 use std::collections::{HashMap, HashSet};
@@ -53,9 +53,53 @@ pub struct Report {
     pub webhooks_acknowledged: usize,
     pub webhooks_not_stored: usize,
     pub settled_in: Duration,
-    /// From a SIGKILL to the next call for each poll the victim held: p50
-    /// and max, seconds; how many were measured.
-    pub rerun_after_kill: Option<(f64, f64, usize)>,
+    /// From a SIGKILL to the next call for each poll the victim held.
+    pub rerun_after_kill: Option<Rerun>,
+    /// From a SIGKILL to the victim's leases released: p50, max seconds.
+    pub released_after_kill: Option<(f64, f64)>,
+    /// How far behind the queue was at those releases: p50, max seconds.
+    pub queue_lag_at_release: Option<(f64, f64)>,
+}
+
+/// How long a killed node's polls waited to be called again, seconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Rerun {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+    pub measured: usize,
+    /// Over the 10 s target…
+    pub over_10s: usize,
+    /// …of which the database was down between the kill and 10 s after it
+    /// (nobody can release or claim while it is).
+    pub over_10s_db_down: usize,
+}
+
+impl Rerun {
+    /// `delays`: (kill time ms, seconds until called again).
+    fn of(mut delays: Vec<(i64, f64)>, db_down: &[(i64, i64)]) -> Option<Self> {
+        delays.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let n = delays.len();
+        let max = delays.last()?.1;
+        let at = |q: f64| delays[((n as f64 * q).ceil() as usize).clamp(1, n) - 1].1;
+        let slow: Vec<&(i64, f64)> = delays.iter().filter(|d| d.1 > 10.0).collect();
+        let near_db = slow
+            .iter()
+            .filter(|(killed, _)| {
+                db_down
+                    .iter()
+                    .any(|(down, up)| *down <= killed + 10_000 && *up >= *killed)
+            })
+            .count();
+        Some(Rerun {
+            p50: at(0.5),
+            p99: at(0.99),
+            max,
+            measured: n,
+            over_10s: slow.len(),
+            over_10s_db_down: near_db,
+        })
+    }
 }
 
 impl Report {
@@ -78,7 +122,7 @@ impl Report {
 
     pub fn print(&self) {
         let f = &self.faults;
-        let rows: [(&str, String); 17] = [
+        let rows: [(&str, String); 20] = [
             ("payments registered", self.registered.to_string()),
             (
                 "node kills (SIGKILL) / restarts",
@@ -123,8 +167,27 @@ impl Report {
             ),
             (
                 "kill → the victim's polls called again (p50 / max)",
-                self.rerun_after_kill.map_or("-".into(), |(p50, max, n)| {
-                    format!("{p50:.1} s / {max:.1} s ({n} polls)")
+                self.rerun_after_kill.map_or("-".into(), |r| {
+                    format!(
+                        "{:.1} s / {:.1} s ({} polls; p99 {:.1} s)",
+                        r.p50, r.max, r.measured, r.p99
+                    )
+                }),
+            ),
+            (
+                "kill → the victim's leases released (p50 / max)",
+                self.released_after_kill
+                    .map_or("-".into(), |(p50, max)| format!("{p50:.1} s / {max:.1} s")),
+            ),
+            (
+                "  the queue's lag then (oldest due poll, p50 / max)",
+                self.queue_lag_at_release
+                    .map_or("-".into(), |(p50, max)| format!("{p50:.1} s / {max:.1} s")),
+            ),
+            (
+                "  calls again after over 10 s / database down then",
+                self.rerun_after_kill.map_or("-".into(), |r| {
+                    format!("{} / {}", r.over_10s, r.over_10s_db_down)
                 }),
             ),
             (
@@ -241,26 +304,32 @@ pub async fn check(
     .fetch_one(pool)
     .await? as usize;
 
+    // The next call for each poll the victim held, as the provider saw it
+    // arrive (a call whose caller was killed in turn before recording it
+    // still counts).
+    let refs: HashMap<&str, &str> = registered
+        .iter()
+        .map(|(id, r)| (id.as_str(), r.as_str()))
+        .collect();
     let mut delays = Vec::new();
     for (killed_at, held) in &faults.killed_leases {
         for id in held {
-            let next: Option<i64> = sqlx::query_scalar(
-                "SELECT min(started_at) FROM poll_attempts WHERE payment_id = $1 AND started_at > $2",
-            )
-            .bind(id)
-            .bind(killed_at)
-            .fetch_one(pool)
-            .await?;
+            let next = refs
+                .get(id.as_str())
+                .and_then(|r| sim.first_call_since(r, Timestamp(*killed_at)));
             // Settled by a webhook meanwhile: nothing left to poll.
             if let Some(at) = next {
-                delays.push((at - killed_at) as f64 / 1000.0);
+                delays.push((*killed_at, (at.0 - killed_at) as f64 / 1000.0));
             }
         }
     }
-    delays.sort_by(f64::total_cmp);
-    if let Some(max) = delays.last() {
-        r.rerun_after_kill = Some((delays[(delays.len() - 1) / 2], *max, delays.len()));
-    }
+    r.rerun_after_kill = Rerun::of(delays, &faults.db_down);
+    let p50_max = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.last().map(|max| (v[(v.len() - 1) / 2], *max))
+    };
+    r.released_after_kill = p50_max(faults.released_after.iter().map(|r| r.0).collect());
+    r.queue_lag_at_release = p50_max(faults.released_after.iter().map(|r| r.1).collect());
     r.overlapping_calls = sim.stats().overlapping_calls;
     let acked = sim.acknowledged();
     r.webhooks_acknowledged = acked.len();

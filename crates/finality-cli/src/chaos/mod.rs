@@ -45,6 +45,12 @@ pub struct ChaosArgs {
     settle_timeout: Duration,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Without the provider's own faults (429s, 5xx, hangs): nodes, the
+    /// database and webhooks still misbehave. Separates what a node's
+    /// death costs from what the provider's backoff (pauses, open
+    /// breakers) adds.
+    #[arg(long)]
+    no_provider_faults: bool,
 }
 
 /// What the fault phase did.
@@ -57,6 +63,13 @@ pub struct Faults {
     pub db_stops: u32,
     /// Per kill: when (ms) and the polls the victim held then.
     pub killed_leases: Vec<(i64, Vec<String>)>,
+    /// When (ms) PostgreSQL was unreachable: restarts and stops.
+    pub db_down: Vec<(i64, i64)>,
+    /// Per kill that held polls: seconds until no poll was leased to the
+    /// victim any more (its death noticed, its leases released), and how
+    /// far behind the cluster's queue was then (seconds since the oldest
+    /// unleased due poll fell due): released polls queue behind that.
+    pub released_after: Vec<(f64, f64)>,
 }
 
 fn now_ms() -> i64 {
@@ -75,11 +88,16 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     }
     let started = Instant::now();
     println!(
-        "finality chaos · {} nodes · {} payments · faults for {} · seed {}",
+        "finality chaos · {} nodes · {} payments · faults for {} · seed {}{}",
         args.nodes,
         args.payments,
         humantime::format_duration(args.duration),
-        args.seed
+        args.seed,
+        if args.no_provider_faults {
+            " · no provider faults"
+        } else {
+            ""
+        }
     );
     let pg = Arc::new(
         tokio::task::spawn_blocking(PrivatePg::start)
@@ -114,6 +132,11 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     sim_cfg.faults.timeout = 0.01;
     sim_cfg.faults.hang = Duration::from_secs(3);
     sim_cfg.latency = Duration::from_millis(20);
+    if args.no_provider_faults {
+        sim_cfg.faults.rate_limited = 0.0;
+        sim_cfg.faults.server_error = 0.0;
+        sim_cfg.faults.timeout = 0.0;
+    }
     let sim = Simulator::new(sim_cfg, clock.clone(), args.seed);
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let sim_url = format!("http://{}", l.local_addr()?);
@@ -142,7 +165,7 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     };
 
     let watch = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(1)
+        .max_connections(4)
         .connect(&url)
         .await
         .ok();
@@ -243,13 +266,16 @@ async fn inject(
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed ^ 0x5eed);
     let start = Instant::now();
     let (mut restarted_db, mut paused, mut stopped_db) = (false, false, false);
+    let mut watchers = Vec::new();
     while start.elapsed() < args.duration {
         tokio::time::sleep(args.kill_every).await;
         let at = start.elapsed().as_secs_f64() / args.duration.as_secs_f64();
         if !restarted_db && at >= 1.0 / 3.0 {
             restarted_db = true;
+            let down = now_ms();
             let p = pg.clone();
             tokio::task::spawn_blocking(move || p.restart_immediate()).await?;
+            f.db_down.push((down, now_ms()));
             f.db_restarts += 1;
             continue;
         }
@@ -264,11 +290,13 @@ async fn inject(
         }
         if !stopped_db && at >= 2.0 / 3.0 {
             stopped_db = true;
+            let down = now_ms();
             let p = pg.clone();
             tokio::task::spawn_blocking(move || p.stop(false)).await?;
             tokio::time::sleep(Duration::from_secs(5)).await;
             let p = pg.clone();
             tokio::task::spawn_blocking(move || p.start_again()).await?;
+            f.db_down.push((down, now_ms()));
             f.db_stops += 1;
             continue;
         }
@@ -285,8 +313,13 @@ async fn inject(
             .unwrap_or_default(),
             None => Vec::new(),
         };
+        let victim = nodes.worker(i);
         nodes.kill(i)?;
-        f.killed_leases.push((now_ms(), held));
+        let killed_at = now_ms();
+        if let (Some(pool), false) = (pool, held.is_empty()) {
+            watchers.push(tokio::spawn(watch_release(pool.clone(), victim)));
+        }
+        f.killed_leases.push((killed_at, held));
         f.kills += 1;
         tokio::time::sleep(Duration::from_secs(1)).await;
         nodes.restart(i).await?;
@@ -294,8 +327,10 @@ async fn inject(
     }
     // Each fault at least once, however short the run.
     if !restarted_db {
+        let down = now_ms();
         let p = pg.clone();
         tokio::task::spawn_blocking(move || p.restart_immediate()).await?;
+        f.db_down.push((down, now_ms()));
         f.db_restarts += 1;
     }
     if !paused {
@@ -306,12 +341,50 @@ async fn inject(
         f.pauses += 1;
     }
     if !stopped_db {
+        let down = now_ms();
         let p = pg.clone();
         tokio::task::spawn_blocking(move || p.stop(false)).await?;
         tokio::time::sleep(Duration::from_secs(5)).await;
         let p = pg.clone();
         tokio::task::spawn_blocking(move || p.start_again()).await?;
+        f.db_down.push((down, now_ms()));
         f.db_stops += 1;
     }
+    for w in watchers {
+        if let Ok(Some(secs)) = w.await {
+            f.released_after.push(secs);
+        }
+    }
     Ok(f)
+}
+
+/// Seconds from now until nothing is leased to `victim` (checked every
+/// 100 ms, the database's outages waited out; `None` after two minutes),
+/// and the queue's lag at that moment.
+async fn watch_release(pool: sqlx::PgPool, victim: String) -> Option<(f64, f64)> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
+        let held: Result<i64, _> =
+            sqlx::query_scalar("SELECT count(*) FROM poll_jobs WHERE locked_by = $1")
+                .bind(&victim)
+                .fetch_one(&pool)
+                .await;
+        if let Ok(0) = held {
+            let released = start.elapsed().as_secs_f64();
+            let now = now_ms();
+            let oldest: Option<i64> = sqlx::query_scalar(
+                "SELECT min(next_poll_at) FROM poll_jobs \
+                 WHERE locked_by IS NULL AND next_poll_at <= $1",
+            )
+            .bind(now)
+            .fetch_one(&pool)
+            .await
+            .ok()
+            .flatten();
+            let lag = oldest.map_or(0.0, |t| (now - t) as f64 / 1000.0);
+            return Some((released, lag));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
 }

@@ -185,6 +185,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
             inbox: None,
             events: None,
             shutdown_grace: Some(Duration::from_secs(1)),
+            client_timeout: None,
         },
         listener,
         node_stop.clone(),
@@ -229,4 +230,168 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
         "due at once, not when the lease ends: {poll:?}"
     );
     stop.cancel();
+}
+
+/// The SQLite handle's pool, to change per-connection settings.
+fn sqlite_pool(db: &TestDb) -> sqlx::SqlitePool {
+    match &db.backend {
+        testing::Backend::Sqlite(lite) => lite.pool().clone(),
+        testing::Backend::Postgres(_) => unreachable!("a SQLite test database"),
+    }
+}
+
+/// POST a signed webhook for the simulator; the status and JSON answer.
+async fn send_webhook(app: &TestApp, id: &str, provider_ref: &str) -> (StatusCode, Value) {
+    let (headers, body) =
+        super::webhooks::signed(WEBHOOK_SECRET, id, chrono_now(), provider_ref, "succeeded");
+    let mut req = app.http.post(format!("{}/webhooks/sim", app.base));
+    for (k, v) in &headers {
+        req = req.header(*k, v);
+    }
+    let r = req.body(body).send().await.unwrap();
+    let s = r.status();
+    (s, r.json().await.unwrap_or(Value::Null))
+}
+
+/// SQLite's disk fills up (a page limit on the file, SQLITE_FULL):
+/// registrations and webhooks answer 503 naming the full disk, a refused
+/// registration leaves no row behind, and everything acknowledged before is
+/// there. Space comes back: the same process, never restarted, stores the
+/// provider's retried webhook, takes the refused registration and settles
+/// every payment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_disk_full_answers_503_writes_nothing_half_and_resumes() {
+    // Capped at the file's size after migrations: registrations fill the
+    // room left inside its pages, then the next page cannot be had.
+    let db = testing::sqlite_with(2, |o| {
+        o.journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+            .pragma("max_page_count", "1")
+    })
+    .await;
+    let pool = sqlite_pool(&db);
+    let mut sim_cfg = SimConfig::deterministic(Duration::from_millis(800));
+    sim_cfg.webhooks.lost = 1.0;
+    let app = spawn_app_on(db, sim_cfg, true, quick_sim).await;
+
+    let mut accepted = Vec::new();
+    let (refused, refused_body) = loop {
+        let id = format!("pay_fill_{}", accepted.len());
+        let body = app.payment(&id);
+        let (s, v) = app.post("/v1/payments", body.clone()).await;
+        match s {
+            StatusCode::CREATED => accepted.push(id),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert_eq!(v["error"]["code"], "unavailable", "{v}");
+                let msg = v["error"]["message"].as_str().unwrap_or_default();
+                assert!(msg.contains("full"), "the answer names the full disk: {v}");
+                break (id, body);
+            }
+            other => panic!("registration answered {other}: {v}"),
+        }
+        assert!(accepted.len() < 20_000, "the page limit never bit");
+    };
+    assert!(!accepted.is_empty(), "some room was left before the limit");
+
+    // Webhooks (smaller rows) fill what room is left; each acknowledged
+    // one is stored, and the first refused one is not.
+    let mut n = 0;
+    let refused_webhook = loop {
+        n += 1;
+        let id = format!("msg_disk_full_{n}");
+        let (s, v) = send_webhook(&app, &id, "sim_unknown").await;
+        match s {
+            StatusCode::OK => {
+                assert!(app.db.store.inbox_get("sim", &id).await.unwrap().is_some());
+            }
+            StatusCode::SERVICE_UNAVAILABLE => {
+                let msg = v["error"]["message"].as_str().unwrap_or_default();
+                assert!(msg.contains("full"), "the answer names the full disk: {v}");
+                break id;
+            }
+            other => panic!("webhook answered {other}: {v}"),
+        }
+        assert!(n < 20_000, "webhooks never filled the file");
+    };
+    assert!(app
+        .db
+        .store
+        .inbox_get("sim", &refused_webhook)
+        .await
+        .unwrap()
+        .is_none());
+    // Nothing half-written: no payment, job or history row of the refused one.
+    for table in [
+        "payments WHERE id",
+        "poll_jobs WHERE payment_id",
+        "status_history WHERE payment_id",
+    ] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table} = ?"))
+            .bind(&refused)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(n, 0, "{table} holds a row of the refused registration");
+    }
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM payments")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(stored as usize, accepted.len(), "every 201 is stored");
+
+    // Space returns: lift the limit on both of the pool's connections.
+    let (mut a, mut b) = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
+    for c in [&mut a, &mut b] {
+        sqlx::query("PRAGMA max_page_count = 1073741823")
+            .execute(&mut **c)
+            .await
+            .unwrap();
+    }
+    drop((a, b));
+
+    let (s, v) = send_webhook(&app, &refused_webhook, "sim_unknown").await;
+    assert_eq!(s, StatusCode::OK, "the provider's retry is stored: {v}");
+    assert!(app
+        .db
+        .store
+        .inbox_get("sim", &refused_webhook)
+        .await
+        .unwrap()
+        .is_some());
+    let (s, v) = app.post("/v1/payments", refused_body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    for id in accepted.iter().chain([&refused]) {
+        app.wait_for_status(id, "succeeded").await;
+    }
+}
+
+/// A SQLite file that can only be read (a read-only mount, wrong owner):
+/// writes answer 503 naming it, nothing is stored, and reads still work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_read_only_file_answers_503_on_writes_and_still_reads() {
+    let db = testing::sqlite_with(2, |o| o.read_only(true)).await;
+    let pool = sqlite_pool(&db);
+    let mut sim_cfg = SimConfig::deterministic(Duration::from_millis(800));
+    sim_cfg.webhooks.lost = 1.0;
+    let app = spawn_app_on(db, sim_cfg, true, quick_sim).await;
+
+    let (s, v) = app.post("/v1/payments", app.payment("pay_ro")).await;
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let msg = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains("read-only"),
+        "the answer names the read-only file: {v}"
+    );
+    let (s, v) = send_webhook(&app, "msg_read_only", "sim_unknown").await;
+    assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "not acknowledged: {v}");
+    let (s, v) = app.get("/v1/payments/pay_ro").await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "reads still answer: {v}");
+    let (s, v) = app.get("/readyz").await;
+    assert_eq!(s, StatusCode::OK, "the database answers reads: {v}");
+    for table in ["payments", "webhook_inbox", "status_history"] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}"))
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(n, 0, "{table} was written");
+    }
 }

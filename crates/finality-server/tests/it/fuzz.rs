@@ -195,3 +195,68 @@ fn too_many_headers_are_refused_and_the_server_keeps_serving() {
         assert_eq!(s, StatusCode::OK);
     });
 }
+
+/// Write `head` then one byte of `drip` every 300 ms, never finishing; how
+/// long until the server answers or closes the connection (`None`: still
+/// open after `give_up`).
+async fn trickle(base: &str, head: &str, drip: &[u8], give_up: Duration) -> Option<Duration> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut r, mut w) = s.into_split();
+    let started = std::time::Instant::now();
+    w.write_all(head.as_bytes()).await.unwrap();
+    let drip: Vec<u8> = drip.iter().copied().cycle().take(10_000).collect();
+    let writer = tokio::spawn(async move {
+        for b in drip {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            if w.write_all(&[b]).await.is_err() {
+                return;
+            }
+        }
+    });
+    let mut buf = [0u8; 512];
+    // Any answer (a 4xx) or the connection closed ends the wait.
+    let ended = tokio::time::timeout(give_up, r.read(&mut buf))
+        .await
+        .is_ok();
+    writer.abort();
+    ended.then(|| started.elapsed())
+}
+
+/// A client that trickles its headers, or its body, a byte at a time is
+/// cut off after the client timeout instead of holding a connection
+/// forever; the server keeps answering others meanwhile.
+#[test]
+fn slow_clients_are_cut_off_after_the_client_timeout() {
+    let rt = runtime();
+    rt.block_on(async {
+        let app = spawn_app_with(Backend::Sqlite, Duration::from_secs(3600), false).await;
+        let give_up = CLIENT_TIMEOUT * 4;
+        let headers = trickle(
+            &app.base,
+            "POST /webhooks/sim HTTP/1.1\r\nHost: x\r\n",
+            b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
+            give_up,
+        );
+        let body_head = format!(
+            "POST /v1/payments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{{"
+        );
+        let body = trickle(&app.base, &body_head, b" ", give_up);
+        let others = async {
+            tokio::time::sleep(CLIENT_TIMEOUT / 2).await;
+            app.get("/v1/payments").await.0
+        };
+        let (headers, body, others) = tokio::join!(headers, body, others);
+        assert_eq!(others, StatusCode::OK, "others are served meanwhile");
+        for (what, took) in [("headers", headers), ("body", body)] {
+            let took =
+                took.unwrap_or_else(|| panic!("trickled {what} still open after {give_up:?}"));
+            assert!(
+                took >= CLIENT_TIMEOUT - Duration::from_millis(200),
+                "trickled {what} cut off after {took:?}, before the client timeout"
+            );
+        }
+    });
+}

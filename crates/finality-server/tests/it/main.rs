@@ -27,6 +27,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 pub const TOKEN: &str = "test-token-123";
+/// Test apps close a connection whose headers or body take longer than this.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The sim provider's webhook secret in every test app.
 pub const WEBHOOK_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -134,6 +136,7 @@ pub async fn spawn_app_on(
         inbox: Some(InboxConfig::default()),
         events: Some(finality_relay::config::EventsConfig::default()),
         shutdown_grace: None,
+        client_timeout: Some(CLIENT_TIMEOUT),
     };
     tokio::spawn(finality_server::run(
         state,
