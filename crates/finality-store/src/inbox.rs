@@ -5,7 +5,7 @@ use crate::backend::Backend;
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
-use crate::query::{stmt, Conn, Fields};
+use crate::query::{placeholders, stmt, Conn, Fields};
 use finality_core::{contradicts_success, Status, Timestamp};
 
 /// Storing and processing webhook events.
@@ -289,6 +289,159 @@ async fn inbox_process_in<C: Conn>(
     Ok(out)
 }
 
+/// Several claimed events in one open transaction, in a fixed handful of
+/// statements for the common case (an event naming a registered payment
+/// by the provider's id, with a known status, the only one for its payment
+/// in the batch): fence the inbox rows, find and lock their payments,
+/// decide each in Rust, write every change through the one transition
+/// writer at once, record the rows' outcomes grouped. Every other event
+/// (merchant reference only, orphan, unknown status, a second event for a
+/// payment) then goes through [`inbox_process_in`], in the same
+/// transaction, so it sees the batch's changes.
+async fn inbox_process_many_in<C: Conn>(
+    conn: &mut C,
+    evs: &[InboxEvent],
+    now: Timestamp,
+) -> Result<Vec<InboxOutcome>> {
+    use std::collections::{HashMap, HashSet};
+    let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
+    // 1. The lease fence, for all at once.
+    let sql = format!(
+        "SELECT id, attempts FROM webhook_inbox WHERE id IN ({}) \
+         AND state IN ('received', 'failed'){}",
+        placeholders(1, evs.len()),
+        C::SQL.row_lock
+    );
+    let mut q = stmt(&sql, "locking webhooks");
+    for ev in evs {
+        q = q.int(ev.id);
+    }
+    let held: HashMap<i64, u32> = conn
+        .all(q)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok((
+                r.int("id", "webhook_inbox")?,
+                r.count("attempts", "webhook_inbox")?,
+            ))
+        })
+        .collect::<Result<_>>()?;
+    for (i, ev) in evs.iter().enumerate() {
+        if held.get(&ev.id) != Some(&ev.attempts) {
+            out[i] = Some(InboxOutcome::LeaseLost);
+        }
+    }
+    // 2. Payments by the provider's id, per provider.
+    let mut providers: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (i, ev) in evs.iter().enumerate() {
+        if let (None, Some(r), Some(_)) = (&out[i], ev.provider_ref.as_deref(), ev.observed) {
+            providers.entry(ev.provider.as_str()).or_default().push(r);
+        }
+    }
+    let mut by_ref: HashMap<(String, String), String> = HashMap::new();
+    for (provider, refs) in &providers {
+        let sql = format!(
+            "SELECT id, provider_ref FROM payments WHERE provider = $1 AND provider_ref IN ({})",
+            placeholders(2, refs.len())
+        );
+        let mut q = stmt(&sql, "finding payments by provider reference").text(provider);
+        for r in refs {
+            q = q.text(r);
+        }
+        for row in conn.all(q).await? {
+            by_ref.insert(
+                (provider.to_string(), row.text("provider_ref", "payments")?),
+                row.text("id", "payments")?,
+            );
+        }
+    }
+    // The fast path: found, known status, first for its payment.
+    let mut fast: Vec<(usize, String, Status)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    for (i, ev) in evs.iter().enumerate() {
+        let (None, Some(r), Some(status)) = (&out[i], ev.provider_ref.as_deref(), ev.observed)
+        else {
+            continue;
+        };
+        if let Some(id) = by_ref.get(&(ev.provider.clone(), r.to_string())) {
+            if seen.insert(id.clone()) {
+                fast.push((i, id.clone(), status));
+            }
+        }
+    }
+    if !fast.is_empty() {
+        // 3. Lock those payments (in id order, as every writer does).
+        let mut ids: Vec<&str> = fast.iter().map(|(_, id, _)| id.as_str()).collect();
+        ids.sort_unstable();
+        let sql = format!(
+            "SELECT id, status, kind FROM payments WHERE id IN ({}) ORDER BY id{}",
+            placeholders(1, ids.len()),
+            C::SQL.row_lock
+        );
+        let mut q = stmt(&sql, "locking payments");
+        for id in &ids {
+            q = q.text(id);
+        }
+        let mut current: HashMap<String, (Status, finality_core::Kind)> = HashMap::new();
+        for r in conn.all(q).await? {
+            current.insert(
+                r.text("id", "payments")?,
+                (
+                    r.parsed("status", "payments")?,
+                    r.parsed("kind", "payments")?,
+                ),
+            );
+        }
+        // 4. Decide each; 5. one write for every change.
+        let reports: Vec<Report> = fast
+            .iter()
+            .map(|(i, id, status)| webhook_report(&evs[*i], id, *status))
+            .collect();
+        let mut changes = Vec::new();
+        let mut decided = Vec::new();
+        for ((i, id, status), report) in fast.iter().zip(&reports) {
+            // Deleted meanwhile: the one-at-a-time path says what it is.
+            let Some((cur, kind)) = current.get(id) else {
+                continue;
+            };
+            let (applied, change) = crate::payments::decide_report(report, *kind, *cur, now);
+            changes.extend(change);
+            decided.push((*i, id.clone(), *status, applied));
+        }
+        crate::transition::write_changes(conn, &changes).await?;
+        // 6. The rows' outcomes, one statement per distinct outcome.
+        let mut groups: HashMap<(InboxState, Option<String>), Vec<i64>> = HashMap::new();
+        for (i, id, status, applied) in decided {
+            let (state, reason, o) = verdict(&evs[i], status, id, applied);
+            groups.entry((state, reason)).or_default().push(evs[i].id);
+            out[i] = Some(o);
+        }
+        for ((state, reason), rows) in groups {
+            let sql = format!(
+                "UPDATE webhook_inbox SET state = $1, reason = $2, processed_at = $3, \
+                 next_attempt_at = NULL WHERE id IN ({})",
+                placeholders(4, rows.len())
+            );
+            let mut q = stmt(&sql, "recording webhooks' outcomes")
+                .text(state.as_str())
+                .opt_text(reason.as_deref())
+                .int(now.0);
+            for id in rows {
+                q = q.int(id);
+            }
+            conn.run(q).await?;
+        }
+    }
+    // Everything else, one at a time, after the batch's changes.
+    for (i, ev) in evs.iter().enumerate() {
+        if out[i].is_none() {
+            out[i] = Some(inbox_process_in(conn, ev, now).await?);
+        }
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
 /// Webhook rows into the inbox inside the caller's transaction; whether
 /// each was new (false: a redelivery of a stored event, or a second copy
 /// earlier in the same batch). PostgreSQL writes a whole batch in one
@@ -399,23 +552,9 @@ impl<B: Backend> WebhookInbox for B {
         evs: &[InboxEvent],
         now: Timestamp,
     ) -> Result<Vec<InboxOutcome>> {
-        // Locked in a fixed order (by the provider's reference), so two
-        // nodes' batches touching the same payments queue, not deadlock.
-        let mut order: Vec<usize> = (0..evs.len()).collect();
-        order.sort_by(|a, b| {
-            (&evs[*a].provider, &evs[*a].provider_ref, evs[*a].id).cmp(&(
-                &evs[*b].provider,
-                &evs[*b].provider_ref,
-                evs[*b].id,
-            ))
-        });
-        let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
         let mut tx = self.begin_write().await?;
-        for i in order {
-            out[i] = Some(inbox_process_in(&mut *tx, &evs[i], now).await?);
-        }
+        let out = inbox_process_many_in(&mut *tx, evs, now).await?;
         tx.commit().await.op("committing webhooks' effects")?;
-        let out: Vec<InboxOutcome> = out.into_iter().flatten().collect();
         if out
             .iter()
             .any(|o| matches!(o, InboxOutcome::Applied { .. }))

@@ -136,6 +136,18 @@ pub struct Dialect {
     pub notify: Option<&'static str>,
     /// Signals other processes that the event feed grew.
     pub notify_feed: Option<&'static str>,
+    /// Appended to a `SELECT` that must lock its rows (`FOR UPDATE`;
+    /// nothing on SQLite, whose write transaction holds the database).
+    pub row_lock: &'static str,
+}
+
+/// `$from, $from+1, …` for `n` values: an `IN (…)` list for the portable
+/// statements that take a batch (PostgreSQL's own use arrays instead).
+pub fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A payment and its poll job's lease, as locked for a completion.

@@ -592,6 +592,84 @@ pub async fn listed_event_applies_as_sweep_once(db: Arc<dyn Store>) {
     assert_eq!(outbox_for(&*db, "pay_l").await.len(), 1);
 }
 
+/// A claimed batch processed in one transaction gives each event the
+/// outcome it would get alone, in arrival order: a second event for the
+/// same payment sees the first one's change, an orphan waits, an unknown
+/// status is recorded, a stale lease is refused; one feed event per
+/// transition.
+pub async fn inbox_batch_matches_one_at_a_time(db: Arc<dyn Store>) {
+    for id in ["pay_b1", "pay_b2", "pay_b3"] {
+        register(&*db, id, T0).await;
+    }
+    let unknown = NewInboxEvent {
+        observed: None,
+        provider_status: Some("weird".into()),
+        ..inbox_event("evt_b4", "ref_pay_b2", Status::Succeeded)
+    };
+    let rows = [
+        inbox_event("evt_b1", "ref_pay_b1", Status::Processing),
+        inbox_event("evt_b2", "ref_pay_b1", Status::Succeeded),
+        inbox_event("evt_b3", "ref_nobody", Status::Succeeded),
+        unknown,
+        inbox_event("evt_b5", "ref_pay_b3", Status::Failed),
+        inbox_event("evt_b6", "ref_pay_b3", Status::Failed),
+    ];
+    db.inbox_insert(&rows, T0).await.unwrap();
+    let mut batch = db
+        .inbox_claim(T0, 50, Timestamp(T0.0 + LEASE_MS))
+        .await
+        .unwrap();
+    assert_eq!(batch.len(), 6);
+    batch.sort_by_key(|e| e.id);
+    // One event whose lease another processor has since taken.
+    let mut stale = batch[5].clone();
+    stale.attempts += 7;
+    let mut evs = batch[..5].to_vec();
+    evs.push(stale);
+    let out = db.inbox_process_batch(&evs, T0).await.unwrap();
+    assert!(
+        matches!(
+            &out[..],
+            [
+                InboxOutcome::Applied { .. },
+                InboxOutcome::Applied { .. },
+                InboxOutcome::Orphaned,
+                InboxOutcome::Ignored { .. },
+                InboxOutcome::Applied { .. },
+                InboxOutcome::LeaseLost,
+            ]
+        ),
+        "{out:?}"
+    );
+    let b1 = db.get("pay_b1").await.unwrap().unwrap();
+    assert_eq!(b1.payment.status, Status::Succeeded);
+    assert_eq!(
+        outbox_for(&*db, "pay_b1").await.len(),
+        2,
+        "pending→processing→succeeded"
+    );
+    assert_eq!(
+        db.get("pay_b3").await.unwrap().unwrap().payment.status,
+        Status::Failed
+    );
+    assert_eq!(
+        db.get("pay_b2").await.unwrap().unwrap().payment.status,
+        Status::Pending
+    );
+    let state = |e: &'static str| {
+        let db = db.clone();
+        async move { db.inbox_get("sim", e).await.unwrap().unwrap().state }
+    };
+    assert_eq!(state("evt_b1").await, InboxState::Applied);
+    assert_eq!(state("evt_b3").await, InboxState::Orphaned);
+    assert_eq!(state("evt_b4").await, InboxState::Ignored);
+    assert_ne!(
+        state("evt_b6").await,
+        InboxState::Applied,
+        "the stale lease wrote nothing"
+    );
+}
+
 /// Claim and process every due inbox event; returns the outcomes.
 pub async fn drain_inbox(db: &dyn Store, now: Timestamp) -> Vec<InboxOutcome> {
     let mut out = Vec::new();
@@ -1321,6 +1399,7 @@ pub const CASES: &[(&str, Case)] = cases![
     cursor_is_leased_and_saved_by_its_holder,
     listed_event_applies_as_sweep_once,
     dead_nodes_leases_are_released_and_fenced,
+    inbox_batch_matches_one_at_a_time,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's
