@@ -115,7 +115,15 @@ impl Pusher {
         let mut delivered = 0;
         for group in groups(&events, self.config.concurrency) {
             let wanted: Vec<&OutboxEvent> = group.iter().filter(|e| self.sink.accepts(e)).collect();
-            let results = futures::future::join_all(wanted.iter().map(|e| self.attempt(e))).await;
+            let (results, records): (Vec<_>, Vec<_>) =
+                futures::future::join_all(wanted.iter().map(|e| self.attempt(e)))
+                    .await
+                    .into_iter()
+                    .unzip();
+            // The group's attempts in one statement, not one commit each.
+            if let Err(db) = self.store.record_deliveries(&records).await {
+                tracing::warn!(error = %db, "recording delivery attempts failed");
+            }
             let mut results = wanted.iter().map(|e| e.seq).zip(results);
             let mut failure: Option<SinkError> = None;
             let mut upto = cursor;
@@ -155,7 +163,8 @@ impl Pusher {
         Ok(delivered)
     }
 
-    async fn attempt(&self, e: &OutboxEvent) -> Result<(), SinkError> {
+    /// Deliver one event; its outcome and the attempt to record.
+    async fn attempt(&self, e: &OutboxEvent) -> (Result<(), SinkError>, DeliveryAttempt) {
         let started = Instant::now();
         let at = self.clock.now();
         let result = self.sink.deliver(e).await;
@@ -172,16 +181,13 @@ impl Pusher {
             latency_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
             error,
         };
-        if let Err(db) = self.store.record_delivery(&rec).await {
-            tracing::warn!(error = %db, "recording a delivery attempt failed");
-        }
         let outcome = if result.is_ok() {
             "delivered"
         } else {
             "failed"
         };
         metrics::counter!("finality_event_deliveries_total", "destination" => self.sink.name().to_string(), "outcome" => outcome).increment(1);
-        result.map(|_| ())
+        (result.map(|_| ()), rec)
     }
 
     async fn record_failure(

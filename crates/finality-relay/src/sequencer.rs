@@ -19,10 +19,11 @@ pub async fn sequence_all(store: &dyn Store) -> finality_store::Result<u64> {
     }
 }
 
-/// Run the sequencer until `shutdown`: on every local wake-up, and every
-/// `interval` for transitions committed by other nodes.
+/// Run the sequencer until `shutdown`: as soon as this process commits a
+/// status change, and every `interval` for transitions committed by other
+/// nodes.
 pub async fn run(store: Arc<dyn Store>, interval: Duration, shutdown: CancellationToken) {
-    let mut wake = store.subscribe();
+    let mut wake = store.subscribe_transitions();
     while !shutdown.is_cancelled() {
         if let Err(e) = sequence_all(&*store).await {
             tracing::error!(error = %e, "sequencing the event feed failed");

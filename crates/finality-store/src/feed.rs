@@ -32,7 +32,8 @@ pub trait EventFeed: Send + Sync {
     /// Record that the head event failed: retry at `next_attempt_at`.
     async fn destination_failed(&self, st: &DestinationState) -> Result<()>;
 
-    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()>;
+    /// Record delivery attempts (a pusher's group at once: one statement).
+    async fn record_deliveries(&self, attempts: &[DeliveryAttempt]) -> Result<()>;
     async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
 
     /// Delete events at or below feed position `max_seq` that occurred
@@ -231,23 +232,31 @@ impl<B: Backend> EventFeed for B {
         Ok(())
     }
 
-    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()> {
+    async fn record_deliveries(&self, attempts: &[DeliveryAttempt]) -> Result<()> {
+        if attempts.is_empty() {
+            return Ok(());
+        }
+        let rows: Vec<String> = (0..attempts.len())
+            .map(|i| format!("({})", crate::query::placeholders(1 + 7 * i, 7)))
+            .collect();
+        let sql = format!(
+            "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, \
+             latency_ms, error) VALUES {}",
+            rows.join(", ")
+        );
+        let mut q = stmt(&sql, "recording delivery attempts");
+        for a in attempts {
+            q = q
+                .text(&a.destination)
+                .text(&a.event_id)
+                .int(a.feed_seq)
+                .int(a.at.0)
+                .opt_int4(a.status_code.map(i32::from))
+                .int(a.latency_ms)
+                .opt_text(a.error.as_deref());
+        }
         let mut conn = self.read().await?;
-        conn.run(
-            stmt(
-                "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, \
-                 latency_ms, error) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                "recording a delivery attempt",
-            )
-            .text(&a.destination)
-            .text(&a.event_id)
-            .int(a.feed_seq)
-            .int(a.at.0)
-            .opt_int4(a.status_code.map(i32::from))
-            .int(a.latency_ms)
-            .opt_text(a.error.as_deref()),
-        )
-        .await?;
+        conn.run(q).await?;
         Ok(())
     }
 

@@ -28,6 +28,22 @@ pub trait WebhookInbox: Send + Sync {
     /// the result on the inbox row, in one transaction.
     async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome>;
 
+    /// Take the events due now (up to `limit`) and apply them, all in one
+    /// transaction: no lease is needed, since the rows stay locked until
+    /// the commit and a crash rolls everything back. The fast path of the
+    /// inbox processor; on an error it falls back to claiming with a
+    /// lease and processing one at a time, where failures are recorded.
+    async fn inbox_take_and_process(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<(InboxEvent, InboxOutcome)>> {
+        let evs = self.inbox_claim(now, limit, lease_until).await?;
+        let out = self.inbox_process_batch(&evs, now).await?;
+        Ok(evs.into_iter().zip(out).collect())
+    }
+
     /// Apply several claimed events in one transaction (one commit for a
     /// burst); all or nothing. On an error the caller processes them one
     /// at a time, so one bad event cannot hold the others back.
@@ -510,7 +526,7 @@ impl<B: Backend> WebhookInbox for B {
         }
         tx.commit().await.op("committing webhooks")?;
         if fresh.iter().any(|f| *f) {
-            self.wakeups().bump();
+            self.wakeups().bump_transitions();
         }
         Ok(fresh)
     }
@@ -542,7 +558,7 @@ impl<B: Backend> WebhookInbox for B {
         let out = inbox_process_in(&mut *tx, ev, now).await?;
         tx.commit().await.op("committing a webhook's effect")?;
         if matches!(out, InboxOutcome::Applied { .. }) {
-            self.wakeups().bump();
+            self.wakeups().bump_transitions();
         }
         Ok(out)
     }
@@ -562,6 +578,59 @@ impl<B: Backend> WebhookInbox for B {
             self.wakeups().bump();
         }
         Ok(out)
+    }
+
+    async fn inbox_take_and_process(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        _lease_until: Timestamp,
+    ) -> Result<Vec<(InboxEvent, InboxOutcome)>> {
+        // Nothing due is the common case of a wake-up: a read, not a write
+        // transaction.
+        let due = {
+            let mut conn = self.read().await?;
+            conn.opt(
+                stmt(
+                    "SELECT id FROM webhook_inbox WHERE state IN ('received', 'failed') \
+                     AND next_attempt_at <= $1 LIMIT 1",
+                    "looking for webhooks to apply",
+                )
+                .int(now.0),
+            )
+            .await?
+        };
+        if due.is_none() {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.begin_write().await?;
+        let sql = format!(
+            "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE state IN ('received', 'failed') \
+             AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2{}",
+            <B::Conn as Conn>::SQL.skip_locked
+        );
+        let evs: Vec<InboxEvent> = tx
+            .all(
+                stmt(&sql, "taking webhooks to apply")
+                    .int(now.0)
+                    .int(i64::from(limit)),
+            )
+            .await?
+            .iter()
+            .map(inbox_from_row)
+            .collect::<Result<_>>()?;
+        if evs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let out = inbox_process_many_in(&mut *tx, &evs, now).await?;
+        tx.commit().await.op("committing webhooks' effects")?;
+        if out
+            .iter()
+            .any(|o| matches!(o, InboxOutcome::Applied { .. }))
+        {
+            self.wakeups().bump_transitions();
+        }
+        Ok(evs.into_iter().zip(out).collect())
     }
 
     async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()> {

@@ -90,6 +90,11 @@ pub trait Store:
     /// long-polling feed readers wait on. A hint, like [`Store::subscribe`].
     fn subscribe_feed(&self) -> watch::Receiver<u64>;
 
+    /// A receiver that changes whenever this process committed a status
+    /// change: what the feed sequencer waits on (not on every webhook
+    /// stored or payment registered).
+    fn subscribe_transitions(&self) -> watch::Receiver<u64>;
+
     /// How many write transactions are worth running at once. SQLite has
     /// one writer (a second waits on the file lock, sleeping), PostgreSQL
     /// commits concurrent transactions together.
@@ -111,6 +116,9 @@ impl<B: backend::Backend> Store for B {
         self.start_listener();
         self.wakeups().subscribe_feed()
     }
+    fn subscribe_transitions(&self) -> watch::Receiver<u64> {
+        self.wakeups().subscribe_transitions()
+    }
     fn parallel_writers(&self) -> usize {
         B::WRITERS
     }
@@ -123,6 +131,7 @@ impl<B: backend::Backend> Store for B {
 #[derive(Debug, Clone)]
 pub struct Wakeups {
     work: Arc<watch::Sender<u64>>,
+    transitions: Arc<watch::Sender<u64>>,
     feed: Arc<watch::Sender<u64>>,
 }
 
@@ -130,11 +139,21 @@ impl Wakeups {
     pub(crate) fn new() -> Self {
         Wakeups {
             work: Arc::new(watch::channel(0).0),
+            transitions: Arc::new(watch::channel(0).0),
             feed: Arc::new(watch::channel(0).0),
         }
     }
     pub fn bump(&self) {
         self.work.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    /// A status change committed here: work for the sequencer (and, as
+    /// before, a wake-up for everyone waiting on work).
+    pub fn bump_transitions(&self) {
+        self.bump();
+        self.transitions.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    pub(crate) fn subscribe_transitions(&self) -> watch::Receiver<u64> {
+        self.transitions.subscribe()
     }
     pub fn bump_feed(&self) {
         self.feed.send_modify(|v| *v = v.wrapping_add(1));

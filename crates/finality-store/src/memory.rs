@@ -472,7 +472,7 @@ impl PaymentStore for MemStore {
         if let Some(change) = change {
             write_changes(&mut *s, &[change]).await?;
             drop(s);
-            self.wake.bump();
+            self.wake.bump_transitions();
         }
         Ok(out)
     }
@@ -626,7 +626,7 @@ impl PollQueue for MemStore {
         let out = complete_in(&mut *s, cs).await?;
         drop(s);
         if applied_any(&out) {
-            self.wake.bump();
+            self.wake.bump_transitions();
         }
         Ok(out)
     }
@@ -879,7 +879,7 @@ impl WebhookInbox for MemStore {
         s.set_inbox_state(i, state, reason);
         drop(s);
         if matches!(out, InboxOutcome::Applied { .. }) {
-            self.wake.bump();
+            self.wake.bump_transitions();
         }
         Ok(out)
     }
@@ -1041,8 +1041,12 @@ impl EventFeed for MemStore {
         Ok(())
     }
 
-    async fn record_delivery(&self, a: &DeliveryAttempt) -> Result<()> {
-        self.state.lock().await.deliveries.push(a.clone());
+    async fn record_deliveries(&self, attempts: &[DeliveryAttempt]) -> Result<()> {
+        self.state
+            .lock()
+            .await
+            .deliveries
+            .extend_from_slice(attempts);
         Ok(())
     }
 
@@ -1150,5 +1154,8 @@ impl Store for MemStore {
     }
     fn subscribe_feed(&self) -> watch::Receiver<u64> {
         self.wake.subscribe_feed()
+    }
+    fn subscribe_transitions(&self) -> watch::Receiver<u64> {
+        self.wake.subscribe_transitions()
     }
 }

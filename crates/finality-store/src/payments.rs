@@ -304,7 +304,7 @@ impl<B: Backend> PaymentStore for B {
         let out = apply_in(&mut *tx, report, now).await?;
         tx.commit().await.op("committing a status change")?;
         if matches!(out, ApplyOutcome::Applied { .. }) {
-            self.wakeups().bump();
+            self.wakeups().bump_transitions();
         }
         Ok(out)
     }

@@ -231,7 +231,7 @@ impl<B: Backend> PollQueue for B {
         let mut out = complete_in(&mut *tx, std::slice::from_ref(c)).await?;
         tx.commit().await.op("committing a poll result")?;
         if any_applied(&out) {
-            self.wakeups().bump();
+            self.wakeups().bump_transitions();
         }
         Ok(out.pop().unwrap_or(CompleteOutcome::LeaseLost))
     }
@@ -241,7 +241,7 @@ impl<B: Backend> PollQueue for B {
         let out = complete_in(&mut *tx, cs).await?;
         tx.commit().await.op("committing a batch of poll results")?;
         if any_applied(&out) {
-            self.wakeups().bump();
+            self.wakeups().bump_transitions();
         }
         Ok(out)
     }

@@ -158,6 +158,7 @@ static DIALECT: Dialect = Dialect {
     lock_feed: "SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE",
     lock_bucket: "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1 FOR UPDATE",
     notify: Some("SELECT pg_notify('finality_jobs', '')"),
+    skip_locked: " FOR UPDATE SKIP LOCKED",
     row_lock: " FOR UPDATE",
     notify_feed: Some("SELECT pg_notify('finality_feed', '')"),
 };

@@ -139,6 +139,9 @@ pub struct Dialect {
     /// Appended to a `SELECT` that must lock its rows (`FOR UPDATE`;
     /// nothing on SQLite, whose write transaction holds the database).
     pub row_lock: &'static str,
+    /// Appended to a `SELECT` that takes rows no one else holds (`FOR
+    /// UPDATE SKIP LOCKED`; nothing on SQLite).
+    pub skip_locked: &'static str,
 }
 
 /// `$from, $from+1, …` for `n` values: an `IN (…)` list for the portable

@@ -120,6 +120,7 @@ static DIALECT: Dialect = Dialect {
     lock_feed: "SELECT last_seq FROM feed_state WHERE id = 1",
     lock_bucket: "SELECT tokens, updated_at FROM rate_buckets WHERE provider = $1",
     notify: None,
+    skip_locked: "",
     row_lock: "",
     notify_feed: None,
 };
