@@ -54,6 +54,8 @@ pub struct Pusher {
     clock: Arc<dyn Clock>,
     sink: Arc<dyn Sink>,
     config: PushConfig,
+    /// The cursor after this pusher's last clean round (none pending).
+    cursor: std::sync::Mutex<Option<i64>>,
 }
 
 /// The delay before redelivery after `attempts` failed tries.
@@ -96,6 +98,7 @@ impl Pusher {
             clock,
             sink,
             config,
+            cursor: std::sync::Mutex::new(None),
         })
     }
 
@@ -103,15 +106,22 @@ impl Pusher {
     /// delivered. Stops at the first failure (recorded for a later retry).
     pub async fn push_once(&self) -> finality_store::Result<usize> {
         let name = self.sink.name();
-        let st = self.store.destination(name).await?;
-        if st.next_attempt_at.is_some_and(|t| t > self.clock.now()) {
-            return Ok(0);
-        }
-        let events = self
-            .store
-            .feed_after(st.delivered_seq, self.config.batch)
-            .await?;
-        let mut cursor = st.delivered_seq;
+        // After a clean push this pusher knows its cursor (and that no
+        // retry is pending): one read fewer per round. Otherwise, and after
+        // anything unexpected, the stored state is read.
+        let hint = self.cursor.lock().ok().and_then(|mut c| c.take());
+        let (start, mut st) = match hint {
+            Some(c) => (c, None),
+            None => {
+                let st = self.store.destination(name).await?;
+                if st.next_attempt_at.is_some_and(|t| t > self.clock.now()) {
+                    return Ok(0);
+                }
+                (st.delivered_seq, Some(st))
+            }
+        };
+        let events = self.store.feed_after(start, self.config.batch).await?;
+        let mut cursor = start;
         let mut delivered = 0;
         for group in groups(&events, self.config.concurrency) {
             let wanted: Vec<&OutboxEvent> = group.iter().filter(|e| self.sink.accepts(e)).collect();
@@ -120,10 +130,6 @@ impl Pusher {
                     .await
                     .into_iter()
                     .unzip();
-            // The group's attempts in one statement, not one commit each.
-            if let Err(db) = self.store.record_deliveries(&records).await {
-                tracing::warn!(error = %db, "recording delivery attempts failed");
-            }
             let mut results = wanted.iter().map(|e| e.seq).zip(results);
             let mut failure: Option<SinkError> = None;
             let mut upto = cursor;
@@ -144,21 +150,40 @@ impl Pusher {
                     None => break,
                 }
             }
-            if upto != cursor {
-                finality_core::fault::point("after_event_delivery");
-                if !self.store.destination_advance(name, cursor, upto).await? {
-                    tracing::warn!(
-                        destination = name,
-                        "cursor moved under this pusher; another pusher runs for it"
-                    );
-                    return Ok(delivered);
+            // The group's attempts in one statement, beside the cursor's
+            // move (two connections, so neither waits for the other).
+            let record = async {
+                if let Err(db) = self.store.record_deliveries(&records).await {
+                    tracing::warn!(error = %db, "recording delivery attempts failed");
                 }
-                cursor = upto;
+            };
+            let advance = async {
+                if upto == cursor {
+                    return Ok(true);
+                }
+                finality_core::fault::point("after_event_delivery");
+                self.store.destination_advance(name, cursor, upto).await
+            };
+            let ((), advanced) = tokio::join!(record, advance);
+            if !advanced? {
+                tracing::warn!(
+                    destination = name,
+                    "cursor moved under this pusher; another pusher runs for it"
+                );
+                return Ok(delivered);
             }
+            cursor = upto;
             if let Some(err) = failure {
+                let st = match st.take() {
+                    Some(st) => st,
+                    None => self.store.destination(name).await?,
+                };
                 self.record_failure(&st, cursor, err).await?;
                 return Ok(delivered);
             }
+        }
+        if let Ok(mut c) = self.cursor.lock() {
+            *c = Some(cursor);
         }
         Ok(delivered)
     }

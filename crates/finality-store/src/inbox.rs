@@ -516,14 +516,11 @@ impl<B: Backend> WebhookInbox for B {
         }
         let mut tx = self.begin_write().await?;
         let conn: &mut B::Conn = &mut tx;
+        // No NOTIFY: the node that stored a webhook applies it (its own
+        // processor is woken in process below); other nodes' processors
+        // look every `idle_check`. A NOTIFY here would make every webhook
+        // commit wait on PostgreSQL's one notification queue lock.
         let fresh = conn.insert_inbox(events, now).await?;
-        // Other nodes' inbox processors wake at the commit (PostgreSQL),
-        // not at their next look.
-        if fresh.iter().any(|f| *f) {
-            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
-                conn.run(stmt(sql, "notifying workers")).await?;
-            }
-        }
         tx.commit().await.op("committing webhooks")?;
         if fresh.iter().any(|f| *f) {
             self.wakeups().bump_transitions();
