@@ -74,17 +74,14 @@ impl Scratch {
     async fn exec_one(&self, sql: &str) -> anyhow::Result<()> {
         match &self.at {
             Where::Postgres { url, schema } => {
-                let mut c = pg_options(url)?
-                    .options([("search_path", schema.as_str())])
-                    .connect()
+                sqlx::raw_sql(sql)
+                    .execute(&mut pg_conn(url, schema).await?)
                     .await?;
-                sqlx::raw_sql(sql).execute(&mut c).await?;
             }
             Where::Sqlite { path } => {
-                let mut c =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await?;
-                sqlx::raw_sql(sql).execute(&mut c).await?;
+                sqlx::raw_sql(sql)
+                    .execute(&mut lite_conn(path).await?)
+                    .await?;
             }
         }
         Ok(())
@@ -94,38 +91,32 @@ impl Scratch {
     pub async fn scalar(&self, sql: &str) -> anyhow::Result<i64> {
         Ok(match &self.at {
             Where::Postgres { url, schema } => {
-                let mut c = pg_options(url)?
-                    .options([("search_path", schema.as_str())])
-                    .connect()
-                    .await?;
-                sqlx::query_scalar(sql).fetch_one(&mut c).await?
+                sqlx::query_scalar(sql)
+                    .fetch_one(&mut pg_conn(url, schema).await?)
+                    .await?
             }
             Where::Sqlite { path } => {
-                let mut c =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await?;
-                sqlx::query_scalar(sql).fetch_one(&mut c).await?
+                sqlx::query_scalar(sql)
+                    .fetch_one(&mut lite_conn(path).await?)
+                    .await?
             }
         })
     }
 
-    /// Rows of (text, number) from SQL (PostgreSQL).
+    /// Rows of (text, number) from SQL.
     pub async fn rows_i64(&self, sql: &str) -> anyhow::Result<Vec<(String, i64)>> {
-        match &self.at {
+        Ok(match &self.at {
             Where::Postgres { url, schema } => {
-                let mut c = pg_options(url)?
-                    .options([("search_path", schema.as_str())])
-                    .connect()
-                    .await?;
-                Ok(sqlx::query_as(sql).fetch_all(&mut c).await?)
+                sqlx::query_as(sql)
+                    .fetch_all(&mut pg_conn(url, schema).await?)
+                    .await?
             }
             Where::Sqlite { path } => {
-                let mut c =
-                    sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display()))
-                        .await?;
-                Ok(sqlx::query_as(sql).fetch_all(&mut c).await?)
+                sqlx::query_as(sql)
+                    .fetch_all(&mut lite_conn(path).await?)
+                    .await?
             }
-        }
+        })
     }
 
     /// `n` pending payments of provider `bench` with ids `{prefix}1..n`,
@@ -176,6 +167,19 @@ fn remove_sqlite(path: &std::path::Path) {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
     }
+}
+
+/// A connection of its own to the scratch schema.
+async fn pg_conn(url: &str, schema: &str) -> anyhow::Result<sqlx::PgConnection> {
+    Ok(pg_options(url)?
+        .options([("search_path", schema)])
+        .connect()
+        .await?)
+}
+
+/// A connection of its own to the scratch file.
+async fn lite_conn(path: &std::path::Path) -> anyhow::Result<sqlx::SqliteConnection> {
+    Ok(sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await?)
 }
 
 pub fn pg_options(url: &str) -> anyhow::Result<sqlx::postgres::PgConnectOptions> {

@@ -240,6 +240,11 @@ fn sqlite_pool(db: &TestDb) -> sqlx::SqlitePool {
     }
 }
 
+/// Whether the simulator's webhook `id` is in the inbox.
+async fn stored(app: &TestApp, id: &str) -> bool {
+    app.db.store.inbox_get("sim", id).await.unwrap().is_some()
+}
+
 /// POST a signed webhook for the simulator; the status and JSON answer.
 async fn send_webhook(app: &TestApp, id: &str, provider_ref: &str) -> (StatusCode, Value) {
     let (headers, body) =
@@ -300,9 +305,7 @@ async fn sqlite_disk_full_answers_503_writes_nothing_half_and_resumes() {
         let id = format!("msg_disk_full_{n}");
         let (s, v) = send_webhook(&app, &id, "sim_unknown").await;
         match s {
-            StatusCode::OK => {
-                assert!(app.db.store.inbox_get("sim", &id).await.unwrap().is_some());
-            }
+            StatusCode::OK => assert!(stored(&app, &id).await),
             StatusCode::SERVICE_UNAVAILABLE => {
                 let msg = v["error"]["message"].as_str().unwrap_or_default();
                 assert!(msg.contains("full"), "the answer names the full disk: {v}");
@@ -312,13 +315,7 @@ async fn sqlite_disk_full_answers_503_writes_nothing_half_and_resumes() {
         }
         assert!(n < 20_000, "webhooks never filled the file");
     };
-    assert!(app
-        .db
-        .store
-        .inbox_get("sim", &refused_webhook)
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!stored(&app, &refused_webhook).await);
     // Nothing half-written: no payment, job or history row of the refused one.
     for table in [
         "payments WHERE id",
@@ -332,11 +329,11 @@ async fn sqlite_disk_full_answers_503_writes_nothing_half_and_resumes() {
             .unwrap();
         assert_eq!(n, 0, "{table} holds a row of the refused registration");
     }
-    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM payments")
+    let payments: i64 = sqlx::query_scalar("SELECT count(*) FROM payments")
         .fetch_one(&pool)
         .await
         .unwrap();
-    assert_eq!(stored as usize, accepted.len(), "every 201 is stored");
+    assert_eq!(payments as usize, accepted.len(), "every 201 is stored");
 
     // Space returns: lift the limit on both of the pool's connections.
     let (mut a, mut b) = (pool.acquire().await.unwrap(), pool.acquire().await.unwrap());
@@ -350,13 +347,7 @@ async fn sqlite_disk_full_answers_503_writes_nothing_half_and_resumes() {
 
     let (s, v) = send_webhook(&app, &refused_webhook, "sim_unknown").await;
     assert_eq!(s, StatusCode::OK, "the provider's retry is stored: {v}");
-    assert!(app
-        .db
-        .store
-        .inbox_get("sim", &refused_webhook)
-        .await
-        .unwrap()
-        .is_some());
+    assert!(stored(&app, &refused_webhook).await);
     let (s, v) = app.post("/v1/payments", refused_body).await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
     for id in accepted.iter().chain([&refused]) {
