@@ -174,21 +174,8 @@ impl InboxProcessor {
                 return Ok(n);
             }
             n += batch.len();
-            if batch.len() > 1 {
-                // A burst in one transaction; if it fails, one at a time
-                // (each failure then recorded on its own event).
-                match self.store.inbox_process_batch(&batch, now).await {
-                    Ok(outcomes) => {
-                        for (ev, out) in batch.into_iter().zip(outcomes) {
-                            self.report(ev, Ok(out), now).await;
-                        }
-                        continue;
-                    }
-                    Err(e) => {
-                        tracing::debug!(error = %e, size = batch.len(), "applying a batch of webhooks failed; one at a time")
-                    }
-                }
-            }
+            // The safe path after the fast one failed: each event in its
+            // own transaction, each failure recorded on its own event.
             for ev in batch {
                 self.process(ev).await;
             }

@@ -305,23 +305,23 @@ async fn inbox_process_in<C: Conn>(
     Ok(out)
 }
 
-/// Several claimed events in one open transaction, in a fixed handful of
-/// statements for the common case (an event naming a registered payment
-/// by the provider's id, with a known status, the only one for its payment
-/// in the batch): fence the inbox rows, find and lock their payments,
-/// decide each in Rust, write every change through the one transition
-/// writer at once, record the rows' outcomes grouped. Every other event
-/// (merchant reference only, orphan, unknown status, a second event for a
-/// payment) then goes through [`inbox_process_in`], in the same
-/// transaction, so it sees the batch's changes.
-async fn inbox_process_many_in<C: Conn>(
+/// Whether a batch's inbox rows must be checked against their leases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fence {
+    /// Claimed earlier with a lease: another processor may have taken
+    /// them since (its lease bumped `attempts`).
+    Check,
+    /// Selected under lock in this very transaction.
+    Held,
+}
+
+/// The lease fence, for a whole batch at once: an event whose row is no
+/// longer ours (attempts moved on, or already processed) is `LeaseLost`.
+async fn fence_all<C: Conn>(
     conn: &mut C,
     evs: &[InboxEvent],
-    now: Timestamp,
-) -> Result<Vec<InboxOutcome>> {
-    use std::collections::{HashMap, HashSet};
-    let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
-    // 1. The lease fence, for all at once.
+    out: &mut [Option<InboxOutcome>],
+) -> Result<()> {
     let sql = format!(
         "SELECT id, attempts FROM webhook_inbox WHERE id IN ({}) \
          AND state IN ('received', 'failed'){}",
@@ -332,7 +332,7 @@ async fn inbox_process_many_in<C: Conn>(
     for ev in evs {
         q = q.int(ev.id);
     }
-    let held: HashMap<i64, u32> = conn
+    let held: std::collections::HashMap<i64, u32> = conn
         .all(q)
         .await?
         .iter()
@@ -347,6 +347,29 @@ async fn inbox_process_many_in<C: Conn>(
         if held.get(&ev.id) != Some(&ev.attempts) {
             out[i] = Some(InboxOutcome::LeaseLost);
         }
+    }
+    Ok(())
+}
+
+/// Several claimed events in one open transaction, in a fixed handful of
+/// statements for the common case (an event naming a registered payment
+/// by the provider's id, with a known status, the only one for its payment
+/// in the batch): fence the inbox rows, find and lock their payments,
+/// decide each in Rust, write every change through the one transition
+/// writer at once, record the rows' outcomes grouped. Every other event
+/// (merchant reference only, orphan, unknown status, a second event for a
+/// payment) then goes through [`inbox_process_in`], in the same
+/// transaction, so it sees the batch's changes.
+async fn inbox_process_many_in<C: Conn>(
+    conn: &mut C,
+    evs: &[InboxEvent],
+    now: Timestamp,
+    fence: Fence,
+) -> Result<Vec<InboxOutcome>> {
+    use std::collections::{HashMap, HashSet};
+    let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
+    if fence == Fence::Check {
+        fence_all(conn, evs, &mut out).await?;
     }
     // 2. Payments by the provider's id, per provider.
     let mut providers: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -523,7 +546,7 @@ impl<B: Backend> WebhookInbox for B {
         let fresh = conn.insert_inbox(events, now).await?;
         tx.commit().await.op("committing webhooks")?;
         if fresh.iter().any(|f| *f) {
-            self.wakeups().bump_transitions();
+            self.wakeups().bump();
         }
         Ok(fresh)
     }
@@ -566,13 +589,13 @@ impl<B: Backend> WebhookInbox for B {
         now: Timestamp,
     ) -> Result<Vec<InboxOutcome>> {
         let mut tx = self.begin_write().await?;
-        let out = inbox_process_many_in(&mut *tx, evs, now).await?;
+        let out = inbox_process_many_in(&mut *tx, evs, now, Fence::Check).await?;
         tx.commit().await.op("committing webhooks' effects")?;
         if out
             .iter()
             .any(|o| matches!(o, InboxOutcome::Applied { .. }))
         {
-            self.wakeups().bump();
+            self.wakeups().bump_transitions();
         }
         Ok(out)
     }
@@ -619,7 +642,8 @@ impl<B: Backend> WebhookInbox for B {
         if evs.is_empty() {
             return Ok(Vec::new());
         }
-        let out = inbox_process_many_in(&mut *tx, &evs, now).await?;
+        // Taken under lock in this transaction: nobody else can hold them.
+        let out = inbox_process_many_in(&mut *tx, &evs, now, Fence::Held).await?;
         tx.commit().await.op("committing webhooks' effects")?;
         if out
             .iter()

@@ -234,18 +234,17 @@ pub async fn e2e(url: &str, rate: f64, seconds: f64) -> anyhow::Result<E2e> {
         .iter()
         .filter_map(|(id, at_ms)| number(id).map(|i| since(i, at_ms * 1000)))
         .collect();
-    let pushed: Vec<i64> = pushed
-        .lock()
-        .map_err(|_| anyhow::anyhow!("receiver lock poisoned"))?
-        .iter()
-        .map(|(i, at)| since(*i, *at))
-        .collect();
-    let read: Vec<i64> = read
-        .lock()
-        .map_err(|_| anyhow::anyhow!("reader lock poisoned"))?
-        .iter()
-        .map(|(i, at)| since(*i, *at))
-        .collect();
+    // Arrival times per payment → latencies from each one's send.
+    let latencies = |seen: &Mutex<HashMap<usize, i64>>| -> anyhow::Result<Vec<i64>> {
+        Ok(seen
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a recorder's lock is poisoned"))?
+            .iter()
+            .map(|(i, at)| since(*i, *at))
+            .collect())
+    };
+    let pushed = latencies(&pushed)?;
+    let read = latencies(&read)?;
     for (what, got) in [
         ("applied", applied.len()),
         ("pushed", pushed.len()),

@@ -308,6 +308,52 @@ async fn event_feed_pages_transitions(b: Backend) {
         (s, v["error"]["field"].clone()),
         (StatusCode::UNPROCESSABLE_ENTITY, json!("after"))
     );
+
+    // Long poll: at the head, an empty page once the wait is over…
+    let t = std::time::Instant::now();
+    let (s, v) = app.get(&format!("/v1/events?after={end}&wait=300ms")).await;
+    assert_eq!((s, v["events"].clone()), (StatusCode::OK, json!([])), "{v}");
+    assert!(
+        t.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t.elapsed()
+    );
+    // …and the next event as soon as it is sequenced, long before the wait.
+    app.post("/v1/payments", app.payment("pay_e3")).await;
+    let waiting = {
+        let (http, url) = (
+            app.http.clone(),
+            format!("{}/v1/events?after={end}&wait=20s", app.base),
+        );
+        tokio::spawn(async move {
+            let t = std::time::Instant::now();
+            let v: Value = http
+                .get(url)
+                .bearer_auth(TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            (v, t.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let body = json!({"status": "failed", "reason": "declined on the phone", "actor": "ops"});
+    let (s, _) = app.post("/v1/payments/pay_e3/resolve", body).await;
+    assert_eq!(s, StatusCode::OK);
+    let (v, took) = waiting.await.unwrap();
+    assert_eq!(v["events"][0]["payment_id"], "pay_e3", "{v}");
+    assert!(took < Duration::from_secs(10), "answered after {took:?}");
+    for bad in ["forever", "61s"] {
+        let (s, v) = app.get(&format!("/v1/events?wait={bad}")).await;
+        assert_eq!(
+            (s, v["error"]["field"].clone()),
+            (StatusCode::UNPROCESSABLE_ENTITY, json!("wait")),
+            "{bad}: {v}"
+        );
+    }
 }
 
 /// Registered with only the merchant's reference: `provider_ref` is null
