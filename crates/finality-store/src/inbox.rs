@@ -71,10 +71,11 @@ pub trait WebhookInbox: Send + Sync {
     async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;
 }
 
-const INBOX_COLUMNS: &str = "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
+pub(crate) const INBOX_COLUMNS: &str =
+    "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
      provider_status, occurred_at, received_at, state, reason, attempts, source";
 
-fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
+pub(crate) fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
     let t = "webhook_inbox";
     Ok(InboxEvent {
         id: r.int("id", t)?,

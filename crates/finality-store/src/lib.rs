@@ -1,10 +1,11 @@
 //! The store: the database is the source of truth for every payment, poll job,
 //! transition and event.
 //!
-//! Six roles, each a small trait: [`PaymentStore`] (registration and every
+//! Seven roles, each a small trait: [`PaymentStore`] (registration and every
 //! status change outside polls), [`PollQueue`] (leases and fenced
 //! completions), [`WebhookInbox`], [`EventFeed`] (outbox, feed order,
-//! destinations), [`RateBuckets`] and [`Cursors`] (event-list catch-up).
+//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up) and [`Review`] (the
+//! review queue's reads and the audit trail of manual actions).
 //! [`Store`] is all six plus
 //! migrations and wake-ups; bring the roles into scope with
 //! `use finality_store::prelude::*`.
@@ -17,7 +18,7 @@
 //! is written by one function, `transition::write_changes`.
 //!
 //! # Layout
-//! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`, `cursors`: the roles.
+//! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`, `cursors`, [`review`]: the roles.
 //! - `transition`: the one writer of statuses, history, outbox and job changes.
 //! - `plan`: what a poll's completion changes, decided in plain Rust.
 //! - [`memory`]: [`memory::MemStore`], the same contract in process memory, for simulations.
@@ -47,6 +48,7 @@ mod poll_queue;
 pub mod postgres;
 mod query;
 mod rate_buckets;
+pub mod review;
 pub mod sqlite;
 pub mod stats;
 mod transition;
@@ -59,6 +61,7 @@ pub use model::*;
 pub use payments::PaymentStore;
 pub use poll_queue::PollQueue;
 pub use rate_buckets::RateBuckets;
+pub use review::Review;
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -67,7 +70,7 @@ use tokio::sync::watch;
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Store, WebhookInbox,
+        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Review, Store, WebhookInbox,
     };
 }
 
@@ -75,7 +78,16 @@ pub mod prelude {
 /// roles, migrations and wake-ups.
 #[async_trait]
 pub trait Store:
-    PaymentStore + PollQueue + WebhookInbox + EventFeed + RateBuckets + Cursors + Send + Sync + 'static
+    PaymentStore
+    + PollQueue
+    + WebhookInbox
+    + EventFeed
+    + RateBuckets
+    + Cursors
+    + Review
+    + Send
+    + Sync
+    + 'static
 {
     /// Run the embedded migrations (idempotent).
     async fn migrate(&self) -> Result<()>;

@@ -54,7 +54,7 @@ pub trait PaymentStore: Send + Sync {
 pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, \
      currency, metadata, status, status_source, created_at, updated_at, finalized_at";
 
-fn payment_from_row(r: &impl Fields) -> Result<Payment> {
+pub(crate) fn payment_from_row(r: &impl Fields) -> Result<Payment> {
     let t = "payments";
     Ok(Payment {
         id: r.text("id", t)?,
