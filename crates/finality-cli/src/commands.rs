@@ -47,16 +47,11 @@ async fn open(config: &Config, url: Option<String>) -> anyhow::Result<Arc<dyn St
 }
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    let token = std::env::var(&config.server.api_token_env).map_err(|_| {
-        anyhow!(
-            "set {} to the bearer token the API must require (server.api_token_env)",
-            config.server.api_token_env
-        )
-    })?;
-    if token.len() < 16 {
-        bail!(
-            "{} is shorter than 16 characters; use a long random token",
-            config.server.api_token_env
+    let tokens = config.server.build_tokens()?;
+    if tokens.is_shared() {
+        tracing::warn!(
+            "one shared API token: manual actions are recorded under the name the caller gives; \
+             configure [[server.tokens]] to record who acted"
         );
     }
     let store = open(&config, None).await?;
@@ -70,7 +65,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         clock: Arc::new(SystemClock),
         providers,
         health: Arc::new(Health::new()),
-        api_token: Arc::from(token),
+        tokens: Arc::new(tokens),
         nudges: Arc::default(),
         metrics: finality_server::metrics::install(),
     };
@@ -216,7 +211,24 @@ pub async fn payments(
             actor,
         } => {
             let now = SystemClock.now();
-            match finality_store::manual::resolve(&*store, &id, status, &reason, &actor, now).await
+            // Whoever can run this can reach the database itself: the name
+            // is theirs to give, and the audit record says it came by CLI
+            // and which system user ran it.
+            let audit = finality_store::review::NewAudit {
+                at: now,
+                actor: actor.clone(),
+                role: "cli".into(),
+                action: "resolve".into(),
+                payment_id: Some(id.clone()),
+                detail: serde_json::json!({
+                    "status": status.as_str(),
+                    "reason": reason,
+                    "system_user": std::env::var("USER").ok(),
+                }),
+                outcome: String::new(),
+                remote_addr: None,
+            };
+            match finality_store::manual::resolve(&*store, &id, status, &reason, &audit, now).await
             {
                 Ok(Resolved::Changed { from, to }) => println!("{id}: {from} -> {to}"),
                 Ok(Resolved::Already) => println!("{id}: already {status}"),

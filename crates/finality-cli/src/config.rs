@@ -19,8 +19,12 @@ pub const DEFAULT_PATH: &str = "finality.toml";
 pub struct ServerSection {
     /// Address the HTTP API listens on.
     pub listen: String,
-    /// Name of the environment variable holding the API bearer token.
+    /// Name of the environment variable holding the one shared API bearer
+    /// token; used only when no `[[server.tokens]]` are configured.
     pub api_token_env: String,
+    /// Named tokens, each with a role; the name is the actor of every
+    /// manual action made with it.
+    pub tokens: Vec<TokenConfig>,
     /// On SIGTERM: how long open requests and in-flight polls may finish
     /// before they are cut off (their leases handed back to other nodes).
     #[serde(with = "humantime_serde")]
@@ -37,9 +41,59 @@ impl Default for ServerSection {
         ServerSection {
             listen: "127.0.0.1:8080".into(),
             api_token_env: "FINALITY_API_TOKEN".into(),
+            tokens: Vec::new(),
             shutdown_grace: finality_server::SHUTDOWN_GRACE,
             client_timeout: finality_server::serve::CLIENT_TIMEOUT,
         }
+    }
+}
+
+/// One `[[server.tokens]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Who holds it (`checkout-service`, `alice`): recorded as the actor.
+    pub name: String,
+    /// `service` (register, read), `reviewer` (read, resolve, poll now) or
+    /// `admin` (everything).
+    pub role: finality_server::identity::Role,
+    /// The environment variable holding its secret (never the file).
+    pub secret_env: String,
+}
+
+impl ServerSection {
+    /// The tokens the API accepts, secrets read from the environment: the
+    /// named list when there is one, else the one shared token.
+    pub fn build_tokens(&self) -> anyhow::Result<finality_server::identity::Tokens> {
+        use finality_server::identity::{ApiToken, Tokens, MIN_SECRET};
+        if self.tokens.is_empty() {
+            let token = std::env::var(&self.api_token_env).map_err(|_| {
+                anyhow!(
+                    "set {} to the bearer token the API must require (server.api_token_env), \
+                     or configure named tokens in [[server.tokens]]",
+                    self.api_token_env
+                )
+            })?;
+            if token.len() < MIN_SECRET {
+                return Err(anyhow!(
+                    "{} is shorter than {MIN_SECRET} characters; use a long random token",
+                    self.api_token_env
+                ));
+            }
+            return Ok(Tokens::shared(token));
+        }
+        let mut list = Vec::with_capacity(self.tokens.len());
+        for t in &self.tokens {
+            let secret = std::env::var(&t.secret_env).map_err(|_| {
+                anyhow!(
+                    "set {} to the secret of token `{}` (server.tokens, secret_env)",
+                    t.secret_env,
+                    t.name
+                )
+            })?;
+            list.push(ApiToken::new(t.name.clone(), t.role, secret));
+        }
+        Tokens::named(list).map_err(|e| anyhow!("server.tokens: {e}"))
     }
 }
 

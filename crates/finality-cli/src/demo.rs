@@ -164,7 +164,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         clock: clock.clone(),
         providers: providers.clone(),
         health: Arc::new(Health::new()),
-        api_token: Arc::from(format!("demo-{run}-{}", args.seed)),
+        tokens: Arc::new(finality_server::identity::Tokens::shared(format!(
+            "demo-{run}-{}",
+            args.seed
+        ))),
         nudges: Arc::default(),
         metrics: finality_server::metrics::install(),
     };

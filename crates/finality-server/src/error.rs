@@ -26,6 +26,9 @@ pub enum ApiError {
     },
     #[error("missing or invalid bearer token")]
     Unauthorized,
+    /// 403: the token is valid, its role does not allow this.
+    #[error("{0}")]
+    Forbidden(String),
     /// 401 on a webhook: it could not be proven authentic.
     #[error("webhook rejected ({0}); nothing was stored")]
     BadSignature(&'static str),
@@ -84,6 +87,7 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
             ApiError::Conflict { code, field, .. } => (StatusCode::CONFLICT, *code, field.clone()),
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
+            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden", None),
             ApiError::BadSignature(_) => (StatusCode::UNAUTHORIZED, "invalid_signature", None),
             ApiError::TooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "too_large", None),
             ApiError::Unavailable { detail, .. } => {

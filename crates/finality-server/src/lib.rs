@@ -3,7 +3,8 @@
 //!
 //! # Layout
 //! - [`error`]: [`ApiError`], the one error type of every handler.
-//! - `auth`: bearer-token check for `/v1`.
+//! - `auth`: bearer-token check for `/v1`; [`identity`]: named tokens and roles.
+//! - `audit`: `/v1/audit`, the trail of manual actions.
 //! - `payments`: `/v1/payments` routes and their DTOs.
 //! - `events`: `/v1/events`, the pull feed.
 //! - `stats`: `/v1/stats/providers`, per-provider statistics over a window.
@@ -12,10 +13,12 @@
 //! - [`metrics`]: the Prometheus recorder and `/metrics`.
 #![forbid(unsafe_code)]
 
+mod audit;
 mod auth;
 pub mod error;
 mod events;
 mod health;
+pub mod identity;
 pub mod inbox_writer;
 pub mod metrics;
 mod payments;
@@ -42,8 +45,8 @@ pub struct AppState {
     pub clock: Arc<dyn Clock>,
     pub providers: Arc<Providers>,
     pub health: Arc<Health>,
-    /// The bearer token `/v1` requires. Never logged.
-    pub api_token: Arc<str>,
+    /// The bearer tokens `/v1` accepts, with their names and roles. Never logged.
+    pub tokens: Arc<identity::Tokens>,
     pub nudges: Arc<Nudges>,
     /// What `/metrics` renders: the recorder the binary installed
     /// ([`metrics::install`]); `None` renders nothing.
@@ -84,6 +87,7 @@ pub fn router(
     let v1 = payments::router()
         .merge(events::router())
         .merge(stats::router())
+        .merge(audit::router())
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             auth::require_token,

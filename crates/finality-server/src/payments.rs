@@ -1,5 +1,7 @@
 //! `/v1/payments`: register, read, list, attempts, resolve, poll now.
 
+use crate::auth::Caller;
+use crate::identity::Permission;
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
@@ -283,8 +285,10 @@ fn differences(existing: &Payment, p: &NewPayment) -> String {
 #[tracing::instrument(skip_all)]
 async fn create(
     State(app): State<AppState>,
+    caller: Caller,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<PaymentOut>), ApiError> {
+    caller.identity.require(Permission::Register)?;
     let p = parse_body::<PaymentIn>(body)?.into_domain(&app)?;
     let now = app.clock.now();
     let first_poll_at = app.providers[&p.provider].first_poll_at(&app.health, &p.provider, now);
@@ -417,51 +421,139 @@ async fn list(
 struct ResolveIn {
     status: Option<String>,
     reason: Option<String>,
+    /// Free text kept in the audit record beside the reason.
+    note: Option<String>,
+    /// Only with the one shared token, which cannot tell people apart;
+    /// with named tokens the actor is the token's name.
     actor: Option<String>,
 }
 
-#[tracing::instrument(skip(app, body))]
+/// What a person asks when settling a payment, from the API or the console.
+pub(crate) struct ResolveAsk<'a> {
+    pub status: &'a str,
+    pub reason: &'a str,
+    pub note: Option<&'a str>,
+    /// The name given in the body (the shared token only).
+    pub actor: Option<&'a str>,
+}
+
+/// Settle one payment by hand as `caller`: the rules of who may, the actor
+/// taken from the token, the change and its audit record in one
+/// transaction. Used by `POST /v1/payments/{id}/resolve` and the console.
+pub(crate) async fn resolve_as(
+    app: &AppState,
+    caller: &Caller,
+    id: &str,
+    ask: ResolveAsk<'_>,
+) -> Result<Resolved, ApiError> {
+    caller.identity.require(Permission::Resolve)?;
+    let status = ask
+        .status
+        .parse::<Status>()
+        .map_err(|e| ApiError::invalid("status", e.to_string()))?;
+    let reason = ask.reason.trim();
+    if reason.is_empty() {
+        return Err(ApiError::invalid("reason", "missing field `reason`"));
+    }
+    let given = ask.actor.map(str::trim).filter(|a| !a.is_empty());
+    let actor = if caller.identity.shared {
+        // One token for everyone: the caller says who they are, as before
+        // named tokens existed.
+        given
+            .ok_or_else(|| ApiError::invalid("actor", "missing field `actor`"))?
+            .to_string()
+    } else {
+        match given {
+            Some(a) if a != &*caller.identity.name => {
+                return Err(ApiError::invalid(
+                    "actor",
+                    format!(
+                        "the actor is the name of the token used (`{}`), not chosen in the body; \
+                         leave `actor` out and put remarks in `note`",
+                        caller.identity.name
+                    ),
+                ))
+            }
+            _ => caller.identity.name.to_string(),
+        }
+    };
+    let now = app.clock.now();
+    let mut audit = caller.audit(
+        "resolve",
+        Some(id),
+        json!({"status": status.as_str(), "reason": reason, "note": ask.note}),
+        now,
+    );
+    audit.actor = actor.clone();
+    match finality_store::manual::resolve(&*app.store, id, status, reason, &audit, now).await {
+        Ok(r) => {
+            if let Resolved::Changed { from, to } = &r {
+                tracing::info!(payment_id = %id, %from, %to, %actor, "resolved by hand");
+            }
+            Ok(r)
+        }
+        Err(e @ ResolveError::NotFinal(_)) => Err(ApiError::invalid("status", e.to_string())),
+        Err(e @ ResolveError::Missing(field)) => Err(ApiError::invalid(field, e.to_string())),
+        Err(e @ ResolveError::NotAllowed { .. }) => Err(ApiError::Conflict {
+            code: "transition_not_allowed",
+            message: e.to_string(),
+            field: Some("status".into()),
+        }),
+        Err(e @ ResolveError::NotFound(_)) => Err(ApiError::NotFound(e.to_string())),
+        Err(ResolveError::Store(e)) => Err(e.into()),
+    }
+}
+
+#[tracing::instrument(skip(app, caller, body))]
 async fn resolve(
     State(app): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<PaymentOut>, ApiError> {
+    caller.identity.require(Permission::Resolve)?;
     let r: ResolveIn = parse_body(body)?;
-    let status = required(r.status, "status")?
-        .parse::<Status>()
-        .map_err(|e| ApiError::invalid("status", e.to_string()))?;
+    let status = required(r.status, "status")?;
     let reason = required(r.reason.filter(|s| !s.trim().is_empty()), "reason")?;
-    let actor = required(r.actor.filter(|s| !s.trim().is_empty()), "actor")?;
-    let now = app.clock.now();
-    match finality_store::manual::resolve(&*app.store, &id, status, &reason, &actor, now).await {
-        Ok(Resolved::Changed { from, to }) => {
-            tracing::info!(payment_id = %id, %from, %to, %actor, "resolved by hand");
-        }
-        Ok(Resolved::Already) => {}
-        Err(e @ ResolveError::NotFinal(_)) => {
-            return Err(ApiError::invalid("status", e.to_string()))
-        }
-        Err(e @ ResolveError::Missing(field)) => {
-            return Err(ApiError::invalid(field, e.to_string()))
-        }
-        Err(e @ ResolveError::NotAllowed { .. }) => {
-            return Err(ApiError::Conflict {
-                code: "transition_not_allowed",
-                message: e.to_string(),
-                field: Some("status".into()),
-            })
-        }
-        Err(e @ ResolveError::NotFound(_)) => return Err(ApiError::NotFound(e.to_string())),
-        Err(ResolveError::Store(e)) => return Err(e.into()),
-    }
+    let ask = ResolveAsk {
+        status: &status,
+        reason: &reason,
+        note: r.note.as_deref(),
+        actor: r.actor.as_deref(),
+    };
+    resolve_as(&app, &caller, &id, ask).await?;
     Ok(Json(load(&app, &id).await?))
+}
+
+/// Ask for a poll now as `caller`, recorded in the audit trail.
+pub(crate) async fn poll_now_as(
+    app: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> Result<PollNow, ApiError> {
+    caller.identity.require(Permission::PollNow)?;
+    let now = app.clock.now();
+    let out = app.store.poll_now(id, now).await?;
+    let outcome = match out {
+        PollNow::Scheduled => "scheduled",
+        PollNow::InFlight => "in flight already",
+        PollNow::AlreadyFinal => "refused: already final",
+        PollNow::NotFound => "refused: no such payment",
+    };
+    if out != PollNow::NotFound {
+        let mut audit = caller.audit("poll_now", Some(id), json!({}), now);
+        audit.outcome = outcome.into();
+        app.store.audit_append(&audit).await?;
+    }
+    Ok(out)
 }
 
 async fn poll_now(
     State(app): State<AppState>,
+    caller: Caller,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    match app.store.poll_now(&id, app.clock.now()).await? {
+    match poll_now_as(&app, &caller, &id).await? {
         PollNow::Scheduled => Ok((StatusCode::ACCEPTED, Json(json!({"poll": "scheduled"})))),
         PollNow::InFlight => Ok((StatusCode::ACCEPTED, Json(json!({"poll": "in_flight"})))),
         PollNow::AlreadyFinal => Err(ApiError::Conflict {

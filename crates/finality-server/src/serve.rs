@@ -36,9 +36,9 @@ pub async fn serve(
         .header_read_timeout(header_timeout);
     let graceful = GracefulShutdown::new();
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of file descriptors and the like: wait, never spin.
                     tracing::warn!(error = %e, "accepting a connection failed");
@@ -51,7 +51,12 @@ pub async fn serve(
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "setting TCP_NODELAY failed");
         }
-        let service = TowerToHyperService::new(app.clone());
+        // The peer's address rides on every request (`ConnectInfo`), so a
+        // manual action's audit record says where it came from.
+        let service = TowerToHyperService::new(tower_http::add_extension::AddExtension::new(
+            app.clone(),
+            axum::extract::ConnectInfo(peer),
+        ));
         let conn = builder
             .serve_connection_with_upgrades(TokioIo::new(stream), service)
             .into_owned();

@@ -1,6 +1,7 @@
 //! A person settling a payment by hand: the one place its rules live, so
 //! the HTTP API and the CLI cannot drift apart.
 
+use crate::review::NewAudit;
 use crate::{ApplyOutcome, Report, Store, StoreError};
 use finality_core::{Status, Timestamp};
 
@@ -37,16 +38,19 @@ pub enum Resolved {
     Already,
 }
 
-/// Settle payment `id` as `status`, by `actor`, for `reason`, through the
-/// one `apply` path (history row with reason and actor, outbox event).
+/// Settle payment `id` as `status`, by `audit.actor`, for `reason`, through
+/// the one `apply` path (history row with reason and actor, outbox event),
+/// with `audit` recorded in the same transaction, whatever the outcome.
+/// Nothing is written when the request itself is malformed.
 pub async fn resolve(
     store: &dyn Store,
     id: &str,
     status: Status,
     reason: &str,
-    actor: &str,
+    audit: &NewAudit,
     now: Timestamp,
 ) -> Result<Resolved, ResolveError> {
+    let actor = audit.actor.as_str();
     if !status.is_final() {
         return Err(ResolveError::NotFinal(status));
     }
@@ -57,7 +61,7 @@ pub async fn resolve(
         return Err(ResolveError::Missing("actor"));
     }
     let report = Report::manual(id, status, reason.to_string(), actor.to_string(), now);
-    match store.apply(&report, now).await? {
+    match store.apply_manual(&report, audit, now).await? {
         ApplyOutcome::Applied { from, to } => Ok(Resolved::Changed { from, to }),
         ApplyOutcome::Unchanged => Ok(Resolved::Already),
         ApplyOutcome::Ignored { current, reason } => Err(ResolveError::NotAllowed {

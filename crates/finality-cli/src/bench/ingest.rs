@@ -51,7 +51,7 @@ pub fn webhook_state(store: Arc<dyn finality_store::Store>) -> anyhow::Result<Ap
         clock: Arc::new(SystemClock),
         providers: Arc::new(providers),
         health: Arc::new(Health::new()),
-        api_token: Arc::from(TOKEN),
+        tokens: Arc::new(finality_server::identity::Tokens::shared(TOKEN)),
         nudges: Arc::default(),
         metrics: finality_server::metrics::install(),
     })

@@ -168,7 +168,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
         clock: clock.clone(),
         providers: Arc::new(providers),
         health: Arc::new(Health::new()),
-        api_token: Arc::from(TOKEN),
+        tokens: Arc::new(finality_server::identity::Tokens::shared(TOKEN)),
         nudges: Arc::default(),
         metrics: finality_server::metrics::install(),
     };

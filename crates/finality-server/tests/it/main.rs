@@ -8,6 +8,7 @@ mod db_outage;
 mod fuzz;
 mod outage;
 mod providers;
+mod roles;
 mod webhooks;
 
 use finality_core::{Clock, SystemClock};
@@ -17,6 +18,7 @@ use finality_providers::config::ProviderConfig;
 use finality_providers::http::Timeouts;
 use finality_providers::sim::SimAdapter;
 use finality_providers::webhook::standard::StandardWebhooks;
+use finality_server::identity::Tokens;
 use finality_server::AppState;
 use finality_sim::{SimConfig, Simulator};
 use finality_testkit::testing::{self, TestDb};
@@ -59,27 +61,29 @@ pub async fn spawn_app_with(backend: Backend, settle_after: Duration, engine: bo
         backend,
         SimConfig::deterministic(settle_after),
         engine,
-        |sim_url| {
-            let cfg = ProviderConfig::sim(sim_url);
-            let timeouts = Timeouts {
-                connect: cfg.connect_timeout,
-                total: cfg.timeout,
-            };
-            let verifier =
-                StandardWebhooks::new(&[WEBHOOK_SECRET.to_string()], cfg.webhook_tolerance)
-                    .unwrap();
-            let adapter = SimAdapter::new(sim_url, None, timeouts)
-                .unwrap()
-                .with_webhooks(verifier);
-            let mut providers = Providers::new();
-            providers.insert(
-                "sim".into(),
-                ProviderEntry::from_config(Arc::new(adapter), &cfg),
-            );
-            providers
-        },
+        sim_providers,
     )
     .await
+}
+
+/// The sim provider, webhooks signed with [`WEBHOOK_SECRET`].
+pub fn sim_providers(sim_url: &str) -> Providers {
+    let cfg = ProviderConfig::sim(sim_url);
+    let timeouts = Timeouts {
+        connect: cfg.connect_timeout,
+        total: cfg.timeout,
+    };
+    let verifier =
+        StandardWebhooks::new(&[WEBHOOK_SECRET.to_string()], cfg.webhook_tolerance).unwrap();
+    let adapter = SimAdapter::new(sim_url, None, timeouts)
+        .unwrap()
+        .with_webhooks(verifier);
+    let mut providers = Providers::new();
+    providers.insert(
+        "sim".into(),
+        ProviderEntry::from_config(Arc::new(adapter), &cfg),
+    );
+    providers
 }
 
 /// The simulator with `config`, and the service with the providers
@@ -104,6 +108,17 @@ pub async fn spawn_app_on(
     engine: bool,
     providers: impl FnOnce(&str) -> Providers,
 ) -> TestApp {
+    spawn_app_tokens(db, config, engine, providers, Tokens::shared(TOKEN)).await
+}
+
+/// [`spawn_app_on`] accepting `tokens`.
+pub async fn spawn_app_tokens(
+    db: TestDb,
+    config: SimConfig,
+    engine: bool,
+    providers: impl FnOnce(&str) -> Providers,
+    tokens: Tokens,
+) -> TestApp {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let stop = CancellationToken::new();
 
@@ -121,7 +136,7 @@ pub async fn spawn_app_on(
         clock,
         providers: Arc::new(providers),
         health: Arc::new(Health::new()),
-        api_token: Arc::from(TOKEN),
+        tokens: Arc::new(tokens),
         nudges: Arc::default(),
         metrics: finality_server::metrics::install(),
     };

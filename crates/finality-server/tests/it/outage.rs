@@ -76,7 +76,7 @@ impl Rig {
             clock: dyn_clock.clone(),
             providers: providers.clone(),
             health: health.clone(),
-            api_token: Arc::from(TOKEN),
+            tokens: Arc::new(finality_server::identity::Tokens::shared(TOKEN)),
             nudges: Arc::default(),
             metrics: finality_server::metrics::install(),
         };

@@ -1,0 +1,315 @@
+//! Who is calling: named API tokens with a role, so that a manual action is
+//! recorded under the name of the token that made it, never a name the
+//! caller typed, and a service that only registers payments cannot settle
+//! them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A backend that registers payments and reads them.
+    Service,
+    /// A person working the review queue: read, resolve, poll now.
+    Reviewer,
+    /// Everything.
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Service => "service",
+            Role::Reviewer => "reviewer",
+            Role::Admin => "admin",
+        }
+    }
+
+    pub fn allows(self, p: Permission) -> bool {
+        match (self, p) {
+            (Role::Admin, _) | (_, Permission::Read) => true,
+            (Role::Service, Permission::Register) => true,
+            (Role::Reviewer, Permission::Resolve | Permission::PollNow | Permission::Audit) => true,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "service" => Ok(Role::Service),
+            "reviewer" => Ok(Role::Reviewer),
+            "admin" => Ok(Role::Admin),
+            other => Err(format!(
+                "unknown role `{other}` (one of: service, reviewer, admin)"
+            )),
+        }
+    }
+}
+
+/// What a request asks to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permission {
+    Read,
+    Register,
+    Resolve,
+    PollNow,
+    /// Read the audit trail.
+    Audit,
+}
+
+impl Permission {
+    /// The action, as an error message names it.
+    pub fn doing(self) -> &'static str {
+        match self {
+            Permission::Read => "reading",
+            Permission::Register => "registering a payment",
+            Permission::Resolve => "resolving a payment",
+            Permission::PollNow => "asking for a poll now",
+            Permission::Audit => "reading the audit trail",
+        }
+    }
+
+    /// The roles that may do it, for error messages.
+    pub fn roles(self) -> &'static str {
+        match self {
+            Permission::Read => "any role",
+            Permission::Register => "service or admin",
+            Permission::Resolve | Permission::PollNow | Permission::Audit => "reviewer or admin",
+        }
+    }
+}
+
+/// One configured token. Its secret never leaves this type: `Debug` masks it.
+#[derive(Clone)]
+pub struct ApiToken {
+    pub name: String,
+    pub role: Role,
+    secret: Vec<u8>,
+}
+
+impl fmt::Debug for ApiToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiToken")
+            .field("name", &self.name)
+            .field("role", &self.role)
+            .field("secret", &"***")
+            .finish()
+    }
+}
+
+impl ApiToken {
+    pub fn new(name: impl Into<String>, role: Role, secret: impl Into<Vec<u8>>) -> Self {
+        ApiToken {
+            name: name.into(),
+            role,
+            secret: secret.into(),
+        }
+    }
+
+    /// Key for the console's session and form signatures: a token's own
+    /// secret, so that every node that knows the token can check them (no
+    /// shared session store) and changing the secret ends its sessions.
+    pub(crate) fn secret(&self) -> &[u8] {
+        &self.secret
+    }
+}
+
+/// Fewest bytes a token's secret may have.
+pub const MIN_SECRET: usize = 16;
+
+/// The configured tokens.
+#[derive(Debug, Clone)]
+pub struct Tokens {
+    list: Vec<ApiToken>,
+    /// One unnamed token shared by every caller (the `api_token_env`
+    /// configuration): it cannot tell people apart, so the actor of a
+    /// manual action is still taken from the request body.
+    shared: bool,
+}
+
+/// The name the one shared token goes by.
+pub const SHARED_NAME: &str = "api";
+
+impl Tokens {
+    /// Named tokens; refused when a name or a secret repeats, or a secret
+    /// is shorter than [`MIN_SECRET`] (the error names the token).
+    pub fn named(list: Vec<ApiToken>) -> Result<Self, String> {
+        if list.is_empty() {
+            return Err("no API token is configured".into());
+        }
+        for (i, t) in list.iter().enumerate() {
+            if t.name.trim().is_empty()
+                || !t.name.chars().all(|c| c.is_ascii_graphic())
+                || t.name.len() > 64
+            {
+                return Err(format!(
+                    "token name `{}` must be 1 to 64 printable characters without spaces",
+                    t.name
+                ));
+            }
+            if t.secret.len() < MIN_SECRET {
+                return Err(format!(
+                    "the secret of token `{}` has {} bytes; at least {MIN_SECRET} are needed",
+                    t.name,
+                    t.secret.len()
+                ));
+            }
+            for other in &list[..i] {
+                if other.name == t.name {
+                    return Err(format!("token name `{}` is configured twice", t.name));
+                }
+                if bool::from(other.secret.ct_eq(&t.secret)) {
+                    return Err(format!(
+                        "tokens `{}` and `{}` have the same secret",
+                        other.name, t.name
+                    ));
+                }
+            }
+        }
+        Ok(Tokens {
+            list,
+            shared: false,
+        })
+    }
+
+    /// The one shared token of older configurations: role `admin`, name
+    /// [`SHARED_NAME`].
+    pub fn shared(secret: impl Into<Vec<u8>>) -> Self {
+        Tokens {
+            list: vec![ApiToken::new(SHARED_NAME, Role::Admin, secret)],
+            shared: true,
+        }
+    }
+
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ApiToken> {
+        self.list.iter()
+    }
+
+    /// The token whose secret is `given`, compared in constant time
+    /// (`subtle`) against every configured token, so neither timing nor
+    /// order reveals how much of a guess was right.
+    pub fn find(&self, given: &[u8]) -> Option<&ApiToken> {
+        let mut found = None;
+        for t in &self.list {
+            if bool::from(t.secret.ct_eq(given)) {
+                found = Some(t);
+            }
+        }
+        found
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&ApiToken> {
+        self.list.iter().find(|t| t.name == name)
+    }
+
+    pub(crate) fn identity(&self, t: &ApiToken) -> Identity {
+        Identity {
+            name: Arc::from(t.name.as_str()),
+            role: t.role,
+            shared: self.shared,
+        }
+    }
+}
+
+/// The caller of one request, as authenticated.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub name: Arc<str>,
+    pub role: Role,
+    /// Authenticated by the one shared token (see [`Tokens::shared`]).
+    pub shared: bool,
+}
+
+impl Identity {
+    /// 403 unless this caller's role allows `p`.
+    pub fn require(&self, p: Permission) -> Result<(), crate::ApiError> {
+        if self.role.allows(p) {
+            Ok(())
+        } else {
+            Err(crate::ApiError::Forbidden(format!(
+                "token `{}` has role `{}`; {} needs {}",
+                self.name,
+                self.role,
+                p.doing(),
+                p.roles()
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_allow_what_the_docs_say() {
+        use Permission::*;
+        let table = [
+            (Role::Service, [true, true, false, false, false]),
+            (Role::Reviewer, [true, false, true, true, true]),
+            (Role::Admin, [true, true, true, true, true]),
+        ];
+        for (role, allowed) in table {
+            for (p, want) in [Read, Register, Resolve, PollNow, Audit]
+                .into_iter()
+                .zip(allowed)
+            {
+                assert_eq!(role.allows(p), want, "{role} {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn find_matches_whole_secrets_only() {
+        let tokens = Tokens::named(vec![
+            ApiToken::new("checkout", Role::Service, "service-secret-0123456789"),
+            ApiToken::new("alice", Role::Reviewer, "alice-secret-0123456789"),
+        ])
+        .unwrap();
+        assert_eq!(
+            tokens
+                .find(b"alice-secret-0123456789")
+                .map(|t| t.name.as_str()),
+            Some("alice")
+        );
+        assert!(tokens.find(b"alice-secret-012345678").is_none());
+        assert!(tokens.find(b"").is_none());
+        assert!(format!("{tokens:?}").contains("***"));
+        assert!(!format!("{tokens:?}").contains("alice-secret"));
+    }
+
+    #[test]
+    fn bad_token_lists_are_refused_by_name() {
+        let e = Tokens::named(vec![ApiToken::new("a", Role::Admin, "short")]).unwrap_err();
+        assert!(e.contains("`a`") && e.contains("16"), "{e}");
+        let e = Tokens::named(vec![
+            ApiToken::new("a", Role::Admin, "same-secret-0123456789"),
+            ApiToken::new("b", Role::Admin, "same-secret-0123456789"),
+        ])
+        .unwrap_err();
+        assert!(e.contains("same secret"), "{e}");
+        let e = Tokens::named(vec![
+            ApiToken::new("a", Role::Admin, "secret-one-0123456789"),
+            ApiToken::new("a", Role::Admin, "secret-two-0123456789"),
+        ])
+        .unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+    }
+}
