@@ -6,7 +6,19 @@ use std::str::FromStr;
 
 /// The canonical status of a payment, refund or payout. Provider-specific
 /// vocabularies are mapped onto these by the provider adapters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    PartialOrd,
+    Ord,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Pending,
@@ -108,7 +120,9 @@ str_enum!(
 );
 
 /// What kind of money movement is tracked; each has its own transition table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default, utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     #[default]
@@ -137,7 +151,7 @@ str_enum!(
 );
 
 /// Where a status change came from; recorded on every history row and event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Webhook,

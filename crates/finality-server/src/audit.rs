@@ -2,30 +2,40 @@
 
 use crate::auth::Caller;
 use crate::identity::Permission;
+use crate::openapi::{Cursor, ErrorBody};
 use crate::payments::parse_limit;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Json;
 use finality_store::review::{AuditFilter, AuditRecord};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn router() -> Router<AppState> {
-    Router::new().route("/audit", get(list))
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct AuditParams {
+    /// Only actions by this token name.
     actor: Option<String>,
+    /// Only actions on this payment.
     payment_id: Option<String>,
+    /// 1 to 500; default 50.
+    #[param(value_type = Option<u32>)]
     limit: Option<String>,
+    #[param(value_type = Option<Cursor>)]
     cursor: Option<String>,
 }
 
 /// One manual action.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct AuditOut {
     pub id: i64,
     pub at: String,
@@ -34,6 +44,8 @@ pub(crate) struct AuditOut {
     pub role: String,
     pub action: String,
     pub payment_id: Option<String>,
+    /// What was asked (status, reason, note, …).
+    #[schema(value_type = Object)]
     pub detail: serde_json::Value,
     pub outcome: String,
     pub remote_addr: Option<String>,
@@ -56,13 +68,24 @@ impl From<AuditRecord> for AuditOut {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// A page of the audit trail, newest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct AuditPage {
     records: Vec<AuditOut>,
     /// Pass as `cursor` for the next (older) page; `null` on the last.
     next_cursor: Option<String>,
 }
 
+/// Manual actions (resolves, polls asked for, console sign-ins), newest
+/// first: who, what, when, from which address, and what came of it.
+#[utoipa::path(get, path = "/audit", tag = "operations", params(AuditParams),
+    responses(
+        (status = 200, description = "A page, newest first", body = AuditPage),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token's role may not read the audit trail", body = ErrorBody),
+        (status = 422, description = "A parameter is invalid", body = ErrorBody),
+    ))]
 async fn list(
     State(app): State<AppState>,
     caller: Caller,

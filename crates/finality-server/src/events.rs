@@ -4,32 +4,92 @@
 //! a reader at the head is answered as soon as the feed grows (a long
 //! poll), or with no events when the wait is over.
 
+use crate::openapi::ErrorBody;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use axum::Json;
+use finality_core::{Source, Status};
+use finality_store::OutboxEvent;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn router() -> Router<AppState> {
-    Router::new().route("/events", get(feed))
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(feed))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct FeedParams {
+    /// A feed position: the `next_cursor` of the previous answer; omit or
+    /// `0` to start from the oldest event kept.
     after: Option<String>,
+    /// 1 to 1000; default 100.
+    #[param(value_type = Option<u32>)]
     limit: Option<String>,
+    /// At the head of the feed, wait up to this long (`30s`, at most `60s`)
+    /// for the next event before answering with none.
     wait: Option<String>,
+}
+
+/// One status change, as pushed and as read from the feed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EventOut {
+    /// The event's id (also the `webhook-id` it is pushed with): deduplicate on it.
+    id: String,
+    /// `payment.succeeded`, `refund.failed`, …
+    #[serde(rename = "type")]
+    event_type: String,
+    payment_id: String,
+    status: Status,
+    previous_status: Option<Status>,
+    source: Source,
+    occurred_at: String,
+    /// Its position in the feed.
+    seq: i64,
+}
+
+impl From<&OutboxEvent> for EventOut {
+    fn from(e: &OutboxEvent) -> Self {
+        EventOut {
+            id: e.event_id.clone(),
+            event_type: e.event_type.clone(),
+            payment_id: e.payment_id.clone(),
+            status: e.status,
+            previous_status: e.previous_status,
+            source: e.source,
+            occurred_at: e.occurred_at.to_rfc3339(),
+            seq: e.seq,
+        }
+    }
+}
+
+/// A page of the feed.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FeedPage {
+    events: Vec<EventOut>,
+    /// Pass as `after` to read on; the same value when nothing was new.
+    next_cursor: String,
 }
 
 /// The longest a feed reader may wait for the next event in one request.
 pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Status changes in commit order, from a cursor, optionally waiting at the head.
+#[utoipa::path(get, path = "/events", tag = "events", params(FeedParams),
+    responses(
+        (status = 200, description = "Events after the cursor (none when the wait ran out)", body = FeedPage),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 422, description = "A parameter is invalid", body = ErrorBody),
+    ))]
 async fn feed(
     State(app): State<AppState>,
     q: Result<Query<FeedParams>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<FeedPage>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let after = match q.after.as_deref() {
         None | Some("") => 0,
@@ -64,8 +124,32 @@ async fn feed(
         }
     }
     let next = events.last().map_or(after, |e| e.seq);
-    let events: Vec<Value> = events.iter().map(finality_relay::event::to_json).collect();
-    Ok(Json(
-        json!({"events": events, "next_cursor": next.to_string()}),
-    ))
+    Ok(Json(FeedPage {
+        events: events.iter().map(EventOut::from).collect(),
+        next_cursor: next.to_string(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The feed's events are the pushed events: one shape, two ways out.
+    #[test]
+    fn feed_events_are_the_pushed_json() {
+        let e = OutboxEvent {
+            seq: 7,
+            event_id: "evt_1".into(),
+            payment_id: "pay_1".into(),
+            event_type: "payment.succeeded".into(),
+            status: Status::Succeeded,
+            previous_status: Some(Status::Pending),
+            source: Source::Webhook,
+            occurred_at: finality_core::Timestamp(1_700_000_000_000),
+        };
+        assert_eq!(
+            serde_json::to_value(EventOut::from(&e)).unwrap(),
+            finality_relay::event::to_json(&e)
+        );
+    }
 }

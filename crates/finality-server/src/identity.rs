@@ -30,12 +30,16 @@ impl Role {
     }
 
     pub fn allows(self, p: Permission) -> bool {
-        match (self, p) {
-            (Role::Admin, _) | (_, Permission::Read) => true,
-            (Role::Service, Permission::Register) => true,
-            (Role::Reviewer, Permission::Resolve | Permission::PollNow | Permission::Audit) => true,
-            _ => false,
-        }
+        matches!(
+            (self, p),
+            (Role::Admin, _)
+                | (_, Permission::Read)
+                | (Role::Service, Permission::Register)
+                | (
+                    Role::Reviewer,
+                    Permission::Resolve | Permission::PollNow | Permission::Audit
+                )
+        )
     }
 }
 

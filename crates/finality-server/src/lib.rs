@@ -11,6 +11,7 @@
 //! - `health`: `/healthz` and `/readyz`.
 //! - `webhooks`: `/webhooks/{provider}` into the durable inbox.
 //! - [`metrics`]: the Prometheus recorder and `/metrics`.
+//! - [`openapi`]: the OpenAPI 3.1 document of `/v1`, generated from the handlers.
 #![forbid(unsafe_code)]
 
 mod audit;
@@ -21,6 +22,7 @@ mod health;
 pub mod identity;
 pub mod inbox_writer;
 pub mod metrics;
+pub mod openapi;
 mod payments;
 pub mod serve;
 mod stats;
@@ -77,6 +79,31 @@ pub struct Background {
 /// The default grace period of a shutdown.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The `/v1` routes with their OpenAPI description; with `state`, behind
+/// the bearer-token check (the document itself is public).
+fn v1(state: Option<&AppState>) -> utoipa_axum::router::OpenApiRouter<AppState> {
+    let mut authed = payments::router()
+        .merge(events::router())
+        .merge(stats::router())
+        .merge(audit::router());
+    if let Some(state) = state {
+        authed = authed.route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            auth::require_token,
+        ));
+    }
+    utoipa_axum::router::OpenApiRouter::with_openapi(
+        <openapi::ApiDoc as utoipa::OpenApi>::openapi(),
+    )
+    .nest("/v1", authed.merge(openapi::router()))
+}
+
+/// The OpenAPI 3.1 document of every `/v1` route, as `/v1/openapi.json`
+/// serves it.
+pub fn api_doc() -> utoipa::openapi::OpenApi {
+    v1(None).into_openapi()
+}
+
 /// The whole HTTP surface; verified webhooks are stored through `inbox`;
 /// a request body must arrive within `client_timeout`.
 pub fn router(
@@ -84,16 +111,9 @@ pub fn router(
     inbox: inbox_writer::InboxWriter,
     client_timeout: std::time::Duration,
 ) -> Router {
-    let v1 = payments::router()
-        .merge(events::router())
-        .merge(stats::router())
-        .merge(audit::router())
-        .route_layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            auth::require_token,
-        ));
+    let (v1, _) = v1(Some(&state)).split_for_parts();
     Router::new()
-        .nest("/v1", v1)
+        .merge(v1)
         .merge(webhooks::router().layer(axum::Extension(inbox)))
         .merge(health::router())
         .route("/metrics", axum::routing::get(metrics::render))

@@ -2,13 +2,13 @@
 
 use crate::auth::Caller;
 use crate::identity::Permission;
+use crate::openapi::{Cursor, ErrorBody};
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use finality_core::money::{Amount, Currency, MerchantRef, PaymentId, ProviderRef};
 use finality_core::{Kind, Source, Status};
 use finality_store::manual::{ResolveError, Resolved};
@@ -18,14 +18,17 @@ use finality_store::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn router() -> Router<AppState> {
-    Router::new()
-        .route("/payments", post(create).get(list))
-        .route("/payments/{id}", get(show))
-        .route("/payments/{id}/attempts", get(attempts))
-        .route("/payments/{id}/resolve", post(resolve))
-        .route("/payments/{id}/poll", post(poll_now))
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create, list))
+        .routes(routes!(show))
+        .routes(routes!(attempts))
+        .routes(routes!(resolve))
+        .routes(routes!(poll_now))
 }
 
 /// Parse a JSON body, naming the field at fault in every error.
@@ -73,16 +76,29 @@ fn required<T>(v: Option<T>, field: &'static str) -> Result<T, ApiError> {
 
 /// `POST /v1/payments` body. Fields are optional here so that a missing one
 /// is reported by name, with the same shape as every other field error.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PaymentIn {
+    /// Your id for it: 1 to 255 printable ASCII characters, no spaces or `/`.
+    #[schema(required = true, value_type = String)]
     id: Option<String>,
+    /// A configured provider's name.
+    #[schema(required = true, value_type = String)]
     provider: Option<String>,
+    /// The provider's id; give `merchant_ref` instead when it is not known
+    /// (the create call timed out).
     provider_ref: Option<String>,
     merchant_ref: Option<String>,
+    /// `payment` (default), `refund` or `payout`.
+    #[schema(value_type = Option<Kind>)]
     kind: Option<String>,
+    /// Minor units (cents), positive.
+    #[schema(required = true, value_type = i64)]
     amount: Option<i64>,
+    /// ISO 4217, upper case.
+    #[schema(required = true, value_type = String)]
     currency: Option<String>,
+    #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
 }
 
@@ -152,7 +168,9 @@ impl PaymentIn {
     }
 }
 
-#[derive(Debug, Serialize)]
+/// The poll job of an open payment.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 struct PollOut {
     attempts: u32,
     /// Status queries that failed in a row without an answer.
@@ -162,7 +180,9 @@ struct PollOut {
     last_error: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// One status change.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 struct HistoryOut {
     from: Option<Status>,
     to: Status,
@@ -174,7 +194,8 @@ struct HistoryOut {
 }
 
 /// The payment resource, as `GET /v1/payments/{id}` returns it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 struct PaymentOut {
     id: String,
     provider: String,
@@ -184,15 +205,20 @@ struct PaymentOut {
     kind: Kind,
     amount: i64,
     currency: String,
+    #[schema(value_type = Object)]
     metadata: Value,
     status: Status,
     status_source: Option<Source>,
     created_at: String,
     updated_at: String,
     finalized_at: Option<String>,
+    /// On the single resource: the poll job, `null` once final. Absent in lists.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PollOut>, required = false)]
     poll: Option<Option<PollOut>>,
+    /// On the single resource: every status change, oldest first. Absent in lists.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
     history: Option<Vec<HistoryOut>>,
 }
 
@@ -282,6 +308,18 @@ fn differences(existing: &Payment, p: &NewPayment) -> String {
     d.join(", ")
 }
 
+/// Register a payment to drive to its final status. Idempotent on `id`:
+/// the same body again answers 200 with the stored payment.
+#[utoipa::path(post, path = "/payments", tag = "payments", request_body = PaymentIn,
+    responses(
+        (status = 201, description = "Registered", body = PaymentOut),
+        (status = 200, description = "Already registered with this body", body = PaymentOut),
+        (status = 400, description = "Not JSON", body = ErrorBody),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token's role may not register", body = ErrorBody),
+        (status = 409, description = "The id or a reference is taken by another body", body = ErrorBody),
+        (status = 422, description = "A field is missing or invalid", body = ErrorBody),
+    ))]
 #[tracing::instrument(skip_all)]
 async fn create(
     State(app): State<AppState>,
@@ -331,6 +369,14 @@ async fn create(
     }
 }
 
+/// One payment with its poll job and history.
+#[utoipa::path(get, path = "/payments/{id}", tag = "payments",
+    params(("id" = String, Path, description = "The payment's id")),
+    responses(
+        (status = 200, description = "The payment", body = PaymentOut),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 404, description = "No such payment", body = ErrorBody),
+    ))]
 #[tracing::instrument(skip(app))]
 async fn show(
     State(app): State<AppState>,
@@ -339,7 +385,9 @@ async fn show(
     Ok(Json(load(&app, &id).await?))
 }
 
-#[derive(Debug, Serialize)]
+/// One status query to the provider.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 struct AttemptOut {
     id: i64,
     started_at: String,
@@ -351,10 +399,26 @@ struct AttemptOut {
     error: Option<String>,
 }
 
+/// A payment's provider calls.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct AttemptsOut {
+    payment_id: String,
+    attempts: Vec<AttemptOut>,
+}
+
+/// Every status query made for a payment, oldest first.
+#[utoipa::path(get, path = "/payments/{id}/attempts", tag = "payments",
+    params(("id" = String, Path, description = "The payment's id")),
+    responses(
+        (status = 200, description = "The provider calls", body = AttemptsOut),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 404, description = "No such payment", body = ErrorBody),
+    ))]
 async fn attempts(
     State(app): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AttemptsOut>, ApiError> {
     if app.store.get(&id).await?.is_none() {
         return Err(ApiError::NotFound(format!("no payment with id `{id}`")));
     }
@@ -374,21 +438,47 @@ async fn attempts(
             error: a.error,
         })
         .collect();
-    Ok(Json(json!({"payment_id": id, "attempts": list})))
+    Ok(Json(AttemptsOut {
+        payment_id: id,
+        attempts: list,
+    }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ListParams {
+    /// Only payments with this status.
+    #[param(value_type = Option<Status>)]
     status: Option<String>,
+    /// Only payments of this provider.
     provider: Option<String>,
+    /// 1 to 500; default 50.
+    #[param(value_type = Option<u32>)]
     limit: Option<String>,
+    #[param(value_type = Option<Cursor>)]
     cursor: Option<String>,
 }
 
+/// A page of payments, in id order.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct PaymentPage {
+    payments: Vec<PaymentOut>,
+    /// Pass as `cursor` for the next page; `null` on the last.
+    next_cursor: Option<String>,
+}
+
+/// Payments in id order, filtered by status and provider.
+#[utoipa::path(get, path = "/payments", tag = "payments", params(ListParams),
+    responses(
+        (status = 200, description = "A page", body = PaymentPage),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 422, description = "A parameter is invalid", body = ErrorBody),
+    ))]
 async fn list(
     State(app): State<AppState>,
     q: Result<Query<ListParams>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PaymentPage>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let status = q
         .status
@@ -411,15 +501,20 @@ async fn list(
         .then(|| page.last().map(|p| p.id.clone()))
         .flatten();
     let payments: Vec<PaymentOut> = page.into_iter().map(PaymentOut::summary).collect();
-    Ok(Json(
-        json!({"payments": payments, "next_cursor": next_cursor}),
-    ))
+    Ok(Json(PaymentPage {
+        payments,
+        next_cursor,
+    }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ResolveIn {
+    /// A final status: succeeded, failed, cancelled or reversed.
+    #[schema(required = true, value_type = Status)]
     status: Option<String>,
+    /// Why (kept on the history row).
+    #[schema(required = true, value_type = String)]
     reason: Option<String>,
     /// Free text kept in the audit record beside the reason.
     note: Option<String>,
@@ -504,6 +599,20 @@ pub(crate) async fn resolve_as(
     }
 }
 
+/// Settle a payment by hand (from review or any non-final status). The
+/// actor recorded is the token's name; the change and its audit record
+/// commit together.
+#[utoipa::path(post, path = "/payments/{id}/resolve", tag = "payments", request_body = ResolveIn,
+    params(("id" = String, Path, description = "The payment's id")),
+    responses(
+        (status = 200, description = "Resolved (or it already had that status)", body = PaymentOut),
+        (status = 400, description = "Not JSON", body = ErrorBody),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token's role may not resolve", body = ErrorBody),
+        (status = 404, description = "No such payment", body = ErrorBody),
+        (status = 409, description = "The transition is not allowed from its status", body = ErrorBody),
+        (status = 422, description = "A field is missing or invalid", body = ErrorBody),
+    ))]
 #[tracing::instrument(skip(app, caller, body))]
 async fn resolve(
     State(app): State<AppState>,
@@ -548,14 +657,32 @@ pub(crate) async fn poll_now_as(
     Ok(out)
 }
 
+/// What a poll-now request did.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct PollAnswer {
+    /// `scheduled`, or `in_flight` when a worker is asking right now.
+    poll: &'static str,
+}
+
+/// Query the provider as soon as a worker is free.
+#[utoipa::path(post, path = "/payments/{id}/poll", tag = "payments",
+    params(("id" = String, Path, description = "The payment's id")),
+    responses(
+        (status = 202, description = "Scheduled, or already in flight", body = PollAnswer),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token's role may not ask for polls", body = ErrorBody),
+        (status = 404, description = "No such payment", body = ErrorBody),
+        (status = 409, description = "Already final", body = ErrorBody),
+    ))]
 async fn poll_now(
     State(app): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<PollAnswer>), ApiError> {
     match poll_now_as(&app, &caller, &id).await? {
-        PollNow::Scheduled => Ok((StatusCode::ACCEPTED, Json(json!({"poll": "scheduled"})))),
-        PollNow::InFlight => Ok((StatusCode::ACCEPTED, Json(json!({"poll": "in_flight"})))),
+        PollNow::Scheduled => Ok((StatusCode::ACCEPTED, Json(PollAnswer { poll: "scheduled" }))),
+        PollNow::InFlight => Ok((StatusCode::ACCEPTED, Json(PollAnswer { poll: "in_flight" }))),
         PollNow::AlreadyFinal => Err(ApiError::Conflict {
             code: "already_final",
             message: format!("payment `{id}` is already final; there is nothing to poll"),

@@ -2,33 +2,61 @@
 //! registered in the window: queries until final, time to final, how final
 //! statuses arrived, what is in review or open, and error classes.
 
+use crate::openapi::ErrorBody;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use axum::Json;
+use finality_store::stats::ProviderStats;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
-pub(crate) fn router() -> Router<AppState> {
-    Router::new().route("/stats/providers", get(providers))
+pub(crate) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(providers))
 }
 
-#[derive(Debug, Deserialize)]
-struct Params {
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct Params {
+    /// Payments registered within this long (`24h` default, at most `90days`).
     window: Option<String>,
+}
+
+/// Per-provider figures over a window.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StatsOut {
+    pub window_s: u64,
+    /// The window's start, milliseconds since the epoch.
+    pub since: i64,
+    pub providers: Vec<ProviderStats>,
 }
 
 /// The longest window: the statistics read every payment registered in it.
 const MAX_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);
 
+/// Queries until final, time to final, how final statuses arrived, what
+/// is open or in review, and error classes, per provider.
+#[utoipa::path(get, path = "/stats/providers", tag = "operations", params(Params),
+    responses(
+        (status = 200, description = "One entry per provider", body = StatsOut),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 422, description = "`window` is invalid", body = ErrorBody),
+    ))]
 async fn providers(
     State(app): State<AppState>,
     q: Result<Query<Params>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StatsOut>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
-    let window = match q.window.as_deref() {
+    Ok(Json(compute(&app, q.window.as_deref()).await?))
+}
+
+/// The statistics over `window` (default 24 h), for the API and the console.
+pub(crate) async fn compute(app: &AppState, window: Option<&str>) -> Result<StatsOut, ApiError> {
+    let window = match window {
         None | Some("") => Duration::from_secs(24 * 3600),
         Some(w) => humantime::parse_duration(w)
             .ok()
@@ -44,9 +72,9 @@ async fn providers(
     let rows = app.store.stats_rows(since).await?;
     let errors = app.store.error_counts(since).await?;
     let stats = finality_store::stats::compute(&rows, &errors);
-    Ok(Json(json!({
-        "window_s": window.as_secs(),
-        "since": since.0,
-        "providers": stats,
-    })))
+    Ok(StatsOut {
+        window_s: window.as_secs(),
+        since: since.0,
+        providers: stats,
+    })
 }

@@ -22,7 +22,8 @@ pub struct StatsRow {
 
 /// p50 / p90 / p99 / max of a set of values (nearest rank); all `None`
 /// when the set is empty.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Quantiles {
     pub p50: Option<f64>,
     pub p90: Option<f64>,
@@ -47,7 +48,8 @@ impl Quantiles {
 }
 
 /// One provider's figures.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ProviderStats {
     pub provider: String,
     /// Payments registered in the window.

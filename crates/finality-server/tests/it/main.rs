@@ -6,6 +6,7 @@ mod catch_up;
 mod contracts;
 mod db_outage;
 mod fuzz;
+mod openapi;
 mod outage;
 mod providers;
 mod roles;

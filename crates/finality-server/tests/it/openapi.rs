@@ -1,0 +1,291 @@
+//! `/v1/openapi.json`: valid OpenAPI 3.1 by the OpenAPI Initiative's own
+//! schema, covering every `/v1` route; and every answer the API gives in a
+//! run through each route has its status code documented for that route
+//! and a body that validates against the documented schema, which forbids
+//! undocumented fields (`additionalProperties: false`).
+
+use super::roles::{spawn_named, ADMIN, ALICE, SERVICE};
+use super::*;
+use reqwest::Method;
+
+/// Every `/v1` route of the HTTP contract (docs/API in README).
+const ROUTES: &[(&str, &str)] = &[
+    ("post", "/v1/payments"),
+    ("get", "/v1/payments"),
+    ("get", "/v1/payments/{id}"),
+    ("get", "/v1/payments/{id}/attempts"),
+    ("post", "/v1/payments/{id}/resolve"),
+    ("post", "/v1/payments/{id}/poll"),
+    ("get", "/v1/events"),
+    ("get", "/v1/stats/providers"),
+    ("get", "/v1/audit"),
+    ("get", "/v1/openapi.json"),
+];
+
+fn oas_validator() -> jsonschema::Validator {
+    let schema: Value =
+        serde_json::from_str(include_str!("../fixtures/oas-3.1-schema.json")).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// The documented schema of `(method, template, status)`, or why not.
+fn documented(doc: &Value, method: &str, template: &str, status: u16) -> Result<Value, String> {
+    let op = doc["paths"][template][method]
+        .as_object()
+        .ok_or_else(|| format!("{method} {template} is not in the document"))?;
+    let resp = op["responses"]
+        .get(status.to_string())
+        .ok_or_else(|| format!("{method} {template} does not document status {status}"))?;
+    Ok(resp["content"]["application/json"]["schema"].clone())
+}
+
+fn check_body(doc: &Value, schema: &Value, body: &Value) -> Result<(), String> {
+    if schema.is_null() {
+        return Err("no JSON schema documented".into());
+    }
+    let mut root = schema.clone();
+    root["components"] = doc["components"].clone();
+    root["$schema"] = json!("https://json-schema.org/draft/2020-12/schema");
+    let v = jsonschema::validator_for(&root).map_err(|e| format!("bad schema: {e}"))?;
+    let errors: Vec<String> = v
+        .iter_errors(body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+#[tokio::test]
+async fn document_is_openapi_3_1_and_covers_every_route() {
+    let app = spawn_named(Backend::Sqlite).await;
+    // Public: no token needed.
+    let resp = app
+        .http
+        .get(format!("{}/v1/openapi.json", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let doc: Value = resp.json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let oas = oas_validator();
+    let errors: Vec<String> = oas
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not a valid OpenAPI 3.1 document: {errors:#?}"
+    );
+    // The check can fail: a document without `info` is refused.
+    let mut broken = doc.clone();
+    broken.as_object_mut().unwrap().remove("info");
+    assert!(!oas.is_valid(&broken));
+
+    let mut in_doc: Vec<(String, String)> = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            in_doc.push((method.clone(), path.clone()));
+        }
+    }
+    for (m, p) in ROUTES {
+        assert!(
+            in_doc.contains(&(m.to_string(), p.to_string())),
+            "{m} {p} is missing from /v1/openapi.json"
+        );
+    }
+    for (m, p) in &in_doc {
+        assert!(
+            ROUTES.contains(&(m.as_str(), p.as_str())),
+            "{m} {p} is documented but not in this test's route list: add it and its scenarios"
+        );
+    }
+    // Error bodies and cursors are described once and referred to.
+    assert!(doc["components"]["schemas"]["ErrorBody"].is_object());
+    assert!(doc["components"]["schemas"]["Cursor"].is_object());
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+}
+
+struct Call {
+    token: Option<&'static str>,
+    method: Method,
+    path: String,
+    template: &'static str,
+    body: Option<Value>,
+    raw: Option<&'static str>,
+    want: u16,
+}
+
+fn call(
+    token: &'static str,
+    method: Method,
+    path: &str,
+    template: &'static str,
+    want: u16,
+) -> Call {
+    Call {
+        token: Some(token),
+        method,
+        path: path.into(),
+        template,
+        body: None,
+        raw: None,
+        want,
+    }
+}
+
+impl Call {
+    fn json(mut self, v: Value) -> Self {
+        self.body = Some(v);
+        self
+    }
+    fn raw(mut self, s: &'static str) -> Self {
+        self.raw = Some(s);
+        self
+    }
+    fn anonymous(mut self) -> Self {
+        self.token = None;
+        self
+    }
+}
+
+/// Every route, its success and each of its documented errors, against
+/// the document.
+#[tokio::test]
+async fn every_answer_is_documented_with_its_fields() {
+    let app = spawn_named(Backend::Postgres).await;
+    let doc: Value = app
+        .http
+        .get(format!("{}/v1/openapi.json", app.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let p = |id: &str| {
+        json!({"id": id, "provider": "sim", "provider_ref": format!("sim_{id}"),
+        "amount": 1200, "currency": "EUR", "metadata": {"order": 7}})
+    };
+    use Method as M;
+    let calls = vec![
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 201).json(p("oa_1")),
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 200).json(p("oa_1")),
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 201).json(p("oa_2")),
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 400).raw("{not json"),
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 401).json(p("oa_3")).anonymous(),
+        call(ALICE, M::POST, "/v1/payments", "/v1/payments", 403).json(p("oa_3")),
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 409)
+            .json(json!({"id": "oa_1", "provider": "sim", "provider_ref": "sim_oa_1", "amount": 1, "currency": "EUR"})),
+        call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 422)
+            .json(json!({"id": "oa_4", "provider": "sim", "provider_ref": "x", "currency": "EUR"})),
+        call(SERVICE, M::GET, "/v1/payments?limit=1", "/v1/payments", 200),
+        call(SERVICE, M::GET, "/v1/payments?limit=0", "/v1/payments", 422),
+        call(SERVICE, M::GET, "/v1/payments", "/v1/payments", 401).anonymous(),
+        call(SERVICE, M::GET, "/v1/payments/oa_1", "/v1/payments/{id}", 200),
+        call(SERVICE, M::GET, "/v1/payments/nope", "/v1/payments/{id}", 404),
+        call(SERVICE, M::GET, "/v1/payments/oa_1/attempts", "/v1/payments/{id}/attempts", 200),
+        call(SERVICE, M::GET, "/v1/payments/nope/attempts", "/v1/payments/{id}/attempts", 404),
+        call(ALICE, M::POST, "/v1/payments/oa_1/poll", "/v1/payments/{id}/poll", 202),
+        call(SERVICE, M::POST, "/v1/payments/oa_1/poll", "/v1/payments/{id}/poll", 403),
+        call(ALICE, M::POST, "/v1/payments/nope/poll", "/v1/payments/{id}/poll", 404),
+        call(SERVICE, M::POST, "/v1/payments/oa_1/resolve", "/v1/payments/{id}/resolve", 403)
+            .json(json!({"status": "succeeded", "reason": "r"})),
+        call(ALICE, M::POST, "/v1/payments/oa_1/resolve", "/v1/payments/{id}/resolve", 400).raw("nope"),
+        call(ALICE, M::POST, "/v1/payments/oa_1/resolve", "/v1/payments/{id}/resolve", 422)
+            .json(json!({"status": "pending", "reason": "r"})),
+        call(ALICE, M::POST, "/v1/payments/nope/resolve", "/v1/payments/{id}/resolve", 404)
+            .json(json!({"status": "succeeded", "reason": "r"})),
+        call(ALICE, M::POST, "/v1/payments/oa_1/resolve", "/v1/payments/{id}/resolve", 200)
+            .json(json!({"status": "succeeded", "reason": "seen at the bank", "note": "OPS-1"})),
+        call(ALICE, M::POST, "/v1/payments/oa_1/resolve", "/v1/payments/{id}/resolve", 409)
+            .json(json!({"status": "failed", "reason": "r"})),
+        call(ALICE, M::POST, "/v1/payments/oa_1/poll", "/v1/payments/{id}/poll", 409),
+        call(ALICE, M::GET, "/v1/payments/oa_1", "/v1/payments/{id}", 200),
+        call(ALICE, M::GET, "/v1/events?after=0&limit=10", "/v1/events", 200),
+        call(ALICE, M::GET, "/v1/events?after=x", "/v1/events", 422),
+        call(ALICE, M::GET, "/v1/events", "/v1/events", 401).anonymous(),
+        call(ALICE, M::GET, "/v1/stats/providers?window=1h", "/v1/stats/providers", 200),
+        call(ALICE, M::GET, "/v1/stats/providers?window=0s", "/v1/stats/providers", 422),
+        call(ADMIN, M::GET, "/v1/audit", "/v1/audit", 200),
+        call(ADMIN, M::GET, "/v1/audit?limit=1", "/v1/audit", 200),
+        call(SERVICE, M::GET, "/v1/audit", "/v1/audit", 403),
+        call(ADMIN, M::GET, "/v1/audit?limit=x", "/v1/audit", 422),
+    ];
+    let mut failures = Vec::new();
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    for c in calls {
+        let mut req = app
+            .http
+            .request(c.method.clone(), format!("{}{}", app.base, c.path));
+        if let Some(t) = c.token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = &c.body {
+            req = req.json(b);
+        }
+        if let Some(r) = c.raw {
+            req = req.header("content-type", "application/json").body(r);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let body: Value = resp.json().await.unwrap();
+        let label = format!("{} {} → {status}", c.method, c.path);
+        assert_eq!(status, c.want, "{label}: {body}");
+        let method = c.method.as_str().to_lowercase();
+        seen.push((method.clone(), c.template));
+        match documented(&doc, &method, c.template, status)
+            .and_then(|schema| check_body(&doc, &schema, &body))
+        {
+            Ok(()) => {}
+            Err(e) => failures.push(format!("{label}: {e}\n  body: {body}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "answers not as documented:\n{}",
+        failures.join("\n")
+    );
+    for (m, p) in ROUTES {
+        if *p != "/v1/openapi.json" {
+            assert!(
+                seen.contains(&(m.to_string(), p)),
+                "no scenario calls {m} {p}"
+            );
+        }
+    }
+
+    // The checks can fail: an undocumented field, or a wrong type, is caught.
+    let schema = documented(&doc, "get", "/v1/payments/{id}", 200).unwrap();
+    let (_, mut payment) = (0, app_get(&app, "/v1/payments/oa_1").await);
+    check_body(&doc, &schema, &payment).unwrap();
+    payment["surprise"] = json!(1);
+    assert!(
+        check_body(&doc, &schema, &payment).is_err(),
+        "an undocumented field must fail"
+    );
+    let mut payment = app_get(&app, "/v1/payments/oa_1").await;
+    payment["amount"] = json!("12.00");
+    assert!(
+        check_body(&doc, &schema, &payment).is_err(),
+        "a wrong type must fail"
+    );
+}
+
+async fn app_get(app: &TestApp, path: &str) -> Value {
+    app.http
+        .get(format!("{}{path}", app.base))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
