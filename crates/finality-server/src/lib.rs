@@ -5,6 +5,7 @@
 //! - [`error`]: [`ApiError`], the one error type of every handler.
 //! - `auth`: bearer-token check for `/v1`; [`identity`]: named tokens and roles.
 //! - `audit`: `/v1/audit`, the trail of manual actions.
+//! - [`console`]: the operator's console under `/console` (HTML).
 //! - `payments`: `/v1/payments` routes and their DTOs.
 //! - `events`: `/v1/events`, the pull feed.
 //! - `stats`: `/v1/stats/providers`, per-provider statistics over a window.
@@ -16,6 +17,7 @@
 
 mod audit;
 mod auth;
+pub mod console;
 pub mod error;
 mod events;
 mod health;
@@ -116,6 +118,7 @@ pub fn router(
         .merge(v1)
         .merge(webhooks::router().layer(axum::Extension(inbox)))
         .merge(health::router())
+        .merge(console::router())
         .route("/metrics", axum::routing::get(metrics::render))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(

@@ -3,6 +3,7 @@
 
 mod api;
 mod catch_up;
+mod console;
 mod contracts;
 mod db_outage;
 mod fuzz;

@@ -1,0 +1,665 @@
+//! The console over real HTTP: sign-in, the session cookie's flags, form
+//! tokens against cross-site posts, roles; and the whole review queue worked
+//! in a real headless Chromium (Debian `chromium` and `chromium-driver`).
+
+use super::roles::{named_tokens, ALICE, SERVICE};
+use super::*;
+use finality_core::{Source, Status, Timestamp};
+use finality_store::model::{InboxState, NewInboxEvent};
+
+/// Payments that go to review after three "still pending" answers, 200 ms
+/// apart: the real path into the queue, with real provider calls on record.
+async fn spawn_console(backend: Backend) -> TestApp {
+    let db = match backend {
+        Backend::Postgres => testing::postgres(8).await,
+        Backend::Sqlite => testing::sqlite().await,
+    };
+    let mut sim = SimConfig::deterministic(Duration::from_secs(3600));
+    sim.webhooks.lost = 1.0;
+    spawn_app_tokens(
+        db,
+        sim,
+        true,
+        |sim_url| {
+            let mut cfg = ProviderConfig::sim(sim_url);
+            cfg.schedule_override = Some(finality_core::Schedule::Fixed {
+                delays: vec![Duration::from_millis(200)],
+            });
+            cfg.max_attempts = 3;
+            let adapter = SimAdapter::new(
+                sim_url,
+                None,
+                Timeouts {
+                    connect: cfg.connect_timeout,
+                    total: cfg.timeout,
+                },
+            )
+            .unwrap();
+            let mut providers = Providers::new();
+            providers.insert(
+                "sim".into(),
+                ProviderEntry::from_config(Arc::new(adapter), &cfg),
+            );
+            providers
+        },
+        named_tokens(),
+    )
+    .await
+}
+
+/// Register `ids` and wait until each is in review.
+async fn fill_queue(app: &TestApp, ids: &[&str]) {
+    for id in ids {
+        let plan = app.sim.create(None);
+        let body = json!({"id": id, "provider": "sim", "provider_ref": plan.id,
+            "amount": 129_900, "currency": "EUR", "metadata": {"order": format!("ord-{id}")}});
+        let r = app
+            .http
+            .post(format!("{}/v1/payments", app.base))
+            .bearer_auth(SERVICE)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::CREATED);
+    }
+    for id in ids {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let v = app.db.store.get(id).await.unwrap().unwrap();
+            if v.payment.status == Status::NeedsReview {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{id} never reached review"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // A webhook that failed and one nobody registered a payment for.
+    let hook = |event: &str, r: &str, state: InboxState, reason: Option<&str>| NewInboxEvent {
+        provider: "sim".into(),
+        event_id: event.into(),
+        provider_ref: Some(r.into()),
+        merchant_ref: None,
+        observed: Some(Status::Succeeded),
+        provider_status: Some("succeeded".into()),
+        occurred_at: Some(Timestamp(1_700_000_000_000)),
+        raw_body: b"{}".to_vec(),
+        headers: json!({}),
+        state,
+        reason: reason.map(str::to_string),
+        source: Source::Webhook,
+    };
+    app.db
+        .store
+        .inbox_insert(
+            &[hook(
+                "evt_unparsable",
+                "sim_x",
+                InboxState::Failed,
+                Some("body did not parse: expected `data.object`"),
+            )],
+            finality_core::SystemClock.now(),
+        )
+        .await
+        .unwrap();
+    let orphan = hook("evt_orphan", "sim_nobody", InboxState::Received, None);
+    app.db
+        .store
+        .inbox_insert(&[orphan], finality_core::SystemClock.now())
+        .await
+        .unwrap();
+}
+
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Sign in with `token`: the session cookie (`name=value`).
+async fn sign_in(app: &TestApp, http: &reqwest::Client, token: &str) -> String {
+    let r = http
+        .post(format!("{}/console/login", app.base))
+        .form(&[("token", token), ("next", "/console/review")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_string();
+    set.split(';').next().unwrap().to_string()
+}
+
+fn csrf_of(html: &str) -> String {
+    let at = html
+        .find("name=\"_csrf\" value=\"")
+        .expect("a form token in the page");
+    html[at + 20..].split('"').next().unwrap().to_string()
+}
+
+async fn page(
+    app: &TestApp,
+    http: &reqwest::Client,
+    cookie: &str,
+    path: &str,
+) -> (StatusCode, String) {
+    let r = http
+        .get(format!("{}{path}", app.base))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    (r.status(), r.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn sessions_form_tokens_and_roles() {
+    let app = spawn_console(Backend::Sqlite).await;
+    fill_queue(&app, &["cs_1"]).await;
+    let http = no_redirects();
+
+    // Not signed in: to the sign-in page, and back afterwards.
+    let r = http
+        .get(format!("{}/console/review", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        r.headers()["location"],
+        "/console/login?next=%2Fconsole%2Freview"
+    );
+    // A wrong token: 401, no cookie.
+    let r = http
+        .post(format!("{}/console/login", app.base))
+        .form(&[("token", "not-a-token-0123456789")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert!(r.headers().get("set-cookie").is_none());
+    // The cookie's flags; `Secure` behind a TLS proxy.
+    let r = http
+        .post(format!("{}/console/login", app.base))
+        .form(&[("token", ALICE), ("next", "https://evil.example/")])
+        .send()
+        .await
+        .unwrap();
+    let set = r.headers()["set-cookie"].to_str().unwrap();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    assert!(!set.contains("Secure"), "plain HTTP: {set}");
+    assert!(!set.contains(ALICE), "the token is not the cookie");
+    assert_eq!(
+        r.headers()["location"],
+        "/console/review",
+        "never a redirect off-site"
+    );
+    let r = http
+        .post(format!("{}/console/login", app.base))
+        .header("x-forwarded-proto", "https")
+        .form(&[("token", ALICE)])
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .contains("; Secure"));
+
+    let alice = sign_in(&app, &http, ALICE).await;
+    let (s, html) = page(&app, &http, &alice, "/console/payments/cs_1").await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(html.contains("needs_review"));
+    let csrf = csrf_of(&html);
+    let resolve = format!("{}/console/payments/cs_1/resolve", app.base);
+    let form = |csrf: &str, confirm: &str| {
+        vec![
+            ("_csrf", csrf.to_string()),
+            ("status", "succeeded".to_string()),
+            ("reason", "seen on the bank statement".to_string()),
+            ("confirm", confirm.to_string()),
+        ]
+    };
+    // A post without this session's form token (what a page on another
+    // site could send): refused, nothing changed.
+    for bad in ["", "0123456789abcdef0123456789abcdef"] {
+        let r = http
+            .post(&resolve)
+            .header("cookie", &alice)
+            .form(&form(bad, "yes"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    }
+    // The first submit only asks for confirmation.
+    let r = http
+        .post(&resolve)
+        .header("cookie", &alice)
+        .form(&form(&csrf, ""))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.text().await.unwrap().contains("id=\"confirm\""));
+    let v = app.db.store.get("cs_1").await.unwrap().unwrap();
+    assert_eq!(
+        v.payment.status,
+        Status::NeedsReview,
+        "nothing changes before confirming"
+    );
+
+    // A service token's session may look, not settle.
+    let svc = sign_in(&app, &http, SERVICE).await;
+    let (_, html) = page(&app, &http, &svc, "/console/payments/cs_1").await;
+    assert!(
+        !html.contains("id=\"resolve\""),
+        "no resolve form for a service token"
+    );
+    let svc_csrf = csrf_of(&html);
+    let r = http
+        .post(&resolve)
+        .header("cookie", &svc)
+        .form(&form(&svc_csrf, "yes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    let (s, _) = page(&app, &http, &svc, "/console/audit").await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    // Alice's session's token is not valid in the service's session.
+    let r = http
+        .post(&resolve)
+        .header("cookie", &svc)
+        .form(&form(&csrf, "yes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        app.db
+            .store
+            .get("cs_1")
+            .await
+            .unwrap()
+            .unwrap()
+            .payment
+            .status,
+        Status::NeedsReview
+    );
+
+    // Confirmed: done, under Alice's name.
+    let r = http
+        .post(&resolve)
+        .header("cookie", &alice)
+        .form(&form(&csrf, "yes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let v = app.db.store.get("cs_1").await.unwrap().unwrap();
+    assert_eq!(v.payment.status, Status::Succeeded);
+    assert_eq!(v.history.last().unwrap().actor.as_deref(), Some("alice"));
+    let trail = app
+        .db
+        .store
+        .audit_list(&finality_store::review::AuditFilter {
+            limit: 50,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let actions: Vec<(&str, &str)> = trail
+        .iter()
+        .map(|r| (r.entry.actor.as_str(), r.entry.action.as_str()))
+        .collect();
+    assert_eq!(
+        actions
+            .iter()
+            .filter(|a| **a == ("alice", "resolve"))
+            .count(),
+        1,
+        "{actions:?}"
+    );
+    assert!(actions.contains(&("checkout", "sign_in")));
+
+    // The pages' protective headers.
+    let r = http
+        .get(format!("{}/console/review", app.base))
+        .header("cookie", &alice)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-frame-options"], "DENY");
+    assert!(r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .contains("frame-ancestors 'none'"));
+    // Signing out clears the cookie.
+    let r = http
+        .post(format!("{}/console/logout", app.base))
+        .header("cookie", &alice)
+        .form(&[("_csrf", csrf.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert!(r.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+}
+
+/// A headless Chromium driven over WebDriver by `chromedriver`, on a port
+/// of its own; both stop with the test.
+struct Browser {
+    driver: std::process::Child,
+    client: fantoccini::Client,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn which(names: &[&str]) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    names.iter().find_map(|n| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(n))
+            .find(|p| p.is_file())
+    })
+}
+
+async fn browser() -> Browser {
+    let driver_bin = which(&["chromedriver"]).expect(
+        "chromedriver not found: install the Debian packages chromium and chromium-driver \
+         (.ci/run does)",
+    );
+    let chromium = which(&["chromium", "chromium-browser", "google-chrome"])
+        .expect("chromium not found: install the Debian package chromium (.ci/run does)");
+    let port = finality_testkit::free_port();
+    let driver = std::process::Command::new(driver_bin)
+        .arg(format!("--port={port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting chromedriver");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "chromedriver did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "binary": chromium,
+            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=1280,1000", "--hide-scrollbars", "--force-device-scale-factor=1"]
+        }),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let client = fantoccini::ClientBuilder::new(connector)
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a WebDriver session in headless Chromium");
+    Browser { driver, client }
+}
+
+/// Where the screenshots go: `docs/console/` when asked for
+/// (`FINALITY_SCREENSHOTS=1`), else a temporary folder.
+fn shots_dir() -> std::path::PathBuf {
+    if std::env::var_os("FINALITY_SCREENSHOTS").is_some() {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/console")
+    } else {
+        std::env::temp_dir().join("finality-console-shots")
+    }
+}
+
+async fn shot(c: &fantoccini::Client, name: &str) {
+    let png = c.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "{name} is not a PNG");
+    let dir = shots_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+}
+
+async fn text(c: &fantoccini::Client, css: &str) -> String {
+    c.wait()
+        .for_element(fantoccini::Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no `{css}` on the page: {e}"))
+        .text()
+        .await
+        .unwrap()
+}
+
+async fn click(c: &fantoccini::Client, css: &str) {
+    c.wait()
+        .for_element(fantoccini::Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no `{css}` to click: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
+async fn rows(c: &fantoccini::Client, css: &str) -> usize {
+    c.find_all(fantoccini::Locator::Css(css))
+        .await
+        .unwrap()
+        .len()
+}
+
+/// The review queue worked end to end in the browser, every page loaded,
+/// and a screenshot of each.
+#[tokio::test]
+async fn review_queue_in_headless_chromium() {
+    use fantoccini::Locator::Css;
+    let app = spawn_console(Backend::Sqlite).await;
+    fill_queue(&app, &["pay_7f3a", "pay_8b21", "pay_9c04", "pay_a1d9"]).await;
+    let b = browser().await;
+    let c = &b.client;
+
+    // Sign in.
+    c.goto(&format!("{}/console", app.base)).await.unwrap();
+    assert!(c
+        .current_url()
+        .await
+        .unwrap()
+        .path()
+        .ends_with("/console/login"));
+    shot(c, "login").await;
+    c.find(Css("#token"))
+        .await
+        .unwrap()
+        .send_keys(ALICE)
+        .await
+        .unwrap();
+    click(c, "#sign-in").await;
+    assert_eq!(text(c, "#signed-in-as").await, "alice (reviewer)");
+
+    // The queue: four waiting, one reason, oldest first.
+    assert_eq!(text(c, "#queue-total").await, "4 waiting");
+    assert_eq!(rows(c, "#queue tbody tr").await, 4);
+    let reasons = text(c, "#reasons").await;
+    assert!(
+        reasons.contains("gave up after 3 status queries") && reasons.contains('4'),
+        "{reasons}"
+    );
+    shot(c, "review-queue").await;
+    // Filter by the reason (a link), then by a provider nobody uses.
+    click(c, "#reasons a").await;
+    assert_eq!(rows(c, "#queue tbody tr input[type=checkbox]").await, 4);
+
+    // One payment's whole story.
+    c.goto(&format!("{}/console/payments/pay_7f3a", app.base))
+        .await
+        .unwrap();
+    assert_eq!(text(c, "#status").await, "needs_review");
+    assert_eq!(
+        rows(c, "#calls tbody tr").await,
+        3,
+        "three status queries on record"
+    );
+    let history = text(c, "#history").await;
+    assert!(
+        history.contains("gave up after 3 status queries"),
+        "{history}"
+    );
+    assert!(text(c, "#next-poll").await.contains("parked"));
+    shot(c, "payment").await;
+
+    // Resolve it through the form: status, reason, confirm.
+    c.find(Css("#resolve-status"))
+        .await
+        .unwrap()
+        .select_by_value("succeeded")
+        .await
+        .unwrap();
+    c.find(Css("#resolve-reason"))
+        .await
+        .unwrap()
+        .send_keys("funds seen on the bank statement of 1 Dec")
+        .await
+        .unwrap();
+    click(c, "#resolve-submit").await;
+    assert_eq!(text(c, "#confirm-status").await, "succeeded");
+    shot(c, "confirm").await;
+    click(c, "#confirm").await;
+    assert_eq!(text(c, "#status").await, "succeeded");
+    assert!(text(c, "#flash").await.starts_with("Resolved"));
+    let last = c
+        .find_all(Css("#history tbody tr"))
+        .await
+        .unwrap()
+        .pop()
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        last.contains("needs_review")
+            && last.contains("succeeded")
+            && last.contains("manual")
+            && last.contains("alice")
+            && last.contains("bank statement"),
+        "the history shows the change: {last}"
+    );
+    assert!(text(c, "#payment-audit").await.contains("alice"));
+    shot(c, "payment-resolved").await;
+
+    // Back in the queue: three left. Select two, resolve them together.
+    c.goto(&format!("{}/console/review", app.base))
+        .await
+        .unwrap();
+    assert_eq!(text(c, "#queue-total").await, "3 waiting");
+    let boxes = c
+        .find_all(Css("#queue input[type=checkbox]"))
+        .await
+        .unwrap();
+    assert_eq!(boxes.len(), 3);
+    boxes[0].click().await.unwrap();
+    boxes[1].click().await.unwrap();
+    c.find(Css("#bulk select[name=status]"))
+        .await
+        .unwrap()
+        .select_by_value("failed")
+        .await
+        .unwrap();
+    c.find(Css("#bulk input[name=reason]"))
+        .await
+        .unwrap()
+        .send_keys("provider confirmed by phone: declined")
+        .await
+        .unwrap();
+    click(c, "#bulk-resolve").await;
+    assert_eq!(rows(c, "#confirm-ids li").await, 2);
+    click(c, "#confirm").await;
+    let results = text(c, "#bulk-results").await;
+    assert_eq!(
+        results
+            .matches("changed from needs_review to failed")
+            .count(),
+        2,
+        "{results}"
+    );
+    shot(c, "bulk-result").await;
+    c.goto(&format!("{}/console/review", app.base))
+        .await
+        .unwrap();
+    assert_eq!(text(c, "#queue-total").await, "1 waiting");
+
+    // Poll now on the last one.
+    click(c, "#queue a.payment-link").await;
+    click(c, "#poll-now button").await;
+    assert!(text(c, "#flash").await.starts_with("Poll scheduled"));
+
+    // Providers: statistics drawn as SVG, failed and orphaned webhooks.
+    c.goto(&format!("{}/console/providers", app.base))
+        .await
+        .unwrap();
+    assert!(rows(c, "#provider-sim svg.chart").await >= 4);
+    let sim = text(c, "#provider-sim").await;
+    assert!(sim.contains("4 (") && sim.contains("1 in review"), "{sim}");
+    assert!(text(c, "#failed-webhooks").await.contains("evt_unparsable"));
+    shot(c, "providers").await;
+
+    // The audit trail, and the API document.
+    c.goto(&format!("{}/console/audit", app.base))
+        .await
+        .unwrap();
+    let audit = text(c, "#audit").await;
+    assert!(
+        audit.contains("sign_in") && audit.contains("resolve") && audit.contains("poll_now"),
+        "{audit}"
+    );
+    assert_eq!(audit.matches("resolve").count(), 3, "{audit}");
+    shot(c, "audit").await;
+    c.goto(&format!("{}/console/api", app.base)).await.unwrap();
+    assert!(c
+        .source()
+        .await
+        .unwrap()
+        .contains("/v1/payments/{id}/resolve"));
+    shot(c, "api").await;
+
+    // Signing out ends the session.
+    click(c, "header .who button").await;
+    assert!(c
+        .current_url()
+        .await
+        .unwrap()
+        .path()
+        .ends_with("/console/login"));
+    c.goto(&format!("{}/console/review", app.base))
+        .await
+        .unwrap();
+    assert!(c
+        .current_url()
+        .await
+        .unwrap()
+        .path()
+        .ends_with("/console/login"));
+
+    // What the browser did is what the store holds.
+    let v = app.db.store.get("pay_7f3a").await.unwrap().unwrap();
+    assert_eq!(v.payment.status, Status::Succeeded);
+    assert_eq!(v.history.last().unwrap().actor.as_deref(), Some("alice"));
+    b.client.clone().close().await.unwrap();
+}
