@@ -352,6 +352,28 @@ mod tests {
         );
     }
 
+    #[test]
+    fn named_tokens_from_the_file_and_the_environment() {
+        let text = "[[server.tokens]]\nname = \"checkout\"\nrole = \"service\"\n\
+                    secret_env = \"FINALITY_TEST_TOKEN_CHECKOUT\"\n\n[[server.tokens]]\n\
+                    name = \"alice\"\nrole = \"reviewer\"\nsecret_env = \"FINALITY_TEST_TOKEN_ALICE\"\n";
+        let cfg = Config::parse(text, "f.toml").unwrap();
+        assert_eq!(cfg.server.tokens.len(), 2);
+        // A missing secret names the variable and the token.
+        let err = cfg.server.build_tokens().unwrap_err().to_string();
+        assert!(
+            err.contains("FINALITY_TEST_TOKEN_CHECKOUT") && err.contains("`checkout`"),
+            "{err}"
+        );
+        // A role that does not exist is refused at its line.
+        let text = "[[server.tokens]]\nname = \"x\"\nrole = \"owner\"\nsecret_env = \"X\"\n";
+        let err = Config::parse(text, "f.toml").unwrap_err().to_string();
+        assert!(
+            err.starts_with("f.toml:3:") && err.contains("owner"),
+            "{err}"
+        );
+    }
+
     /// Each adapter takes only its own settings: another adapter's, or a
     /// misspelt shared one, is refused when the file is read, at its line.
     #[test]

@@ -41,6 +41,71 @@ pub struct DemoArgs {
     /// Keep the demo database afterwards (its location is printed).
     #[arg(long)]
     keep: bool,
+    /// Afterwards, keep the demo's data and serve the console on `--listen`
+    /// until Ctrl-C, with a sign-in token printed (implies `--keep`).
+    #[arg(long)]
+    console: bool,
+    /// Where `--console` serves.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: String,
+}
+
+/// The demo's time, carried on at wall-clock pace after the run: the
+/// console then shows ages and times as they were in the simulated run.
+struct AfterRun {
+    offset_ms: i64,
+}
+
+impl Clock for AfterRun {
+    fn now(&self) -> Timestamp {
+        Timestamp(SystemClock.now().0 + self.offset_ms)
+    }
+}
+
+/// Serve the console over the demo's data until Ctrl-C: an admin token
+/// made for this run is printed, and is the actor of anything done there.
+async fn serve_console(
+    args: &DemoArgs,
+    store: Arc<dyn Store>,
+    providers: Arc<Providers>,
+    end: Timestamp,
+) -> anyhow::Result<()> {
+    let secret: String = {
+        use rand::Rng;
+        let mut rng = rand::thread_rng();
+        (0..32)
+            .map(|_| char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.gen_range(0..36)]))
+            .collect()
+    };
+    let tokens =
+        finality_server::identity::Tokens::named(vec![finality_server::identity::ApiToken::new(
+            "demo-admin",
+            finality_server::identity::Role::Admin,
+            secret.clone(),
+        )])
+        .map_err(anyhow::Error::msg)?;
+    let state = AppState {
+        store,
+        clock: Arc::new(AfterRun {
+            offset_ms: end.0 - SystemClock.now().0,
+        }),
+        providers,
+        health: Arc::new(Health::new()),
+        tokens: Arc::new(tokens),
+        nudges: Arc::default(),
+        metrics: None,
+    };
+    let listener = tokio::net::TcpListener::bind(&args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {} (--listen)", args.listen))?;
+    println!();
+    println!("console: http://{}/console", listener.local_addr()?);
+    println!("sign in with the token: {secret}");
+    println!("(Ctrl-C to stop; the data stays in the file named below)");
+    let stop = CancellationToken::new();
+    cancel_on_signal(stop.clone());
+    finality_server::run(state, Background::default(), listener, stop).await?;
+    Ok(())
 }
 
 /// Where the demo's data lives, and how to clean it up.
@@ -159,6 +224,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         ProviderEntry::from_config(Arc::new(adapter), &provider),
     );
     let providers = Arc::new(providers);
+    let providers_for_console = providers.clone();
     let state = AppState {
         store: db.store.clone(),
         clock: clock.clone(),
@@ -263,11 +329,15 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
 
     let payments = all_payments(&*db.store).await?;
     summarize(&payments, &sim, start, vclock.now(), wall.elapsed());
-    if stop.is_cancelled() {
+    let stop_was_signal = stop.is_cancelled();
+    if stop_was_signal {
         println!("(interrupted: the figures cover the run so far)");
     }
     stop.cancel();
-    cleanup(db, args.keep).await
+    if args.console && !stop_was_signal {
+        serve_console(&args, db.store.clone(), providers_for_console, vclock.now()).await?;
+    }
+    cleanup(db, args.keep || args.console).await
 }
 
 /// Remove the demo's database unless asked to keep it (then say where it is).

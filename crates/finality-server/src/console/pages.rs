@@ -213,7 +213,7 @@ pub async fn login(
 pub async fn logout(s: Session, headers: HeaderMap, body: Bytes) -> Response {
     let form = Form::parse(&body);
     if let Err(r) = s.check_csrf(form.get("_csrf")) {
-        return r;
+        return *r;
     }
     let clear = session::set_cookie("", session::over_tls(&headers), 0);
     (
@@ -518,25 +518,25 @@ fn confirm_page(s: &Session, ids: Vec<String>, form: &Form, action: &str, back: 
 }
 
 /// Checks common to both resolve forms, before anything is confirmed.
-fn check_resolve_form(s: &Session, form: &Form, back: &str) -> Result<(), Response> {
+fn check_resolve_form(s: &Session, form: &Form, back: &str) -> Result<(), Box<Response>> {
     s.check_csrf(form.get("_csrf"))?;
     if let Err(e) = s.identity.require(Permission::Resolve) {
-        return Err(api_error(e, back));
+        return Err(Box::new(api_error(e, back)));
     }
     let status = form.text("status");
     if !FINAL.contains(&status.as_str()) {
-        return Err(error_page(
+        return Err(Box::new(error_page(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!("status: `{status}` is not one of {}", FINAL.join(", ")),
             back,
-        ));
+        )));
     }
     if form.text("reason").is_empty() {
-        return Err(error_page(
+        return Err(Box::new(error_page(
             StatusCode::UNPROCESSABLE_ENTITY,
             "reason: say why (what you checked); it is kept on the payment's history",
             back,
-        ));
+        )));
     }
     Ok(())
 }
@@ -550,7 +550,7 @@ pub async fn resolve(
     let form = Form::parse(&body);
     let back = format!("/console/payments/{}", enc(&id));
     if let Err(r) = check_resolve_form(&s, &form, &back) {
-        return r;
+        return *r;
     }
     if form.get("confirm") != Some("yes") {
         let action = format!("/console/payments/{}/resolve", enc(&id));
@@ -573,7 +573,7 @@ pub async fn bulk_resolve(State(app): State<AppState>, s: Session, body: Bytes) 
     let form = Form::parse(&body);
     let back = "/console/review";
     if let Err(r) = check_resolve_form(&s, &form, back) {
-        return r;
+        return *r;
     }
     let ids = form.all("ids");
     if ids.is_empty() {
@@ -628,7 +628,7 @@ pub async fn poll_now(
 ) -> Response {
     let form = Form::parse(&body);
     if let Err(r) = s.check_csrf(form.get("_csrf")) {
-        return r;
+        return *r;
     }
     let back = format!("/console/payments/{}", enc(&id));
     match poll_now_as(&app, &s.caller(), &id).await {

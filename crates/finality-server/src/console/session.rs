@@ -113,17 +113,19 @@ pub struct Session {
 
 impl Session {
     /// Refuse a form whose token is not this session's (403).
-    pub fn check_csrf(&self, given: Option<&str>) -> Result<(), Response> {
+    pub fn check_csrf(&self, given: Option<&str>) -> Result<(), Box<Response>> {
         let ok = given.is_some_and(|g| bool::from(g.as_bytes().ct_eq(self.csrf.as_bytes())));
         if ok {
             Ok(())
         } else {
-            Err((
-                StatusCode::FORBIDDEN,
-                "This form is not from a console page of this session (missing or wrong form \
-                 token). Reload the page and try again.",
-            )
-                .into_response())
+            Err(Box::new(
+                (
+                    StatusCode::FORBIDDEN,
+                    "This form is not from a console page of this session (missing or wrong \
+                     form token). Reload the page and try again.",
+                )
+                    .into_response(),
+            ))
         }
     }
 
