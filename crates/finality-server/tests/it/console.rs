@@ -459,6 +459,25 @@ async fn click(c: &fantoccini::Client, css: &str) {
         .unwrap();
 }
 
+/// Wait (up to 10 s) until the address holds `part`: a click's navigation
+/// has landed.
+async fn wait_url(c: &fantoccini::Client, part: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let url = c.current_url().await.unwrap();
+        if url.as_str().contains(part) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never reached {part}: at {url}"
+        );
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Elements matching `css` on the page as it is now (wait for the page
+/// first: this does not).
 async fn rows(c: &fantoccini::Client, css: &str) -> usize {
     c.find_all(fantoccini::Locator::Css(css))
         .await
@@ -503,8 +522,9 @@ async fn review_queue_in_headless_chromium() {
         "{reasons}"
     );
     shot(c, "review-queue").await;
-    // Filter by the reason (a link), then by a provider nobody uses.
+    // Filter by the reason (a link): the same four.
     click(c, "#reasons a").await;
+    wait_url(c, "reason=gave+up").await;
     assert_eq!(rows(c, "#queue tbody tr input[type=checkbox]").await, 4);
 
     // One payment's whole story.
@@ -589,6 +609,7 @@ async fn review_queue_in_headless_chromium() {
         .await
         .unwrap();
     click(c, "#bulk-resolve").await;
+    text(c, "#confirm-ids").await;
     assert_eq!(rows(c, "#confirm-ids li").await, 2);
     click(c, "#confirm").await;
     let results = text(c, "#bulk-results").await;
@@ -641,6 +662,7 @@ async fn review_queue_in_headless_chromium() {
 
     // Signing out ends the session.
     click(c, "header .who button").await;
+    c.wait().for_element(Css("#token")).await.unwrap();
     assert!(c
         .current_url()
         .await
