@@ -459,6 +459,16 @@ async fn click(c: &fantoccini::Client, css: &str) {
         .unwrap();
 }
 
+async fn select(c: &fantoccini::Client, css: &str, value: &str) {
+    let el = c.find(fantoccini::Locator::Css(css)).await.unwrap();
+    el.select_by_value(value).await.unwrap();
+}
+
+async fn type_in(c: &fantoccini::Client, css: &str, text: &str) {
+    let el = c.find(fantoccini::Locator::Css(css)).await.unwrap();
+    el.send_keys(text).await.unwrap();
+}
+
 /// Wait (up to 10 s) until the address holds `part`: a click's navigation
 /// has landed.
 async fn wait_url(c: &fantoccini::Client, part: &str) {
@@ -504,12 +514,7 @@ async fn review_queue_in_headless_chromium() {
         .path()
         .ends_with("/console/login"));
     shot(c, "login").await;
-    c.find(Css("#token"))
-        .await
-        .unwrap()
-        .send_keys(ALICE)
-        .await
-        .unwrap();
+    type_in(c, "#token", ALICE).await;
     click(c, "#sign-in").await;
     assert_eq!(text(c, "#signed-in-as").await, "alice (reviewer)");
 
@@ -546,18 +551,13 @@ async fn review_queue_in_headless_chromium() {
     shot(c, "payment").await;
 
     // Resolve it through the form: status, reason, confirm.
-    c.find(Css("#resolve-status"))
-        .await
-        .unwrap()
-        .select_by_value("succeeded")
-        .await
-        .unwrap();
-    c.find(Css("#resolve-reason"))
-        .await
-        .unwrap()
-        .send_keys("funds seen on the bank statement of 1 Dec")
-        .await
-        .unwrap();
+    select(c, "#resolve-status", "succeeded").await;
+    type_in(
+        c,
+        "#resolve-reason",
+        "funds seen on the bank statement of 1 Dec",
+    )
+    .await;
     click(c, "#resolve-submit").await;
     assert_eq!(text(c, "#confirm-status").await, "succeeded");
     shot(c, "confirm").await;
@@ -596,18 +596,13 @@ async fn review_queue_in_headless_chromium() {
     assert_eq!(boxes.len(), 3);
     boxes[0].click().await.unwrap();
     boxes[1].click().await.unwrap();
-    c.find(Css("#bulk select[name=status]"))
-        .await
-        .unwrap()
-        .select_by_value("failed")
-        .await
-        .unwrap();
-    c.find(Css("#bulk input[name=reason]"))
-        .await
-        .unwrap()
-        .send_keys("provider confirmed by phone: declined")
-        .await
-        .unwrap();
+    select(c, "#bulk select[name=status]", "failed").await;
+    type_in(
+        c,
+        "#bulk input[name=reason]",
+        "provider confirmed by phone: declined",
+    )
+    .await;
     click(c, "#bulk-resolve").await;
     text(c, "#confirm-ids").await;
     assert_eq!(rows(c, "#confirm-ids li").await, 2);
