@@ -1213,7 +1213,9 @@ impl Review for MemStore {
             .filter(|e| e.provider == p.provider)
             .filter(|e| {
                 (e.provider_ref.is_some() && e.provider_ref == p.provider_ref)
-                    || (e.merchant_ref.is_some() && e.merchant_ref == p.merchant_ref)
+                    || (e.merchant_ref.is_some()
+                        && e.merchant_ref == p.merchant_ref
+                        && e.state == InboxState::Orphaned)
             })
             .take(limit as usize)
             .cloned()

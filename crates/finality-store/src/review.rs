@@ -79,8 +79,10 @@ pub trait Review: Send + Sync {
     async fn review_queue(&self, f: &ReviewFilter) -> Result<Vec<ReviewItem>>;
     /// How many payments are in review for each reason, most first.
     async fn review_counts(&self) -> Result<Vec<(Option<String>, i64)>>;
-    /// Inbox rows naming this payment's provider reference or merchant
-    /// reference, oldest first (at most `limit`).
+    /// Inbox rows naming this payment's provider reference, and orphaned
+    /// rows naming its merchant reference, oldest first (at most `limit`).
+    /// (A row naming only the merchant reference is indexed while
+    /// orphaned; once applied, its payment has the provider's reference.)
     async fn inbox_for_payment(&self, p: &Payment, limit: u32) -> Result<Vec<InboxEvent>>;
     /// Inbox rows in `state`, newest first, below `before_id` when given.
     async fn inbox_in_state(
@@ -237,7 +239,7 @@ impl<B: Backend> Review for B {
         let sql = format!(
             "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND provider_ref = $2 \
              UNION SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 \
-             AND merchant_ref = $3 ORDER BY id LIMIT $4"
+             AND merchant_ref = $3 AND state = 'orphaned' ORDER BY id LIMIT $4"
         );
         let mut conn = self.read().await?;
         conn.all(
