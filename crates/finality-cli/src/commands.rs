@@ -75,6 +75,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         engine: Some(config.engine.clone()),
         inbox: Some(finality_engine::inbox::InboxConfig::default()),
         events: Some(config.events.clone()),
+        sweep: config.sweep.enabled.then(|| config.sweep.clone()),
         shutdown_grace: Some(config.server.shutdown_grace),
         client_timeout: Some(config.server.client_timeout),
     };

@@ -126,6 +126,7 @@ pub struct Config {
     pub engine: EngineConfig,
     pub providers: BTreeMap<String, ProviderConfig>,
     pub events: finality_relay::config::EventsConfig,
+    pub sweep: finality_engine::sweep::SweepConfig,
 }
 
 impl Default for Config {
@@ -138,6 +139,7 @@ impl Default for Config {
             engine: EngineConfig::default(),
             providers,
             events: finality_relay::config::EventsConfig::default(),
+            sweep: finality_engine::sweep::SweepConfig::default(),
         }
     }
 }
@@ -216,6 +218,12 @@ impl Config {
                 "engine.lease",
                 "must be longer than every provider's timeout, or a slow call loses its lease",
             ));
+        }
+        if self.sweep.every < std::time::Duration::from_secs(1) {
+            return Err(ConfigError::new("sweep.every", "must be at least 1s"));
+        }
+        if self.sweep.page == 0 {
+            return Err(ConfigError::new("sweep.page", "must be at least 1"));
         }
         Ok(())
     }

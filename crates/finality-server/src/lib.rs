@@ -5,6 +5,7 @@
 //! - [`error`]: [`ApiError`], the one error type of every handler.
 //! - `auth`: bearer-token check for `/v1`; [`identity`]: named tokens and roles.
 //! - `audit`: `/v1/audit`, the trail of manual actions.
+//! - `sweep`: `/v1/sweep/runs`, what the reconciliation sweep found.
 //! - [`console`]: the operator's console under `/console` (HTML).
 //! - `payments`: `/v1/payments` routes and their DTOs.
 //! - `events`: `/v1/events`, the pull feed.
@@ -28,6 +29,7 @@ pub mod openapi;
 mod payments;
 pub mod serve;
 mod stats;
+mod sweep;
 mod webhooks;
 
 pub use webhooks::Nudges;
@@ -69,6 +71,8 @@ pub struct Background {
     pub inbox: Option<InboxConfig>,
     /// The event feed sequencer, pushers and pruner.
     pub events: Option<finality_relay::config::EventsConfig>,
+    /// The reconciliation sweep (runs only where the engine does).
+    pub sweep: Option<finality_engine::sweep::SweepConfig>,
     /// After shutdown is asked for, how long in-flight requests and polls
     /// may take before they are cut off (default [`SHUTDOWN_GRACE`]); the
     /// leases of polls cut off are handed back for another node at once.
@@ -87,7 +91,8 @@ fn v1(state: Option<&AppState>) -> utoipa_axum::router::OpenApiRouter<AppState> 
     let mut authed = payments::router()
         .merge(events::router())
         .merge(stats::router())
-        .merge(audit::router());
+        .merge(audit::router())
+        .merge(sweep::router());
     if let Some(state) = state {
         authed = authed.route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -251,6 +256,21 @@ pub async fn run(
         )
         .map(|c| tokio::spawn(c.run(shutdown.clone())))
     });
+    // The reconciliation sweep, where the engine runs, under its worker id
+    // (its lease keeps it to one node at a time across the cluster).
+    let sweep_task = match (&background.sweep, &background.engine) {
+        (Some(cfg), Some(engine)) => {
+            let s = finality_engine::sweep::Sweeper::new(
+                state.store.clone(),
+                state.clock.clone(),
+                state.providers.clone(),
+                cfg.clone(),
+                &engine.worker_id,
+            );
+            Some(tokio::spawn(s.run(shutdown.clone())))
+        }
+        _ => None,
+    };
     let engine_task = background.engine.map(|cfg| {
         let e = Engine::new(
             state.store.clone(),
@@ -281,7 +301,7 @@ pub async fn run(
     };
     shutdown.cancel();
     let deadline = tokio::time::Instant::now() + grace;
-    for t in [engine_task, inbox_task, catch_up_task]
+    for t in [engine_task, inbox_task, catch_up_task, sweep_task]
         .into_iter()
         .flatten()
         .chain(relay_tasks)

@@ -642,18 +642,9 @@ pub(crate) async fn poll_now_as(
 ) -> Result<PollNow, ApiError> {
     caller.identity.require(Permission::PollNow)?;
     let now = app.clock.now();
-    let out = app.store.poll_now(id, now).await?;
-    let outcome = match out {
-        PollNow::Scheduled => "scheduled",
-        PollNow::InFlight => "in flight already",
-        PollNow::AlreadyFinal => "refused: already final",
-        PollNow::NotFound => "refused: no such payment",
-    };
-    if out != PollNow::NotFound {
-        let mut audit = caller.audit("poll_now", Some(id), json!({}), now);
-        audit.outcome = outcome.into();
-        app.store.audit_append(&audit).await?;
-    }
+    // The request and its audit record commit together.
+    let audit = caller.audit("poll_now", Some(id), json!({}), now);
+    let out = app.store.poll_now_manual(id, &audit, now).await?;
     Ok(out)
 }
 

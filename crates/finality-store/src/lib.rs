@@ -1,11 +1,12 @@
 //! The store: the database is the source of truth for every payment, poll job,
 //! transition and event.
 //!
-//! Seven roles, each a small trait: [`PaymentStore`] (registration and every
+//! Eight roles, each a small trait: [`PaymentStore`] (registration and every
 //! status change outside polls), [`PollQueue`] (leases and fenced
 //! completions), [`WebhookInbox`], [`EventFeed`] (outbox, feed order,
-//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up) and [`Review`] (the
-//! review queue's reads and the audit trail of manual actions).
+//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up), [`Review`] (the
+//! review queue's reads and the audit trail of manual actions) and [`Sweep`]
+//! (the reconciliation sweep's reads and repairs).
 //! [`Store`] is all six plus
 //! migrations and wake-ups; bring the roles into scope with
 //! `use finality_store::prelude::*`.
@@ -51,6 +52,7 @@ mod rate_buckets;
 pub mod review;
 pub mod sqlite;
 pub mod stats;
+pub mod sweep;
 mod transition;
 
 pub use cursors::{CursorLease, Cursors};
@@ -62,6 +64,7 @@ pub use payments::PaymentStore;
 pub use poll_queue::PollQueue;
 pub use rate_buckets::RateBuckets;
 pub use review::Review;
+pub use sweep::Sweep;
 
 use async_trait::async_trait;
 use std::sync::Arc;
@@ -70,11 +73,12 @@ use tokio::sync::watch;
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Review, Store, WebhookInbox,
+        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Review, Store, Sweep,
+        WebhookInbox,
     };
 }
 
-/// Everything the engine, server and CLI need from a database: the five
+/// Everything the engine, server and CLI need from a database: the eight
 /// roles, migrations and wake-ups.
 #[async_trait]
 pub trait Store:
@@ -85,6 +89,7 @@ pub trait Store:
     + RateBuckets
     + Cursors
     + Review
+    + Sweep
     + Send
     + Sync
     + 'static

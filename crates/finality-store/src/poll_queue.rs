@@ -207,6 +207,45 @@ fn any_applied(out: &[CompleteOutcome]) -> bool {
         .any(|o| matches!(o, CompleteOutcome::Done { applied } if !applied.is_empty()))
 }
 
+/// "Poll now" inside an open transaction (with its audit record, for a
+/// person's request: [`crate::Review::poll_now_manual`]).
+pub(crate) async fn poll_now_in<C: Conn>(
+    conn: &mut C,
+    id: &str,
+    now: Timestamp,
+) -> Result<PollNow> {
+    let Some((status, _)) = lock_payment(conn, id).await? else {
+        return Ok(PollNow::NotFound);
+    };
+    if status.is_final() {
+        return Ok(PollNow::AlreadyFinal);
+    }
+    // A leased job stays with its worker: making it due would let a
+    // second worker poll the same payment at the same time.
+    let moved = conn
+        .run(
+            stmt(
+                "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
+                 WHERE payment_id = $1 AND (locked_until IS NULL OR locked_until <= $2)",
+                "making a poll due now",
+            )
+            .text(id)
+            .int(now.0),
+        )
+        .await?;
+    let out = if moved == 1 {
+        PollNow::Scheduled
+    } else {
+        PollNow::InFlight
+    };
+    if out == PollNow::Scheduled {
+        if let Some(sql) = C::SQL.notify {
+            conn.run(stmt(sql, "notifying workers")).await?;
+        }
+    }
+    Ok(out)
+}
+
 #[async_trait::async_trait]
 impl<B: Backend> PollQueue for B {
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
@@ -248,36 +287,7 @@ impl<B: Backend> PollQueue for B {
 
     async fn poll_now(&self, id: &str, now: Timestamp) -> Result<PollNow> {
         let mut tx = self.begin_write().await?;
-        let conn: &mut B::Conn = &mut tx;
-        let Some((status, _)) = lock_payment(conn, id).await? else {
-            return Ok(PollNow::NotFound);
-        };
-        if status.is_final() {
-            return Ok(PollNow::AlreadyFinal);
-        }
-        // A leased job stays with its worker: making it due would let a
-        // second worker poll the same payment at the same time.
-        let moved = conn
-            .run(
-                stmt(
-                    "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
-                     WHERE payment_id = $1 AND (locked_until IS NULL OR locked_until <= $2)",
-                    "making a poll due now",
-                )
-                .text(id)
-                .int(now.0),
-            )
-            .await?;
-        let out = if moved == 1 {
-            PollNow::Scheduled
-        } else {
-            PollNow::InFlight
-        };
-        if out == PollNow::Scheduled {
-            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
-                conn.run(stmt(sql, "notifying workers")).await?;
-            }
-        }
+        let out = poll_now_in::<B::Conn>(&mut tx, id, now).await?;
         tx.commit().await.op("committing poll now")?;
         self.wakeups().bump();
         Ok(out)

@@ -79,10 +79,8 @@ pub trait Review: Send + Sync {
     async fn review_queue(&self, f: &ReviewFilter) -> Result<Vec<ReviewItem>>;
     /// How many payments are in review for each reason, most first.
     async fn review_counts(&self) -> Result<Vec<(Option<String>, i64)>>;
-    /// Inbox rows naming this payment's provider reference, and orphaned
-    /// rows naming its merchant reference, oldest first (at most `limit`).
-    /// (A row naming only the merchant reference is indexed while
-    /// orphaned; once applied, its payment has the provider's reference.)
+    /// Inbox rows naming this payment's provider reference, or naming only
+    /// its merchant reference, oldest first (at most `limit`).
     async fn inbox_for_payment(&self, p: &Payment, limit: u32) -> Result<Vec<InboxEvent>>;
     /// Inbox rows in `state`, newest first, below `before_id` when given.
     async fn inbox_in_state(
@@ -100,8 +98,10 @@ pub trait Review: Send + Sync {
         audit: &NewAudit,
         now: Timestamp,
     ) -> Result<ApplyOutcome>;
-    /// Record an action that changes no status (poll now, sign-in, a
-    /// refused attempt).
+    /// A person's "poll now", with its audit record in the same
+    /// transaction (the outcome filled in from what it did).
+    async fn poll_now_manual(&self, id: &str, audit: &NewAudit, now: Timestamp) -> Result<PollNow>;
+    /// Record an action that changes no status (a sign-in).
     async fn audit_append(&self, audit: &NewAudit) -> Result<i64>;
     async fn audit_list(&self, f: &AuditFilter) -> Result<Vec<AuditRecord>>;
 }
@@ -113,6 +113,16 @@ pub fn outcome_text(out: &ApplyOutcome) -> String {
         ApplyOutcome::Unchanged => "unchanged: it already had that status".into(),
         ApplyOutcome::Ignored { current, reason } => format!("refused: it is {current} ({reason})"),
         ApplyOutcome::NotFound => "refused: no such payment".into(),
+    }
+}
+
+/// What an audit record says came of a "poll now".
+pub fn poll_now_outcome(out: PollNow) -> &'static str {
+    match out {
+        PollNow::Scheduled => "scheduled",
+        PollNow::InFlight => "in flight already",
+        PollNow::AlreadyFinal => "refused: already final",
+        PollNow::NotFound => "refused: no such payment",
     }
 }
 
@@ -218,7 +228,8 @@ impl<B: Backend> Review for B {
 
     async fn review_counts(&self) -> Result<Vec<(Option<String>, i64)>> {
         let sql = format!(
-            "SELECT h.reason AS reason, COUNT(*) AS n {} GROUP BY h.reason ORDER BY n DESC, reason",
+            "SELECT h.reason AS reason, COUNT(*) AS n {} GROUP BY h.reason \
+             ORDER BY n DESC, CASE WHEN h.reason IS NULL THEN 1 ELSE 0 END, h.reason",
             queue_from()
         );
         let mut conn = self.read().await?;
@@ -239,7 +250,7 @@ impl<B: Backend> Review for B {
         let sql = format!(
             "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND provider_ref = $2 \
              UNION SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 \
-             AND merchant_ref = $3 AND state = 'orphaned' ORDER BY id LIMIT $4"
+             AND merchant_ref = $3 AND provider_ref IS NULL ORDER BY id LIMIT $4"
         );
         let mut conn = self.read().await?;
         conn.all(
@@ -291,6 +302,15 @@ impl<B: Backend> Review for B {
         if matches!(out, ApplyOutcome::Applied { .. }) {
             self.wakeups().bump_transitions();
         }
+        Ok(out)
+    }
+
+    async fn poll_now_manual(&self, id: &str, audit: &NewAudit, now: Timestamp) -> Result<PollNow> {
+        let mut tx = self.begin_write().await?;
+        let out = crate::poll_queue::poll_now_in(&mut *tx, id, now).await?;
+        insert_audit(&mut *tx, audit, poll_now_outcome(out)).await?;
+        tx.commit().await.op("committing poll now")?;
+        self.wakeups().bump();
         Ok(out)
     }
 

@@ -1629,6 +1629,25 @@ pub async fn review_queue_and_audit_trail(db: Arc<dyn Store>) {
             .collect::<Vec<_>>(),
         ["evt_b1", "evt_bad"]
     );
+    // A payment known by the merchant's reference only, and a webhook that
+    // names only that.
+    let mut by_cart = new_payment("rv_m");
+    by_cart.provider_ref = None;
+    by_cart.merchant_ref = Some(MerchantRef::parse("cart-rv").unwrap());
+    db.register(&by_cart, T0, T0).await.unwrap();
+    let mut cart_hook = inbox_event("evt_cart", "x", Status::Processing);
+    cart_hook.provider_ref = None;
+    cart_hook.merchant_ref = Some("cart-rv".into());
+    db.inbox_insert(&[cart_hook], T0).await.unwrap();
+    drain_inbox(&*db, T0).await;
+    let m = db.get("rv_m").await.unwrap().unwrap().payment;
+    let hooks = db.inbox_for_payment(&m, 50).await.unwrap();
+    let names: Vec<&str> = hooks.iter().map(|e| e.event_id.as_str()).collect();
+    assert_eq!(
+        names,
+        ["evt_cart"],
+        "applied, found by the merchant's reference"
+    );
     let failed = db
         .inbox_in_state(InboxState::Failed, None, 10)
         .await

@@ -57,10 +57,10 @@ fn error_page(status: StatusCode, message: impl Into<String>, back: &str) -> Res
     r
 }
 
-/// An API error as a page: the same status and message the API would give.
-fn api_error(e: ApiError, back: &str) -> Response {
-    let status = e.status_code();
-    let message = match &e {
+/// What a person may read of an error: the API's message, except for an
+/// internal error, which is logged in full and shown as a pointer to the log.
+fn public_message(e: &ApiError) -> String {
+    match e {
         ApiError::Internal(detail) => {
             tracing::error!(error = %detail, "internal error in the console");
             "internal error; see the server log".to_string()
@@ -70,8 +70,12 @@ fn api_error(e: ApiError, back: &str) -> Response {
             e.to_string()
         }
         other => other.to_string(),
-    };
-    error_page(status, message, back)
+    }
+}
+
+/// An API error as a page: the same status and message the API would give.
+fn api_error(e: ApiError, back: &str) -> Response {
+    error_page(e.status_code(), public_message(&e), back)
 }
 
 fn redirect(to: &str) -> Response {
@@ -147,6 +151,23 @@ pub async fn stylesheet() -> Response {
         .into_response()
 }
 
+/// A request a browser says came from another site (`Sec-Fetch-Site`), or
+/// whose `Origin` is not this host.
+fn cross_site(headers: &HeaderMap) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if header("sec-fetch-site") == Some("cross-site") {
+        return true;
+    }
+    match (header("origin"), header("host")) {
+        (Some("null"), _) => true,
+        (Some(origin), Some(host)) => {
+            let origin_host = origin.split_once("://").map_or(origin, |(_, h)| h);
+            origin_host != host
+        }
+        _ => false,
+    }
+}
+
 /// Only paths of the console itself: never a redirect to another site.
 fn safe_next(next: Option<&str>) -> String {
     match next {
@@ -170,6 +191,15 @@ pub async fn login(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    // No session yet, so no form token: refuse a sign-in posted from
+    // another site (which would sign the browser into the poster's token).
+    if cross_site(&headers) {
+        return error_page(
+            StatusCode::FORBIDDEN,
+            "sign-in refused: the form was posted from another site",
+            "/console/login",
+        );
+    }
     let form = Form::parse(&body);
     let next = safe_next(form.get("next"));
     let given = form.text("token");
@@ -186,6 +216,18 @@ pub async fn login(
         *r.status_mut() = StatusCode::UNAUTHORIZED;
         return r;
     };
+    if app.tokens.is_shared() {
+        let mut r = render(&Login {
+            next,
+            error: Some(
+                "The console needs named tokens ([[server.tokens]] in finality.toml), so that \
+                 it can record who did what; the one shared token cannot tell people apart."
+                    .into(),
+            ),
+        });
+        *r.status_mut() = StatusCode::FORBIDDEN;
+        return r;
+    }
     let now = app.clock.now();
     let cookie = session::issue(token, Timestamp(now.0 + session::SESSION_MS));
     let audit = finality_store::review::NewAudit {
@@ -318,7 +360,12 @@ pub async fn review(
         .map(|(reason, n)| {
             let r = reason.unwrap_or_default();
             CountRow {
-                href: format!("/console/review?reason={}", enc(&r)),
+                // A missing reason cannot be filtered on: no link.
+                href: if r.is_empty() {
+                    String::new()
+                } else {
+                    format!("/console/review?reason={}", enc(&r))
+                },
                 reason: if r.is_empty() {
                     "(no reason recorded)".into()
                 } else {
@@ -382,6 +429,11 @@ fn audit_row(r: AuditRecord) -> AuditRow {
         actor: e.actor,
         role: e.role,
         action: e.action,
+        href: e
+            .payment_id
+            .as_deref()
+            .map(|p| format!("/console/payments/{}", enc(p)))
+            .unwrap_or_default(),
         payment_id: e.payment_id.unwrap_or_default(),
         detail: e.detail.to_string(),
         outcome: e.outcome,
@@ -412,10 +464,17 @@ pub async fn payment(
         limit: 100,
         ..Default::default()
     };
+    let show_audit = s.identity.role.allows(Permission::Audit);
     let (calls, hooks, audit) = match tokio::try_join!(
         app.store.attempts(&id),
         app.store.inbox_for_payment(&view.payment, 200),
-        app.store.audit_list(&audit_filter),
+        async {
+            if show_audit {
+                app.store.audit_list(&audit_filter).await
+            } else {
+                Ok(Vec::new())
+            }
+        },
     ) {
         Ok(v) => v,
         Err(e) => return api_error(e.into(), back),
@@ -447,6 +506,7 @@ pub async fn payment(
         chrome: chrome(&s, "review", q.get("flash").map(String::as_str)),
         p: PaymentFacts {
             id: p.id.clone(),
+            path: enc(&p.id),
             status: p.status.as_str().into(),
             provider: p.provider.clone(),
             provider_ref: or_dash(p.provider_ref.clone()),
@@ -493,6 +553,7 @@ pub async fn payment(
             })
             .collect(),
         hooks: hooks.into_iter().map(hook_row).collect(),
+        show_audit,
         audit: audit.into_iter().map(audit_row).collect(),
     };
     render(&page)
@@ -606,9 +667,14 @@ pub async fn bulk_resolve(State(app): State<AppState>, s: Session, body: Bytes) 
         let (outcome, ok) = match resolve_as(&app, &caller, &id, ask).await {
             Ok(Resolved::Changed { from, to }) => (format!("changed from {from} to {to}"), true),
             Ok(Resolved::Already) => (format!("already {status}"), true),
-            Err(e) => (format!("refused: {e}"), false),
+            Err(e) => (format!("refused: {}", public_message(&e)), false),
         };
-        rows.push(BulkRow { id, outcome, ok });
+        rows.push(BulkRow {
+            href: format!("/console/payments/{}", enc(&id)),
+            id,
+            outcome,
+            ok,
+        });
     }
     render(&BulkResult {
         chrome: chrome(&s, "review", None),
@@ -681,9 +747,10 @@ pub async fn providers(
         Ok(s) => s,
         Err(e) => return api_error(e, "/console/review"),
     };
-    let (failed, orphaned) = match tokio::try_join!(
+    let (failed, orphaned, sweeps) = match tokio::try_join!(
         app.store.inbox_in_state(InboxState::Failed, None, 50),
         app.store.inbox_in_state(InboxState::Orphaned, None, 50),
+        app.store.sweep_runs(10),
     ) {
         Ok(v) => v,
         Err(e) => return api_error(e.into(), back),
@@ -794,6 +861,25 @@ pub async fn providers(
         providers: views,
         failed: failed.into_iter().map(hook_row).collect(),
         orphaned: orphaned.into_iter().map(hook_row).collect(),
+        sweeps: sweeps
+            .into_iter()
+            .map(|r| SweepView {
+                finished: time(r.finished_at),
+                holder: r.holder,
+                scanned: r.scanned,
+                pass: if r.pass_complete { "yes" } else { "continues" },
+                findings: if r.findings.is_empty() {
+                    "none".into()
+                } else {
+                    r.findings
+                        .iter()
+                        .map(|(k, n)| format!("{k} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+                repaired: r.repaired,
+            })
+            .collect(),
     })
 }
 

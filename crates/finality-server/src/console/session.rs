@@ -81,9 +81,9 @@ pub fn set_cookie(value: &str, secure: bool, max_age_s: i64) -> String {
     )
 }
 
-/// Whether the browser reached us over TLS: the request's own scheme, or
-/// a reverse proxy's `X-Forwarded-Proto: https` (the usual set-up, since
-/// finality itself listens on plain HTTP behind one).
+/// Whether the browser reached us over TLS, as the reverse proxy in front
+/// says (`X-Forwarded-Proto: https`): finality itself listens on plain
+/// HTTP, so a proxy is where TLS ends.
 pub fn over_tls(headers: &HeaderMap) -> bool {
     headers
         .get("x-forwarded-proto")

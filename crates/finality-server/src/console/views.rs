@@ -71,6 +71,8 @@ pub struct Review {
 
 pub struct PaymentFacts {
     pub id: String,
+    /// The id as a URL path segment (ids may hold `%`, `?`, `#`).
+    pub path: String,
     pub status: String,
     pub provider: String,
     pub provider_ref: String,
@@ -119,6 +121,7 @@ pub struct AuditRow {
     pub role: String,
     pub action: String,
     pub payment_id: String,
+    pub href: String,
     pub detail: String,
     pub outcome: String,
     pub remote: String,
@@ -136,6 +139,8 @@ pub struct PaymentPage {
     pub history: Vec<HistRow>,
     pub calls: Vec<CallRow>,
     pub hooks: Vec<HookRow>,
+    /// Only for roles that may read the audit trail.
+    pub show_audit: bool,
     pub audit: Vec<AuditRow>,
 }
 
@@ -154,6 +159,7 @@ pub struct Confirm {
 
 pub struct BulkRow {
     pub id: String,
+    pub href: String,
     pub outcome: String,
     pub ok: bool,
 }
@@ -181,6 +187,15 @@ pub struct ProviderView {
     pub errors: String,
 }
 
+pub struct SweepView {
+    pub finished: String,
+    pub holder: String,
+    pub scanned: i64,
+    pub pass: &'static str,
+    pub findings: String,
+    pub repaired: i64,
+}
+
 #[derive(Template)]
 #[template(path = "console/providers.html")]
 pub struct Providers {
@@ -189,6 +204,7 @@ pub struct Providers {
     pub providers: Vec<ProviderView>,
     pub failed: Vec<HookRow>,
     pub orphaned: Vec<HookRow>,
+    pub sweeps: Vec<SweepView>,
 }
 
 #[derive(Template)]

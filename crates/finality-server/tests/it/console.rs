@@ -329,6 +329,38 @@ async fn sessions_form_tokens_and_roles() {
     );
     assert!(actions.contains(&("checkout", "sign_in")));
 
+    // A service session's payment page holds no audit records.
+    let (_, html) = page(&app, &http, &svc, "/console/payments/cs_1").await;
+    assert!(!html.contains("payment-audit"));
+    // A sign-in posted from another site is refused.
+    let r = http
+        .post(format!("{}/console/login", app.base))
+        .header("origin", "https://evil.example")
+        .form(&[("token", ALICE)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(r.headers().get("set-cookie").is_none());
+    // An id with `%` and `?` in it: every link and form names it encoded.
+    let odd = json!({"id": "ord-%31?x", "provider": "sim", "provider_ref": "sim_odd",
+        "amount": 100, "currency": "EUR"});
+    let r = app
+        .http
+        .post(format!("{}/v1/payments", app.base))
+        .bearer_auth(SERVICE)
+        .json(&odd)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let (s, html) = page(&app, &http, &alice, "/console/payments/ord-%2531%3Fx").await;
+    assert_eq!(s, StatusCode::OK, "{html}");
+    assert!(
+        html.contains("action=\"/console/payments/ord-%2531%3Fx/resolve\""),
+        "{html}"
+    );
+
     // The pages' protective headers.
     let r = http
         .get(format!("{}/console/review", app.base))
@@ -353,6 +385,22 @@ async fn sessions_form_tokens_and_roles() {
         .to_str()
         .unwrap()
         .contains("Max-Age=0"));
+}
+
+/// The one shared token cannot sign in to the console: it could not say
+/// who acted.
+#[tokio::test]
+async fn the_shared_token_cannot_sign_in() {
+    let app = spawn_app_with(Backend::Sqlite, Duration::from_secs(3600), false).await;
+    let r = no_redirects()
+        .post(format!("{}/console/login", app.base))
+        .form(&[("token", TOKEN)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
+    assert!(r.headers().get("set-cookie").is_none());
+    assert!(r.text().await.unwrap().contains("named tokens"));
 }
 
 /// A headless Chromium driven over WebDriver by `chromedriver`, on a port
@@ -626,7 +674,22 @@ async fn review_queue_in_headless_chromium() {
     click(c, "#poll-now button").await;
     assert!(text(c, "#flash").await.starts_with("Poll scheduled"));
 
-    // Providers: statistics drawn as SVG, failed and orphaned webhooks.
+    // A sweep run, shown on the providers page.
+    let mut sweeper = finality_engine::sweep::Sweeper::new(
+        app.db.store.clone(),
+        Arc::new(finality_core::SystemClock),
+        Arc::new(Providers::new()),
+        finality_engine::sweep::SweepConfig::default(),
+        "node-console",
+    );
+    let run = sweeper
+        .run_once()
+        .await
+        .unwrap()
+        .expect("the sweep's lease is free");
+    assert!(run.findings.is_empty(), "nothing fell through: {run:?}");
+
+    // Providers: statistics drawn as SVG, failed and orphaned webhooks, the sweep.
     c.goto(&format!("{}/console/providers", app.base))
         .await
         .unwrap();
@@ -634,6 +697,7 @@ async fn review_queue_in_headless_chromium() {
     let sim = text(c, "#provider-sim").await;
     assert!(sim.contains("4 (") && sim.contains("1 in review"), "{sim}");
     assert!(text(c, "#failed-webhooks").await.contains("evt_unparsable"));
+    assert!(text(c, "#sweep-runs").await.contains("node-console"));
     shot(c, "providers").await;
 
     // The audit trail, and the API document.

@@ -152,6 +152,7 @@ pub async fn spawn_app_tokens(
         engine: engine.then_some(engine_cfg),
         inbox: Some(InboxConfig::default()),
         events: Some(finality_relay::config::EventsConfig::default()),
+        sweep: None,
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),
     };

@@ -19,6 +19,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/events"),
     ("get", "/v1/stats/providers"),
     ("get", "/v1/audit"),
+    ("get", "/v1/sweep/runs"),
     ("get", "/v1/openapi.json"),
 ];
 
@@ -169,6 +170,18 @@ async fn every_answer_is_documented_with_its_fields() {
         .json()
         .await
         .unwrap();
+    // A recorded sweep run, so its fields are checked too.
+    let run = finality_store::sweep::SweepRun {
+        id: 0,
+        holder: "node-a".into(),
+        started_at: finality_core::Timestamp(1_700_000_000_000),
+        finished_at: finality_core::Timestamp(1_700_000_000_500),
+        scanned: 12,
+        pass_complete: true,
+        findings: [("job_missing".to_string(), 1)].into_iter().collect(),
+        repaired: 1,
+    };
+    app.db.store.sweep_record(&run).await.unwrap();
     let p = |id: &str| {
         json!({"id": id, "provider": "sim", "provider_ref": format!("sim_{id}"),
         "amount": 1200, "currency": "EUR", "metadata": {"order": 7}})
@@ -217,6 +230,9 @@ async fn every_answer_is_documented_with_its_fields() {
         call(ADMIN, M::GET, "/v1/audit?limit=1", "/v1/audit", 200),
         call(SERVICE, M::GET, "/v1/audit", "/v1/audit", 403),
         call(ADMIN, M::GET, "/v1/audit?limit=x", "/v1/audit", 422),
+        call(SERVICE, M::GET, "/v1/sweep/runs", "/v1/sweep/runs", 200),
+        call(SERVICE, M::GET, "/v1/sweep/runs?limit=0", "/v1/sweep/runs", 422),
+        call(SERVICE, M::GET, "/v1/sweep/runs", "/v1/sweep/runs", 401).anonymous(),
     ];
     let mut failures = Vec::new();
     let mut seen: Vec<(String, &str)> = Vec::new();

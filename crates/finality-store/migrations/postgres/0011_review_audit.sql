@@ -18,11 +18,12 @@ CREATE INDEX audit_log_payment ON audit_log (payment_id, id) WHERE payment_id IS
 -- A payment's page lists the webhooks received for it, by the provider's
 -- reference. This index serves the orphan lookups too, so it replaces the
 -- partial one: one index more on each insert, not two (measured: see
--- docs/PERFORMANCE.md). Webhooks that name only a merchant reference are
--- found through the partial index of orphans (0007) while orphaned; once
--- applied, their payment knows the provider's reference.
+-- docs/PERFORMANCE.md). The few rows naming only a merchant reference have
+-- a partial index of their own.
 CREATE INDEX webhook_inbox_payment_ref ON webhook_inbox (provider, provider_ref);
 DROP INDEX webhook_inbox_orphans;
+CREATE INDEX webhook_inbox_merchant_only ON webhook_inbox (provider, merchant_ref)
+    WHERE provider_ref IS NULL;
 -- The console lists failed and orphaned rows, newest first; they are few.
 CREATE INDEX webhook_inbox_trouble ON webhook_inbox (state, id)
     WHERE state IN ('failed', 'orphaned');
