@@ -104,6 +104,62 @@ impl Currency {
         // Only ever built from three ASCII letters.
         std::str::from_utf8(&self.0).unwrap_or("???")
     }
+
+    /// Decimal places of the minor unit (ISO 4217): two for most, none or
+    /// three for these few.
+    pub fn exponent(&self) -> u32 {
+        const ZERO: &[&str] = &[
+            "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI",
+            "VND", "VUV", "XAF", "XOF", "XPF",
+        ];
+        const THREE: &[&str] = &["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"];
+        let code = self.as_str();
+        if ZERO.contains(&code) {
+            0
+        } else if THREE.contains(&code) {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// `12.50` in this currency as minor units (`1250`), exactly: no float.
+    /// At most the currency's decimal places; a sign and thousands
+    /// separators are not accepted (reports that use them say so, and their
+    /// parser removes them first).
+    pub fn parse_decimal(&self, text: &str) -> Result<i64, String> {
+        let t = text.trim();
+        let (neg, t) = match t.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, t),
+        };
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        let exp = self.exponent() as usize;
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(int) || (!frac.is_empty() && !digits(frac)) || t.ends_with('.') {
+            return Err(format!("`{text}` is not a decimal amount"));
+        }
+        if frac.len() > exp {
+            return Err(format!(
+                "`{text}` has more than {exp} decimal places for {}",
+                self.as_str()
+            ));
+        }
+        let scale = 10_i64.pow(exp as u32);
+        let whole: i64 = int.parse().map_err(|_| format!("`{text}` is too large"))?;
+        let part: i64 = if frac.is_empty() {
+            0
+        } else {
+            format!("{frac:0<exp$}")
+                .parse()
+                .map_err(|_| format!("`{text}` is not a decimal amount"))?
+        };
+        let minor = whole
+            .checked_mul(scale)
+            .and_then(|w| w.checked_add(part))
+            .ok_or_else(|| format!("`{text}` is too large"))?;
+        Ok(if neg { -minor } else { minor })
+    }
 }
 
 /// An amount in integer minor units (cents), never a float.
@@ -128,6 +184,42 @@ impl Amount {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_amounts_in_minor_units() {
+        let usd = Currency::parse("USD").unwrap();
+        let jpy = Currency::parse("JPY").unwrap();
+        let kwd = Currency::parse("KWD").unwrap();
+        assert_eq!(usd.parse_decimal("12.50"), Ok(1250));
+        assert_eq!(usd.parse_decimal("12.5"), Ok(1250));
+        assert_eq!(usd.parse_decimal("12"), Ok(1200));
+        assert_eq!(usd.parse_decimal("-0.05"), Ok(-5));
+        assert_eq!(jpy.parse_decimal("1250"), Ok(1250));
+        assert!(jpy.parse_decimal("12.5").is_err());
+        assert_eq!(kwd.parse_decimal("1.250"), Ok(1250));
+        assert!(usd.parse_decimal("1.234").is_err());
+        for bad in [
+            "",
+            "-",
+            ".5",
+            "1.",
+            "1,000.00",
+            "abc",
+            "1e3",
+            "99999999999999999999",
+        ] {
+            assert!(usd.parse_decimal(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn minor_units_round_trip(minor in -10_000_000_000i64..10_000_000_000) {
+            let usd = Currency::parse("USD").unwrap();
+            let text = format!("{}{}.{:02}", if minor < 0 { "-" } else { "" }, minor.abs() / 100, minor.abs() % 100);
+            proptest::prop_assert_eq!(usd.parse_decimal(&text), Ok(minor));
+        }
+    }
 
     #[test]
     fn rejects_bad_fields_by_name() {

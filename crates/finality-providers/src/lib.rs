@@ -33,6 +33,7 @@ pub mod http;
 pub mod lookup;
 pub mod oauth;
 pub mod paypal;
+pub mod settlement;
 pub mod sim;
 pub mod stripe;
 pub mod webhook;

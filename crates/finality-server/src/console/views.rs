@@ -270,28 +270,15 @@ pub fn age(ms: i64) -> String {
     }
 }
 
-/// Minor units in major units with the currency's ISO 4217 exponent
-/// (most have two decimals; these few have none or three).
+/// Minor units in major units with the currency's ISO 4217 exponent.
 pub fn amount(minor: i64, currency: &str) -> String {
-    const ZERO: &[&str] = &[
-        "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI", "VND",
-        "VUV", "XAF", "XOF", "XPF",
-    ];
-    const THREE: &[&str] = &["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"];
-    let digits = if ZERO.contains(&currency) {
-        0
-    } else if THREE.contains(&currency) {
-        3
-    } else {
-        2
-    };
+    let digits = finality_core::money::Currency::parse(currency).map_or(2, |c| c.exponent());
     if digits == 0 {
         return format!("{minor} {currency}");
     }
-    let scale = 10_i64.pow(digits);
+    let scale = 10_u64.pow(digits);
     let sign = if minor < 0 { "-" } else { "" };
     let m = minor.unsigned_abs();
-    let scale = scale.unsigned_abs();
     format!(
         "{sign}{}.{:0width$} {currency}",
         m / scale,
