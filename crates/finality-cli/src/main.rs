@@ -17,6 +17,7 @@ mod chaos;
 mod commands;
 mod config;
 mod demo;
+mod reconcile;
 mod simulate;
 mod tune;
 
@@ -96,6 +97,10 @@ enum Command {
     Tune(tune::TuneArgs),
     /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
     Bench(bench::BenchArgs),
+    /// Check a provider's settlement report line by line against finality's
+    /// records: settle what it settled, reverse what it refunded, keep the
+    /// rest for a person (docs/RECONCILIATION.md).
+    Reconcile(reconcile::ReconcileArgs),
     /// One engine process for `finality bench` (three-process and memory runs).
     #[command(hide = true)]
     BenchNode(bench::node::NodeArgs),
@@ -122,7 +127,8 @@ fn main() -> ExitCode {
         | Command::Payments { .. }
         | Command::Providers { .. }
         | Command::Events { .. }
-        | Command::Stats { .. } => "error",
+        | Command::Stats { .. }
+        | Command::Reconcile(_) => "error",
         _ => "info",
     });
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -160,6 +166,7 @@ fn main() -> ExitCode {
             Command::Tune(args) => tune::run(config, args).await,
             Command::Chaos(args) => chaos::run(args).await,
             Command::Bench(args) => bench::run(args).await,
+            Command::Reconcile(args) => reconcile::run(config, args).await,
             Command::BenchNode(args) => bench::node::run_node(args).await,
         }
     });

@@ -34,6 +34,7 @@ pub mod health;
 pub mod inbox;
 mod producer;
 pub mod rate;
+pub mod reconcile;
 pub mod sweep;
 pub mod webhook_wait;
 

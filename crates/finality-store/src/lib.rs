@@ -1,12 +1,13 @@
 //! The store: the database is the source of truth for every payment, poll job,
 //! transition and event.
 //!
-//! Eight roles, each a small trait: [`PaymentStore`] (registration and every
+//! Nine roles, each a small trait: [`PaymentStore`] (registration and every
 //! status change outside polls), [`PollQueue`] (leases and fenced
 //! completions), [`WebhookInbox`], [`EventFeed`] (outbox, feed order,
 //! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up), [`Review`] (the
-//! review queue's reads and the audit trail of manual actions) and [`Sweep`]
-//! (the reconciliation sweep's reads and repairs).
+//! review queue's reads and the audit trail of manual actions) , [`Sweep`] (the
+//! reconciliation sweep's reads and repairs) and [`Reconciliations`]
+//! (settlement reports imported and checked).
 //! [`Store`] is all six plus
 //! migrations and wake-ups; bring the roles into scope with
 //! `use finality_store::prelude::*`.
@@ -49,6 +50,7 @@ mod poll_queue;
 pub mod postgres;
 mod query;
 mod rate_buckets;
+pub mod reconciliations;
 pub mod review;
 pub mod sqlite;
 pub mod stats;
@@ -63,6 +65,7 @@ pub use model::*;
 pub use payments::PaymentStore;
 pub use poll_queue::PollQueue;
 pub use rate_buckets::RateBuckets;
+pub use reconciliations::Reconciliations;
 pub use review::Review;
 pub use sweep::Sweep;
 
@@ -73,12 +76,12 @@ use tokio::sync::watch;
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Review, Store, Sweep,
-        WebhookInbox,
+        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Reconciliations, Review, Store,
+        Sweep, WebhookInbox,
     };
 }
 
-/// Everything the engine, server and CLI need from a database: the eight
+/// Everything the engine, server and CLI need from a database: the nine
 /// roles, migrations and wake-ups.
 #[async_trait]
 pub trait Store:
@@ -90,6 +93,7 @@ pub trait Store:
     + Cursors
     + Review
     + Sweep
+    + Reconciliations
     + Send
     + Sync
     + 'static

@@ -132,6 +132,8 @@ struct MemState {
     cursors: HashMap<String, (Option<String>, Option<String>, i64)>,
     audit: Vec<crate::review::AuditRecord>,
     sweep_runs: Vec<crate::sweep::SweepRun>,
+    recon_runs: Vec<crate::reconciliations::ReconRun>,
+    recon_lines: Vec<(i64, crate::reconciliations::ReconLine)>,
 }
 
 impl MemState {
@@ -1418,6 +1420,98 @@ impl crate::Sweep for MemStore {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::Reconciliations for MemStore {
+    async fn recon_start(
+        &self,
+        provider: &str,
+        file_name: &str,
+        sha256: &str,
+        now: Timestamp,
+    ) -> Result<crate::reconciliations::ReconStart> {
+        use crate::reconciliations::{ReconRun, ReconStart};
+        let mut s = self.state.lock().await;
+        if let Some(run) = s
+            .recon_runs
+            .iter()
+            .find(|r| r.provider == provider && r.sha256 == sha256)
+            .cloned()
+        {
+            if run.finished_at.is_some() {
+                return Ok(ReconStart::AlreadyDone(run));
+            }
+            s.recon_lines.retain(|(id, _)| *id != run.id);
+            return Ok(ReconStart::Started(run.id));
+        }
+        let id = s.recon_runs.len() as i64 + 1;
+        s.recon_runs.push(ReconRun {
+            id,
+            provider: provider.into(),
+            file_name: file_name.into(),
+            sha256: sha256.into(),
+            started_at: now,
+            finished_at: None,
+            lines: 0,
+            counts: BTreeMap::new(),
+        });
+        Ok(ReconStart::Started(id))
+    }
+
+    async fn recon_add_lines(
+        &self,
+        run_id: i64,
+        lines: &[crate::reconciliations::ReconLine],
+    ) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.recon_lines
+            .extend(lines.iter().map(|l| (run_id, l.clone())));
+        Ok(())
+    }
+
+    async fn recon_finish(
+        &self,
+        run_id: i64,
+        lines: i64,
+        counts: &BTreeMap<String, i64>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let mut s = self.state.lock().await;
+        if let Some(r) = s.recon_runs.iter_mut().find(|r| r.id == run_id) {
+            r.finished_at = Some(now);
+            r.lines = lines;
+            r.counts = counts.clone();
+        }
+        Ok(())
+    }
+
+    async fn recon_runs(&self, limit: u32) -> Result<Vec<crate::reconciliations::ReconRun>> {
+        let s = self.state.lock().await;
+        Ok(s.recon_runs
+            .iter()
+            .rev()
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn recon_lines(
+        &self,
+        run_id: i64,
+        limit: u32,
+    ) -> Result<Vec<crate::reconciliations::ReconLine>> {
+        let s = self.state.lock().await;
+        let mut lines: Vec<_> = s
+            .recon_lines
+            .iter()
+            .filter(|(id, _)| *id == run_id)
+            .map(|(_, l)| l.clone())
+            .collect();
+        lines.sort_by_key(|l| l.line);
+        lines.truncate(limit as usize);
+        Ok(lines)
     }
 }
 

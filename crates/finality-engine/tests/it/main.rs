@@ -4,6 +4,7 @@
 
 mod errors;
 mod nodes;
+mod reconcile;
 mod sweep;
 mod timer;
 mod workers;

@@ -1,0 +1,114 @@
+//! `finality reconcile PROVIDER FILE`: check a settlement report line by
+//! line against finality's records (docs/RECONCILIATION.md).
+
+use crate::config::Config;
+use anyhow::{anyhow, Context};
+use finality_core::{Clock, SystemClock};
+use finality_providers::settlement::{Columns, LineKind};
+use std::path::PathBuf;
+
+/// A CSV settlement report whose columns are named here.
+#[derive(clap::Args)]
+pub struct ReconcileArgs {
+    /// The provider the report is from (a name in finality.toml).
+    provider: String,
+    /// The report (CSV with a header row).
+    file: PathBuf,
+    /// Column holding the provider's payment id.
+    #[arg(long)]
+    reference: String,
+    /// Column holding the gross amount.
+    #[arg(long)]
+    amount: String,
+    /// Column holding the currency (ISO 4217).
+    #[arg(long)]
+    currency: String,
+    /// Column saying what each line is; without it every line is a charge.
+    #[arg(long)]
+    kind: Option<String>,
+    /// What the values of `--kind` mean: `Settled=charge,Refunded=refund,…`
+    /// (charge, refund, chargeback, fee, payout, other).
+    #[arg(long, value_delimiter = ',')]
+    kinds: Vec<String>,
+    /// Column holding the fee, if any.
+    #[arg(long)]
+    fee: Option<String>,
+    /// Column holding the merchant's reference, if any.
+    #[arg(long)]
+    merchant_ref: Option<String>,
+    /// Amounts are decimals (`12.50`), not integers of minor units.
+    #[arg(long)]
+    decimal: bool,
+    /// Database URL (default: from the configuration).
+    #[arg(long)]
+    database_url: Option<String>,
+}
+
+pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
+    if !config.providers.contains_key(&args.provider) {
+        let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
+        return Err(anyhow!(
+            "unknown provider `{}` (configured: {})",
+            args.provider,
+            known.join(", ")
+        ));
+    }
+    let mut kinds = Vec::new();
+    for k in &args.kinds {
+        let (value, kind) = k
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--kinds: `{k}` is not VALUE=KIND"))?;
+        let kind: LineKind = kind.parse().map_err(|e| anyhow!("--kinds: {e}"))?;
+        kinds.push((value.to_string(), kind));
+    }
+    let columns = Columns {
+        reference: args.reference,
+        amount: args.amount,
+        currency: args.currency,
+        kind: args.kind,
+        kinds,
+        fee: args.fee,
+        merchant_ref: args.merchant_ref,
+        decimal: args.decimal,
+    };
+    let url = args.database_url.unwrap_or_else(|| config.database_url());
+    let store = finality_store::open(&url, config.database.max_connections)
+        .await
+        .context("cannot open the database")?;
+    let out = finality_engine::reconcile::reconcile_file(
+        &*store,
+        &args.provider,
+        &args.file,
+        &columns,
+        SystemClock.now(),
+    )
+    .await?;
+    if out.already_imported {
+        println!(
+            "{}: already imported as run {}; nothing changed",
+            args.file.display(),
+            out.run_id
+        );
+    } else {
+        println!(
+            "{}: run {}, {} lines",
+            args.file.display(),
+            out.run_id,
+            out.lines
+        );
+    }
+    for (outcome, n) in &out.counts {
+        println!("  {outcome:<16} {n:>8}");
+    }
+    let kept = store.recon_lines(out.run_id, 20).await?;
+    if !kept.is_empty() {
+        println!("lines that did not simply match (first {}):", kept.len());
+        for l in kept {
+            println!(
+                "  line {:>6}  {:<15} {:<10} {}",
+                l.line, l.outcome, l.kind, l.reason
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! Settlement-report reconciliation runs: one per imported report (known by
+//! provider and SHA-256, so a second import of the same file changes
+//! nothing), with its counts by outcome and every line that did not simply
+//! match. Deciding each line is the engine's (`finality-engine`'s
+//! `reconcile`); changes of status go through `apply`.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::query::{stmt, Conn, Fields};
+use finality_core::Timestamp;
+use std::collections::BTreeMap;
+
+/// A recorded run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconRun {
+    pub id: i64,
+    pub provider: String,
+    pub file_name: String,
+    pub sha256: String,
+    pub started_at: Timestamp,
+    /// `None` while running, or when the run died before the end.
+    pub finished_at: Option<Timestamp>,
+    pub lines: i64,
+    /// Lines by outcome (`matched`, `applied`, `reversed`, …).
+    pub counts: BTreeMap<String, i64>,
+}
+
+/// A line that did not simply match, and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconLine {
+    pub line: i64,
+    pub kind: String,
+    pub provider_ref: Option<String>,
+    pub amount: i64,
+    pub currency: String,
+    pub outcome: String,
+    pub reason: String,
+    pub payment_id: Option<String>,
+}
+
+/// What starting an import found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReconStart {
+    /// A new run (or an unfinished one, to be done again).
+    Started(i64),
+    /// This file was imported and finished before.
+    AlreadyDone(ReconRun),
+}
+
+#[async_trait::async_trait]
+pub trait Reconciliations: Send + Sync {
+    async fn recon_start(
+        &self,
+        provider: &str,
+        file_name: &str,
+        sha256: &str,
+        now: Timestamp,
+    ) -> Result<ReconStart>;
+    async fn recon_add_lines(&self, run_id: i64, lines: &[ReconLine]) -> Result<()>;
+    async fn recon_finish(
+        &self,
+        run_id: i64,
+        lines: i64,
+        counts: &BTreeMap<String, i64>,
+        now: Timestamp,
+    ) -> Result<()>;
+    /// Newest first.
+    async fn recon_runs(&self, limit: u32) -> Result<Vec<ReconRun>>;
+    async fn recon_lines(&self, run_id: i64, limit: u32) -> Result<Vec<ReconLine>>;
+}
+
+const RUN_COLUMNS: &str = "id, provider, file_name, sha256, started_at, finished_at, lines, counts";
+
+fn run_from_row(r: &impl Fields) -> Result<ReconRun> {
+    let t = "reconciliation_runs";
+    Ok(ReconRun {
+        id: r.int("id", t)?,
+        provider: r.text("provider", t)?,
+        file_name: r.text("file_name", t)?,
+        sha256: r.text("sha256", t)?,
+        started_at: Timestamp(r.int("started_at", t)?),
+        finished_at: r.opt_int("finished_at", t)?.map(Timestamp),
+        lines: r.int("lines", t)?,
+        counts: serde_json::from_value(r.json("counts", t)?).unwrap_or_default(),
+    })
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> Reconciliations for B {
+    async fn recon_start(
+        &self,
+        provider: &str,
+        file_name: &str,
+        sha256: &str,
+        now: Timestamp,
+    ) -> Result<ReconStart> {
+        let mut tx = self.begin_write().await?;
+        let sql = format!(
+            "SELECT {RUN_COLUMNS} FROM reconciliation_runs WHERE provider = $1 AND sha256 = $2"
+        );
+        let existing = (*tx)
+            .opt(
+                stmt(&sql, "finding an imported report")
+                    .text(provider)
+                    .text(sha256),
+            )
+            .await?
+            .as_ref()
+            .map(run_from_row)
+            .transpose()?;
+        let id = match existing {
+            Some(run) if run.finished_at.is_some() => {
+                tx.commit().await.op("committing a report lookup")?;
+                return Ok(ReconStart::AlreadyDone(run));
+            }
+            Some(run) => {
+                // Died before the end: start it again, its lines anew.
+                (*tx)
+                    .run(
+                        stmt(
+                            "DELETE FROM reconciliation_lines WHERE run_id = $1",
+                            "clearing an unfinished report's lines",
+                        )
+                        .int(run.id),
+                    )
+                    .await?;
+                run.id
+            }
+            None => {
+                let empty = serde_json::json!({});
+                let row = (*tx)
+                    .opt(
+                        stmt(
+                            "INSERT INTO reconciliation_runs (provider, file_name, sha256, \
+                             started_at, counts) VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                            "recording an imported report",
+                        )
+                        .text(provider)
+                        .text(file_name)
+                        .text(sha256)
+                        .int(now.0)
+                        .json(&empty),
+                    )
+                    .await?;
+                match row {
+                    Some(r) => r.int("id", "reconciliation_runs")?,
+                    None => 0,
+                }
+            }
+        };
+        tx.commit().await.op("committing an imported report")?;
+        Ok(ReconStart::Started(id))
+    }
+
+    async fn recon_add_lines(&self, run_id: i64, lines: &[ReconLine]) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        for l in lines {
+            (*tx)
+                .run(
+                    stmt(
+                        "INSERT INTO reconciliation_lines (run_id, line, kind, provider_ref, \
+                         amount, currency, outcome, reason, payment_id) \
+                         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                        "recording a report line",
+                    )
+                    .int(run_id)
+                    .int(l.line)
+                    .text(&l.kind)
+                    .opt_text(l.provider_ref.as_deref())
+                    .int(l.amount)
+                    .text(&l.currency)
+                    .text(&l.outcome)
+                    .text(&l.reason)
+                    .opt_text(l.payment_id.as_deref()),
+                )
+                .await?;
+        }
+        tx.commit().await.op("committing report lines")?;
+        Ok(())
+    }
+
+    async fn recon_finish(
+        &self,
+        run_id: i64,
+        lines: i64,
+        counts: &BTreeMap<String, i64>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        let counts = serde_json::to_value(counts).unwrap_or_default();
+        (*tx)
+            .run(
+                stmt(
+                    "UPDATE reconciliation_runs SET finished_at = $2, lines = $3, counts = $4 \
+                     WHERE id = $1",
+                    "finishing an imported report",
+                )
+                .int(run_id)
+                .int(now.0)
+                .int(lines)
+                .json(&counts),
+            )
+            .await?;
+        tx.commit().await.op("committing a finished report")?;
+        Ok(())
+    }
+
+    async fn recon_runs(&self, limit: u32) -> Result<Vec<ReconRun>> {
+        let sql =
+            format!("SELECT {RUN_COLUMNS} FROM reconciliation_runs ORDER BY id DESC LIMIT $1");
+        let mut conn = self.read().await?;
+        conn.all(stmt(&sql, "reading imported reports").int(i64::from(limit)))
+            .await?
+            .iter()
+            .map(run_from_row)
+            .collect()
+    }
+
+    async fn recon_lines(&self, run_id: i64, limit: u32) -> Result<Vec<ReconLine>> {
+        let mut conn = self.read().await?;
+        let t = "reconciliation_lines";
+        conn.all(
+            stmt(
+                "SELECT line, kind, provider_ref, amount, currency, outcome, reason, payment_id \
+                 FROM reconciliation_lines WHERE run_id = $1 ORDER BY line LIMIT $2",
+                "reading a report's lines",
+            )
+            .int(run_id)
+            .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(ReconLine {
+                line: r.int("line", t)?,
+                kind: r.text("kind", t)?,
+                provider_ref: r.opt_text("provider_ref", t)?,
+                amount: r.int("amount", t)?,
+                currency: r.text("currency", t)?,
+                outcome: r.text("outcome", t)?,
+                reason: r.text("reason", t)?,
+                payment_id: r.opt_text("payment_id", t)?,
+            })
+        })
+        .collect()
+    }
+}
