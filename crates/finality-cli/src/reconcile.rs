@@ -4,25 +4,29 @@
 use crate::config::Config;
 use anyhow::{anyhow, Context};
 use finality_core::{Clock, SystemClock};
-use finality_providers::settlement::{Columns, LineKind};
+use finality_providers::settlement::{Columns, Format, LineKind};
 use std::path::PathBuf;
 
-/// A CSV settlement report whose columns are named here.
+/// A settlement report: Adyen's Settlement details report, or any CSV
+/// whose columns are named here.
 #[derive(clap::Args)]
 pub struct ReconcileArgs {
     /// The provider the report is from (a name in finality.toml).
     provider: String,
     /// The report (CSV with a header row).
     file: PathBuf,
-    /// Column holding the provider's payment id.
+    /// `adyen-settlement-details`, or `csv` with the columns named below.
+    #[arg(long, default_value = "csv")]
+    format: String,
+    /// Column holding the provider's payment id (`csv`).
     #[arg(long)]
-    reference: String,
-    /// Column holding the gross amount.
+    reference: Option<String>,
+    /// Column holding the gross amount (`csv`).
     #[arg(long)]
-    amount: String,
-    /// Column holding the currency (ISO 4217).
+    amount: Option<String>,
+    /// Column holding the currency, ISO 4217 (`csv`).
     #[arg(long)]
-    currency: String,
+    currency: Option<String>,
     /// Column saying what each line is; without it every line is a charge.
     #[arg(long)]
     kind: Option<String>,
@@ -61,15 +65,28 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
         let kind: LineKind = kind.parse().map_err(|e| anyhow!("--kinds: {e}"))?;
         kinds.push((value.to_string(), kind));
     }
-    let columns = Columns {
-        reference: args.reference,
-        amount: args.amount,
-        currency: args.currency,
-        kind: args.kind,
-        kinds,
-        fee: args.fee,
-        merchant_ref: args.merchant_ref,
-        decimal: args.decimal,
+    let format = match args.format.as_str() {
+        "adyen-settlement-details" => Format::AdyenSettlementDetails,
+        "csv" => {
+            let need = |v: Option<String>, flag: &str| {
+                v.ok_or_else(|| anyhow!("--format csv needs {flag} (the column's name)"))
+            };
+            Format::Columns(Columns {
+                reference: need(args.reference, "--reference")?,
+                amount: need(args.amount, "--amount")?,
+                currency: need(args.currency, "--currency")?,
+                kind: args.kind,
+                kinds,
+                fee: args.fee,
+                merchant_ref: args.merchant_ref,
+                decimal: args.decimal,
+            })
+        }
+        other => {
+            return Err(anyhow!(
+                "--format: unknown format `{other}` (adyen-settlement-details, csv)"
+            ))
+        }
     };
     let url = args.database_url.unwrap_or_else(|| config.database_url());
     let store = finality_store::open(&url, config.database.max_connections)
@@ -79,7 +96,7 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
         &*store,
         &args.provider,
         &args.file,
-        &columns,
+        &format,
         SystemClock.now(),
     )
     .await?;

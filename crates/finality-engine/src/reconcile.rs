@@ -18,7 +18,7 @@
 //! report already imported (same provider, same bytes) changes nothing.
 
 use finality_core::{Source, Status, Timestamp};
-use finality_providers::settlement::{read_csv, Columns, LineKind, ReportError, SettlementLine};
+use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLine};
 use finality_store::reconciliations::{ReconLine, ReconRun, ReconStart};
 use finality_store::{ApplyOutcome, Report, Store};
 use sha2::{Digest, Sha256};
@@ -72,12 +72,12 @@ impl<R: Read> Read for Hashing<R> {
     }
 }
 
-/// Import `path`, a report of `provider` with these columns.
+/// Import `path`, a report of `provider` in `format`.
 pub async fn reconcile_file(
     store: &dyn Store,
     provider: &str,
     path: &Path,
-    columns: &Columns,
+    format: &Format,
     now: Timestamp,
 ) -> Result<Reconciled, ReconcileError> {
     let file = path.display().to_string();
@@ -91,7 +91,7 @@ pub async fn reconcile_file(
         hash: Sha256::new(),
     };
     let mut lines = 0i64;
-    for line in read_csv(&mut hashing, columns).map_err(report_err)? {
+    for line in format.read(&mut hashing).map_err(report_err)? {
         line.map_err(report_err)?;
         lines += 1;
     }
@@ -120,7 +120,7 @@ pub async fn reconcile_file(
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     let mut kept: Vec<ReconLine> = Vec::new();
     let input = std::io::BufReader::new(open(path)?);
-    for line in read_csv(input, columns).map_err(report_err)? {
+    for line in format.read(input).map_err(report_err)? {
         let line = line.map_err(report_err)?;
         let (outcome, reason, payment_id) = decide(store, provider, &name, &line, now).await?;
         *counts.entry(outcome.to_string()).or_default() += 1;

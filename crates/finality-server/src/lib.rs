@@ -6,6 +6,7 @@
 //! - `auth`: bearer-token check for `/v1`; [`identity`]: named tokens and roles.
 //! - `audit`: `/v1/audit`, the trail of manual actions.
 //! - `sweep`: `/v1/sweep/runs`, what the reconciliation sweep found.
+//! - `reconciliations`: `/v1/reconciliations`, settlement reports imported.
 //! - [`console`]: the operator's console under `/console` (HTML).
 //! - `payments`: `/v1/payments` routes and their DTOs.
 //! - `events`: `/v1/events`, the pull feed.
@@ -27,6 +28,7 @@ pub mod inbox_writer;
 pub mod metrics;
 pub mod openapi;
 mod payments;
+mod reconciliations;
 pub mod serve;
 mod stats;
 mod sweep;
@@ -92,7 +94,8 @@ fn v1(state: Option<&AppState>) -> utoipa_axum::router::OpenApiRouter<AppState> 
         .merge(events::router())
         .merge(stats::router())
         .merge(audit::router())
-        .merge(sweep::router());
+        .merge(sweep::router())
+        .merge(reconciliations::router());
     if let Some(state) = state {
         authed = authed.route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -5,12 +5,12 @@
 use super::*;
 use finality_core::{Source, Status};
 use finality_engine::reconcile::{reconcile_file, ReconcileError};
-use finality_providers::settlement::{Columns, LineKind};
+use finality_providers::settlement::{Columns, Format, LineKind};
 use finality_store::Report;
 use finality_testkit::Backend;
 
-fn columns() -> Columns {
-    Columns {
+fn columns() -> Format {
+    Format::Columns(Columns {
         reference: "psp_reference".into(),
         amount: "gross".into(),
         currency: "currency".into(),
@@ -24,7 +24,7 @@ fn columns() -> Columns {
         fee: Some("fee".into()),
         merchant_ref: None,
         decimal: true,
-    }
+    })
 }
 
 fn payment(id: &str, amount: i64) -> NewPayment {

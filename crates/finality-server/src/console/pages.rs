@@ -747,10 +747,11 @@ pub async fn providers(
         Ok(s) => s,
         Err(e) => return api_error(e, "/console/review"),
     };
-    let (failed, orphaned, sweeps) = match tokio::try_join!(
+    let (failed, orphaned, sweeps, reports) = match tokio::try_join!(
         app.store.inbox_in_state(InboxState::Failed, None, 50),
         app.store.inbox_in_state(InboxState::Orphaned, None, 50),
         app.store.sweep_runs(10),
+        app.store.recon_runs(10),
     ) {
         Ok(v) => v,
         Err(e) => return api_error(e.into(), back),
@@ -878,6 +879,24 @@ pub async fn providers(
                         .join(", ")
                 },
                 repaired: r.repaired,
+            })
+            .collect(),
+        reports: reports
+            .into_iter()
+            .map(|r| ReconView {
+                id: r.id,
+                provider: r.provider,
+                file_name: r.file_name,
+                finished: r
+                    .finished_at
+                    .map_or_else(|| "unfinished (redone on the next import)".into(), time),
+                lines: r.lines,
+                counts: r
+                    .counts
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
             .collect(),
     })

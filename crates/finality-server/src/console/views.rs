@@ -196,6 +196,15 @@ pub struct SweepView {
     pub repaired: i64,
 }
 
+pub struct ReconView {
+    pub id: i64,
+    pub provider: String,
+    pub file_name: String,
+    pub finished: String,
+    pub lines: i64,
+    pub counts: String,
+}
+
 #[derive(Template)]
 #[template(path = "console/providers.html")]
 pub struct Providers {
@@ -205,6 +214,7 @@ pub struct Providers {
     pub failed: Vec<HookRow>,
     pub orphaned: Vec<HookRow>,
     pub sweeps: Vec<SweepView>,
+    pub reports: Vec<ReconView>,
 }
 
 #[derive(Template)]

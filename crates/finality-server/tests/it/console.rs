@@ -689,15 +689,57 @@ async fn review_queue_in_headless_chromium() {
         .expect("the sweep's lease is free");
     assert!(run.findings.is_empty(), "nothing fell through: {run:?}");
 
-    // Providers: statistics drawn as SVG, failed and orphaned webhooks, the sweep.
+    // The last one in review turns up in the provider's settlement report.
+    let last = app.db.store.get("pay_a1d9").await.unwrap().unwrap().payment;
+    let dir = std::env::temp_dir().join(format!("finality-console-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let report = dir.join("settlement_2026-12-01.csv");
+    let body = format!(
+        "reference,type,gross,currency\n{},SALE,1299.00,EUR\n",
+        last.provider_ref.unwrap()
+    );
+    std::fs::write(&report, body).unwrap();
+    let format =
+        finality_providers::settlement::Format::Columns(finality_providers::settlement::Columns {
+            reference: "reference".into(),
+            amount: "gross".into(),
+            currency: "currency".into(),
+            kind: Some("type".into()),
+            kinds: vec![(
+                "SALE".into(),
+                finality_providers::settlement::LineKind::Charge,
+            )],
+            fee: None,
+            merchant_ref: None,
+            decimal: true,
+        });
+    let out = finality_engine::reconcile::reconcile_file(
+        &*app.db.store,
+        "sim",
+        &report,
+        &format,
+        finality_core::SystemClock.now(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.counts.get("applied"), Some(&1), "{out:?}");
+    std::fs::remove_dir_all(&dir).ok();
+
+    // Providers: statistics drawn as SVG, failed and orphaned webhooks, the
+    // sweep, the settlement reports.
     c.goto(&format!("{}/console/providers", app.base))
         .await
         .unwrap();
     assert!(rows(c, "#provider-sim svg.chart").await >= 4);
     let sim = text(c, "#provider-sim").await;
-    assert!(sim.contains("4 (") && sim.contains("1 in review"), "{sim}");
+    assert!(sim.contains("4 (") && sim.contains("0 in review"), "{sim}");
     assert!(text(c, "#failed-webhooks").await.contains("evt_unparsable"));
     assert!(text(c, "#sweep-runs").await.contains("node-console"));
+    let reports = text(c, "#settlement-reports").await;
+    assert!(
+        reports.contains("settlement_2026-12-01.csv") && reports.contains("applied 1"),
+        "{reports}"
+    );
     shot(c, "providers").await;
 
     // The audit trail, and the API document.

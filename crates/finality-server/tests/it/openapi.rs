@@ -20,6 +20,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/stats/providers"),
     ("get", "/v1/audit"),
     ("get", "/v1/sweep/runs"),
+    ("get", "/v1/reconciliations"),
+    ("get", "/v1/reconciliations/{id}"),
     ("get", "/v1/openapi.json"),
 ];
 
@@ -182,6 +184,44 @@ async fn every_answer_is_documented_with_its_fields() {
         repaired: 1,
     };
     app.db.store.sweep_record(&run).await.unwrap();
+    // An imported report with one kept line, so their fields are checked.
+    use finality_store::reconciliations::{ReconLine, ReconStart};
+    let ReconStart::Started(run_id) = app
+        .db
+        .store
+        .recon_start(
+            "sim",
+            "report.csv",
+            "ab12",
+            finality_core::Timestamp(1_700_000_000_000),
+        )
+        .await
+        .unwrap()
+    else {
+        panic!("a new import")
+    };
+    let kept = ReconLine {
+        line: 2,
+        kind: "charge".into(),
+        provider_ref: Some("sim_x".into()),
+        amount: 1250,
+        currency: "EUR".into(),
+        outcome: "unknown_here".into(),
+        reason: "never registered".into(),
+        payment_id: None,
+    };
+    app.db.store.recon_add_lines(run_id, &[kept]).await.unwrap();
+    let counts = [("unknown_here".to_string(), 1)].into_iter().collect();
+    app.db
+        .store
+        .recon_finish(
+            run_id,
+            1,
+            &counts,
+            finality_core::Timestamp(1_700_000_000_100),
+        )
+        .await
+        .unwrap();
     let p = |id: &str| {
         json!({"id": id, "provider": "sim", "provider_ref": format!("sim_{id}"),
         "amount": 1200, "currency": "EUR", "metadata": {"order": 7}})
@@ -233,6 +273,10 @@ async fn every_answer_is_documented_with_its_fields() {
         call(SERVICE, M::GET, "/v1/sweep/runs", "/v1/sweep/runs", 200),
         call(SERVICE, M::GET, "/v1/sweep/runs?limit=0", "/v1/sweep/runs", 422),
         call(SERVICE, M::GET, "/v1/sweep/runs", "/v1/sweep/runs", 401).anonymous(),
+        call(SERVICE, M::GET, "/v1/reconciliations", "/v1/reconciliations", 200),
+        call(SERVICE, M::GET, "/v1/reconciliations?limit=x", "/v1/reconciliations", 422),
+        call(SERVICE, M::GET, "/v1/reconciliations/1", "/v1/reconciliations/{id}", 200),
+        call(SERVICE, M::GET, "/v1/reconciliations/999", "/v1/reconciliations/{id}", 404),
     ];
     let mut failures = Vec::new();
     let mut seen: Vec<(String, &str)> = Vec::new();
