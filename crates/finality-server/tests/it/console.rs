@@ -361,6 +361,35 @@ async fn sessions_form_tokens_and_roles() {
         "{html}"
     );
 
+    // Every page: a plain title and no id twice.
+    for path in [
+        "/console/review",
+        "/console/payments/cs_1",
+        "/console/providers",
+        "/console/audit",
+        "/console/api",
+    ] {
+        let (s, html) = page(&app, &http, &alice, path).await;
+        assert_eq!(s, StatusCode::OK, "{path}");
+        let title = html
+            .split("<title>")
+            .nth(1)
+            .and_then(|t| t.split("</title>").next());
+        assert!(
+            title.is_some_and(|t| !t.contains('<')),
+            "{path}: title {title:?}"
+        );
+        let mut ids: Vec<&str> = html
+            .split(" id=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next())
+            .collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "{path}: an id appears twice");
+    }
+
     // The pages' protective headers.
     let r = http
         .get(format!("{}/console/review", app.base))
