@@ -72,7 +72,8 @@ impl<R: Read> Read for Hashing<R> {
     }
 }
 
-/// Import `path`, a report of `provider` in `format`.
+/// Import `path`, a report of `provider` in `format`, recorded under the
+/// file's own name.
 pub async fn reconcile_file(
     store: &dyn Store,
     provider: &str,
@@ -80,7 +81,24 @@ pub async fn reconcile_file(
     format: &Format,
     now: Timestamp,
 ) -> Result<Reconciled, ReconcileError> {
-    let file = path.display().to_string();
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    reconcile_file_named(store, provider, path, &name, format, now).await
+}
+
+/// [`reconcile_file`], recorded (and named in reasons) as `name` (an
+/// upload kept in a temporary file, say).
+pub async fn reconcile_file_named(
+    store: &dyn Store,
+    provider: &str,
+    path: &Path,
+    name: &str,
+    format: &Format,
+    now: Timestamp,
+) -> Result<Reconciled, ReconcileError> {
+    let file = name.to_string();
     let report_err = |error| ReconcileError::Report {
         file: file.clone(),
         error,
@@ -101,10 +119,7 @@ pub async fn reconcile_file(
         error,
     })?;
     let sha = hex::encode(hashing.hash.finalize());
-    let name = path
-        .file_name()
-        .map_or_else(|| file.clone(), |n| n.to_string_lossy().into_owned());
-    let run_id = match store.recon_start(provider, &name, &sha, now).await? {
+    let run_id = match store.recon_start(provider, name, &sha, now).await? {
         ReconStart::AlreadyDone(run) => {
             return Ok(Reconciled {
                 run_id: run.id,
@@ -122,7 +137,7 @@ pub async fn reconcile_file(
     let input = std::io::BufReader::new(open(path)?);
     for line in format.read(input).map_err(report_err)? {
         let line = line.map_err(report_err)?;
-        let (outcome, reason, payment_id) = decide(store, provider, &name, &line, now).await?;
+        let (outcome, reason, payment_id) = decide(store, provider, name, &line, now).await?;
         *counts.entry(outcome.to_string()).or_default() += 1;
         if outcome != "matched" && outcome != "ignored" {
             kept.push(ReconLine {

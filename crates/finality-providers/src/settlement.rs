@@ -122,10 +122,10 @@ struct Index {
 /// Read `input` as a CSV report with these columns: each line as it is
 /// read. The header is checked first; a column named but absent is an
 /// error on line 1 listing the columns found.
-pub fn read_csv<'a, R: Read + 'a>(
+pub fn read_csv<'a, R: Read + Send + 'a>(
     input: R,
     cols: &'a Columns,
-) -> Result<impl Iterator<Item = Result<SettlementLine, ReportError>> + 'a, ReportError> {
+) -> Result<impl Iterator<Item = Result<SettlementLine, ReportError>> + Send + 'a, ReportError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(false)
         .trim(csv::Trim::All)
@@ -221,11 +221,11 @@ pub enum Format {
 }
 
 /// A stream of a report's lines.
-pub type Lines<'a> = Box<dyn Iterator<Item = Result<SettlementLine, ReportError>> + 'a>;
+pub type Lines<'a> = Box<dyn Iterator<Item = Result<SettlementLine, ReportError>> + Send + 'a>;
 
 impl Format {
     /// Read `input` in this layout, line by line.
-    pub fn read<'a, R: Read + 'a>(&'a self, input: R) -> Result<Lines<'a>, ReportError> {
+    pub fn read<'a, R: Read + Send + 'a>(&'a self, input: R) -> Result<Lines<'a>, ReportError> {
         match self {
             Format::Columns(c) => Ok(Box::new(read_csv(input, c)?)),
             Format::AdyenSettlementDetails => Ok(Box::new(read_adyen(input)?)),
@@ -246,9 +246,9 @@ fn adyen_kind(t: &str) -> LineKind {
     }
 }
 
-fn read_adyen<'a, R: Read + 'a>(
+fn read_adyen<'a, R: Read + Send + 'a>(
     input: R,
-) -> Result<impl Iterator<Item = Result<SettlementLine, ReportError>> + 'a, ReportError> {
+) -> Result<impl Iterator<Item = Result<SettlementLine, ReportError>> + Send + 'a, ReportError> {
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
         .trim(csv::Trim::All)

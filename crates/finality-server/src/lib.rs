@@ -178,6 +178,11 @@ async fn body_in_time(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Result<axum::response::Response, ApiError> {
+    // A settlement report is streamed to disk by its own handler, with its
+    // own limits: a report is not held in memory.
+    if req.method() == axum::http::Method::POST && req.uri().path() == "/v1/reconciliations" {
+        return Ok(next.run(req).await);
+    }
     // Announced too large: refused at once, not after waiting for it.
     let announced = req
         .headers()

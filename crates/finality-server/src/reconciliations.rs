@@ -2,6 +2,8 @@
 //! settlement reports imported (`finality reconcile`), with their counts by
 //! outcome and every line that did not simply match.
 
+use crate::auth::Caller;
+use crate::identity::Permission;
 use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
 use crate::{ApiError, AppState};
@@ -17,7 +19,7 @@ use utoipa_axum::routes;
 
 pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(list))
+        .routes(routes!(list, import))
         .routes(routes!(show))
 }
 
@@ -156,4 +158,229 @@ async fn show(
         run: run.into(),
         lines: lines.into_iter().map(ReconLineOut::from).collect(),
     }))
+}
+
+/// Largest settlement report accepted by upload (the CLI has no limit).
+pub const UPLOAD_LIMIT: u64 = 2 * 1024 * 1024 * 1024;
+/// Longest silence between two chunks of an upload.
+const CHUNK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImportParams {
+    /// The provider the report is from (a configured name).
+    provider: String,
+    /// `adyen-settlement-details`, or `csv` with the columns named below.
+    format: String,
+    /// The report's name, kept with the run (default `upload.csv`).
+    file_name: Option<String>,
+    /// `csv`: the column holding the provider's payment id.
+    reference: Option<String>,
+    /// `csv`: the gross amount's column.
+    amount: Option<String>,
+    /// `csv`: the currency's column.
+    currency: Option<String>,
+    /// `csv`: the column saying what a line is.
+    kind: Option<String>,
+    /// `csv`: `VALUE=kind,…` (charge, refund, chargeback, fee, payout, other).
+    kinds: Option<String>,
+    /// `csv`: the fee's column.
+    fee: Option<String>,
+    /// `csv`: the merchant reference's column.
+    merchant_ref: Option<String>,
+    /// `csv`: amounts are decimals (`12.50`).
+    decimal: Option<bool>,
+}
+
+/// What an import did.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ImportOut {
+    run_id: i64,
+    /// The same file had been imported before: nothing was done.
+    already_imported: bool,
+    lines: i64,
+    counts: BTreeMap<String, i64>,
+}
+
+fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format, ApiError> {
+    use finality_providers::settlement::{Columns, Format, LineKind};
+    match q.format.as_str() {
+        "adyen-settlement-details" => Ok(Format::AdyenSettlementDetails),
+        "csv" => {
+            let need = |v: &Option<String>, f: &'static str| {
+                v.clone().ok_or_else(|| {
+                    ApiError::invalid(f, format!("`format=csv` needs `{f}`, the column's name"))
+                })
+            };
+            let mut kinds = Vec::new();
+            for k in q
+                .kinds
+                .as_deref()
+                .unwrap_or_default()
+                .split(',')
+                .filter(|k| !k.is_empty())
+            {
+                let (v, kind) = k.split_once('=').ok_or_else(|| {
+                    ApiError::invalid("kinds", format!("`{k}` is not VALUE=KIND"))
+                })?;
+                let kind: LineKind = kind
+                    .parse()
+                    .map_err(|e: String| ApiError::invalid("kinds", e))?;
+                kinds.push((v.to_string(), kind));
+            }
+            Ok(Format::Columns(Columns {
+                reference: need(&q.reference, "reference")?,
+                amount: need(&q.amount, "amount")?,
+                currency: need(&q.currency, "currency")?,
+                kind: q.kind.clone(),
+                kinds,
+                fee: q.fee.clone(),
+                merchant_ref: q.merchant_ref.clone(),
+                decimal: q.decimal.unwrap_or(false),
+            }))
+        }
+        other => Err(ApiError::invalid(
+            "format",
+            format!("unknown format `{other}` (adyen-settlement-details, csv)"),
+        )),
+    }
+}
+
+/// A temporary file removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Import a settlement report sent as the body (CSV), streamed to a
+/// temporary file and checked line by line like `finality reconcile`. The
+/// same file imported again changes nothing.
+#[utoipa::path(post, path = "/reconciliations", tag = "operations", params(ImportParams),
+    request_body(content = String, content_type = "text/csv", description = "The report"),
+    responses(
+        (status = 201, description = "Imported", body = ImportOut),
+        (status = 200, description = "Imported before: nothing changed", body = ImportOut),
+        (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token's role may not import reports", body = ErrorBody),
+        (status = 413, description = "Larger than 2 GiB", body = ErrorBody),
+        (status = 422, description = "A parameter is invalid, or a line does not read (nothing was applied)", body = ErrorBody),
+    ))]
+async fn import(
+    State(app): State<AppState>,
+    caller: Caller,
+    q: Result<Query<ImportParams>, QueryRejection>,
+    body: axum::body::Body,
+) -> Result<(axum::http::StatusCode, Json<ImportOut>), ApiError> {
+    use futures::StreamExt;
+    use tokio::io::AsyncWriteExt;
+    caller.identity.require(Permission::Resolve)?;
+    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
+    if !app.providers.contains_key(&q.provider) {
+        return Err(ApiError::invalid(
+            "provider",
+            format!("unknown provider `{}`", q.provider),
+        ));
+    }
+    let format = format_of(&q)?;
+    let name = q.file_name.clone().unwrap_or_else(|| "upload.csv".into());
+    if name.is_empty() || name.contains(['/', '\\']) || name.len() > 200 {
+        return Err(ApiError::invalid(
+            "file_name",
+            "1 to 200 characters, no path",
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("finality-upload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
+    static UPLOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = UPLOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = TempFile(dir.join(format!("{n}-{}", now_ms(&app))));
+    let mut file = tokio::fs::File::create(&tmp.0)
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let mut stream = body.into_data_stream();
+    let mut size = 0u64;
+    loop {
+        let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.next()).await {
+            Ok(Some(Ok(c))) => c,
+            Ok(None) => break,
+            Ok(Some(Err(e))) => {
+                return Err(ApiError::Malformed(format!("the upload broke off: {e}")))
+            }
+            Err(_) => {
+                return Err(ApiError::Malformed(format!(
+                    "the upload stalled for {}s",
+                    CHUNK_TIMEOUT.as_secs()
+                )))
+            }
+        };
+        size += chunk.len() as u64;
+        if size > UPLOAD_LIMIT {
+            return Err(ApiError::TooLarge(UPLOAD_LIMIT as usize));
+        }
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
+    }
+    file.flush()
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    drop(file);
+    let now = app.clock.now();
+    let out = match finality_engine::reconcile::reconcile_file_named(
+        &*app.store,
+        &q.provider,
+        &tmp.0,
+        &name,
+        &format,
+        now,
+    )
+    .await
+    {
+        Ok(o) => o,
+        Err(finality_engine::reconcile::ReconcileError::Report { error, .. }) => {
+            return Err(ApiError::invalid(
+                format!("line {}: {}", error.line, error.column),
+                format!("{name}: {error} (nothing was applied)"),
+            ))
+        }
+        Err(finality_engine::reconcile::ReconcileError::Io { error, .. }) => {
+            return Err(ApiError::Internal(error.to_string()))
+        }
+        Err(finality_engine::reconcile::ReconcileError::Store(e)) => return Err(e.into()),
+    };
+    let mut audit = caller.audit(
+        "reconcile",
+        None,
+        serde_json::json!({"provider": q.provider, "file_name": name, "run_id": out.run_id}),
+        now,
+    );
+    audit.outcome = if out.already_imported {
+        "imported before: nothing changed".into()
+    } else {
+        format!("{} lines: {:?}", out.lines, out.counts)
+    };
+    app.store.audit_append(&audit).await?;
+    let status = if out.already_imported {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::CREATED
+    };
+    Ok((
+        status,
+        Json(ImportOut {
+            run_id: out.run_id,
+            already_imported: out.already_imported,
+            lines: out.lines,
+            counts: out.counts,
+        }),
+    ))
+}
+
+fn now_ms(app: &AppState) -> i64 {
+    app.clock.now().0
 }

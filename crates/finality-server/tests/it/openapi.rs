@@ -21,6 +21,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/audit"),
     ("get", "/v1/sweep/runs"),
     ("get", "/v1/reconciliations"),
+    ("post", "/v1/reconciliations"),
     ("get", "/v1/reconciliations/{id}"),
     ("get", "/v1/openapi.json"),
 ];
@@ -115,6 +116,10 @@ async fn document_is_openapi_3_1_and_covers_every_route() {
     );
 }
 
+const UPLOAD: &str = "/v1/reconciliations?provider=sim&format=csv&reference=ref&amount=gross&currency=ccy&decimal=true&file_name=day1.csv";
+const REPORT: &str = "ref,gross,ccy\nsim_oa_2,12.00,EUR\nsim_nobody,1.00,EUR\n";
+const BAD_REPORT: &str = "ref,gross,ccy\nsim_oa_2,12.00,EUR\nsim_x,lots,EUR\n";
+
 struct Call {
     token: Option<&'static str>,
     method: Method,
@@ -122,6 +127,7 @@ struct Call {
     template: &'static str,
     body: Option<Value>,
     raw: Option<&'static str>,
+    csv: Option<&'static str>,
     want: u16,
 }
 
@@ -139,6 +145,7 @@ fn call(
         template,
         body: None,
         raw: None,
+        csv: None,
         want,
     }
 }
@@ -150,6 +157,10 @@ impl Call {
     }
     fn raw(mut self, s: &'static str) -> Self {
         self.raw = Some(s);
+        self
+    }
+    fn csv(mut self, s: &'static str) -> Self {
+        self.csv = Some(s);
         self
     }
     fn anonymous(mut self) -> Self {
@@ -277,6 +288,12 @@ async fn every_answer_is_documented_with_its_fields() {
         call(SERVICE, M::GET, "/v1/reconciliations?limit=x", "/v1/reconciliations", 422),
         call(SERVICE, M::GET, "/v1/reconciliations/1", "/v1/reconciliations/{id}", 200),
         call(SERVICE, M::GET, "/v1/reconciliations/999", "/v1/reconciliations/{id}", 404),
+        call(ALICE, M::POST, UPLOAD, "/v1/reconciliations", 201).csv(REPORT),
+        call(ALICE, M::POST, UPLOAD, "/v1/reconciliations", 200).csv(REPORT),
+        call(ALICE, M::POST, UPLOAD, "/v1/reconciliations", 422).csv(BAD_REPORT),
+        call(SERVICE, M::POST, UPLOAD, "/v1/reconciliations", 403).csv(REPORT),
+        call(ALICE, M::POST, "/v1/reconciliations?provider=sim&format=pdf", "/v1/reconciliations", 422)
+            .csv(REPORT),
     ];
     let mut failures = Vec::new();
     let mut seen: Vec<(String, &str)> = Vec::new();
@@ -289,6 +306,9 @@ async fn every_answer_is_documented_with_its_fields() {
         }
         if let Some(b) = &c.body {
             req = req.json(b);
+        }
+        if let Some(r) = c.csv {
+            req = req.header("content-type", "text/csv").body(r);
         }
         if let Some(r) = c.raw {
             req = req.header("content-type", "application/json").body(r);
@@ -348,4 +368,34 @@ async fn app_get(app: &TestApp, path: &str) -> Value {
         .json()
         .await
         .unwrap()
+}
+
+/// A report larger than the API's 1 MiB body limit is streamed to disk and
+/// imported (the limit of other requests does not apply to it).
+#[tokio::test]
+async fn a_large_report_is_streamed() {
+    let app = spawn_named(Backend::Sqlite).await;
+    let mut body = String::from("ref,type,gross,ccy\n");
+    let mut n = 0;
+    while body.len() < 3 * 1024 * 1024 {
+        body.push_str(&format!("sim_fee_{n},FEE,-0.25,EUR\n"));
+        n += 1;
+    }
+    let r = app
+        .http
+        .post(format!(
+            "{}/v1/reconciliations?provider=sim&format=csv&reference=ref&amount=gross\
+             &currency=ccy&kind=type&kinds=FEE=fee&decimal=true&file_name=big.csv",
+            app.base
+        ))
+        .bearer_auth(ALICE)
+        .header("content-type", "text/csv")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["lines"], n);
+    assert_eq!(v["counts"]["ignored"], n);
 }
