@@ -58,7 +58,8 @@ async fn one_sweep_repairs_every_case(backend: Backend) {
     let db = backend.open().await;
     let store = db.store.clone();
     let now = T0;
-    let clock: Arc<dyn Clock> = Arc::new(finality_core::VirtualClock::new(now));
+    let vclock = Arc::new(finality_core::VirtualClock::new(now));
+    let clock: Arc<dyn Clock> = vclock.clone();
     // The provider gives up after 1 day; nothing here calls it.
     let providers = providers(
         "http://127.0.0.1:9",
@@ -288,6 +289,56 @@ async fn one_sweep_repairs_every_case(backend: Backend) {
         "eight payments, three per page: three runs of one page each"
     );
     assert_eq!(found, 1);
+
+    // A node that dies after its first page: another takes over once the
+    // lease expires, and goes on from the dead node's place, not the start.
+    let dying_cfg = SweepConfig {
+        budget: Duration::ZERO,
+        ..SweepConfig::default()
+    };
+    let dying_cfg = SweepConfig {
+        page: 3,
+        ..dying_cfg
+    };
+    let mut dying = Sweeper::new(
+        store.clone(),
+        clock.clone(),
+        providers.clone(),
+        dying_cfg.clone(),
+        "node-dead",
+    );
+    vclock.advance(Duration::from_secs(3600));
+    let first = dying
+        .run_once()
+        .await
+        .unwrap()
+        .expect("the lease is free again");
+    assert_eq!((first.scanned, first.pass_complete), (3, false));
+    drop(dying);
+    let mut heir = Sweeper::new(
+        store.clone(),
+        clock.clone(),
+        providers.clone(),
+        dying_cfg,
+        "node-heir",
+    );
+    assert!(
+        heir.run_once().await.unwrap().is_none(),
+        "the dead node's lease still holds"
+    );
+    vclock.advance(Duration::from_secs(61));
+    let mut read = first.scanned;
+    loop {
+        let r = heir.run_once().await.unwrap().expect("the lease expired");
+        read += r.scanned;
+        if r.pass_complete {
+            break;
+        }
+    }
+    assert_eq!(
+        read, 8,
+        "the pass was finished from where the dead node stopped"
+    );
 }
 
 finality_testkit::on_both_backends!(one_sweep_repairs_every_case);
