@@ -4,7 +4,7 @@
 use crate::config::Config;
 use anyhow::{anyhow, Context};
 use finality_core::{Clock, SystemClock};
-use finality_providers::settlement::{Columns, Format, LineKind};
+use finality_providers::settlement::FormatSpec;
 use std::path::PathBuf;
 
 /// A settlement report: Adyen's Settlement details report, or any CSV
@@ -57,37 +57,20 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
             known.join(", ")
         ));
     }
-    let mut kinds = Vec::new();
-    for k in &args.kinds {
-        let (value, kind) = k
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--kinds: `{k}` is not VALUE=KIND"))?;
-        let kind: LineKind = kind.parse().map_err(|e| anyhow!("--kinds: {e}"))?;
-        kinds.push((value.to_string(), kind));
-    }
-    let format = match args.format.as_str() {
-        "adyen-settlement-details" => Format::AdyenSettlementDetails,
-        "csv" => {
-            let need = |v: Option<String>, flag: &str| {
-                v.ok_or_else(|| anyhow!("--format csv needs {flag} (the column's name)"))
-            };
-            Format::Columns(Columns {
-                reference: need(args.reference, "--reference")?,
-                amount: need(args.amount, "--amount")?,
-                currency: need(args.currency, "--currency")?,
-                kind: args.kind,
-                kinds,
-                fee: args.fee,
-                merchant_ref: args.merchant_ref,
-                decimal: args.decimal,
-            })
-        }
-        other => {
-            return Err(anyhow!(
-                "--format: unknown format `{other}` (adyen-settlement-details, csv)"
-            ))
-        }
+    let spec = FormatSpec {
+        format: args.format,
+        reference: args.reference,
+        amount: args.amount,
+        currency: args.currency,
+        kind: args.kind,
+        kinds: args.kinds,
+        fee: args.fee,
+        merchant_ref: args.merchant_ref,
+        decimal: args.decimal,
     };
+    let format = spec
+        .build()
+        .map_err(|e| anyhow!("--{}: {}", e.field.replace('_', "-"), e.message))?;
     let url = args.database_url.unwrap_or_else(|| config.database_url());
     let store = finality_store::open(&url, config.database.max_connections)
         .await

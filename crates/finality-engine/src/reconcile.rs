@@ -19,7 +19,7 @@
 
 use finality_core::{Source, Status, Timestamp};
 use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLine};
-use finality_store::reconciliations::{ReconLine, ReconRun, ReconStart};
+use finality_store::reconciliations::{ReconLine, ReconStart};
 use finality_store::{ApplyOutcome, Report, Store};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -289,9 +289,4 @@ async fn decide(
         }
         LineKind::Fee | LineKind::Payout | LineKind::Other => Ok(("ignored", String::new(), None)),
     }
-}
-
-/// The runs, for the API and the console.
-pub async fn runs(store: &dyn Store, limit: u32) -> finality_store::Result<Vec<ReconRun>> {
-    store.recon_runs(limit).await
 }

@@ -72,16 +72,6 @@ impl Default for SweepConfig {
     }
 }
 
-/// The six kinds of finding.
-pub const KINDS: [&str; 6] = [
-    "job_missing",
-    "job_of_final_payment",
-    "status_behind_provider",
-    "open_past_give_up",
-    "webhook_stuck",
-    "webhook_orphaned",
-];
-
 /// What the sweep makes of one payment: a finding with its repair, or none.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finding {

@@ -220,6 +220,72 @@ pub enum Format {
     AdyenSettlementDetails,
 }
 
+/// A format asked for by name, as the CLI's flags and the API's query
+/// parameters give it: one place decides what the names mean.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FormatSpec {
+    /// `adyen-settlement-details`, or `csv` with the columns below.
+    pub format: String,
+    pub reference: Option<String>,
+    pub amount: Option<String>,
+    pub currency: Option<String>,
+    pub kind: Option<String>,
+    /// `VALUE=kind` each (`SALE=charge`).
+    pub kinds: Vec<String>,
+    pub fee: Option<String>,
+    pub merchant_ref: Option<String>,
+    pub decimal: bool,
+}
+
+/// A [`FormatSpec`] that does not make a format: the parameter at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct SpecError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl FormatSpec {
+    pub fn build(self) -> Result<Format, SpecError> {
+        let err = |field, message: String| SpecError { field, message };
+        match self.format.as_str() {
+            "adyen-settlement-details" => Ok(Format::AdyenSettlementDetails),
+            "csv" => {
+                let need = |v: Option<String>, field: &'static str| {
+                    v.ok_or_else(|| {
+                        err(
+                            field,
+                            format!("format `csv` needs `{field}`, the name of its column"),
+                        )
+                    })
+                };
+                let mut kinds = Vec::with_capacity(self.kinds.len());
+                for k in &self.kinds {
+                    let (value, kind) = k
+                        .split_once('=')
+                        .ok_or_else(|| err("kinds", format!("`{k}` is not VALUE=KIND")))?;
+                    let kind: LineKind = kind.parse().map_err(|e| err("kinds", e))?;
+                    kinds.push((value.to_string(), kind));
+                }
+                Ok(Format::Columns(Columns {
+                    reference: need(self.reference, "reference")?,
+                    amount: need(self.amount, "amount")?,
+                    currency: need(self.currency, "currency")?,
+                    kind: self.kind,
+                    kinds,
+                    fee: self.fee,
+                    merchant_ref: self.merchant_ref,
+                    decimal: self.decimal,
+                }))
+            }
+            other => Err(err(
+                "format",
+                format!("unknown format `{other}` (adyen-settlement-details, csv)"),
+            )),
+        }
+    }
+}
+
 /// A stream of a report's lines.
 pub type Lines<'a> = Box<dyn Iterator<Item = Result<SettlementLine, ReportError>> + Send + 'a>;
 

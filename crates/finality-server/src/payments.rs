@@ -644,8 +644,7 @@ pub(crate) async fn poll_now_as(
     let now = app.clock.now();
     // The request and its audit record commit together.
     let audit = caller.audit("poll_now", Some(id), json!({}), now);
-    let out = app.store.poll_now_manual(id, &audit, now).await?;
-    Ok(out)
+    Ok(app.store.poll_now_manual(id, &audit, now).await?)
 }
 
 /// What a poll-now request did.

@@ -6,6 +6,7 @@ use crate::auth::Caller;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
+use crate::sweep::RunsParams;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -21,15 +22,6 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, import))
         .routes(routes!(show))
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ListParams {
-    /// 1 to 200; default 20.
-    #[param(value_type = Option<u32>)]
-    limit: Option<String>,
 }
 
 /// One imported settlement report.
@@ -113,7 +105,7 @@ pub(crate) struct ReconRunDetail {
 }
 
 /// Settlement reports imported, newest first.
-#[utoipa::path(get, path = "/reconciliations", tag = "operations", params(ListParams),
+#[utoipa::path(get, path = "/reconciliations", tag = "operations", params(RunsParams),
     responses(
         (status = 200, description = "The newest imports", body = ReconRunsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
@@ -121,7 +113,7 @@ pub(crate) struct ReconRunDetail {
     ))]
 async fn list(
     State(app): State<AppState>,
-    q: Result<Query<ListParams>, QueryRejection>,
+    q: Result<Query<RunsParams>, QueryRejection>,
 ) -> Result<Json<ReconRunsOut>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 20, 200)?;
@@ -145,14 +137,7 @@ async fn show(
 ) -> Result<Json<ReconRunDetail>, ApiError> {
     let not_found = || ApiError::NotFound(format!("no reconciliation run `{id}`"));
     let n: i64 = id.parse().map_err(|_| not_found())?;
-    // Runs are few: the newest thousand are read and the one picked.
-    let run = app
-        .store
-        .recon_runs(1000)
-        .await?
-        .into_iter()
-        .find(|r| r.id == n)
-        .ok_or_else(not_found)?;
+    let run = app.store.recon_run(n).await?.ok_or_else(not_found)?;
     let lines = app.store.recon_lines(n, 1000).await?;
     Ok(Json(ReconRunDetail {
         run: run.into(),
@@ -205,47 +190,26 @@ pub(crate) struct ImportOut {
 }
 
 fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format, ApiError> {
-    use finality_providers::settlement::{Columns, Format, LineKind};
-    match q.format.as_str() {
-        "adyen-settlement-details" => Ok(Format::AdyenSettlementDetails),
-        "csv" => {
-            let need = |v: &Option<String>, f: &'static str| {
-                v.clone().ok_or_else(|| {
-                    ApiError::invalid(f, format!("`format=csv` needs `{f}`, the column's name"))
-                })
-            };
-            let mut kinds = Vec::new();
-            for k in q
-                .kinds
-                .as_deref()
-                .unwrap_or_default()
-                .split(',')
-                .filter(|k| !k.is_empty())
-            {
-                let (v, kind) = k.split_once('=').ok_or_else(|| {
-                    ApiError::invalid("kinds", format!("`{k}` is not VALUE=KIND"))
-                })?;
-                let kind: LineKind = kind
-                    .parse()
-                    .map_err(|e: String| ApiError::invalid("kinds", e))?;
-                kinds.push((v.to_string(), kind));
-            }
-            Ok(Format::Columns(Columns {
-                reference: need(&q.reference, "reference")?,
-                amount: need(&q.amount, "amount")?,
-                currency: need(&q.currency, "currency")?,
-                kind: q.kind.clone(),
-                kinds,
-                fee: q.fee.clone(),
-                merchant_ref: q.merchant_ref.clone(),
-                decimal: q.decimal.unwrap_or(false),
-            }))
-        }
-        other => Err(ApiError::invalid(
-            "format",
-            format!("unknown format `{other}` (adyen-settlement-details, csv)"),
-        )),
+    finality_providers::settlement::FormatSpec {
+        format: q.format.clone(),
+        reference: q.reference.clone(),
+        amount: q.amount.clone(),
+        currency: q.currency.clone(),
+        kind: q.kind.clone(),
+        kinds: q
+            .kinds
+            .as_deref()
+            .unwrap_or_default()
+            .split(',')
+            .filter(|k| !k.is_empty())
+            .map(str::to_string)
+            .collect(),
+        fee: q.fee.clone(),
+        merchant_ref: q.merchant_ref.clone(),
+        decimal: q.decimal.unwrap_or(false),
     }
+    .build()
+    .map_err(|e| ApiError::invalid(e.field, e.message))
 }
 
 /// A temporary file removed when dropped.

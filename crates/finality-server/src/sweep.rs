@@ -24,7 +24,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 pub(crate) struct RunsParams {
     /// 1 to 200; default 20.
     #[param(value_type = Option<u32>)]
-    limit: Option<String>,
+    pub limit: Option<String>,
 }
 
 /// One run of the sweep.

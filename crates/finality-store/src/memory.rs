@@ -1497,6 +1497,11 @@ impl crate::Reconciliations for MemStore {
             .collect())
     }
 
+    async fn recon_run(&self, id: i64) -> Result<Option<crate::reconciliations::ReconRun>> {
+        let s = self.state.lock().await;
+        Ok(s.recon_runs.iter().find(|r| r.id == id).cloned())
+    }
+
     async fn recon_lines(
         &self,
         run_id: i64,

@@ -66,6 +66,7 @@ pub trait Reconciliations: Send + Sync {
     ) -> Result<()>;
     /// Newest first.
     async fn recon_runs(&self, limit: u32) -> Result<Vec<ReconRun>>;
+    async fn recon_run(&self, id: i64) -> Result<Option<ReconRun>>;
     async fn recon_lines(&self, run_id: i64, limit: u32) -> Result<Vec<ReconLine>>;
 }
 
@@ -214,6 +215,16 @@ impl<B: Backend> Reconciliations for B {
             .iter()
             .map(run_from_row)
             .collect()
+    }
+
+    async fn recon_run(&self, id: i64) -> Result<Option<ReconRun>> {
+        let sql = format!("SELECT {RUN_COLUMNS} FROM reconciliation_runs WHERE id = $1");
+        let mut conn = self.read().await?;
+        conn.opt(stmt(&sql, "reading an imported report").int(id))
+            .await?
+            .as_ref()
+            .map(run_from_row)
+            .transpose()
     }
 
     async fn recon_lines(&self, run_id: i64, limit: u32) -> Result<Vec<ReconLine>> {

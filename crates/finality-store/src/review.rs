@@ -135,12 +135,9 @@ fn prefixed(cols: &str, table: &str) -> String {
 
 /// The `needs_review` payments joined with the transition that put each
 /// there (its newest history row).
-fn queue_from() -> String {
-    "FROM payments p JOIN status_history h ON h.id = \
+const QUEUE_FROM: &str = "FROM payments p JOIN status_history h ON h.id = \
      (SELECT MAX(id) FROM status_history WHERE payment_id = p.id) \
-     WHERE p.status = 'needs_review'"
-        .to_string()
-}
+     WHERE p.status = 'needs_review'";
 
 const AUDIT_COLUMNS: &str = "id, at, actor, role, action, payment_id, detail, outcome, remote_addr";
 
@@ -197,7 +194,7 @@ impl<B: Backend> Review for B {
                AND (CAST($5 AS BIGINT) IS NULL OR h.at > $5 OR (h.at = $5 AND p.id > $6)) \
              ORDER BY h.at, p.id LIMIT $7",
             prefixed(PAYMENT_COLUMNS, "p"),
-            queue_from()
+            QUEUE_FROM
         );
         let (after_at, after_id) = match &f.after {
             Some((t, id)) => (Some(t.0), Some(id.as_str())),
@@ -230,7 +227,7 @@ impl<B: Backend> Review for B {
         let sql = format!(
             "SELECT h.reason AS reason, COUNT(*) AS n {} GROUP BY h.reason \
              ORDER BY n DESC, CASE WHEN h.reason IS NULL THEN 1 ELSE 0 END, h.reason",
-            queue_from()
+            QUEUE_FROM
         );
         let mut conn = self.read().await?;
         conn.all(stmt(&sql, "counting the review queue by reason"))

@@ -47,21 +47,26 @@ async fn spawn_console(backend: Backend) -> TestApp {
     .await
 }
 
+/// Register a payment with the service token.
+async fn register(app: &TestApp, body: &Value) {
+    let r = app
+        .http
+        .post(format!("{}/v1/payments", app.base))
+        .bearer_auth(SERVICE)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED);
+}
+
 /// Register `ids` and wait until each is in review.
 async fn fill_queue(app: &TestApp, ids: &[&str]) {
     for id in ids {
         let plan = app.sim.create(None);
         let body = json!({"id": id, "provider": "sim", "provider_ref": plan.id,
             "amount": 129_900, "currency": "EUR", "metadata": {"order": format!("ord-{id}")}});
-        let r = app
-            .http
-            .post(format!("{}/v1/payments", app.base))
-            .bearer_auth(SERVICE)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(r.status(), StatusCode::CREATED);
+        register(app, &body).await;
     }
     for id in ids {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -345,15 +350,7 @@ async fn sessions_form_tokens_and_roles() {
     // An id with `%` and `?` in it: every link and form names it encoded.
     let odd = json!({"id": "ord-%31?x", "provider": "sim", "provider_ref": "sim_odd",
         "amount": 100, "currency": "EUR"});
-    let r = app
-        .http
-        .post(format!("{}/v1/payments", app.base))
-        .bearer_auth(SERVICE)
-        .json(&odd)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), StatusCode::CREATED);
+    register(&app, &odd).await;
     let (s, html) = page(&app, &http, &alice, "/console/payments/ord-%2531%3Fx").await;
     assert_eq!(s, StatusCode::OK, "{html}");
     assert!(
