@@ -43,6 +43,12 @@ pub struct ReconcileArgs {
     /// Amounts are decimals (`12.50`), not integers of minor units.
     #[arg(long)]
     decimal: bool,
+    /// The report's period, `FROM..UNTIL` (dates or RFC 3339 times,
+    /// `2026-11-30..2026-12-01` is one day): payments that succeeded here
+    /// within it and that the report does not list are reported as
+    /// `missing_from_report`. Without it they are not looked for.
+    #[arg(long, value_name = "FROM..UNTIL")]
+    period: Option<finality_engine::reconcile::Period>,
     /// Database URL (default: from the configuration).
     #[arg(long)]
     database_url: Option<String>,
@@ -75,14 +81,19 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
     let store = finality_store::open(&url, config.database.max_connections)
         .await
         .context("cannot open the database")?;
-    let out = finality_engine::reconcile::reconcile_file(
-        &*store,
-        &args.provider,
-        &args.file,
-        &format,
-        SystemClock.now(),
-    )
-    .await?;
+    let name = args.file.file_name().map_or_else(
+        || args.file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let import = finality_engine::reconcile::Import {
+        provider: &args.provider,
+        name: &name,
+        format: &format,
+        period: args.period,
+    };
+    let out =
+        finality_engine::reconcile::reconcile(&*store, &import, &args.file, SystemClock.now())
+            .await?;
     if out.already_imported {
         println!(
             "{}: already imported as run {}; nothing changed",
@@ -104,9 +115,10 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
     if !kept.is_empty() {
         println!("lines that did not simply match (first {}):", kept.len());
         for l in kept {
+            let line = l.line.map_or_else(|| "—".to_string(), |n| n.to_string());
             println!(
-                "  line {:>6}  {:<15} {:<10} {}",
-                l.line, l.outcome, l.kind, l.reason
+                "  line {line:>6}  {:<19} {:<10} {}",
+                l.outcome, l.kind, l.reason
             );
         }
     }

@@ -11,15 +11,22 @@
 //! | refund, chargeback | the payment succeeded | `reversed` through `apply` (where the transition table allows) |
 //! | refund, chargeback | the payment already reversed | `matched` |
 //! | fee, payout, other | — | `ignored` (counted) |
+//! | (no line) | succeeded here within the report's period | `missing_from_report`: kept for a person |
 //!
 //! The file is read twice, as a stream each time: once whole to check every
 //! line and take its SHA-256 (a malformed line stops the import before
 //! anything is applied, with the line and column named), then to apply. A
 //! report already imported (same provider, same bytes) changes nothing.
+//!
+//! Lines are decided a page at a time: one query finds the page's payments
+//! (instead of two per line), [`decide`] (pure) says what each line means,
+//! and only the lines that change something write. With a period, the
+//! payments each page found are noted in the database, and one anti-join at
+//! the end lists those the report should have had and did not.
 
 use finality_core::{Source, Status, Timestamp};
 use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLine};
-use finality_store::reconciliations::{ReconLine, ReconStart};
+use finality_store::reconciliations::{Ledger, ReconLine, ReconStart};
 use finality_store::{ApplyOutcome, Report, Store};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -48,8 +55,58 @@ pub struct Reconciled {
     pub counts: BTreeMap<String, i64>,
 }
 
-/// Lines kept per database write.
-const BATCH: usize = 500;
+/// Lines decided per page (one lookup, one write of kept lines).
+const PAGE: usize = 500;
+
+/// The stretch of time a report covers: payments that became final here as
+/// succeeded within it (`from` inclusive, `until` exclusive) are expected
+/// in the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    pub from: Timestamp,
+    pub until: Timestamp,
+}
+
+impl std::str::FromStr for Period {
+    type Err = String;
+    /// `FROM..UNTIL`, each an RFC 3339 time or a date (midnight UTC):
+    /// `2026-11-30..2026-12-01` is the 30th of November.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, b) = s
+            .split_once("..")
+            .ok_or_else(|| format!("`{s}`: expected FROM..UNTIL (e.g. 2026-11-30..2026-12-01)"))?;
+        let from = parse_time(a.trim())?;
+        let until = parse_time(b.trim())?;
+        if until <= from {
+            return Err(format!("`{s}`: UNTIL must be after FROM"));
+        }
+        Ok(Period { from, until })
+    }
+}
+
+fn parse_time(s: &str) -> Result<Timestamp, String> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Ok(Timestamp(t.timestamp_millis()));
+    }
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| Timestamp(t.and_utc().timestamp_millis()))
+        .ok_or_else(|| format!("`{s}` is neither a date (2026-11-30) nor an RFC 3339 time"))
+}
+
+/// What to import: whose report, under which name, read how, covering
+/// which period (without one, payments absent from the report are not
+/// looked for).
+#[derive(Debug, Clone)]
+pub struct Import<'a> {
+    pub provider: &'a str,
+    /// Recorded with the run and named in reasons (the upload's own name,
+    /// not the temporary file's).
+    pub name: &'a str,
+    pub format: &'a Format,
+    pub period: Option<Period>,
+}
 
 fn open(path: &Path) -> Result<std::fs::File, ReconcileError> {
     std::fs::File::open(path).map_err(|error| ReconcileError::Io {
@@ -73,7 +130,7 @@ impl<R: Read> Read for Hashing<R> {
 }
 
 /// Import `path`, a report of `provider` in `format`, recorded under the
-/// file's own name.
+/// file's own name, with no period.
 pub async fn reconcile_file(
     store: &dyn Store,
     provider: &str,
@@ -85,19 +142,23 @@ pub async fn reconcile_file(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    reconcile_file_named(store, provider, path, &name, format, now).await
+    let import = Import {
+        provider,
+        name: &name,
+        format,
+        period: None,
+    };
+    reconcile(store, &import, path, now).await
 }
 
-/// [`reconcile_file`], recorded (and named in reasons) as `name` (an
-/// upload kept in a temporary file, say).
-pub async fn reconcile_file_named(
+/// Import the report at `path` as `import` says.
+pub async fn reconcile(
     store: &dyn Store,
-    provider: &str,
+    import: &Import<'_>,
     path: &Path,
-    name: &str,
-    format: &Format,
     now: Timestamp,
 ) -> Result<Reconciled, ReconcileError> {
+    let (provider, name, format) = (import.provider, import.name, import.format);
     let file = name.to_string();
     let report_err = |error| ReconcileError::Report {
         file: file.clone(),
@@ -131,32 +192,28 @@ pub async fn reconcile_file_named(
         ReconStart::Started(id) => id,
     };
 
-    // Pass 2: decide and apply.
-    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
-    let mut kept: Vec<ReconLine> = Vec::new();
+    // Pass 2: decide and apply, a page at a time.
+    let mut run = Run {
+        store,
+        import,
+        run_id,
+        now,
+        counts: BTreeMap::new(),
+    };
+    let mut page: Vec<SettlementLine> = Vec::with_capacity(PAGE);
     let input = std::io::BufReader::new(open(path)?);
     for line in format.read(input).map_err(report_err)? {
-        let line = line.map_err(report_err)?;
-        let (outcome, reason, payment_id) = decide(store, provider, name, &line, now).await?;
-        *counts.entry(outcome.to_string()).or_default() += 1;
-        if outcome != "matched" && outcome != "ignored" {
-            kept.push(ReconLine {
-                line: line.line as i64,
-                kind: line.kind.as_str().into(),
-                provider_ref: line.provider_ref.clone(),
-                amount: line.amount,
-                currency: line.currency.clone(),
-                outcome: outcome.into(),
-                reason,
-                payment_id,
-            });
-        }
-        if kept.len() >= BATCH {
-            store.recon_add_lines(run_id, &kept).await?;
-            kept.clear();
+        page.push(line.map_err(report_err)?);
+        if page.len() >= PAGE {
+            run.page(&page).await?;
+            page.clear();
         }
     }
-    store.recon_add_lines(run_id, &kept).await?;
+    run.page(&page).await?;
+    if let Some(period) = import.period {
+        run.absent(period).await?;
+    }
+    let counts = run.counts;
     store.recon_finish(run_id, lines, &counts, now).await?;
     for (outcome, n) in &counts {
         ::metrics::counter!("finality_reconciliation_lines_total", "outcome" => outcome.clone())
@@ -171,56 +228,180 @@ pub async fn reconcile_file_named(
     })
 }
 
-/// One line's outcome, the reason kept with it, and the payment it is about.
-async fn decide(
-    store: &dyn Store,
-    provider: &str,
-    file: &str,
-    line: &SettlementLine,
+/// One import's pass 2.
+struct Run<'a> {
+    store: &'a dyn Store,
+    import: &'a Import<'a>,
+    run_id: i64,
     now: Timestamp,
-) -> Result<(&'static str, String, Option<String>), ReconcileError> {
-    let evidence = format!("{provider} settlement report {file}, line {}", line.line);
-    if matches!(
-        line.kind,
-        LineKind::Fee | LineKind::Payout | LineKind::Other
-    ) {
-        return Ok(("ignored", String::new(), None));
+    counts: BTreeMap<String, i64>,
+}
+
+impl Run<'_> {
+    async fn page(&mut self, page: &[SettlementLine]) -> Result<(), ReconcileError> {
+        if page.is_empty() {
+            return Ok(());
+        }
+        let (store, provider) = (self.store, self.import.provider);
+        let refs: Vec<&str> = page
+            .iter()
+            .filter(|l| l.kind.names_a_payment())
+            .filter_map(SettlementLine::reference)
+            .collect();
+        let mut ledger = store.recon_lookup(provider, &refs).await?;
+        let mut kept: Vec<ReconLine> = Vec::new();
+        for line in page {
+            let found = find(&ledger, line);
+            let evidence = format!(
+                "{provider} settlement report {}, line {}",
+                self.import.name, line.line
+            );
+            let mut verdict = decide(&evidence, line, found.map(|i| &ledger[i]));
+            if let (Some(to), Some(i)) = (verdict.apply, found) {
+                let report = Report {
+                    payment_id: ledger[i].id.clone(),
+                    status: to,
+                    source: Source::Sweep,
+                    event_id: None,
+                    observed_at: self.now,
+                    reason: Some(verdict.reason.clone()),
+                    actor: None,
+                };
+                match store.apply(&report, self.now).await? {
+                    ApplyOutcome::Applied { to, .. } => ledger[i].status = to,
+                    // A refused change of an outcome that is a change is a
+                    // contradiction; a mismatch stays a mismatch.
+                    other if verdict.outcome != "amount_mismatch" => {
+                        verdict.outcome = "contradiction";
+                        verdict.reason =
+                            format!("{evidence}: the transition table refuses it: {other:?}");
+                    }
+                    _ => {}
+                }
+            }
+            *self.counts.entry(verdict.outcome.to_string()).or_default() += 1;
+            if verdict.outcome != "matched" && verdict.outcome != "ignored" {
+                kept.push(ReconLine {
+                    line: Some(line.line as i64),
+                    kind: line.kind.as_str().into(),
+                    provider_ref: line.provider_ref.clone(),
+                    amount: line.amount,
+                    currency: line.currency.clone(),
+                    outcome: verdict.outcome.into(),
+                    reason: verdict.reason,
+                    payment_id: found.map(|i| ledger[i].id.clone()),
+                });
+            }
+        }
+        store.recon_add_lines(self.run_id, &kept).await?;
+        if self.import.period.is_some() {
+            let ids: Vec<&str> = ledger.iter().map(|l| l.id.as_str()).collect();
+            store.recon_seen(self.run_id, &ids).await?;
+        }
+        Ok(())
     }
-    let found = match line
-        .provider_ref
-        .as_deref()
-        .or(line.merchant_ref.as_deref())
-    {
-        Some(r) => store.find_by_ref(provider, r).await?,
-        None => None,
-    };
-    let Some(id) = found else {
+
+    /// The payments that succeeded here within `period` and that no line
+    /// of the report named.
+    async fn absent(&mut self, period: Period) -> Result<(), ReconcileError> {
+        let (store, provider) = (self.store, self.import.provider);
+        let mut after = String::new();
+        loop {
+            let page = store
+                .recon_absent(
+                    self.run_id,
+                    provider,
+                    (period.from, period.until),
+                    &after,
+                    PAGE as u32,
+                )
+                .await?;
+            let Some(last) = page.last() else { break };
+            after = last.id.clone();
+            let kept: Vec<ReconLine> = page
+                .iter()
+                .map(|p| ReconLine {
+                    line: None,
+                    kind: "charge".into(),
+                    provider_ref: p.provider_ref.clone(),
+                    amount: p.amount,
+                    currency: p.currency.clone(),
+                    outcome: "missing_from_report".into(),
+                    reason: format!(
+                        "succeeded here at {} but absent from {provider} settlement report {} \
+                         (period {} to {})",
+                        p.finalized_at.map_or_else(String::new, |t| t.to_rfc3339()),
+                        self.import.name,
+                        period.from.to_rfc3339(),
+                        period.until.to_rfc3339(),
+                    ),
+                    payment_id: Some(p.id.clone()),
+                })
+                .collect();
+            *self.counts.entry("missing_from_report".into()).or_default() += kept.len() as i64;
+            store.recon_add_lines(self.run_id, &kept).await?;
+        }
+        store.recon_forget_seen(self.run_id).await?;
+        Ok(())
+    }
+}
+
+/// The entry of `ledger` a line names: by the provider's id first, then by
+/// the merchant's reference.
+fn find(ledger: &[Ledger], line: &SettlementLine) -> Option<usize> {
+    if !line.kind.names_a_payment() {
+        return None;
+    }
+    let r = line.reference()?;
+    ledger
+        .iter()
+        .position(|p| p.provider_ref.as_deref() == Some(r))
+        .or_else(|| {
+            ledger
+                .iter()
+                .position(|p| p.merchant_ref.as_deref() == Some(r))
+        })
+}
+
+/// What a line means, before anything is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// `matched`, `applied`, `reversed`, `amount_mismatch`, `contradiction`,
+    /// `unknown_here` or `ignored`.
+    pub outcome: &'static str,
+    /// Kept with the line (empty for `matched` and `ignored`).
+    pub reason: String,
+    /// The status to apply through `apply`, if any.
+    pub apply: Option<Status>,
+}
+
+impl Verdict {
+    fn new(outcome: &'static str, reason: String, apply: Option<Status>) -> Self {
+        Verdict {
+            outcome,
+            reason,
+            apply,
+        }
+    }
+}
+
+/// Decide one line against the payment it names (`None`: no such payment
+/// here). Pure, so every row of the table in the module's documentation is
+/// a unit test.
+pub fn decide(evidence: &str, line: &SettlementLine, found: Option<&Ledger>) -> Verdict {
+    if !line.kind.names_a_payment() {
+        return Verdict::new("ignored", String::new(), None);
+    }
+    let Some(p) = found else {
         let what = match line.kind {
             LineKind::Charge => "the provider settled a payment",
             _ => "the provider recorded a refund or chargeback of a payment",
         };
-        return Ok((
+        return Verdict::new(
             "unknown_here",
             format!("{evidence}: {what} finality does not know (never registered?)"),
             None,
-        ));
-    };
-    let Some(view) = store.get(&id).await? else {
-        return Ok((
-            "unknown_here",
-            format!("{evidence}: payment `{id}` vanished"),
-            None,
-        ));
-    };
-    let p = &view.payment;
-    let apply = |status: Status, reason: String| Report {
-        payment_id: id.clone(),
-        status,
-        source: Source::Sweep,
-        event_id: None,
-        observed_at: now,
-        reason: Some(reason),
-        actor: None,
+        );
     };
     match line.kind {
         LineKind::Charge => {
@@ -229,64 +410,138 @@ async fn decide(
                     "{evidence}: settled {} {} but registered as {} {}; not applied",
                     line.amount, line.currency, p.amount, p.currency
                 );
-                if !p.status.is_final() && p.status != Status::NeedsReview {
-                    store
-                        .apply(&apply(Status::NeedsReview, reason.clone()), now)
-                        .await?;
-                }
-                return Ok(("amount_mismatch", reason, Some(id)));
+                let review = (!p.status.is_final() && p.status != Status::NeedsReview)
+                    .then_some(Status::NeedsReview);
+                return Verdict::new("amount_mismatch", reason, review);
             }
             match p.status {
-                Status::Succeeded | Status::Reversed => Ok(("matched", String::new(), Some(id))),
-                Status::Failed | Status::Cancelled => Ok((
+                Status::Succeeded | Status::Reversed => {
+                    Verdict::new("matched", String::new(), None)
+                }
+                Status::Failed | Status::Cancelled => Verdict::new(
                     "contradiction",
                     format!(
                         "{evidence}: the provider settled it; finality has it {}",
                         p.status
                     ),
-                    Some(id),
-                )),
-                _ => {
-                    let reason = format!("settled: {evidence}");
-                    match store
-                        .apply(&apply(Status::Succeeded, reason.clone()), now)
-                        .await?
-                    {
-                        ApplyOutcome::Applied { .. } => Ok(("applied", reason, Some(id))),
-                        other => Ok((
-                            "contradiction",
-                            format!("{evidence}: could not apply: {other:?}"),
-                            Some(id),
-                        )),
-                    }
-                }
+                    None,
+                ),
+                _ => Verdict::new(
+                    "applied",
+                    format!("settled: {evidence}"),
+                    Some(Status::Succeeded),
+                ),
             }
         }
-        LineKind::Refund | LineKind::Chargeback => {
+        _ => {
             let what = line.kind.as_str();
             match p.status {
-                Status::Reversed => Ok(("matched", String::new(), Some(id))),
-                Status::Succeeded => {
-                    let reason = format!("{what}: {evidence}");
-                    match store
-                        .apply(&apply(Status::Reversed, reason.clone()), now)
-                        .await?
-                    {
-                        ApplyOutcome::Applied { .. } => Ok(("reversed", reason, Some(id))),
-                        other => Ok((
-                            "contradiction",
-                            format!("{evidence}: a {what} the transition table refuses: {other:?}"),
-                            Some(id),
-                        )),
-                    }
-                }
-                s => Ok((
+                Status::Reversed => Verdict::new("matched", String::new(), None),
+                Status::Succeeded => Verdict::new(
+                    "reversed",
+                    format!("{what}: {evidence}"),
+                    Some(Status::Reversed),
+                ),
+                s => Verdict::new(
                     "contradiction",
                     format!("{evidence}: a {what} of a payment that is {s} here"),
-                    Some(id),
-                )),
+                    None,
+                ),
             }
         }
-        LineKind::Fee | LineKind::Payout | LineKind::Other => Ok(("ignored", String::new(), None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: LineKind, amount: i64) -> SettlementLine {
+        SettlementLine {
+            line: 2,
+            kind,
+            provider_ref: Some("psp_1".into()),
+            merchant_ref: None,
+            amount,
+            currency: "EUR".into(),
+            fee: None,
+        }
+    }
+
+    fn ledger(status: Status) -> Ledger {
+        Ledger {
+            id: "p1".into(),
+            provider_ref: Some("psp_1".into()),
+            merchant_ref: None,
+            status,
+            amount: 1250,
+            currency: "EUR".into(),
+            finalized_at: None,
+        }
+    }
+
+    #[test]
+    fn every_row_of_the_table() {
+        use LineKind::*;
+        use Status::*;
+        let cases = [
+            (Charge, 1250, Some(Succeeded), "matched", None),
+            (Charge, 1250, Some(Reversed), "matched", None),
+            (Charge, 1250, Some(Pending), "applied", Some(Succeeded)),
+            (Charge, 1250, Some(NeedsReview), "applied", Some(Succeeded)),
+            (
+                Charge,
+                1300,
+                Some(Pending),
+                "amount_mismatch",
+                Some(NeedsReview),
+            ),
+            (Charge, 1300, Some(NeedsReview), "amount_mismatch", None),
+            (Charge, 1300, Some(Succeeded), "amount_mismatch", None),
+            (Charge, 1250, Some(Failed), "contradiction", None),
+            (Charge, 1250, None, "unknown_here", None),
+            (Refund, -1250, Some(Succeeded), "reversed", Some(Reversed)),
+            (
+                Chargeback,
+                -1250,
+                Some(Succeeded),
+                "reversed",
+                Some(Reversed),
+            ),
+            (Refund, -1250, Some(Reversed), "matched", None),
+            (Refund, -1250, Some(Pending), "contradiction", None),
+            (Refund, -1250, None, "unknown_here", None),
+            (Fee, -30, Some(Succeeded), "ignored", None),
+            (Payout, -100_000, None, "ignored", None),
+        ];
+        for (kind, amount, status, outcome, apply) in cases {
+            let found = status.map(ledger);
+            let v = decide("r.csv, line 2", &line(kind, amount), found.as_ref());
+            assert_eq!(
+                (v.outcome, v.apply),
+                (outcome, apply),
+                "{kind:?} {amount} against {status:?}"
+            );
+            assert_eq!(
+                v.reason.is_empty(),
+                matches!(outcome, "matched" | "ignored"),
+                "{v:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn periods_read_dates_and_times_and_refuse_the_rest() {
+        let p: Period = "2026-11-30..2026-12-01".parse().unwrap();
+        assert_eq!(p.until.0 - p.from.0, 86_400_000);
+        assert_eq!(p.from.to_rfc3339(), "2026-11-30T00:00:00.000Z");
+        let p: Period = "2026-11-30T12:00:00+01:00..2026-11-30T13:00:00Z"
+            .parse()
+            .unwrap();
+        assert_eq!(p.until.0 - p.from.0, 7_200_000);
+        for bad in ["2026-11-30", "2026-12-01..2026-11-30", "yesterday..today"] {
+            let e = bad.parse::<Period>().unwrap_err();
+            assert!(e.contains('`'), "{bad}: {e}");
+        }
     }
 }

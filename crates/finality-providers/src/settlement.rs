@@ -26,6 +26,15 @@ pub enum LineKind {
 }
 
 impl LineKind {
+    /// Charges, refunds and chargebacks are about one payment; fees,
+    /// payouts and the rest are not checked against any.
+    pub fn names_a_payment(self) -> bool {
+        matches!(
+            self,
+            LineKind::Charge | LineKind::Refund | LineKind::Chargeback
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             LineKind::Charge => "charge",
@@ -71,6 +80,16 @@ pub struct SettlementLine {
     pub amount: i64,
     pub currency: String,
     pub fee: Option<i64>,
+}
+
+impl SettlementLine {
+    /// The reference the line is matched by: the provider's id, else the
+    /// merchant's reference.
+    pub fn reference(&self) -> Option<&str> {
+        self.provider_ref
+            .as_deref()
+            .or(self.merchant_ref.as_deref())
+    }
 }
 
 /// Why a report could not be read: the line, the column and what was wrong.

@@ -62,7 +62,9 @@ impl From<ReconRun> for ReconRunOut {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReconLineOut {
-    pub line: i64,
+    /// The line in the file; null for a payment the report should have
+    /// listed and did not (`missing_from_report`).
+    pub line: Option<i64>,
     /// charge, refund, chargeback, fee, payout, other.
     pub kind: String,
     pub provider_ref: Option<String>,
@@ -176,6 +178,10 @@ pub(crate) struct ImportParams {
     merchant_ref: Option<String>,
     /// `csv`: amounts are decimals (`12.50`).
     decimal: Option<bool>,
+    /// `FROM..UNTIL` (dates or RFC 3339 times): the payments that succeeded
+    /// here within it and are not in the report are listed as
+    /// `missing_from_report`. Without it they are not looked for.
+    period: Option<String>,
 }
 
 /// What an import did.
@@ -251,6 +257,12 @@ async fn import(
         ));
     }
     let format = format_of(&q)?;
+    let period = q
+        .period
+        .as_deref()
+        .map(str::parse::<finality_engine::reconcile::Period>)
+        .transpose()
+        .map_err(|e| ApiError::invalid("period", e))?;
     let name = q.file_name.clone().unwrap_or_else(|| "upload.csv".into());
     if name.is_empty() || name.contains(['/', '\\']) || name.len() > 200 {
         return Err(ApiError::invalid(
@@ -295,16 +307,13 @@ async fn import(
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     drop(file);
     let now = app.clock.now();
-    let out = match finality_engine::reconcile::reconcile_file_named(
-        &*app.store,
-        &q.provider,
-        &tmp.0,
-        &name,
-        &format,
-        now,
-    )
-    .await
-    {
+    let import = finality_engine::reconcile::Import {
+        provider: &q.provider,
+        name: &name,
+        format: &format,
+        period,
+    };
+    let out = match finality_engine::reconcile::reconcile(&*app.store, &import, &tmp.0, now).await {
         Ok(o) => o,
         Err(finality_engine::reconcile::ReconcileError::Report { error, .. }) => {
             return Err(ApiError::invalid(

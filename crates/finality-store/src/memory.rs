@@ -134,6 +134,7 @@ struct MemState {
     sweep_runs: Vec<crate::sweep::SweepRun>,
     recon_runs: Vec<crate::reconciliations::ReconRun>,
     recon_lines: Vec<(i64, crate::reconciliations::ReconLine)>,
+    recon_seen: BTreeSet<(i64, String)>,
 }
 
 impl MemState {
@@ -1444,6 +1445,7 @@ impl crate::Reconciliations for MemStore {
                 return Ok(ReconStart::AlreadyDone(run));
             }
             s.recon_lines.retain(|(id, _)| *id != run.id);
+            s.recon_seen.retain(|(id, _)| *id != run.id);
             return Ok(ReconStart::Started(run.id));
         }
         let id = s.recon_runs.len() as i64 + 1;
@@ -1487,6 +1489,62 @@ impl crate::Reconciliations for MemStore {
         Ok(())
     }
 
+    async fn recon_lookup(
+        &self,
+        provider: &str,
+        refs: &[&str],
+    ) -> Result<Vec<crate::reconciliations::Ledger>> {
+        let s = self.state.lock().await;
+        let mut ids = BTreeSet::new();
+        for r in refs {
+            let key = (provider.to_string(), r.to_string());
+            ids.extend(s.by_ref.get(&key).cloned());
+            ids.extend(s.by_merchant.get(&key).cloned());
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| s.payments.get(id))
+            .map(mem_ledger)
+            .collect())
+    }
+
+    async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.recon_seen
+            .extend(payment_ids.iter().map(|id| (run_id, id.to_string())));
+        Ok(())
+    }
+
+    async fn recon_absent(
+        &self,
+        run_id: i64,
+        provider: &str,
+        period: (Timestamp, Timestamp),
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::reconciliations::Ledger>> {
+        let s = self.state.lock().await;
+        Ok(s.ids
+            .range::<str, _>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
+            .filter_map(|id| s.payments.get(id))
+            .filter(|p| {
+                p.provider == provider
+                    && matches!(p.status, Status::Succeeded | Status::Reversed)
+                    && p.finalized_at
+                        .is_some_and(|t| t >= period.0 && t < period.1)
+                    && !s.recon_seen.contains(&(run_id, p.id.clone()))
+            })
+            .take(limit as usize)
+            .map(mem_ledger)
+            .collect())
+    }
+
+    async fn recon_forget_seen(&self, run_id: i64) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.recon_seen.retain(|(id, _)| *id != run_id);
+        Ok(())
+    }
+
     async fn recon_runs(&self, limit: u32) -> Result<Vec<crate::reconciliations::ReconRun>> {
         let s = self.state.lock().await;
         Ok(s.recon_runs
@@ -1514,7 +1572,8 @@ impl crate::Reconciliations for MemStore {
             .filter(|(id, _)| *id == run_id)
             .map(|(_, l)| l.clone())
             .collect();
-        lines.sort_by_key(|l| l.line);
+        // File lines in order, then the payments absent from the report.
+        lines.sort_by_key(|l| (l.line.is_none(), l.line));
         lines.truncate(limit as usize);
         Ok(lines)
     }
@@ -1533,5 +1592,17 @@ impl Store for MemStore {
     }
     fn subscribe_transitions(&self) -> watch::Receiver<u64> {
         self.wake.subscribe_transitions()
+    }
+}
+
+fn mem_ledger(p: &Payment) -> crate::reconciliations::Ledger {
+    crate::reconciliations::Ledger {
+        id: p.id.clone(),
+        provider_ref: p.provider_ref.clone(),
+        merchant_ref: p.merchant_ref.clone(),
+        status: p.status,
+        amount: p.amount,
+        currency: p.currency.clone(),
+        finalized_at: p.finalized_at,
     }
 }

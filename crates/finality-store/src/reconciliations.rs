@@ -6,8 +6,8 @@
 
 use crate::backend::Backend;
 use crate::error::{DbContext, Result};
-use crate::query::{stmt, Conn, Fields};
-use finality_core::Timestamp;
+use crate::query::{placeholders, stmt, Conn, Fields};
+use finality_core::{Status, Timestamp};
 use std::collections::BTreeMap;
 
 /// A recorded run.
@@ -28,7 +28,9 @@ pub struct ReconRun {
 /// A line that did not simply match, and what became of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReconLine {
-    pub line: i64,
+    /// The line's number in the file; `None` for a payment the report
+    /// should have listed and did not (`missing_from_report`).
+    pub line: Option<i64>,
     pub kind: String,
     pub provider_ref: Option<String>,
     pub amount: i64,
@@ -36,6 +38,19 @@ pub struct ReconLine {
     pub outcome: String,
     pub reason: String,
     pub payment_id: Option<String>,
+}
+
+/// What a report line is checked against: a payment found by the line's
+/// reference, with the facts a line can contradict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ledger {
+    pub id: String,
+    pub provider_ref: Option<String>,
+    pub merchant_ref: Option<String>,
+    pub status: Status,
+    pub amount: i64,
+    pub currency: String,
+    pub finalized_at: Option<Timestamp>,
 }
 
 /// What starting an import found.
@@ -64,6 +79,26 @@ pub trait Reconciliations: Send + Sync {
         counts: &BTreeMap<String, i64>,
         now: Timestamp,
     ) -> Result<()>;
+    /// The payments of `provider` whose provider reference or merchant
+    /// reference is one of `refs`: one query for a page of report lines
+    /// instead of two per line.
+    async fn recon_lookup(&self, provider: &str, refs: &[&str]) -> Result<Vec<Ledger>>;
+    /// Note payments as listed in run `run_id`'s report (kept in the
+    /// database, not in memory: a report of millions of lines).
+    async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()>;
+    /// A page (ids after `after`, in id order) of `provider`'s payments
+    /// that became final as succeeded (and may since have been reversed)
+    /// in `[from, until)` and that run `run_id`'s report did not list.
+    async fn recon_absent(
+        &self,
+        run_id: i64,
+        provider: &str,
+        period: (Timestamp, Timestamp),
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<Ledger>>;
+    /// Forget what run `run_id` noted as listed.
+    async fn recon_forget_seen(&self, run_id: i64) -> Result<()>;
     /// Newest first.
     async fn recon_runs(&self, limit: u32) -> Result<Vec<ReconRun>>;
     async fn recon_run(&self, id: i64) -> Result<Option<ReconRun>>;
@@ -71,6 +106,28 @@ pub trait Reconciliations: Send + Sync {
 }
 
 const RUN_COLUMNS: &str = "id, provider, file_name, sha256, started_at, finished_at, lines, counts";
+
+const LEDGER_COLUMNS: &str =
+    "id, provider_ref, merchant_ref, status, amount, currency, finalized_at";
+
+fn ledger_from_row(r: &impl Fields) -> Result<Ledger> {
+    let t = "payments";
+    Ok(Ledger {
+        id: r.text("id", t)?,
+        provider_ref: r.opt_text("provider_ref", t)?,
+        merchant_ref: r.opt_text("merchant_ref", t)?,
+        status: r.parsed("status", t)?,
+        amount: r.int("amount", t)?,
+        currency: r.text("currency", t)?,
+        finalized_at: r.opt_int("finalized_at", t)?.map(Timestamp),
+    })
+}
+
+/// A line number as stored: lines absent from the report are stored as
+/// `-k` (the k-th absent payment) so the key `(run_id, line)` stays unique.
+fn line_from_db(n: i64) -> Option<i64> {
+    (n > 0).then_some(n)
+}
 
 fn run_from_row(r: &impl Fields) -> Result<ReconRun> {
     let t = "reconciliation_runs";
@@ -125,6 +182,15 @@ impl<B: Backend> Reconciliations for B {
                         .int(run.id),
                     )
                     .await?;
+                (*tx)
+                    .run(
+                        stmt(
+                            "DELETE FROM reconciliation_seen WHERE run_id = $1",
+                            "clearing an unfinished report's payments",
+                        )
+                        .int(run.id),
+                    )
+                    .await?;
                 run.id
             }
             None => {
@@ -154,8 +220,32 @@ impl<B: Backend> Reconciliations for B {
     }
 
     async fn recon_add_lines(&self, run_id: i64, lines: &[ReconLine]) -> Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
         let mut tx = self.begin_write().await?;
+        let mut absent = 0i64;
+        if lines.iter().any(|l| l.line.is_none()) {
+            absent = (*tx)
+                .opt(
+                    stmt(
+                        "SELECT COALESCE(MIN(line), 0) AS n FROM reconciliation_lines \
+                         WHERE run_id = $1 AND line < 0",
+                        "numbering absent payments",
+                    )
+                    .int(run_id),
+                )
+                .await?
+                .map_or(Ok(0), |r| r.int("n", "reconciliation_lines"))?;
+        }
         for l in lines {
+            let line = match l.line {
+                Some(n) => n,
+                None => {
+                    absent -= 1;
+                    absent
+                }
+            };
             (*tx)
                 .run(
                     stmt(
@@ -165,7 +255,7 @@ impl<B: Backend> Reconciliations for B {
                         "recording a report line",
                     )
                     .int(run_id)
-                    .int(l.line)
+                    .int(line)
                     .text(&l.kind)
                     .opt_text(l.provider_ref.as_deref())
                     .int(l.amount)
@@ -206,6 +296,96 @@ impl<B: Backend> Reconciliations for B {
         Ok(())
     }
 
+    async fn recon_lookup(&self, provider: &str, refs: &[&str]) -> Result<Vec<Ledger>> {
+        if refs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = placeholders(2, refs.len());
+        // Two index lookups (the unique indexes on each reference) in one
+        // statement; `UNION` drops a payment found both ways.
+        let sql = format!(
+            "SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND provider_ref IN ({list}) \
+             UNION SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND merchant_ref IN ({list})"
+        );
+        let mut q = stmt(&sql, "finding a report page's payments").text(provider);
+        for r in refs {
+            q = q.text(r);
+        }
+        let mut conn = self.read().await?;
+        conn.all(q).await?.iter().map(ledger_from_row).collect()
+    }
+
+    async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()> {
+        if payment_ids.is_empty() {
+            return Ok(());
+        }
+        let values = (0..payment_ids.len())
+            .map(|i| format!("($1, ${})", i + 2))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "INSERT INTO reconciliation_seen (run_id, payment_id) VALUES {values} \
+             ON CONFLICT DO NOTHING"
+        );
+        let mut q = stmt(&sql, "noting a report page's payments").int(run_id);
+        for id in payment_ids {
+            q = q.text(id);
+        }
+        let mut tx = self.begin_write().await?;
+        (*tx).run(q).await?;
+        tx.commit()
+            .await
+            .op("committing a report page's payments")?;
+        Ok(())
+    }
+
+    async fn recon_absent(
+        &self,
+        run_id: i64,
+        provider: &str,
+        period: (Timestamp, Timestamp),
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<Ledger>> {
+        let sql = format!(
+            "SELECT {LEDGER_COLUMNS} FROM payments p WHERE provider = $1 AND id > $2 \
+             AND status IN ('succeeded', 'reversed') \
+             AND finalized_at >= $3 AND finalized_at < $4 \
+             AND NOT EXISTS (SELECT 1 FROM reconciliation_seen s \
+                             WHERE s.run_id = $5 AND s.payment_id = p.id) \
+             ORDER BY id LIMIT $6"
+        );
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(&sql, "finding payments absent from a report")
+                .text(provider)
+                .text(after)
+                .int(period.0 .0)
+                .int(period.1 .0)
+                .int(run_id)
+                .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(ledger_from_row)
+        .collect()
+    }
+
+    async fn recon_forget_seen(&self, run_id: i64) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        (*tx)
+            .run(
+                stmt(
+                    "DELETE FROM reconciliation_seen WHERE run_id = $1",
+                    "forgetting a report's payments",
+                )
+                .int(run_id),
+            )
+            .await?;
+        tx.commit().await.op("committing a report's end")?;
+        Ok(())
+    }
+
     async fn recon_runs(&self, limit: u32) -> Result<Vec<ReconRun>> {
         let sql =
             format!("SELECT {RUN_COLUMNS} FROM reconciliation_runs ORDER BY id DESC LIMIT $1");
@@ -233,7 +413,7 @@ impl<B: Backend> Reconciliations for B {
         conn.all(
             stmt(
                 "SELECT line, kind, provider_ref, amount, currency, outcome, reason, payment_id \
-                 FROM reconciliation_lines WHERE run_id = $1 ORDER BY line LIMIT $2",
+                 FROM reconciliation_lines WHERE run_id = $1 ORDER BY line < 0, abs(line) LIMIT $2",
                 "reading a report's lines",
             )
             .int(run_id)
@@ -243,7 +423,7 @@ impl<B: Backend> Reconciliations for B {
         .iter()
         .map(|r| {
             Ok(ReconLine {
-                line: r.int("line", t)?,
+                line: line_from_db(r.int("line", t)?),
                 kind: r.text("kind", t)?,
                 provider_ref: r.opt_text("provider_ref", t)?,
                 amount: r.int("amount", t)?,

@@ -4,7 +4,7 @@
 
 use super::*;
 use finality_core::{Source, Status};
-use finality_engine::reconcile::{reconcile_file, ReconcileError};
+use finality_engine::reconcile::{reconcile, reconcile_file, Import, Period, ReconcileError};
 use finality_providers::settlement::{Columns, Format, LineKind};
 use finality_store::Report;
 use finality_testkit::Backend;
@@ -60,12 +60,26 @@ async fn every_outcome_once(backend: Backend) {
         ("refunded", 990),
         ("failed", 500),
         ("untouched", 700),
+        ("both", 400),
+        ("forgotten", 300),
+        ("earlier", 200),
     ] {
         let r = store
             .register(&payment(id, amount), now, now.plus(Duration::from_secs(60)))
             .await
             .unwrap();
         assert!(matches!(r, Registered::Created(_)));
+    }
+    // Succeeded within the report's period but not in it, and before it.
+    let hour = Duration::from_secs(3600);
+    for (id, at) in [("forgotten", now), ("earlier", Timestamp(T0.0 - 7_200_000))] {
+        store
+            .apply(
+                &Report::manual(id, Status::Succeeded, "r".into(), "t".into(), at),
+                at,
+            )
+            .await
+            .unwrap();
     }
     for id in ["done", "refunded"] {
         store
@@ -118,13 +132,23 @@ async fn every_outcome_once(backend: Backend) {
         psp_refunded,Refunded,-9.90,,EUR\n\
         psp_failed,Settled,5.00,0.10,EUR\n\
         psp_stranger,Settled,1.00,0.03,EUR\n\
-        ,Fee,-0.50,,EUR\n";
+        ,Fee,-0.50,,EUR\n\
+        psp_both,Settled,4.00,0.10,EUR\n\
+        psp_both,Refunded,-4.00,,EUR\n";
     let good = write(&dir, "settlement_2026-12-01.csv", report);
-    let out = reconcile_file(&*store, "sim", &good, &columns(), now)
-        .await
-        .unwrap();
+    let format = columns();
+    let import = Import {
+        provider: "sim",
+        name: "settlement_2026-12-01.csv",
+        format: &format,
+        period: Some(Period {
+            from: Timestamp(now.0 - 3_600_000),
+            until: now.plus(hour),
+        }),
+    };
+    let out = reconcile(&*store, &import, &good, now).await.unwrap();
     assert!(!out.already_imported);
-    assert_eq!(out.lines, 7);
+    assert_eq!(out.lines, 9);
     let c = |k: &str| out.counts.get(k).copied().unwrap_or(0);
     assert_eq!(
         (
@@ -133,13 +157,18 @@ async fn every_outcome_once(backend: Backend) {
             c("amount_mismatch"),
             c("reversed")
         ),
-        (1, 1, 1, 1),
+        (2, 1, 1, 2),
         "{:?}",
         out.counts
     );
     assert_eq!(
-        (c("contradiction"), c("unknown_here"), c("ignored")),
-        (1, 1, 1),
+        (
+            c("contradiction"),
+            c("unknown_here"),
+            c("ignored"),
+            c("missing_from_report")
+        ),
+        (1, 1, 1, 1),
         "{:?}",
         out.counts
     );
@@ -168,18 +197,35 @@ async fn every_outcome_once(backend: Backend) {
         "kept for a person"
     );
     assert_eq!(status(&*store, "untouched").await, Status::Pending);
+    assert_eq!(
+        status(&*store, "both").await,
+        Status::Reversed,
+        "settled then refunded within one page"
+    );
     let kept = store.recon_lines(out.run_id, 100).await.unwrap();
-    let outcomes: Vec<(i64, &str)> = kept.iter().map(|l| (l.line, l.outcome.as_str())).collect();
+    let outcomes: Vec<(Option<i64>, &str)> =
+        kept.iter().map(|l| (l.line, l.outcome.as_str())).collect();
     assert_eq!(
         outcomes,
         vec![
-            (2, "applied"),
-            (4, "amount_mismatch"),
-            (5, "reversed"),
-            (6, "contradiction"),
-            (7, "unknown_here")
+            (Some(2), "applied"),
+            (Some(4), "amount_mismatch"),
+            (Some(5), "reversed"),
+            (Some(6), "contradiction"),
+            (Some(7), "unknown_here"),
+            (Some(9), "applied"),
+            (Some(10), "reversed"),
+            (None, "missing_from_report"),
         ]
     );
+    let missing = kept.last().unwrap();
+    assert_eq!(missing.payment_id.as_deref(), Some("forgotten"));
+    assert!(
+        missing.reason.contains("absent from sim settlement report"),
+        "{}",
+        missing.reason
+    );
+    assert_eq!(seen_rows(&db).await, 0, "the run's scratch rows are gone");
     assert!(
         kept[1]
             .reason
@@ -190,9 +236,7 @@ async fn every_outcome_once(backend: Backend) {
 
     // The same report again: nothing changes, the first run is named.
     let history_before = store.get("open").await.unwrap().unwrap().history.len();
-    let again = reconcile_file(&*store, "sim", &good, &columns(), now)
-        .await
-        .unwrap();
+    let again = reconcile(&*store, &import, &good, now).await.unwrap();
     assert!(again.already_imported);
     assert_eq!(again.run_id, out.run_id);
     assert_eq!(again.counts, out.counts);
@@ -211,6 +255,19 @@ async fn every_outcome_once(backend: Backend) {
         "no event twice"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Rows left in the scratch table of listed payments.
+async fn seen_rows(db: &finality_testkit::testing::TestDb) -> i64 {
+    use finality_testkit::testing::Backend as Db;
+    let sql = "SELECT COUNT(*) FROM reconciliation_seen";
+    match &db.backend {
+        Db::Postgres(pg) => sqlx::query_scalar(sql).fetch_one(pg.pool()).await.unwrap(),
+        Db::Sqlite(lite) => sqlx::query_scalar(sql)
+            .fetch_one(lite.pool())
+            .await
+            .unwrap(),
+    }
 }
 
 fn tempdir() -> std::path::PathBuf {

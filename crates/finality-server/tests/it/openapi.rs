@@ -212,7 +212,7 @@ async fn every_answer_is_documented_with_its_fields() {
         panic!("a new import")
     };
     let kept = ReconLine {
-        line: 2,
+        line: Some(2),
         kind: "charge".into(),
         provider_ref: Some("sim_x".into()),
         amount: 1250,
