@@ -23,6 +23,7 @@ pub mod config;
 pub mod model;
 pub mod schemes;
 pub mod server;
+pub mod settlement;
 pub mod webhooks;
 pub mod wire;
 

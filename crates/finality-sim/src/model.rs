@@ -59,6 +59,10 @@ pub struct PaymentPlan {
     pub webhook_delayed: bool,
     pub webhook_duplicated: bool,
     pub webhook_reordered: bool,
+    /// What it is for, in minor units (1000 EUR-cents unless the creator
+    /// said): what the settlement report lists.
+    pub amount: i64,
+    pub currency: String,
 }
 
 impl PaymentPlan {
@@ -189,6 +193,18 @@ impl Simulator {
     /// [`Simulator::create`] with the merchant's reference, which the
     /// provider keeps and can be searched by.
     pub fn create_with(&self, id: Option<String>, merchant_ref: Option<String>) -> PaymentPlan {
+        self.create_priced(id, merchant_ref, 1000, "EUR")
+    }
+
+    /// [`Simulator::create_with`] for an amount (minor units) in a
+    /// currency, which its settlement report lists.
+    pub fn create_priced(
+        &self,
+        id: Option<String>,
+        merchant_ref: Option<String>,
+        amount: i64,
+        currency: &str,
+    ) -> PaymentPlan {
         let id = id
             .unwrap_or_else(|| format!("sim_{:08}", self.next_id.fetch_add(1, Ordering::Relaxed)));
         let now = self.clock.now();
@@ -196,6 +212,8 @@ impl Simulator {
             let mut rng = lock(&self.rng);
             PaymentPlan {
                 merchant_ref,
+                amount,
+                currency: currency.to_string(),
                 ..self.draw(&mut rng, id.clone(), now)
             }
         };
@@ -256,7 +274,14 @@ impl Simulator {
             webhook_delayed: rng.gen_bool(w.delayed.clamp(0.0, 1.0)),
             webhook_duplicated: rng.gen_bool(w.duplicated.clamp(0.0, 1.0)),
             webhook_reordered: rng.gen_bool(w.reordered.clamp(0.0, 1.0)),
+            amount: 1000,
+            currency: "EUR".into(),
         }
+    }
+
+    /// Every payment created so far (a copy).
+    pub fn plans_snapshot(&self) -> Vec<PaymentPlan> {
+        lock(&self.plans).values().cloned().collect()
     }
 
     pub fn plan(&self, id: &str) -> Option<PaymentPlan> {

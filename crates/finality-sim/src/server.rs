@@ -69,6 +69,7 @@ pub fn router(sim: Arc<Simulator>) -> Router {
             post(bakong_md5_list),
         )
         .route("/sim/stats", get(stats))
+        .route("/sim/settlement-report", get(settlement_report))
         .with_state(sim)
 }
 
@@ -87,11 +88,20 @@ pub async fn serve(
 struct CreateIn {
     id: Option<String>,
     merchant_ref: Option<String>,
+    /// Minor units (default 1000).
+    amount: Option<i64>,
+    /// ISO 4217 (default EUR).
+    currency: Option<String>,
 }
 
 async fn create(State(sim): State<Arc<Simulator>>, body: Option<Json<CreateIn>>) -> Response {
-    let (id, merchant_ref) = body.map_or((None, None), |Json(b)| (b.id, b.merchant_ref));
-    let plan = sim.create_with(id, merchant_ref);
+    let b = body.map(|Json(b)| b).unwrap_or_default();
+    let plan = sim.create_priced(
+        b.id,
+        b.merchant_ref,
+        b.amount.unwrap_or(1000),
+        b.currency.as_deref().unwrap_or("EUR"),
+    );
     let status = plan.status_at(sim.now());
     (
         StatusCode::CREATED,
@@ -954,4 +964,66 @@ async fn stripe_object(
 
 async fn stats(State(sim): State<Arc<Simulator>>) -> Json<crate::model::Stats> {
     Json(sim.stats())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReportIn {
+    /// Batch number written on every line (default 1).
+    batch: Option<u32>,
+    missing: Option<f64>,
+    wrong_amount: Option<f64>,
+    refunded: Option<f64>,
+    unknown: Option<f64>,
+    seed: Option<u64>,
+}
+
+/// Every payment settled so far, as an Adyen Settlement details report
+/// (CSV), with the discrepancies asked for (probabilities per payment);
+/// what was injected comes back in `X-Sim-Injected` (JSON) so a caller can
+/// check its reconciliation (up to 16 KiB of it).
+async fn settlement_report(
+    State(sim): State<Arc<Simulator>>,
+    q: axum::extract::Query<ReportIn>,
+) -> Response {
+    let inject = crate::settlement::Inject {
+        missing: q.missing.unwrap_or(0.0),
+        wrong_amount: q.wrong_amount.unwrap_or(0.0),
+        refunded: q.refunded.unwrap_or(0.0),
+        unknown: q.unknown.unwrap_or(0.0),
+        seed: q.seed.unwrap_or(1),
+    };
+    let settled = sim.settled_until(sim.now());
+    let mut body = Vec::new();
+    match crate::settlement::write_adyen_report(settled, &inject, q.batch.unwrap_or(1), &mut body) {
+        Ok(done) => {
+            let injected = json!({
+                "missing": done.missing,
+                "wrong_amount": done.wrong_amount,
+                "refunded": done.refunded,
+                "unknown": done.unknown,
+            });
+            (
+                StatusCode::OK,
+                [
+                    (header::CONTENT_TYPE, "text/csv".to_string()),
+                    (
+                        header::HeaderName::from_static("x-sim-injected"),
+                        // A header must stay small: large runs are checked
+                        // through the library's `Injected` instead.
+                        Some(injected.to_string())
+                            .filter(|j| j.len() <= 16 * 1024)
+                            .unwrap_or_else(|| r#"{"omitted":"too large"}"#.into()),
+                    ),
+                ],
+                body,
+            )
+                .into_response()
+        }
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Json(json!({"error": e.to_string()})),
+        )
+            .into_response(),
+    }
 }

@@ -257,6 +257,200 @@ async fn every_outcome_once(backend: Backend) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The simulator settles payments on virtual time while the engine drives
+/// them to final here; then it writes its settlement report (Adyen's
+/// Settlement details layout) with discrepancies injected on purpose:
+/// lines left out, amounts changed, refunds, payments nobody registered.
+/// Some payments were registered here only after they settled (open here).
+/// Every line and every payment of the period must come out exactly as the
+/// injections say.
+async fn simulator_report_with_injected_discrepancies(backend: Backend) {
+    use finality_core::VirtualClock;
+    use finality_sim::settlement::{write_adyen_report, Inject};
+    use std::collections::{BTreeMap, HashSet};
+    let db = backend.open().await;
+    let store = db.store.clone();
+    let vclock = Arc::new(VirtualClock::new(T0));
+    let clock: Arc<dyn Clock> = vclock.clone();
+    let mut config = SimConfig::default();
+    config.outcomes.cancelled = 0.0;
+    config.outcomes.failed = 0.1;
+    config.outcomes.succeeded = 0.9;
+    let server = spawn_sim(config, clock.clone()).await;
+    for i in 0..150 {
+        register(
+            &*store,
+            &server.sim,
+            &format!("pay_{i:03}"),
+            T0,
+            T0.plus(Duration::from_secs(1)),
+        )
+        .await;
+    }
+    // Created at the provider now, registered here only after the run.
+    let late: Vec<String> = (0..30)
+        .map(|i| server.sim.create(Some(format!("late_{i:02}"))).id)
+        .collect();
+    let e = engine(
+        store.clone(),
+        clock.clone(),
+        providers(
+            &server.base_url,
+            quick_policy(40, Duration::from_secs(6 * 3600)),
+            None,
+            Duration::from_secs(5),
+        ),
+        engine_config("v", 16),
+    );
+    tokio::time::timeout(
+        Duration::from_secs(120),
+        e.run_until_idle(CancellationToken::new()),
+    )
+    .await
+    .expect("virtual run finishes");
+    let now = clock.now();
+    for r in &late {
+        let p = NewPayment {
+            id: PaymentId::parse(&format!("p_{r}")).unwrap(),
+            provider: "sim".into(),
+            provider_ref: Some(ProviderRef::parse(r).unwrap()),
+            merchant_ref: None,
+            kind: Kind::Payment,
+            amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
+            metadata: serde_json::json!({}),
+        };
+        store
+            .register(&p, now, now.plus(Duration::from_secs(3600)))
+            .await
+            .unwrap();
+    }
+
+    let settled = server.sim.settled_until(now);
+    let inject = Inject {
+        missing: 0.06,
+        wrong_amount: 0.06,
+        refunded: 0.06,
+        unknown: 0.04,
+        seed: 11,
+    };
+    let dir = tempdir();
+    let path = dir.join("settlement_detail_report_batch_1.csv");
+    let injected = write_adyen_report(
+        settled.clone(),
+        &inject,
+        1,
+        std::fs::File::create(&path).unwrap(),
+    )
+    .unwrap();
+    for (what, list) in [
+        ("missing", &injected.missing),
+        ("wrong_amount", &injected.wrong_amount),
+        ("refunded", &injected.refunded),
+        ("unknown", &injected.unknown),
+    ] {
+        assert!(
+            !list.is_empty(),
+            "the seed injects some {what}: {injected:?}"
+        );
+    }
+
+    // What each line should come out as, from the injections and what
+    // finality had before the import.
+    let mut expected: BTreeMap<&str, i64> = BTreeMap::new();
+    let mut expect_missing = HashSet::new();
+    let mut statuses = BTreeMap::new();
+    for s in &settled {
+        let id = store
+            .find_by_ref("sim", &s.psp_reference)
+            .await
+            .unwrap()
+            .unwrap();
+        let here = status(&*store, &id).await;
+        statuses.insert(id.clone(), here);
+        let r = &s.psp_reference;
+        let open = !here.is_final();
+        let outcome = if injected.missing.contains(r) {
+            if here == Status::Succeeded {
+                expect_missing.insert(id);
+                "missing_from_report"
+            } else {
+                continue;
+            }
+        } else if injected.wrong_amount.contains(r) {
+            "amount_mismatch"
+        } else if open {
+            "applied"
+        } else {
+            "matched"
+        };
+        *expected.entry(outcome).or_default() += 1;
+        if injected.refunded.contains(r) {
+            *expected.entry("reversed").or_default() += 1;
+        }
+    }
+    expected.insert("unknown_here", injected.unknown.len() as i64);
+    expected.insert("ignored", 2);
+    assert!(
+        expected.get("applied").copied().unwrap_or(0) > 0,
+        "{expected:?}"
+    );
+
+    let format = Format::AdyenSettlementDetails;
+    let import = Import {
+        provider: "sim",
+        name: "settlement_detail_report_batch_1.csv",
+        format: &format,
+        period: Some(Period {
+            from: T0,
+            until: now.plus(Duration::from_secs(1)),
+        }),
+    };
+    let out = reconcile(&*store, &import, &path, now).await.unwrap();
+    let got: BTreeMap<&str, i64> = out.counts.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(got, expected);
+    assert_eq!(out.lines as u64, injected.lines);
+
+    // What became of each payment.
+    for s in &settled {
+        let id = store
+            .find_by_ref("sim", &s.psp_reference)
+            .await
+            .unwrap()
+            .unwrap();
+        let r = &s.psp_reference;
+        let before = statuses[&id];
+        let after = status(&*store, &id).await;
+        let want = if injected.missing.contains(r) {
+            before
+        } else if injected.wrong_amount.contains(r) {
+            if before.is_final() {
+                before
+            } else {
+                Status::NeedsReview
+            }
+        } else if injected.refunded.contains(r) {
+            Status::Reversed
+        } else {
+            Status::Succeeded
+        };
+        assert_eq!(after, want, "{id} ({r}) was {before}");
+    }
+    let kept = store.recon_lines(out.run_id, 10_000).await.unwrap();
+    let missing: HashSet<String> = kept
+        .iter()
+        .filter(|l| l.outcome == "missing_from_report")
+        .filter_map(|l| l.payment_id.clone())
+        .collect();
+    assert_eq!(missing, expect_missing);
+    let unknown: HashSet<String> = kept
+        .iter()
+        .filter(|l| l.outcome == "unknown_here")
+        .filter_map(|l| l.provider_ref.clone())
+        .collect();
+    assert_eq!(unknown, injected.unknown.iter().cloned().collect());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Rows left in the scratch table of listed payments.
 async fn seen_rows(db: &finality_testkit::testing::TestDb) -> i64 {
     use finality_testkit::testing::Backend as Db;
@@ -285,4 +479,7 @@ fn uuid_like() -> String {
     format!("{n:x}-{:?}", std::thread::current().id()).replace(['(', ')'], "")
 }
 
-finality_testkit::on_both_backends!(every_outcome_once);
+finality_testkit::on_both_backends!(
+    every_outcome_once,
+    simulator_report_with_injected_discrepancies
+);
