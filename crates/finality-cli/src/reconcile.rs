@@ -7,15 +7,17 @@ use finality_core::{Clock, SystemClock};
 use finality_providers::settlement::FormatSpec;
 use std::path::PathBuf;
 
-/// A settlement report: Adyen's Settlement details report, or any CSV
-/// whose columns are named here.
+/// A settlement report: Adyen's Settlement details report, Stripe's
+/// itemized reports, PayPal's Settlement Report (STL), or any CSV whose
+/// columns are named here.
 #[derive(clap::Args)]
 pub struct ReconcileArgs {
     /// The provider the report is from (a name in finality.toml).
     provider: String,
-    /// The report (CSV with a header row).
+    /// The report (CSV).
     file: PathBuf,
-    /// `adyen-settlement-details`, or `csv` with the columns named below.
+    /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`, or `csv`
+    /// with the columns named below.
     #[arg(long, default_value = "csv")]
     format: String,
     /// Column holding the provider's payment id (`csv`).

@@ -29,7 +29,7 @@ use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLi
 use finality_store::reconciliations::{Ledger, ReconLine, ReconStart};
 use finality_store::{ApplyOutcome, Report, Store};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
 
@@ -246,12 +246,15 @@ impl Run<'_> {
         let refs: Vec<&str> = page
             .iter()
             .filter(|l| l.kind.names_a_payment())
-            .filter_map(SettlementLine::reference)
+            .flat_map(SettlementLine::references)
             .collect();
         let mut ledger = store.recon_lookup(provider, &refs).await?;
+        let found: Vec<Option<usize>> = {
+            let ix = Index::new(&ledger);
+            page.iter().map(|l| ix.find(l)).collect()
+        };
         let mut kept: Vec<ReconLine> = Vec::new();
-        for line in page {
-            let found = find(&ledger, line);
+        for (line, &found) in page.iter().zip(&found) {
             let evidence = format!(
                 "{provider} settlement report {}, line {}",
                 self.import.name, line.line
@@ -346,21 +349,44 @@ impl Run<'_> {
     }
 }
 
-/// The entry of `ledger` a line names: by the provider's id first, then by
-/// the merchant's reference.
-fn find(ledger: &[Ledger], line: &SettlementLine) -> Option<usize> {
-    if !line.kind.names_a_payment() {
-        return None;
+/// A page's payments by each of their references.
+struct Index<'l> {
+    by_ref: HashMap<&'l str, usize>,
+    by_merchant: HashMap<&'l str, usize>,
+}
+
+impl<'l> Index<'l> {
+    fn new(ledger: &'l [Ledger]) -> Self {
+        let mut ix = Index {
+            by_ref: HashMap::with_capacity(ledger.len()),
+            by_merchant: HashMap::new(),
+        };
+        for (i, p) in ledger.iter().enumerate() {
+            if let Some(r) = &p.provider_ref {
+                ix.by_ref.insert(r, i);
+            }
+            if let Some(r) = &p.merchant_ref {
+                ix.by_merchant.insert(r, i);
+            }
+        }
+        ix
     }
-    let r = line.reference()?;
-    ledger
-        .iter()
-        .position(|p| p.provider_ref.as_deref() == Some(r))
-        .or_else(|| {
-            ledger
-                .iter()
-                .position(|p| p.merchant_ref.as_deref() == Some(r))
+
+    /// The entry a line names: each of the line's references in turn (the
+    /// provider's id, another id of the provider's, the merchant's
+    /// reference), as a payment's provider id, then as its merchant
+    /// reference.
+    fn find(&self, line: &SettlementLine) -> Option<usize> {
+        if !line.kind.names_a_payment() {
+            return None;
+        }
+        line.references().find_map(|r| {
+            self.by_ref
+                .get(r)
+                .or_else(|| self.by_merchant.get(r))
+                .copied()
         })
+    }
 }
 
 /// What a line means, before anything is written.
@@ -461,6 +487,7 @@ mod tests {
             line: 2,
             kind,
             provider_ref: Some("psp_1".into()),
+            alt_ref: None,
             merchant_ref: None,
             amount,
             currency: "EUR".into(),

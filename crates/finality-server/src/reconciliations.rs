@@ -158,7 +158,8 @@ const CHUNK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 pub(crate) struct ImportParams {
     /// The provider the report is from (a configured name).
     provider: String,
-    /// `adyen-settlement-details`, or `csv` with the columns named below.
+    /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`, or `csv`
+    /// with the columns named below.
     format: String,
     /// The report's name, kept with the run (default `upload.csv`).
     file_name: Option<String>,

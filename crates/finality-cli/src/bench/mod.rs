@@ -19,6 +19,7 @@ mod ceiling;
 mod e2e;
 mod ingest;
 pub mod node;
+mod reconcile;
 mod scratch;
 mod workloads;
 
@@ -35,6 +36,7 @@ const SECTIONS: &[&str] = &[
     "churn",
     "ingest",
     "e2e",
+    "reconcile",
 ];
 
 #[derive(clap::Args)]
@@ -49,7 +51,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Only these sections (comma-separated): ceiling, throughput,
-    /// processes, lateness, claim, memory, churn, ingest, e2e.
+    /// processes, lateness, claim, memory, churn, ingest, e2e, reconcile.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Webhooks per second for the end-to-end section (each for 10 s).
@@ -58,6 +60,10 @@ pub struct BenchArgs {
     /// Backlog sizes for the claim latency (pending poll jobs, 1,000 due).
     #[arg(long, value_delimiter = ',', default_value = "10000,1000000,10000000")]
     claim_sizes: Vec<usize>,
+    /// Payments per settlement report for the reconcile section (each
+    /// report has about 1.006 lines per payment).
+    #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
+    reconcile_sizes: Vec<usize>,
     /// Write every figure (and the lateness distributions) here as JSON;
     /// sections not run keep what the file already holds.
     #[arg(long)]
@@ -406,6 +412,45 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             rows.push(json!({"rate": rate, "median_run": r, "runs": all}));
         }
         out.insert("e2e".into(), json!(rows));
+    }
+
+    if want("reconcile") {
+        let sizes = if args.smoke {
+            vec![2_000]
+        } else {
+            args.reconcile_sizes.clone()
+        };
+        println!("\nsettlement report on PostgreSQL (Adyen layout, 1 provider, with a period): one import per run, median (min–max)");
+        println!(
+            "  {:>9} {:>9}  {:>18}  {:>18}  {:>12}  {:>12}",
+            "payments", "lines", "seconds", "lines/s", "peak RSS MiB", "growth MiB"
+        );
+        let mut rows = Vec::new();
+        for n in sizes {
+            let mut all = Vec::new();
+            for _ in 0..runs {
+                all.push(reconcile::run(url, n).await?);
+            }
+            let secs: Vec<f64> = all.iter().map(|r| r.seconds).collect();
+            let rate: Vec<f64> = all.iter().map(|r| r.lines_per_s).collect();
+            let (sm, slo, shi) = stats(&secs);
+            let (rm, rlo, rhi) = stats(&rate);
+            let peak = all.iter().map(|r| r.peak_rss_mib).fold(0.0, f64::max);
+            let growth = all.iter().map(|r| r.growth_mib).fold(0.0, f64::max);
+            println!(
+                "  {n:>9} {:>9}  {:>18}  {:>18}  {peak:>12.1}  {growth:>12.1}",
+                all[0].lines,
+                format!("{sm:.1} ({slo:.1}–{shi:.1})"),
+                format!("{rm:.0} ({rlo:.0}–{rhi:.0})"),
+            );
+            println!("  {:>9} outcomes: {:?}", "", all[0].counts);
+            rows.push(
+                json!({"payments": n, "lines": all[0].lines, "seconds": summary(&secs),
+                "lines_per_s": summary(&rate), "peak_rss_mib_max": peak, "growth_mib_max": growth,
+                "counts": all[0].counts}),
+            );
+        }
+        out.insert("reconcile".into(), json!(rows));
     }
 
     if let Some(path) = &args.json {
