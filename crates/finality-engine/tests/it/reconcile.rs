@@ -451,6 +451,159 @@ async fn simulator_report_with_injected_discrepancies(backend: Backend) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Each dedicated format, end to end: a payment its report settles (open
+/// here: applied), one it settles and refunds (reversed), matched by the
+/// reference that format carries (Stripe's PaymentIntent, PayPal's
+/// capture id or invoice id, WeChat Pay's and Alipay's transaction ids,
+/// and a refund row's pointer back to its payment).
+async fn every_format_settles_and_reverses(backend: Backend) {
+    let db = backend.open().await;
+    let store = db.store.clone();
+    let now = T0;
+    let reg = |provider: &'static str,
+               id: &'static str,
+               pref: Option<&'static str>,
+               mref: Option<&'static str>,
+               amount: i64,
+               ccy: &'static str| NewPayment {
+        id: PaymentId::parse(id).unwrap(),
+        provider: provider.into(),
+        provider_ref: pref.map(|r| ProviderRef::parse(r).unwrap()),
+        merchant_ref: mref.map(|r| finality_core::money::MerchantRef::parse(r).unwrap()),
+        kind: Kind::Payment,
+        amount: Amount::new(amount, Currency::parse(ccy).unwrap()).unwrap(),
+        metadata: serde_json::json!({}),
+    };
+    let payments = [
+        reg("stripe", "s1", Some("pi_1"), None, 2500, "USD"),
+        reg("stripe", "s2", Some("pi_2"), None, 1200, "JPY"),
+        reg("paypal", "p1", Some("8MC585209K746392H"), None, 5200, "AUD"),
+        reg("paypal", "p2", None, Some("inv-2"), 100, "JPY"), // STL writes 10000: ×100 in every currency
+        reg(
+            "wechat",
+            "w1",
+            Some("4200000925202101284997714292"),
+            Some("S1"),
+            1,
+            "CNY",
+        ),
+        reg(
+            "wechat",
+            "w2",
+            Some("4200000844202101245866928772"),
+            Some("S2"),
+            1,
+            "CNY",
+        ),
+        reg(
+            "alipay",
+            "a1",
+            Some("2026113022001400000000000001"),
+            Some("order-1"),
+            9900,
+            "CNY",
+        ),
+        reg(
+            "alipay",
+            "a2",
+            Some("2026113022001400000000000002"),
+            Some("order-2"),
+            500,
+            "CNY",
+        ),
+    ];
+    for p in &payments {
+        store
+            .register(p, now, now.plus(Duration::from_secs(60)))
+            .await
+            .unwrap();
+    }
+    let dir = tempdir();
+    let reports = [
+        (
+            "stripe",
+            Format::StripeItemized,
+            "balance_transaction_id,source_id,payment_intent_id,charge_id,currency,gross,fee,net,reporting_category\n\
+             txn_1,ch_1,pi_1,ch_1,usd,25.00,0.95,24.05,charge\n\
+             txn_2,ch_2,pi_2,ch_2,jpy,1200,46,1154,charge\n\
+             txn_3,re_2,pi_2,ch_2,jpy,-1200,0,-1200,refund\n\
+             txn_4,po_1,,,usd,-24.05,0,-24.05,payout\n"
+                .to_string(),
+        ),
+        (
+            "paypal",
+            Format::PaypalStl,
+            "\"RH\",2026/12/01 02:00:00 -0800,\"A\",\"ACCT\",009,\n\
+             \"CH\",\"Transaction ID\",\"Invoice ID\",\"PayPal Reference ID\",\"PayPal Reference ID Type\",\"Transaction Event Code\",\"Transaction Debit or Credit\",\"Gross Transaction Amount\",\"Gross Transaction Currency\",\"Fee Debit or Credit\",\"Fee Amount\"\n\
+             \"SB\",\"8MC585209K746392H\",\"inv-1\",\"\",\"\",\"T0006\",\"CR\",5200,\"AUD\",\"DR\",225\n\
+             \"SB\",\"2GG279541U471931P\",\"inv-2\",\"\",\"\",\"T0006\",\"CR\",10000,\"JPY\",\"DR\",400\n\
+             \"SB\",\"1JU08902781691411\",\"inv-2\",\"2GG279541U471931P\",\"TXN\",\"T1107\",\"DR\",10000,\"JPY\",\"CR\",400\n\
+             \"SF\",\"JPY\",10000,10000,400,400\n"
+                .to_string(),
+        ),
+        (
+            "wechat",
+            Format::WechatTradeBill,
+            "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类,应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包,手续费,费率,订单金额,申请退款金额,费率备注\n\
+             `2021-01-28 17:07:11,`wx1,`1,`0,`,`4200000925202101284997714292,`S1,`o,`NATIVE,`SUCCESS,`OTHERS,`CNY,`0.01,`0.00,`0,`0,`0.00,`0.00,`,`,`t,`c,`0.00000,`1.00%,`0.01,`0.00,`\n\
+             `2021-01-28 17:07:12,`wx1,`1,`0,`,`4200000844202101245866928772,`S2,`o,`NATIVE,`SUCCESS,`OTHERS,`CNY,`0.01,`0.00,`0,`0,`0.00,`0.00,`,`,`t,`c,`0.00000,`1.00%,`0.01,`0.00,`\n\
+             `2021-01-28 18:00:00,`wx1,`1,`0,`,`4200000844202101245866928772,`S2,`o,`NATIVE,`REFUND,`OTHERS,`CNY,`0.00,`0.00,`503008,`R2,`0.01,`0.00,`ORIGINAL,`SUCCESS,`t,`c,`0.00000,`1.00%,`0.00,`0.01,`\n\
+             总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额\n\
+             `3,`0.02,`0.01,`0.00,`0.00000,`0.02,`0.01\n"
+                .to_string(),
+        ),
+        (
+            "alipay",
+            Format::AlipayTradeBill,
+            "#支付宝业务明细查询\n\
+             支付宝交易号,商户订单号,业务类型,商品名称,创建时间,完成时间,门店编号,门店名称,操作员,终端号,对方账户,订单金额（元）,商家实收（元）,支付宝红包（元）,集分宝（元）,支付宝优惠（元）,商家优惠（元）,券核销金额（元）,券名称,商家红包消费金额（元）,卡消费金额（元）,退款批次号/请求号,服务费（元）,分润（元）,备注\n\
+             2026113022001400000000000001\t,order-1\t,交易\t,x,2026-11-30 10:00:00,2026-11-30 10:00:05,,,,,,99.00,99.00,0.00,0.00,0.00,0.00,0.00,,0.00,0.00,,0.59,0.00,\n\
+             2026113022001400000000000002\t,order-2\t,交易\t,x,2026-11-30 11:00:00,2026-11-30 11:00:05,,,,,,5.00,5.00,0.00,0.00,0.00,0.00,0.00,,0.00,0.00,,0.03,0.00,\n\
+             2026113022001400000000000002\t,order-2\t,退款\t,x,2026-11-30 12:00:00,2026-11-30 12:00:05,,,,,,5.00,-5.00,0.00,0.00,0.00,0.00,0.00,,0.00,0.00,R2,-0.03,0.00,\n\
+             #交易合计：2笔\n"
+                .to_string(),
+        ),
+    ];
+    for (provider, format, body) in reports {
+        let path = dir.join(format!("{provider}.csv"));
+        let bytes = if provider == "alipay" {
+            encoding_rs::GBK.encode(&body).0.into_owned()
+        } else {
+            body.into_bytes()
+        };
+        std::fs::write(&path, bytes).unwrap();
+        let out = reconcile_file(&*store, provider, &path, &format, now)
+            .await
+            .unwrap_or_else(|e| panic!("{provider}: {e}"));
+        let c = |k: &str| out.counts.get(k).copied().unwrap_or(0);
+        assert_eq!(
+            (
+                c("applied"),
+                c("reversed"),
+                c("unknown_here"),
+                c("contradiction"),
+                c("amount_mismatch")
+            ),
+            (2, 1, 0, 0, 0),
+            "{provider}: {:?}",
+            out.counts
+        );
+    }
+    for (id, want) in [
+        ("s1", Status::Succeeded),
+        ("s2", Status::Reversed),
+        ("p1", Status::Succeeded),
+        ("p2", Status::Reversed),
+        ("w1", Status::Succeeded),
+        ("w2", Status::Reversed),
+        ("a1", Status::Succeeded),
+        ("a2", Status::Reversed),
+    ] {
+        assert_eq!(status(&*store, id).await, want, "{id}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Rows left in the scratch table of listed payments.
 async fn seen_rows(db: &finality_testkit::testing::TestDb) -> i64 {
     use finality_testkit::testing::Backend as Db;
@@ -481,5 +634,6 @@ fn uuid_like() -> String {
 
 finality_testkit::on_both_backends!(
     every_outcome_once,
-    simulator_report_with_injected_discrepancies
+    simulator_report_with_injected_discrepancies,
+    every_format_settles_and_reverses
 );

@@ -10,11 +10,15 @@
 //! dedicated format, or an export of one's own).
 
 mod adyen;
+mod alipay;
 mod columns;
 mod paypal;
 mod stripe;
+mod wechat;
 
 pub use columns::{read_csv, Columns};
+
+use finality_core::money::Currency;
 
 use std::io::Read;
 
@@ -123,6 +127,57 @@ impl ReportError {
     }
 }
 
+/// A fee written with more decimal places than its currency has (WeChat
+/// Pay writes `7.79000`), in minor units: extra places that are zeros are
+/// dropped, others round half away from zero. Fees are reported, never
+/// decided on; amounts that decide must be exact (`parse_decimal`).
+fn fee_minor(ccy: Currency, text: &str) -> Result<i64, String> {
+    let t = text.trim();
+    let exp = ccy.exponent() as usize;
+    if let Some((int, frac)) = t.split_once('.') {
+        if frac.len() > exp && frac.bytes().all(|b| b.is_ascii_digit()) {
+            let (keep, extra) = frac.split_at(exp);
+            let base = if exp == 0 {
+                ccy.parse_decimal(int)?
+            } else {
+                ccy.parse_decimal(&format!("{int}.{keep}"))?
+            };
+            let up = i64::from(extra.as_bytes()[0] >= b'5');
+            return Ok(if base < 0 || int.starts_with('-') {
+                base - up
+            } else {
+                base + up
+            });
+        }
+    }
+    ccy.parse_decimal(t)
+}
+
+/// Lines of a text report in a legacy Chinese encoding (GBK, as Alipay's
+/// bills come) or in UTF-8: the first 8 KiB decide (valid UTF-8, or a
+/// byte-order mark, means UTF-8). Streamed: nothing is read whole.
+fn decode_gbk_or_utf8<'a, R: Read + Send + 'a>(
+    input: R,
+) -> Result<Box<dyn Read + Send + 'a>, ReportError> {
+    use std::io::BufRead;
+    let mut input = std::io::BufReader::with_capacity(8192, input);
+    let head = input
+        .fill_buf()
+        .map_err(|e| ReportError::new(1, "file", e.to_string()))?;
+    let utf8 = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        // Cut inside a character at the buffer's end: still UTF-8.
+        Err(e) => e.error_len().is_none(),
+    };
+    let encoding = if utf8 { None } else { Some(encoding_rs::GBK) };
+    Ok(Box::new(
+        encoding_rs_io::DecodeReaderBytesBuilder::new()
+            .encoding(encoding)
+            .bom_override(true)
+            .build(input),
+    ))
+}
+
 /// A report's layout.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Format {
@@ -145,6 +200,15 @@ pub enum Format {
     /// amounts ×100 in every currency. Source:
     /// developer.paypal.com/docs/reports/sftp-reports/settlement-report/.
     PaypalStl,
+    /// WeChat Pay's trade bill (交易账单, `bill_type` ALL, SUCCESS or
+    /// REFUND): a header row, data rows whose every field starts with a
+    /// backtick, then a summary header and row; amounts in yuan. Source:
+    /// pay.weixin.qq.com/docs/merchant/products/bill-download/format-trade.html.
+    WechatTradeBill,
+    /// Alipay's trade bill (业务明细, from
+    /// `alipay.data.dataservice.bill.downloadurl.query`, `bill_type=trade`):
+    /// GBK, `#` lines around a 25-column table, amounts in yuan.
+    AlipayTradeBill,
 }
 
 /// Every format's name, as `--format` and `format=` take it.
@@ -152,6 +216,8 @@ pub const FORMAT_NAMES: &[&str] = &[
     "adyen-settlement-details",
     "stripe-itemized",
     "paypal-stl",
+    "wechat-trade-bill",
+    "alipay-trade-bill",
     "csv",
 ];
 
@@ -187,6 +253,8 @@ impl FormatSpec {
             "adyen-settlement-details" => Ok(Format::AdyenSettlementDetails),
             "stripe-itemized" => Ok(Format::StripeItemized),
             "paypal-stl" => Ok(Format::PaypalStl),
+            "wechat-trade-bill" => Ok(Format::WechatTradeBill),
+            "alipay-trade-bill" => Ok(Format::AlipayTradeBill),
             "csv" => {
                 let need = |v: Option<String>, field: &'static str| {
                     v.ok_or_else(|| {
@@ -234,6 +302,8 @@ impl Format {
             Format::AdyenSettlementDetails => Ok(Box::new(adyen::read_adyen(input)?)),
             Format::StripeItemized => Ok(Box::new(stripe::read_stripe(input)?)),
             Format::PaypalStl => Ok(Box::new(paypal::read_stl(input)?)),
+            Format::WechatTradeBill => Ok(Box::new(wechat::read_trade_bill(input)?)),
+            Format::AlipayTradeBill => Ok(Box::new(alipay::read_trade_bill(input)?)),
         }
     }
 }
@@ -257,6 +327,14 @@ mod tests {
                 Format::PaypalStl,
                 "\"CH\",\"Transaction ID\",\"Invoice ID\",\"PayPal Reference ID\",\"Transaction Event Code\",\"Transaction Debit or Credit\",\"Gross Transaction Amount\",\"Gross Transaction Currency\",\"Fee Debit or Credit\",\"Fee Amount\"\n",
             ),
+            (
+                Format::WechatTradeBill,
+                "交易时间,微信订单号,商户订单号,交易状态,货币种类,应结订单金额,退款金额,退款状态,手续费,订单金额\n",
+            ),
+            (
+                Format::AlipayTradeBill,
+                "#支付宝业务明细查询\n支付宝交易号,商户订单号,业务类型,订单金额（元）,商家实收（元）,服务费（元）\n",
+            ),
         ]
     }
 
@@ -267,7 +345,7 @@ mod tests {
         #[test]
         fn every_format_reads_or_fails_with_a_named_column(
             body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
-            which in 0usize..3,
+            which in 0usize..5,
         ) {
             let (format, header) = formats().swap_remove(which);
             let mut input = header.as_bytes().to_vec();
