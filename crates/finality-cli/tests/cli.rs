@@ -88,6 +88,80 @@ fn migrate_and_inspect_an_sqlite_database() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--window"));
 }
 
+/// `finality reconcile` as an operator runs it: a report whose line does
+/// not read is refused naming file, line and column, with nothing
+/// recorded; a good one prints its outcomes (here every line is a payment
+/// nobody registered); the same file again changes nothing; a bad
+/// `--period` is refused naming the flag.
+#[test]
+fn reconcile_a_report_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("f.db").display());
+    let run = |args: &[&str]| {
+        let out = finality()
+            .arg("reconcile")
+            .args(args)
+            .args(["--database-url", &url])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert!(finality()
+        .args(["migrate", "--database-url", &url])
+        .status()
+        .unwrap()
+        .success());
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "payment_intent_id,reporting_category,currency,gross\npi_1,charge,usd,1.00\npi_2,charge,usd,one\n",
+    )
+    .unwrap();
+    let (ok, _, err) = run(&["sim", bad.to_str().unwrap(), "--format", "stripe-itemized"]);
+    assert!(!ok);
+    assert!(err.contains("bad.csv: line 3: gross"), "{err}");
+    let good = dir.path().join("good.csv");
+    std::fs::write(
+        &good,
+        "payment_intent_id,reporting_category,currency,gross\npi_1,charge,usd,1.00\npo_1,payout,usd,-1.00\n",
+    )
+    .unwrap();
+    let args = [
+        "sim",
+        good.to_str().unwrap(),
+        "--format",
+        "stripe-itemized",
+        "--period",
+        "2026-11-30..2026-12-01",
+    ];
+    let (ok, out, err) = run(&args);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("run 1, 2 lines"), "{out}");
+    assert!(
+        out.contains("unknown_here") && out.contains("ignored"),
+        "{out}"
+    );
+    assert!(out.contains("line      2  unknown_here"), "{out}");
+    let (ok, out, _) = run(&args);
+    assert!(
+        ok && out.contains("already imported as run 1; nothing changed"),
+        "{out}"
+    );
+    let (ok, _, err) = run(&["sim", good.to_str().unwrap(), "--period", "yesterday"]);
+    assert!(!ok);
+    assert!(err.contains("--period"), "{err}");
+    let (ok, _, err) = run(&["sim", good.to_str().unwrap(), "--format", "quicken"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--format") && err.contains("paypal-stl"),
+        "{err}"
+    );
+}
+
 /// The benchmark command runs in a seconds-long smoke mode (no thresholds),
 /// so it never rots.
 #[test]
@@ -105,6 +179,7 @@ fn bench_smoke_runs() {
         "postgres",
         "sqlite",
         "claim of 100",
+        "settlement report on PostgreSQL",
     ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
