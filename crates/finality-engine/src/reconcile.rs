@@ -10,6 +10,7 @@
 //! | charge, refund, chargeback | no such payment | `unknown_here`: kept for a person |
 //! | refund, chargeback | the payment succeeded | `reversed` through `apply` (where the transition table allows) |
 //! | refund, chargeback | the payment already reversed | `matched` |
+//! | fee | its payment (a fee on a line of its own that names one) | `matched` |
 //! | fee, payout, other | — | `ignored` (counted) |
 //! | (no line) | succeeded here within the report's period | `missing_from_report`: kept for a person |
 //!
@@ -245,7 +246,7 @@ impl Run<'_> {
         let (store, provider) = (self.store, self.import.provider);
         let refs: Vec<&str> = page
             .iter()
-            .filter(|l| l.kind.names_a_payment())
+            .filter(|l| l.kind.names_a_payment() || l.kind == LineKind::Fee)
             .flat_map(SettlementLine::references)
             .collect();
         let mut ledger = store.recon_lookup(provider, &refs).await?;
@@ -377,7 +378,7 @@ impl<'l> Index<'l> {
     /// reference), as a payment's provider id, then as its merchant
     /// reference.
     fn find(&self, line: &SettlementLine) -> Option<usize> {
-        if !line.kind.names_a_payment() {
+        if !line.kind.names_a_payment() && line.kind != LineKind::Fee {
             return None;
         }
         line.references().find_map(|r| {
@@ -415,6 +416,10 @@ impl Verdict {
 /// here). Pure, so every row of the table in the module's documentation is
 /// a unit test.
 pub fn decide(evidence: &str, line: &SettlementLine, found: Option<&Ledger>) -> Verdict {
+    if line.kind == LineKind::Fee && found.is_some() {
+        // A fee on a line of its own, tied to its payment.
+        return Verdict::new("matched", String::new(), None);
+    }
     if !line.kind.names_a_payment() {
         return Verdict::new("ignored", String::new(), None);
     }
@@ -538,7 +543,8 @@ mod tests {
             (Refund, -1250, Some(Reversed), "matched", None),
             (Refund, -1250, Some(Pending), "contradiction", None),
             (Refund, -1250, None, "unknown_here", None),
-            (Fee, -30, Some(Succeeded), "ignored", None),
+            (Fee, -30, Some(Succeeded), "matched", None),
+            (Fee, -30, None, "ignored", None),
             (Payout, -100_000, None, "ignored", None),
         ];
         for (kind, amount, status, outcome, apply) in cases {
