@@ -127,6 +127,27 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub events: finality_relay::config::EventsConfig,
     pub sweep: finality_engine::sweep::SweepConfig,
+    pub metrics: finality_server::metrics::MetricsConfig,
+    pub log: LogSection,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// JSON when standard error is not a terminal (a file, journald, a log
+    /// collector), text with colours when it is.
+    #[default]
+    Auto,
+    Text,
+    Json,
+}
+
+/// `[log]` in `finality.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogSection {
+    pub format: LogFormat,
 }
 
 impl Default for Config {
@@ -140,6 +161,8 @@ impl Default for Config {
             providers,
             events: finality_relay::config::EventsConfig::default(),
             sweep: finality_engine::sweep::SweepConfig::default(),
+            metrics: finality_server::metrics::MetricsConfig::default(),
+            log: LogSection::default(),
         }
     }
 }

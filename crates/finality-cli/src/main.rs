@@ -106,31 +106,59 @@ enum Command {
     BenchNode(bench::node::NodeArgs),
 }
 
-fn init_tracing(default: &str) {
+/// Log lines to standard error: JSON lines (one object per line, the
+/// span's fields — payment id, provider, request id — with each) when
+/// asked or when standard error is not a terminal; text otherwise, with
+/// colours only on a terminal.
+fn init_tracing(default: &str, format: config::LogFormat) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let terminal = std::io::stderr().is_terminal();
+    let json = match format {
+        config::LogFormat::Json => true,
+        config::LogFormat::Text => false,
+        config::LogFormat::Auto => !terminal,
+    };
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    if json {
+        builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init();
+    } else {
+        builder.with_ansi(terminal).init();
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(match cli.command {
-        // A simulation's engine logs what a real one would (alerts of a
-        // simulated outage); its own failures come back as errors.
-        Command::Simulate(_) | Command::Tune(_) | Command::Chaos(_) => "off",
-        Command::Demo(_)
-        | Command::Bench(_)
-        | Command::BenchNode(_)
-        | Command::Payments { .. }
-        | Command::Providers { .. }
-        | Command::Events { .. }
-        | Command::Stats { .. }
-        | Command::Reconcile(_) => "error",
-        _ => "info",
-    });
+    // Read before logging starts: the file says how to log. An error in it
+    // is reported below, after logging is set up.
+    let config = config::Config::load(cli.config.as_deref());
+    let format = config
+        .as_ref()
+        .map_or(config::LogFormat::Auto, |c| c.log.format);
+    init_tracing(
+        match cli.command {
+            // A simulation's engine logs what a real one would (alerts of a
+            // simulated outage); its own failures come back as errors.
+            Command::Simulate(_) | Command::Tune(_) | Command::Chaos(_) => "off",
+            Command::Demo(_)
+            | Command::Bench(_)
+            | Command::BenchNode(_)
+            | Command::Payments { .. }
+            | Command::Providers { .. }
+            | Command::Events { .. }
+            | Command::Stats { .. }
+            | Command::Reconcile(_) => "error",
+            _ => "info",
+        },
+        format,
+    );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -142,7 +170,7 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async move {
-        let config = config::Config::load(cli.config.as_deref())?;
+        let config = config?;
         match cli.command {
             Command::Serve => commands::serve(config).await,
             Command::Migrate { database_url } => commands::migrate(config, database_url).await,

@@ -169,6 +169,14 @@ impl Engine {
             Err(e) => e.class().as_str(),
         };
         metrics::counter!("finality_polls_total", "provider" => job.provider.clone(), "outcome" => outcome).increment(1);
+        // Wall time of the call (a batched call's wait for its batch
+        // included): what the provider costs each poll.
+        metrics::histogram!(
+            "finality_provider_call_seconds",
+            "provider" => job.provider.clone(),
+            "outcome" => if result.is_ok() { "ok" } else { outcome }
+        )
+        .record(started.elapsed().as_secs_f64());
         let mut attempt = NewAttempt {
             payment_id: job.payment_id.clone(),
             provider: job.provider.clone(),

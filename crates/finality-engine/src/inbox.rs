@@ -189,7 +189,24 @@ impl InboxProcessor {
     }
 
     /// Count, log and learn from one event's outcome; record a failure.
+    /// Every line logged carries the webhook's provider, reference and
+    /// event id.
     async fn report(
+        &self,
+        ev: InboxEvent,
+        out: finality_store::Result<InboxOutcome>,
+        now: Timestamp,
+    ) {
+        let span = tracing::info_span!(
+            "webhook",
+            provider = %ev.provider,
+            provider_ref = ev.provider_ref.as_deref().unwrap_or_default(),
+            event_id = %ev.event_id
+        );
+        tracing::Instrument::instrument(self.report_in_span(ev, out, now), span).await
+    }
+
+    async fn report_in_span(
         &self,
         ev: InboxEvent,
         out: finality_store::Result<InboxOutcome>,

@@ -114,6 +114,9 @@ impl Engine {
         tracing::info!(worker = %self.config.worker_id, slots = self.config.concurrency, ?lookahead, "poll engine started");
         while !shutdown.is_cancelled() {
             while tasks.try_join_next().is_some() {}
+            // Polls this node holds a lease on: executing or waiting for
+            // their time (set here, where the set changes, not per scrape).
+            metrics::gauge!("finality_poll_leases_held").set(tasks.len() as f64);
             let free = capacity.saturating_sub(tasks.len());
             if free > 0 {
                 let limit = u32::try_from(free)
@@ -126,9 +129,17 @@ impl Engine {
                         for job in jobs {
                             let me = self.clone();
                             let permits = permits.clone();
-                            tasks.spawn(
-                                async move { me.execute_at(job, lease_until, permits).await },
+                            // Every line logged about this poll carries the
+                            // payment and its provider.
+                            let span = tracing::info_span!(
+                                "poll",
+                                payment_id = %job.payment_id,
+                                provider = %job.provider
                             );
+                            tasks.spawn(tracing::Instrument::instrument(
+                                async move { me.execute_at(job, lease_until, permits).await },
+                                span,
+                            ));
                         }
                         if full && tasks.len() < capacity {
                             continue; // more may be due right now

@@ -75,6 +75,9 @@ pub struct Background {
     pub events: Option<finality_relay::config::EventsConfig>,
     /// The reconciliation sweep (runs only where the engine does).
     pub sweep: Option<finality_engine::sweep::SweepConfig>,
+    /// The cluster gauges (one node at a time computes them), when the
+    /// metrics recorder is installed.
+    pub gauges: Option<metrics::MetricsConfig>,
     /// After shutdown is asked for, how long in-flight requests and polls
     /// may take before they are cut off (default [`SHUTDOWN_GRACE`]); the
     /// leases of polls cut off are handed back for another node at once.
@@ -134,7 +137,25 @@ pub fn router(
             body_in_time,
         ))
         .layer(axum::middleware::from_fn(refuse_huge_headers))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(
+            tower_http::trace::TraceLayer::new_for_http().make_span_with(
+                |req: &axum::http::Request<axum::body::Body>| {
+                    // The request id on every line logged while serving it;
+                    // the path, never the query or headers (tokens).
+                    let id = req
+                        .headers()
+                        .get("x-request-id")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default();
+                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+                },
+            ),
+        )
+        // A caller's `X-Request-Id` is kept (or one is made) and sent back.
+        .layer(tower_http::request_id::PropagateRequestIdLayer::x_request_id())
+        .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
+            tower_http::request_id::MakeRequestUuid,
+        ))
         .with_state(state)
 }
 
@@ -279,6 +300,24 @@ pub async fn run(
         }
         _ => None,
     };
+    // The cluster gauges, on any node with a recorder (a lease keeps them
+    // to one at a time), under the engine's worker id when it runs here.
+    let gauges_task = match (&background.gauges, &state.metrics) {
+        (Some(cfg), Some(_)) => {
+            let holder = background.engine.as_ref().map_or_else(
+                || format!("api-{}", std::process::id()),
+                |e| e.worker_id.clone(),
+            );
+            let g = metrics::ClusterGauges::new(
+                state.store.clone(),
+                state.clock.clone(),
+                cfg.clone(),
+                &holder,
+            );
+            Some(tokio::spawn(g.run(shutdown.clone())))
+        }
+        _ => None,
+    };
     let engine_task = background.engine.map(|cfg| {
         let e = Engine::new(
             state.store.clone(),
@@ -309,10 +348,16 @@ pub async fn run(
     };
     shutdown.cancel();
     let deadline = tokio::time::Instant::now() + grace;
-    for t in [engine_task, inbox_task, catch_up_task, sweep_task]
-        .into_iter()
-        .flatten()
-        .chain(relay_tasks)
+    for t in [
+        engine_task,
+        inbox_task,
+        catch_up_task,
+        sweep_task,
+        gauges_task,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(relay_tasks)
     {
         let abort = t.abort_handle();
         match tokio::time::timeout_at(deadline, t).await {

@@ -2,11 +2,98 @@
 //! ([`install`]) and hands its handle to [`crate::AppState`]; the library
 //! never installs a global on its own, so an embedding application keeps
 //! its recorder.
+//!
+//! - [`CATALOG`]: every series finality exports, with its help text (a
+//!   `# HELP` line each) and unit; `docs/OPERATIONS.md` lists the same.
+//! - Histograms, never summaries, so they add up across nodes.
+//! - The cluster's state gauges (open payments, review queue, poll backlog,
+//!   inbox, feed lag, nodes) need queries: [`ClusterGauges`] computes them
+//!   on a timer, on one node at a time (a lease), never per scrape.
 
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
+use finality_core::{Clock, Timestamp};
+use finality_store::Store;
+use metrics::Unit;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use std::sync::OnceLock;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// What kind of series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+/// One exported series: name, kind, unit, help text.
+pub type Entry = (&'static str, Kind, Unit, &'static str);
+
+/// Every series finality exports. A test scrapes a running server and
+/// checks that each one the dashboard and alert rules use is here, exported,
+/// with its help text.
+pub const CATALOG: &[Entry] = &[
+    // Polls and providers.
+    ("finality_polls_total", Kind::Counter, Unit::Count, "Status queries made, by provider and outcome (a status, or an error class)."),
+    ("finality_provider_call_seconds", Kind::Histogram, Unit::Seconds, "Time a status query took, by provider and outcome (ok, or the error class)."),
+    ("finality_poll_lateness_seconds", Kind::Histogram, Unit::Seconds, "How late a poll started after it fell due, by provider."),
+    ("finality_poll_leases_held", Kind::Gauge, Unit::Count, "Polls this node holds a lease on (executing or waiting for their time)."),
+    ("finality_leases_released_total", Kind::Counter, Unit::Count, "Poll leases handed back early, by reason (shutdown, node_stopped)."),
+    ("finality_provider_circuit_open", Kind::Gauge, Unit::Count, "1 while a provider's circuit breaker is open (its polls wait), by provider."),
+    ("finality_provider_paused_until_seconds", Kind::Gauge, Unit::Seconds, "Unix time until which a provider is paused after a permanent error (0: not paused), by provider."),
+    ("finality_bulk_requests_total", Kind::Counter, Unit::Count, "Bulk status requests sent, by provider."),
+    ("finality_bulk_request_size", Kind::Histogram, Unit::Count, "Payments asked about per bulk status request, by provider."),
+    ("finality_catch_up_calls_total", Kind::Counter, Unit::Count, "Event-list pages read from a provider, by provider."),
+    ("finality_catch_up_events_total", Kind::Counter, Unit::Count, "Events read from a provider's event list, by provider."),
+    ("finality_catch_up_errors_total", Kind::Counter, Unit::Count, "Failed event-list reads, by provider."),
+    ("finality_catch_up_restarts_total", Kind::Counter, Unit::Count, "Event-list reads restarted from the newest event (cursor lost), by provider."),
+    ("finality_time_to_final_seconds", Kind::Histogram, Unit::Seconds, "From registration to the final status, by provider and by what settled it (webhook, status_query, sweep, manual)."),
+    // Webhooks.
+    ("finality_webhooks_received_total", Kind::Counter, Unit::Count, "Webhooks verified and stored, by provider."),
+    ("finality_webhooks_rejected_total", Kind::Counter, Unit::Count, "Webhooks refused (bad signature, stale, malformed), by provider and reason."),
+    ("finality_webhooks_duplicates_total", Kind::Counter, Unit::Count, "Webhooks already stored (a provider's redelivery), by provider."),
+    ("finality_webhooks_ignored_total", Kind::Counter, Unit::Count, "Webhooks that changed nothing (stale, duplicate, not about a payment), by provider and reason."),
+    ("finality_webhooks_nudges_total", Kind::Counter, Unit::Count, "Webhooks without a status that brought a poll forward, by provider."),
+    ("finality_webhooks_review_total", Kind::Counter, Unit::Count, "Webhooks kept for a person, by provider."),
+    ("finality_webhooks_applied_total", Kind::Counter, Unit::Count, "Webhooks whose status was applied, by provider."),
+    ("finality_webhooks_orphaned_total", Kind::Counter, Unit::Count, "Webhooks for payments nobody registered (yet), by provider."),
+    ("finality_webhook_ack_seconds", Kind::Histogram, Unit::Seconds, "From a webhook's arrival to its acknowledgement (stored durably), by provider."),
+    ("finality_inbox_batch_rows", Kind::Histogram, Unit::Count, "Webhooks stored per group commit of the inbox."),
+    ("finality_webhook_outage", Kind::Gauge, Unit::Count, "1 while a provider's webhooks are believed down (polls on its outage schedule), by provider."),
+    ("finality_http_refused_total", Kind::Counter, Unit::Count, "HTTP requests refused before a handler (too large, too slow, overloaded), by reason."),
+    // Events out.
+    ("finality_event_deliveries_total", Kind::Counter, Unit::Count, "Event deliveries tried, by destination and result."),
+    ("finality_event_destination_failing", Kind::Gauge, Unit::Count, "1 while a destination's head event keeps failing, by destination."),
+    // Reconciliation.
+    ("finality_sweep_findings_total", Kind::Counter, Unit::Count, "What the reconciliation sweep found, by kind."),
+    ("finality_reconciliation_lines_total", Kind::Counter, Unit::Count, "Settlement-report lines (and payments missing from reports) by outcome."),
+    // The cluster's state, computed on a timer by one node.
+    ("finality_payments_open", Kind::Gauge, Unit::Count, "Open payments (pending, processing, needs_review), by provider and status."),
+    ("finality_review_queue", Kind::Gauge, Unit::Count, "Payments waiting for a person, by reason class (gave_up, provider_errors, webhook, settlement_report, sweep, manual, other)."),
+    ("finality_polls_due", Kind::Gauge, Unit::Count, "Poll jobs due now (an expired lease counts as due)."),
+    ("finality_polls_overdue", Kind::Gauge, Unit::Count, "Poll jobs due for longer than metrics.overdue_after."),
+    ("finality_poll_oldest_due_age_seconds", Kind::Gauge, Unit::Seconds, "How long the oldest due poll has been waiting (0 when none is due)."),
+    ("finality_inbox_webhooks", Kind::Gauge, Unit::Count, "Webhooks in the inbox by state: received (not yet applied), failed (retrying), orphaned (no payment registered)."),
+    ("finality_events_unsequenced", Kind::Gauge, Unit::Count, "Committed status changes not yet given a feed position."),
+    ("finality_event_destination_behind", Kind::Gauge, Unit::Count, "Events not yet delivered to a destination, by destination."),
+    ("finality_event_destination_oldest_age_seconds", Kind::Gauge, Unit::Seconds, "Age of the oldest event not yet delivered to a destination (0: none), by destination."),
+    ("finality_nodes_live", Kind::Gauge, Unit::Count, "Nodes whose heartbeat is recent."),
+    ("finality_cluster_gauges_updated_seconds", Kind::Gauge, Unit::Seconds, "Unix time the cluster gauges were last computed, on the node that computes them (0 elsewhere)."),
+];
+
+/// Histogram buckets by what is measured.
+const FAST: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+const TIME_TO_FINAL: &[f64] = &[
+    1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0,
+    259200.0,
+];
+const SIZES: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0];
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
@@ -19,18 +106,36 @@ pub fn install() -> Option<PrometheusHandle> {
 fn handle() -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
-            PrometheusBuilder::new()
-                .set_buckets_for_metric(
-                    Matcher::Full("finality_webhook_ack_seconds".into()),
-                    &[
-                        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-                    ],
-                )
+            let installed = PrometheusBuilder::new()
+                .set_buckets(FAST)
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full("finality_time_to_final_seconds".into()),
+                        TIME_TO_FINAL,
+                    )
+                })
+                .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_size".into()), SIZES))
+                .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_rows".into()), SIZES))
                 .and_then(|b| b.install_recorder())
                 .map_err(|e| tracing::warn!(error = %e, "metrics recorder not installed"))
-                .ok()
+                .ok();
+            if installed.is_some() {
+                describe();
+            }
+            installed
         })
         .as_ref()
+}
+
+/// Give every series its help text and unit.
+fn describe() {
+    for &(name, kind, unit, help) in CATALOG {
+        match kind {
+            Kind::Counter => metrics::describe_counter!(name, unit, help),
+            Kind::Gauge => metrics::describe_gauge!(name, unit, help),
+            Kind::Histogram => metrics::describe_histogram!(name, unit, help),
+        }
+    }
 }
 
 pub(crate) async fn render(
@@ -38,4 +143,241 @@ pub(crate) async fn render(
 ) -> impl IntoResponse {
     let body = app.metrics.as_ref().map(|h| h.render()).unwrap_or_default();
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
+}
+
+/// `[metrics]` in `finality.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// How often one node computes the cluster gauges (each a few counts
+    /// over indexes).
+    #[serde(with = "humantime_serde")]
+    pub gauges_every: Duration,
+    /// A due poll waiting longer than this counts as overdue.
+    #[serde(with = "humantime_serde")]
+    pub overdue_after: Duration,
+    /// A node whose heartbeat is older than this is not counted live.
+    #[serde(with = "humantime_serde")]
+    pub node_silent_after: Duration,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            gauges_every: Duration::from_secs(30),
+            overdue_after: Duration::from_secs(60),
+            node_silent_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The lease that keeps the cluster gauges to one node at a time (a row of
+/// `provider_cursors`, as the sweep's).
+pub const GAUGES_LEASE: &str = "finality:gauges";
+
+/// What a review reason is, as a label: reasons are free text (amounts,
+/// notes), labels must be a small fixed set.
+pub fn reason_class(reason: Option<&str>) -> &'static str {
+    let Some(r) = reason else { return "none" };
+    if r.contains("in a row failed") {
+        "provider_errors"
+    } else if r.starts_with("gave up") || r.starts_with("out of") {
+        "gave_up"
+    } else if r.contains("settlement report") {
+        "settlement_report"
+    } else if r.starts_with("still open") {
+        "sweep"
+    } else if r.contains("webhook") {
+        "webhook"
+    } else if r.starts_with("manual") {
+        "manual"
+    } else {
+        "other"
+    }
+}
+
+fn to_labels(labels: &[(&'static str, String)]) -> Vec<metrics::Label> {
+    labels
+        .iter()
+        .map(|(k, v)| metrics::Label::new(*k, v.clone()))
+        .collect()
+}
+
+/// Computes the cluster gauges on one node at a time; the others zero what
+/// they exported when they held the lease, so `max` across nodes is right.
+pub struct ClusterGauges {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    cfg: MetricsConfig,
+    holder: String,
+    /// Label sets this node has set, to zero them when it stops holding.
+    set: BTreeSet<(&'static str, Vec<(&'static str, String)>)>,
+}
+
+impl ClusterGauges {
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        cfg: MetricsConfig,
+        holder: &str,
+    ) -> Self {
+        ClusterGauges {
+            store,
+            clock,
+            cfg,
+            holder: holder.to_string(),
+            set: BTreeSet::new(),
+        }
+    }
+
+    fn gauge(&mut self, name: &'static str, labels: Vec<(&'static str, String)>, v: f64) {
+        metrics::gauge!(name, to_labels(&labels)).set(v);
+        self.set.insert((name, labels));
+    }
+
+    /// One round: compute and export if this node holds the lease, else
+    /// zero what it exported before. Returns whether it computed.
+    pub async fn run_once(&mut self) -> finality_store::Result<bool> {
+        let now = self.clock.now();
+        let until = now.plus(self.cfg.gauges_every * 3);
+        let held = self
+            .store
+            .cursor_take(GAUGES_LEASE, &self.holder, now, until)
+            .await?
+            .is_some();
+        if !held {
+            let previous = std::mem::take(&mut self.set);
+            for (name, labels) in previous {
+                metrics::gauge!(name, to_labels(&labels)).set(0.0);
+            }
+            return Ok(false);
+        }
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        let g = self
+            .store
+            .cluster_gauges(
+                now,
+                Timestamp(now.0 - ms(self.cfg.overdue_after)),
+                Timestamp(now.0 - ms(self.cfg.node_silent_after)),
+            )
+            .await?;
+        // A label set that disappeared (a provider's last open payment
+        // settled) goes to 0 rather than keeping its last value.
+        let before = std::mem::take(&mut self.set);
+        for (provider, status, n) in &g.open {
+            self.gauge(
+                "finality_payments_open",
+                vec![("provider", provider.clone()), ("status", status.clone())],
+                *n as f64,
+            );
+        }
+        let mut reasons: std::collections::BTreeMap<&'static str, i64> = Default::default();
+        for (reason, n) in &g.review {
+            *reasons.entry(reason_class(reason.as_deref())).or_default() += n;
+        }
+        for (class, n) in reasons {
+            self.gauge(
+                "finality_review_queue",
+                vec![("reason", class.to_string())],
+                n as f64,
+            );
+        }
+        self.gauge("finality_polls_due", vec![], g.polls_due as f64);
+        self.gauge("finality_polls_overdue", vec![], g.polls_overdue as f64);
+        let oldest = g.oldest_due_at.map_or(0.0, |t| now.since(t).as_secs_f64());
+        self.gauge("finality_poll_oldest_due_age_seconds", vec![], oldest);
+        for state in ["received", "failed", "orphaned"] {
+            let n = g
+                .inbox
+                .iter()
+                .find(|(s, _)| s == state)
+                .map_or(0, |(_, n)| *n);
+            self.gauge(
+                "finality_inbox_webhooks",
+                vec![("state", state.to_string())],
+                n as f64,
+            );
+        }
+        self.gauge("finality_events_unsequenced", vec![], g.unsequenced as f64);
+        for (name, behind, oldest) in &g.destinations {
+            self.gauge(
+                "finality_event_destination_behind",
+                vec![("destination", name.clone())],
+                *behind as f64,
+            );
+            let age = match oldest {
+                Some(t) if *behind > 0 => now.since(*t).as_secs_f64(),
+                _ => 0.0,
+            };
+            self.gauge(
+                "finality_event_destination_oldest_age_seconds",
+                vec![("destination", name.clone())],
+                age,
+            );
+        }
+        self.gauge("finality_nodes_live", vec![], g.nodes as f64);
+        self.gauge(
+            "finality_cluster_gauges_updated_seconds",
+            vec![],
+            now.0 as f64 / 1000.0,
+        );
+        for (name, labels) in before.difference(&self.set) {
+            metrics::gauge!(*name, to_labels(labels)).set(0.0);
+        }
+        Ok(true)
+    }
+
+    /// Every `gauges_every` until `shutdown`.
+    pub async fn run(mut self, shutdown: CancellationToken) {
+        loop {
+            if let Err(e) = self.run_once().await {
+                tracing::warn!(error = %e, "computing the cluster gauges failed; next round as scheduled");
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.cfg.gauges_every) => {}
+                _ = shutdown.cancelled() => return,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reason_classes_are_a_small_fixed_set() {
+        assert_eq!(
+            reason_class(Some("gave up after 40 status queries")),
+            "gave_up"
+        );
+        assert_eq!(
+            reason_class(Some(
+                "gave up after 5 status queries in a row failed (timeouts or server errors)"
+            )),
+            "provider_errors"
+        );
+        assert_eq!(
+            reason_class(Some("adyen settlement report b.csv, line 4: settled 1300 EUR but registered as 1250 EUR; not applied")),
+            "settlement_report"
+        );
+        assert_eq!(
+            reason_class(Some(
+                "still open 10d after registration, past sim's give-up window"
+            )),
+            "sweep"
+        );
+        assert_eq!(reason_class(None), "none");
+        assert_eq!(reason_class(Some("anything a person typed")), "other");
+    }
+
+    #[test]
+    fn every_series_is_named_once_with_help_and_finality_prefix() {
+        let mut seen = BTreeSet::new();
+        for (name, _, _, help) in CATALOG {
+            assert!(name.starts_with("finality_"), "{name}");
+            assert!(seen.insert(*name), "{name} twice");
+            assert!(help.len() > 20 && help.ends_with('.'), "{name}: {help}");
+        }
+    }
 }

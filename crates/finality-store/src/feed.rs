@@ -7,6 +7,18 @@ use crate::model::*;
 use crate::query::{stmt, Conn, Fields};
 use finality_core::Timestamp;
 
+/// A payment that became final: for the time-to-final histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FinalFact {
+    pub provider: String,
+    pub source: finality_core::Source,
+    /// From registration to the transition, in milliseconds.
+    pub after_ms: i64,
+}
+
+/// The statuses a payment ends in, as SQL (`finality_core::Status::is_final`).
+const FINAL_SQL: &str = "('succeeded', 'failed', 'cancelled', 'reversed')";
+
 /// The outbox, its feed order and the destinations that consume it.
 #[async_trait::async_trait]
 pub trait EventFeed: Send + Sync {
@@ -15,7 +27,14 @@ pub trait EventFeed: Send + Sync {
 
     /// Give feed positions to committed, unsequenced outbox rows (at most
     /// `limit`), in id order, one sequencer at a time. Returns how many.
-    async fn sequence_feed(&self, limit: u32) -> Result<u64>;
+    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+        Ok(self.sequence_feed_finals(limit).await?.0)
+    }
+
+    /// [`EventFeed::sequence_feed`], with the payments those rows made
+    /// final: every transition is sequenced exactly once, so this is where
+    /// "time to final" is measured once per payment however many nodes run.
+    async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)>;
 
     /// Events with a feed position above `cursor`, in feed order. Their
     /// `seq` is the feed position: the next cursor.
@@ -74,7 +93,7 @@ impl<B: Backend> EventFeed for B {
         .collect()
     }
 
-    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+    async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)> {
         // Nothing to sequence is the common case on a wake-up (a webhook
         // stored, no transition yet): a plain read, instead of a write
         // transaction whose row lock costs a commit to disk.
@@ -87,7 +106,7 @@ impl<B: Backend> EventFeed for B {
                 ))
                 .await?;
             if waiting.is_none() {
-                return Ok(0);
+                return Ok((0, Vec::new()));
             }
         }
         let mut tx = self.begin_write().await?;
@@ -107,6 +126,7 @@ impl<B: Backend> EventFeed for B {
                 ))
             }
         };
+        let mut finals = Vec::new();
         let n = conn
             .run(
                 stmt(
@@ -129,6 +149,28 @@ impl<B: Backend> EventFeed for B {
                 .int(i64::try_from(n).unwrap_or(i64::MAX)),
             )
             .await?;
+            // The transitions into a final status among them (not a
+            // reversal: that payment was final already).
+            let sql = format!(
+                "SELECT p.provider, o.source, o.occurred_at - p.created_at AS after_ms \
+                 FROM outbox o JOIN payments p ON p.id = o.payment_id \
+                 WHERE o.feed_seq > $1 AND o.feed_seq <= $2 AND o.status IN {FINAL_SQL} \
+                 AND (o.previous_status IS NULL OR o.previous_status NOT IN {FINAL_SQL})"
+            );
+            for r in conn
+                .all(
+                    stmt(&sql, "reading the payments made final")
+                        .int(last)
+                        .int(last + i64::try_from(n).unwrap_or(i64::MAX)),
+                )
+                .await?
+            {
+                finals.push(FinalFact {
+                    provider: r.text("provider", "payments")?,
+                    source: r.parsed("source", "outbox")?,
+                    after_ms: r.int("after_ms", "outbox")?,
+                });
+            }
             // Pushers and feed readers on other nodes wake at the commit.
             if let Some(sql) = <B::Conn as Conn>::SQL.notify_feed {
                 conn.run(stmt(sql, "notifying feed readers")).await?;
@@ -138,7 +180,7 @@ impl<B: Backend> EventFeed for B {
         if n > 0 {
             self.wakeups().bump_feed();
         }
-        Ok(n)
+        Ok((n, finals))
     }
 
     async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {

@@ -39,6 +39,7 @@ mod backend;
 mod cursors;
 mod error;
 mod feed;
+pub mod gauges;
 mod inbox;
 pub mod manual;
 pub mod memory;
@@ -59,7 +60,8 @@ mod transition;
 
 pub use cursors::{CursorLease, Cursors};
 pub use error::{Result, StoreError};
-pub use feed::EventFeed;
+pub use feed::{EventFeed, FinalFact};
+pub use gauges::{ClusterGauges, Gauges};
 pub use inbox::WebhookInbox;
 pub use model::*;
 pub use payments::PaymentStore;
@@ -94,6 +96,7 @@ pub trait Store:
     + Review
     + Sweep
     + Reconciliations
+    + Gauges
     + Send
     + Sync
     + 'static

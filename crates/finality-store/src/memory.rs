@@ -973,9 +973,10 @@ impl EventFeed for MemStore {
             .collect())
     }
 
-    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
+    async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<crate::feed::FinalFact>)> {
         let mut s = self.state.lock().await;
         let ids: Vec<i64> = s.unsequenced.iter().take(limit as usize).copied().collect();
+        let mut finals = Vec::new();
         for id in &ids {
             s.unsequenced.remove(id);
             s.last_feed_seq += 1;
@@ -984,12 +985,23 @@ impl EventFeed for MemStore {
                 r.feed_seq = Some(seq);
             }
             s.feed.insert(seq, *id);
+            if let Some(ev) = s.outbox.get(id).map(|r| r.ev.clone()) {
+                let into_final =
+                    ev.status.is_final() && !ev.previous_status.is_some_and(|p| p.is_final());
+                if let (true, Some(p)) = (into_final, s.payments.get(&ev.payment_id)) {
+                    finals.push(crate::feed::FinalFact {
+                        provider: p.provider.clone(),
+                        source: ev.source,
+                        after_ms: ev.occurred_at.0 - p.created_at.0,
+                    });
+                }
+            }
         }
         drop(s);
         if !ids.is_empty() {
             self.wake.bump_feed();
         }
-        Ok(ids.len() as u64)
+        Ok((ids.len() as u64, finals))
     }
 
     async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
@@ -1604,5 +1616,71 @@ fn mem_ledger(p: &Payment) -> crate::reconciliations::Ledger {
         amount: p.amount,
         currency: p.currency.clone(),
         finalized_at: p.finalized_at,
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::Gauges for MemStore {
+    async fn cluster_gauges(
+        &self,
+        now: Timestamp,
+        overdue_before: Timestamp,
+        live_since: Timestamp,
+    ) -> Result<crate::ClusterGauges> {
+        use crate::Review;
+        let review = self.review_counts().await?;
+        let s = self.state.lock().await;
+        let mut open: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for p in s.payments.values() {
+            if !p.status.is_final() {
+                *open
+                    .entry((p.provider.clone(), p.status.as_str().to_string()))
+                    .or_default() += 1;
+            }
+        }
+        let due: Vec<i64> = s
+            .due
+            .iter()
+            .take_while(|(at, _)| *at <= now.0)
+            .map(|(at, _)| *at)
+            .collect();
+        let mut inbox: BTreeMap<String, i64> = BTreeMap::new();
+        for r in &s.inbox {
+            let state = r.ev.state.as_str();
+            if matches!(state, "received" | "failed" | "orphaned") {
+                *inbox.entry(state.to_string()).or_default() += 1;
+            }
+        }
+        let destinations = s
+            .destinations
+            .values()
+            .map(|d| {
+                let oldest = s
+                    .feed
+                    .get(&(d.delivered_seq + 1))
+                    .and_then(|id| s.outbox.get(id))
+                    .map(|o| o.ev.occurred_at);
+                (
+                    d.name.clone(),
+                    (s.last_feed_seq - d.delivered_seq).max(0),
+                    oldest,
+                )
+            })
+            .collect();
+        Ok(crate::ClusterGauges {
+            open: open.into_iter().map(|((p, st), n)| (p, st, n)).collect(),
+            review,
+            polls_due: due.len() as i64,
+            polls_overdue: due.iter().filter(|at| **at < overdue_before.0).count() as i64,
+            oldest_due_at: due.first().copied().map(Timestamp),
+            inbox: inbox.into_iter().collect(),
+            unsequenced: s.unsequenced.len() as i64,
+            destinations,
+            nodes: s
+                .nodes
+                .values()
+                .filter(|(_, beat)| *beat >= live_since.0)
+                .count() as i64,
+        })
     }
 }

@@ -153,6 +153,7 @@ pub async fn spawn_app_tokens(
         inbox: Some(InboxConfig::default()),
         events: Some(finality_relay::config::EventsConfig::default()),
         sweep: None,
+        gauges: None,
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),
     };

@@ -1,0 +1,147 @@
+//! What the cluster's state gauges are computed from: a handful of counts
+//! over the whole database, read on a timer by one node (never per scrape;
+//! see `finality-server`'s `metrics`). Each is an index range read or a
+//! count over the open part of a table, not over its history.
+
+use crate::backend::Backend;
+use crate::error::Result;
+use crate::query::{stmt, Conn, Fields};
+use finality_core::Timestamp;
+
+/// The cluster's state at one moment.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClusterGauges {
+    /// Open payments (pending, processing, in review) by provider and status.
+    pub open: Vec<(String, String, i64)>,
+    /// Payments in review by the reason they went there (free text).
+    pub review: Vec<(Option<String>, i64)>,
+    /// Poll jobs due now (a lease that expired counts as due).
+    pub polls_due: i64,
+    /// Of those, due for longer than the overdue threshold.
+    pub polls_overdue: i64,
+    /// When the oldest due poll fell due.
+    pub oldest_due_at: Option<Timestamp>,
+    /// Webhooks in the inbox waiting or in trouble, by state (received,
+    /// failed, orphaned).
+    pub inbox: Vec<(String, i64)>,
+    /// Committed transitions not yet given a feed position.
+    pub unsequenced: i64,
+    /// Per event destination: events not yet delivered, and when the
+    /// oldest of them occurred.
+    pub destinations: Vec<(String, i64, Option<Timestamp>)>,
+    /// Nodes whose heartbeat is newer than the cutoff.
+    pub nodes: i64,
+}
+
+#[async_trait::async_trait]
+pub trait Gauges: Send + Sync {
+    /// Read the cluster's state at `now`: polls due since before
+    /// `overdue_before` are overdue; nodes beating since `live_since` live.
+    async fn cluster_gauges(
+        &self,
+        now: Timestamp,
+        overdue_before: Timestamp,
+        live_since: Timestamp,
+    ) -> Result<ClusterGauges>;
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> Gauges for B {
+    async fn cluster_gauges(
+        &self,
+        now: Timestamp,
+        overdue_before: Timestamp,
+        live_since: Timestamp,
+    ) -> Result<ClusterGauges> {
+        let mut g = ClusterGauges {
+            review: crate::Review::review_counts(self).await?,
+            ..ClusterGauges::default()
+        };
+        let mut conn = self.read().await?;
+        for r in conn
+            .all(stmt(
+                "SELECT provider, status, COUNT(*) AS n FROM payments \
+                 WHERE status IN ('pending', 'processing', 'needs_review') \
+                 GROUP BY provider, status ORDER BY provider, status",
+                "counting open payments",
+            ))
+            .await?
+        {
+            g.open.push((
+                r.text("provider", "payments")?,
+                r.text("status", "payments")?,
+                r.int("n", "payments")?,
+            ));
+        }
+        if let Some(r) = conn
+            .opt(
+                stmt(
+                    "SELECT COUNT(*) AS due, \
+                     COALESCE(SUM(CASE WHEN next_poll_at < $2 THEN 1 ELSE 0 END), 0) AS overdue, \
+                     MIN(next_poll_at) AS oldest FROM poll_jobs \
+                     WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1",
+                    "counting due polls",
+                )
+                .int(now.0)
+                .int(overdue_before.0),
+            )
+            .await?
+        {
+            g.polls_due = r.int("due", "poll_jobs")?;
+            g.polls_overdue = r.int("overdue", "poll_jobs")?;
+            g.oldest_due_at = r.opt_int("oldest", "poll_jobs")?.map(Timestamp);
+        }
+        // Applied and ignored rows are history (most of the table); the
+        // states counted here have their own indexes.
+        for r in conn
+            .all(stmt(
+                "SELECT state, COUNT(*) AS n FROM webhook_inbox \
+                 WHERE state IN ('received', 'failed', 'orphaned') GROUP BY state ORDER BY state",
+                "counting waiting webhooks",
+            ))
+            .await?
+        {
+            g.inbox.push((
+                r.text("state", "webhook_inbox")?,
+                r.int("n", "webhook_inbox")?,
+            ));
+        }
+        if let Some(r) = conn
+            .opt(stmt(
+                "SELECT COUNT(*) AS n FROM outbox WHERE feed_seq IS NULL",
+                "counting unsequenced events",
+            ))
+            .await?
+        {
+            g.unsequenced = r.int("n", "outbox")?;
+        }
+        for r in conn
+            .all(stmt(
+                "SELECT d.name, f.last_seq - d.delivered_seq AS behind, o.occurred_at \
+                 FROM event_destinations d CROSS JOIN feed_state f \
+                 LEFT JOIN outbox o ON o.feed_seq = d.delivered_seq + 1 ORDER BY d.name",
+                "measuring event destinations' lag",
+            ))
+            .await?
+        {
+            g.destinations.push((
+                r.text("name", "event_destinations")?,
+                r.int("behind", "event_destinations")?.max(0),
+                r.opt_int("occurred_at", "outbox")?.map(Timestamp),
+            ));
+        }
+        if let Some(r) = conn
+            .opt(
+                stmt(
+                    "SELECT COUNT(*) AS n FROM nodes WHERE heartbeat_at >= $1",
+                    "counting live nodes",
+                )
+                .int(live_since.0),
+            )
+            .await?
+        {
+            g.nodes = r.int("n", "nodes")?;
+        }
+        Ok(g)
+    }
+}
