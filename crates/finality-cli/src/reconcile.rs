@@ -16,8 +16,9 @@ pub struct ReconcileArgs {
     provider: String,
     /// The report (CSV).
     file: PathBuf,
-    /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`, or `csv`
-    /// with the columns named below.
+    /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`,
+    /// `wechat-trade-bill`, `alipay-trade-bill`, or `csv` with the columns
+    /// named below.
     #[arg(long, default_value = "csv")]
     format: String,
     /// Column holding the provider's payment id (`csv`).
@@ -45,8 +46,9 @@ pub struct ReconcileArgs {
     /// Amounts are decimals (`12.50`), not integers of minor units.
     #[arg(long)]
     decimal: bool,
-    /// The report's period, `FROM..UNTIL` (dates or RFC 3339 times,
-    /// `2026-11-30..2026-12-01` is one day): payments that succeeded here
+    /// The report's period, `FROM..UNTIL` (dates, midnight UTC, or RFC 3339
+    /// times with their offset: a Beijing-time bill's day is
+    /// `2026-11-30T00:00:00+08:00..2026-12-01T00:00:00+08:00`): payments that succeeded here
     /// within it and that the report does not list are reported as
     /// `missing_from_report`. Without it they are not looked for.
     #[arg(long, value_name = "FROM..UNTIL")]

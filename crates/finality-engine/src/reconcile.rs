@@ -10,6 +10,7 @@
 //! | charge, refund, chargeback | no such payment | `unknown_here`: kept for a person |
 //! | refund, chargeback | the payment succeeded | `reversed` through `apply` (where the transition table allows) |
 //! | refund, chargeback | the payment already reversed | `matched` |
+//! | refund, chargeback | for part of the amount (or another currency) | `partial_refund`: kept for a person, not applied |
 //! | fee | its payment (a fee on a line of its own that names one) | `matched` |
 //! | fee, payout, other | — | `ignored` (counted) |
 //! | (no line) | succeeded here within the report's period | `missing_from_report`: kept for a person |
@@ -42,6 +43,13 @@ pub enum ReconcileError {
     Report { file: String, error: ReportError },
     #[error("{file}: {error}")]
     Io { file: String, error: std::io::Error },
+    /// The same report is being imported right now (run `run_id`).
+    #[error("{file}: being imported since {started_at} (run {run_id}); try again when it ends")]
+    Busy {
+        file: String,
+        run_id: i64,
+        started_at: Timestamp,
+    },
     #[error(transparent)]
     Store(#[from] finality_store::StoreError),
 }
@@ -58,6 +66,11 @@ pub struct Reconciled {
 
 /// Lines decided per page (one lookup, one write of kept lines).
 const PAGE: usize = 500;
+
+/// An import notes it is alive at least this often; one silent for
+/// [`ALIVE_WITHIN`] died, and a new import of its report starts it again.
+const ALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+const ALIVE_WITHIN: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// The stretch of time a report covers: payments that became final here as
 /// succeeded within it (`from` inclusive, `until` exclusive) are expected
@@ -181,13 +194,30 @@ pub async fn reconcile(
         error,
     })?;
     let sha = hex::encode(hashing.hash.finalize());
-    let run_id = match store.recon_start(provider, name, &sha, now).await? {
+    // The same file checked against another period is another import (the
+    // lines are decided the same; which payments are missing is not).
+    let key = match import.period {
+        Some(p) => format!("{sha}:{}..{}", p.from.0, p.until.0),
+        None => sha,
+    };
+    let alive_since = Timestamp(now.0 - ALIVE_WITHIN.as_millis() as i64);
+    let run_id = match store
+        .recon_start(provider, name, &key, now, alive_since)
+        .await?
+    {
         ReconStart::AlreadyDone(run) => {
             return Ok(Reconciled {
                 run_id: run.id,
                 already_imported: true,
                 lines: run.lines,
                 counts: run.counts,
+            })
+        }
+        ReconStart::Busy(run) => {
+            return Err(ReconcileError::Busy {
+                file,
+                run_id: run.id,
+                started_at: run.started_at,
             })
         }
         ReconStart::Started(id) => id,
@@ -200,6 +230,7 @@ pub async fn reconcile(
         run_id,
         now,
         counts: BTreeMap::new(),
+        last_alive: std::time::Instant::now(),
     };
     let mut page: Vec<SettlementLine> = Vec::with_capacity(PAGE);
     let input = std::io::BufReader::new(open(path)?);
@@ -236,6 +267,7 @@ struct Run<'a> {
     run_id: i64,
     now: Timestamp,
     counts: BTreeMap<String, i64>,
+    last_alive: std::time::Instant,
 }
 
 impl Run<'_> {
@@ -244,6 +276,10 @@ impl Run<'_> {
             return Ok(());
         }
         let (store, provider) = (self.store, self.import.provider);
+        if self.last_alive.elapsed() >= ALIVE_EVERY {
+            store.recon_alive(self.run_id, self.now).await?;
+            self.last_alive = std::time::Instant::now();
+        }
         let refs: Vec<&str> = page
             .iter()
             .filter(|l| l.kind.names_a_payment() || l.kind == LineKind::Fee)
@@ -273,14 +309,34 @@ impl Run<'_> {
                 };
                 match store.apply(&report, self.now).await? {
                     ApplyOutcome::Applied { to, .. } => ledger[i].status = to,
-                    // A refused change of an outcome that is a change is a
-                    // contradiction; a mismatch stays a mismatch.
-                    other if verdict.outcome != "amount_mismatch" => {
-                        verdict.outcome = "contradiction";
-                        verdict.reason =
-                            format!("{evidence}: the transition table refuses it: {other:?}");
+                    // The payment moved since the page was read (a webhook
+                    // or a poll got there first): decide again against
+                    // what it is now, without applying a second time.
+                    ApplyOutcome::Unchanged | ApplyOutcome::Ignored { .. } => {
+                        if let Some(v) = store.get(&ledger[i].id).await? {
+                            ledger[i].status = v.payment.status;
+                        }
+                        let again = decide(&evidence, line, Some(&ledger[i]));
+                        verdict = if again.apply.is_none() {
+                            again
+                        } else {
+                            Verdict::new(
+                                "contradiction",
+                                format!(
+                                    "{evidence}: the transition table refuses {} from {}",
+                                    to, ledger[i].status
+                                ),
+                                None,
+                            )
+                        };
                     }
-                    _ => {}
+                    ApplyOutcome::NotFound => {
+                        verdict = Verdict::new(
+                            "unknown_here",
+                            format!("{evidence}: payment `{}` vanished", ledger[i].id),
+                            None,
+                        );
+                    }
                 }
             }
             *self.counts.entry(verdict.outcome.to_string()).or_default() += 1;
@@ -299,7 +355,17 @@ impl Run<'_> {
         }
         store.recon_add_lines(self.run_id, &kept).await?;
         if self.import.period.is_some() {
-            let ids: Vec<&str> = ledger.iter().map(|l| l.id.as_str()).collect();
+            // Only the payments a charge, refund or chargeback line was
+            // matched to: a fee line, or a second reference of a line
+            // matched by its first, does not list a payment.
+            let mut ids: Vec<&str> = page
+                .iter()
+                .zip(&found)
+                .filter(|(l, _)| l.kind.names_a_payment())
+                .filter_map(|(_, f)| f.map(|i| ledger[i].id.as_str()))
+                .collect();
+            ids.sort_unstable();
+            ids.dedup();
             store.recon_seen(self.run_id, &ids).await?;
         }
         Ok(())
@@ -393,8 +459,8 @@ impl<'l> Index<'l> {
 /// What a line means, before anything is written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
-    /// `matched`, `applied`, `reversed`, `amount_mismatch`, `contradiction`,
-    /// `unknown_here` or `ignored`.
+    /// `matched`, `applied`, `reversed`, `amount_mismatch`,
+    /// `partial_refund`, `contradiction`, `unknown_here` or `ignored`.
     pub outcome: &'static str,
     /// Kept with the line (empty for `matched` and `ignored`).
     pub reason: String,
@@ -466,6 +532,21 @@ pub fn decide(evidence: &str, line: &SettlementLine, found: Option<&Ledger>) -> 
         }
         _ => {
             let what = line.kind.as_str();
+            if line.amount.abs() != p.amount || line.currency != p.currency {
+                // Part of the money: the payment stays as it is (finality
+                // has no partly-reversed status); a person reads it.
+                return Verdict::new(
+                    "partial_refund",
+                    format!(
+                        "{evidence}: a {what} of {} {} on a payment of {} {}; not applied",
+                        line.amount.abs(),
+                        line.currency,
+                        p.amount,
+                        p.currency
+                    ),
+                    None,
+                );
+            }
             match p.status {
                 Status::Reversed => Verdict::new("matched", String::new(), None),
                 Status::Succeeded => Verdict::new(
@@ -541,6 +622,8 @@ mod tests {
                 Some(Reversed),
             ),
             (Refund, -1250, Some(Reversed), "matched", None),
+            (Refund, -250, Some(Succeeded), "partial_refund", None),
+            (Chargeback, -1250, None, "unknown_here", None),
             (Refund, -1250, Some(Pending), "contradiction", None),
             (Refund, -1250, None, "unknown_here", None),
             (Fee, -30, Some(Succeeded), "matched", None),

@@ -158,8 +158,9 @@ const CHUNK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 pub(crate) struct ImportParams {
     /// The provider the report is from (a configured name).
     provider: String,
-    /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`, or `csv`
-    /// with the columns named below.
+    /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`,
+    /// `wechat-trade-bill`, `alipay-trade-bill`, or `csv` with the columns
+    /// named below.
     format: String,
     /// The report's name, kept with the run (default `upload.csv`).
     file_name: Option<String>,
@@ -179,9 +180,10 @@ pub(crate) struct ImportParams {
     merchant_ref: Option<String>,
     /// `csv`: amounts are decimals (`12.50`).
     decimal: Option<bool>,
-    /// `FROM..UNTIL` (dates or RFC 3339 times): the payments that succeeded
-    /// here within it and are not in the report are listed as
-    /// `missing_from_report`. Without it they are not looked for.
+    /// `FROM..UNTIL` (dates, midnight UTC, or RFC 3339 times with their
+    /// offset): the payments that became final here as succeeded within it
+    /// and are not in the report are listed as `missing_from_report`.
+    /// Without it they are not looked for.
     period: Option<String>,
 }
 
@@ -238,6 +240,7 @@ impl Drop for TempFile {
         (status = 200, description = "Imported before: nothing changed", body = ImportOut),
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 403, description = "The token's role may not import reports", body = ErrorBody),
+        (status = 409, description = "The same report is being imported right now", body = ErrorBody),
         (status = 413, description = "Larger than 2 GiB", body = ErrorBody),
         (status = 422, description = "A parameter is invalid, or a line does not read (nothing was applied)", body = ErrorBody),
     ))]
@@ -321,6 +324,13 @@ async fn import(
                 format!("line {}: {}", error.line, error.column),
                 format!("{name}: {error} (nothing was applied)"),
             ))
+        }
+        Err(e @ finality_engine::reconcile::ReconcileError::Busy { .. }) => {
+            return Err(ApiError::Conflict {
+                code: "import_running",
+                message: e.to_string(),
+                field: None,
+            })
         }
         Err(finality_engine::reconcile::ReconcileError::Io { error, .. }) => {
             return Err(ApiError::Internal(error.to_string()))

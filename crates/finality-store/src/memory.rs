@@ -135,6 +135,7 @@ struct MemState {
     recon_runs: Vec<crate::reconciliations::ReconRun>,
     recon_lines: Vec<(i64, crate::reconciliations::ReconLine)>,
     recon_seen: BTreeSet<(i64, String)>,
+    recon_alive: HashMap<i64, i64>,
 }
 
 impl MemState {
@@ -1444,6 +1445,7 @@ impl crate::Reconciliations for MemStore {
         file_name: &str,
         sha256: &str,
         now: Timestamp,
+        alive_since: Timestamp,
     ) -> Result<crate::reconciliations::ReconStart> {
         use crate::reconciliations::{ReconRun, ReconStart};
         let mut s = self.state.lock().await;
@@ -1456,8 +1458,17 @@ impl crate::Reconciliations for MemStore {
             if run.finished_at.is_some() {
                 return Ok(ReconStart::AlreadyDone(run));
             }
+            let alive = s
+                .recon_alive
+                .get(&run.id)
+                .copied()
+                .unwrap_or(run.started_at.0);
+            if alive >= alive_since.0 {
+                return Ok(ReconStart::Busy(run));
+            }
             s.recon_lines.retain(|(id, _)| *id != run.id);
             s.recon_seen.retain(|(id, _)| *id != run.id);
+            s.recon_alive.insert(run.id, now.0);
             return Ok(ReconStart::Started(run.id));
         }
         let id = s.recon_runs.len() as i64 + 1;
@@ -1472,6 +1483,11 @@ impl crate::Reconciliations for MemStore {
             counts: BTreeMap::new(),
         });
         Ok(ReconStart::Started(id))
+    }
+
+    async fn recon_alive(&self, run_id: i64, now: Timestamp) -> Result<()> {
+        self.state.lock().await.recon_alive.insert(run_id, now.0);
+        Ok(())
     }
 
     async fn recon_add_lines(
@@ -1516,6 +1532,7 @@ impl crate::Reconciliations for MemStore {
         Ok(ids
             .iter()
             .filter_map(|id| s.payments.get(id))
+            .filter(|p| p.kind == Kind::Payment)
             .map(mem_ledger)
             .collect())
     }
@@ -1541,6 +1558,7 @@ impl crate::Reconciliations for MemStore {
             .filter_map(|id| s.payments.get(id))
             .filter(|p| {
                 p.provider == provider
+                    && p.kind == Kind::Payment
                     && matches!(p.status, Status::Succeeded | Status::Reversed)
                     && p.finalized_at
                         .is_some_and(|t| t >= period.0 && t < period.1)

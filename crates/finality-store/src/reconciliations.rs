@@ -60,17 +60,26 @@ pub enum ReconStart {
     Started(i64),
     /// This file was imported and finished before.
     AlreadyDone(ReconRun),
+    /// Another import of it is running (alive since the cutoff).
+    Busy(ReconRun),
 }
 
 #[async_trait::async_trait]
 pub trait Reconciliations: Send + Sync {
+    /// Start (or restart) the import of a report known by `key` (its
+    /// SHA-256, and the period it is checked against). An unfinished run
+    /// alive at or after `alive_since` is [`ReconStart::Busy`]; one silent
+    /// since before died, and is done again.
     async fn recon_start(
         &self,
         provider: &str,
         file_name: &str,
-        sha256: &str,
+        key: &str,
         now: Timestamp,
+        alive_since: Timestamp,
     ) -> Result<ReconStart>;
+    /// An import shows it is alive.
+    async fn recon_alive(&self, run_id: i64, now: Timestamp) -> Result<()>;
     async fn recon_add_lines(&self, run_id: i64, lines: &[ReconLine]) -> Result<()>;
     async fn recon_finish(
         &self,
@@ -151,27 +160,46 @@ impl<B: Backend> Reconciliations for B {
         file_name: &str,
         sha256: &str,
         now: Timestamp,
+        alive_since: Timestamp,
     ) -> Result<ReconStart> {
         let mut tx = self.begin_write().await?;
         let sql = format!(
-            "SELECT {RUN_COLUMNS} FROM reconciliation_runs WHERE provider = $1 AND sha256 = $2"
+            "SELECT {RUN_COLUMNS}, COALESCE(alive_at, started_at) AS alive_at \
+             FROM reconciliation_runs WHERE provider = $1 AND sha256 = $2"
         );
-        let existing = (*tx)
+        let row = (*tx)
             .opt(
                 stmt(&sql, "finding an imported report")
                     .text(provider)
                     .text(sha256),
             )
-            .await?
+            .await?;
+        let alive_at = row
             .as_ref()
-            .map(run_from_row)
+            .map(|r| r.int("alive_at", "reconciliation_runs"))
             .transpose()?;
+        let existing = row.as_ref().map(run_from_row).transpose()?;
         let id = match existing {
             Some(run) if run.finished_at.is_some() => {
                 tx.commit().await.op("committing a report lookup")?;
                 return Ok(ReconStart::AlreadyDone(run));
             }
+            Some(run) if alive_at.is_some_and(|a| a >= alive_since.0) => {
+                tx.commit().await.op("committing a report lookup")?;
+                return Ok(ReconStart::Busy(run));
+            }
             Some(run) => {
+                (*tx)
+                    .run(
+                        stmt(
+                            "UPDATE reconciliation_runs SET started_at = $2, alive_at = $2 \
+                             WHERE id = $1",
+                            "restarting an unfinished report",
+                        )
+                        .int(run.id)
+                        .int(now.0),
+                    )
+                    .await?;
                 // Died before the end: start it again, its lines anew.
                 (*tx)
                     .run(
@@ -217,6 +245,22 @@ impl<B: Backend> Reconciliations for B {
         };
         tx.commit().await.op("committing an imported report")?;
         Ok(ReconStart::Started(id))
+    }
+
+    async fn recon_alive(&self, run_id: i64, now: Timestamp) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        (*tx)
+            .run(
+                stmt(
+                    "UPDATE reconciliation_runs SET alive_at = $2 WHERE id = $1",
+                    "noting an import alive",
+                )
+                .int(run_id)
+                .int(now.0),
+            )
+            .await?;
+        tx.commit().await.op("committing an import's heartbeat")?;
+        Ok(())
     }
 
     async fn recon_add_lines(&self, run_id: i64, lines: &[ReconLine]) -> Result<()> {
@@ -304,8 +348,10 @@ impl<B: Backend> Reconciliations for B {
         // Two index lookups (the unique indexes on each reference) in one
         // statement; `UNION` drops a payment found both ways.
         let sql = format!(
-            "SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND provider_ref IN ({list}) \
-             UNION SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND merchant_ref IN ({list})"
+            "SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND kind = 'payment' \
+             AND provider_ref IN ({list}) \
+             UNION SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND kind = 'payment' \
+             AND merchant_ref IN ({list})"
         );
         let mut q = stmt(&sql, "finding a report page's payments").text(provider);
         for r in refs {
@@ -349,7 +395,7 @@ impl<B: Backend> Reconciliations for B {
     ) -> Result<Vec<Ledger>> {
         let sql = format!(
             "SELECT {LEDGER_COLUMNS} FROM payments p WHERE provider = $1 AND id > $2 \
-             AND status IN ('succeeded', 'reversed') \
+             AND kind = 'payment' AND status IN ('succeeded', 'reversed') \
              AND finalized_at >= $3 AND finalized_at < $4 \
              AND NOT EXISTS (SELECT 1 FROM reconciliation_seen s \
                              WHERE s.run_id = $5 AND s.payment_id = p.id) \

@@ -604,6 +604,136 @@ async fn every_format_settles_and_reverses(backend: Backend) {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The edges a reviewer found: a refund record finality tracks is not a
+/// payment a report must list; a fee line naming a payment does not list
+/// it; a partial refund is kept for a person, not applied; the same file
+/// checked against another period is another import; a second import of a
+/// report while the first runs is refused.
+async fn period_edges_and_reimports(backend: Backend) {
+    let db = backend.open().await;
+    let store = db.store.clone();
+    let now = T0;
+    for (id, amount) in [("listed", 1000), ("fee_only", 1000), ("partly", 1000)] {
+        store
+            .register(&payment(id, amount), now, now.plus(Duration::from_secs(60)))
+            .await
+            .unwrap();
+    }
+    let mut refund = payment("re_1", 400);
+    refund.kind = Kind::Refund;
+    store
+        .register(&refund, now, now.plus(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    for id in ["listed", "fee_only", "partly", "re_1"] {
+        store
+            .apply(
+                &Report::manual(id, Status::Succeeded, "r".into(), "t".into(), now),
+                now,
+            )
+            .await
+            .unwrap();
+    }
+    let dir = tempdir();
+    let path = write(
+        &dir,
+        "r.csv",
+        "psp_reference,type,gross,fee,currency\n\
+         psp_listed,Settled,10.00,0.30,EUR\n\
+         psp_fee_only,Fee,-0.30,,EUR\n\
+         psp_partly,Settled,10.00,0.30,EUR\n\
+         psp_partly,Refunded,-2.50,,EUR\n",
+    );
+    let format = columns();
+    let day = Some(Period {
+        from: Timestamp(now.0 - 3_600_000),
+        until: now.plus(Duration::from_secs(3600)),
+    });
+    let import = Import {
+        provider: "sim",
+        name: "r.csv",
+        format: &format,
+        period: day,
+    };
+    let out = reconcile(&*store, &import, &path, now).await.unwrap();
+    let c = |k: &str| out.counts.get(k).copied().unwrap_or(0);
+    assert_eq!(
+        (c("matched"), c("partial_refund"), c("missing_from_report")),
+        (3, 1, 1),
+        "{:?}",
+        out.counts
+    );
+    let kept = store.recon_lines(out.run_id, 100).await.unwrap();
+    let missing: Vec<_> = kept
+        .iter()
+        .filter(|l| l.outcome == "missing_from_report")
+        .filter_map(|l| l.payment_id.as_deref())
+        .collect();
+    assert_eq!(
+        missing,
+        vec!["fee_only"],
+        "the refund record is not a payment to list"
+    );
+    assert_eq!(
+        status(&*store, "partly").await,
+        Status::Succeeded,
+        "not reversed"
+    );
+
+    // The same file against another period is another run; the same
+    // period again changes nothing.
+    let other = Import {
+        period: Some(Period {
+            from: Timestamp(now.0 - 7_200_000),
+            until: Timestamp(now.0 - 3_600_000),
+        }),
+        ..import.clone()
+    };
+    let again = reconcile(&*store, &other, &path, now).await.unwrap();
+    assert!(!again.already_imported);
+    assert_ne!(again.run_id, out.run_id);
+    assert_eq!(again.counts.get("missing_from_report"), None);
+    assert!(
+        reconcile(&*store, &import, &path, now)
+            .await
+            .unwrap()
+            .already_imported
+    );
+
+    // A second import while the first is alive is refused; once the first
+    // has been silent long enough, it is done again.
+    let busy_path = write(
+        &dir,
+        "busy.csv",
+        "psp_reference,type,gross,fee,currency\npsp_listed,Settled,10.00,,EUR\n",
+    );
+    let sha = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(std::fs::read(&busy_path).unwrap()))
+    };
+    store
+        .recon_start("sim", "busy.csv", &sha, now, now)
+        .await
+        .unwrap();
+    let err = reconcile_file(
+        &*store,
+        "sim",
+        &busy_path,
+        &format,
+        now.plus(Duration::from_secs(60)),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ReconcileError::Busy { .. }), "{err}");
+    assert!(err.to_string().contains("being imported since"), "{err}");
+    let later = now.plus(Duration::from_secs(3600));
+    let done = reconcile_file(&*store, "sim", &busy_path, &format, later)
+        .await
+        .unwrap();
+    assert_eq!(done.counts.get("matched"), Some(&1));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Rows left in the scratch table of listed payments.
 async fn seen_rows(db: &finality_testkit::testing::TestDb) -> i64 {
     use finality_testkit::testing::Backend as Db;
@@ -635,5 +765,6 @@ fn uuid_like() -> String {
 finality_testkit::on_both_backends!(
     every_outcome_once,
     simulator_report_with_injected_discrepancies,
-    every_format_settles_and_reverses
+    every_format_settles_and_reverses,
+    period_edges_and_reimports
 );

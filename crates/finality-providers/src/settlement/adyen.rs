@@ -8,13 +8,19 @@ use std::io::Read;
 
 /// What Adyen's `Type` values are, in finality's terms. Adyen documents the
 /// set as open-ended; a type not listed here is [`LineKind::Other`].
+///
+/// Variants of the three that name a payment (`SettledBulk`,
+/// `RefundedInInstallments`, `…ExternallyWithInfo`) are read by their
+/// stem; their reversals (`ChargebackReversed`, `RefundedReversed`) are
+/// `Other`: finality has no transition out of `reversed`.
 fn adyen_kind(t: &str) -> LineKind {
     match t {
-        "Settled" => LineKind::Charge,
-        "Refunded" => LineKind::Refund,
-        "Chargeback" | "SecondChargeback" => LineKind::Chargeback,
         "Fee" | "MiscCosts" | "PaymentCost" | "InvoiceDeduction" => LineKind::Fee,
         "MerchantPayout" | "PaidOut" => LineKind::Payout,
+        t if t.contains("Reversed") => LineKind::Other,
+        t if t.starts_with("Settled") => LineKind::Charge,
+        t if t.starts_with("Refunded") => LineKind::Refund,
+        t if t.starts_with("Chargeback") || t == "SecondChargeback" => LineKind::Chargeback,
         _ => LineKind::Other,
     }
 }
@@ -46,6 +52,8 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
     let merchant = find("Merchant Reference")?;
     let kind = find("Type")?;
     let currency = find("Gross Currency")?;
+    // Fees are in the net (settlement) currency, which may differ.
+    let net_currency = find("Net Currency").ok();
     let debit = find("Gross Debit (GC)")?;
     let credit = find("Gross Credit (GC)")?;
     let fees: Vec<usize> = [
@@ -80,8 +88,14 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
         }
         let ccy = Currency::parse(ccy_text)
             .map_err(|e| ReportError::new(line, "Gross Currency", e.message))?;
+        let net_ccy = match net_currency.map(get).filter(|t| !t.is_empty()) {
+            Some(t) => {
+                Currency::parse(t).map_err(|e| ReportError::new(line, "Net Currency", e.message))?
+            }
+            None => ccy,
+        };
         // Adyen writes `.11` and `500` as well as `5.00`.
-        let money = |col: &str, text: &str| -> Result<i64, ReportError> {
+        let money = |ccy: Currency, col: &str, text: &str| -> Result<i64, ReportError> {
             if text.is_empty() {
                 return Ok(0);
             }
@@ -93,13 +107,20 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
             ccy.parse_decimal(&t)
                 .map_err(|m| ReportError::new(line, col, m))
         };
-        let amount =
-            money("Gross Credit (GC)", get(credit))? - money("Gross Debit (GC)", get(debit))?;
-        let mut fee = None;
+        let too_large = |col: &str| ReportError::new(line, col, "the amount is too large");
+        let amount = money(ccy, "Gross Credit (GC)", get(credit))?
+            .checked_sub(money(ccy, "Gross Debit (GC)", get(debit))?)
+            .ok_or_else(|| too_large("Gross Debit (GC)"))?;
+        let mut fee: Option<i64> = None;
         for &i in &fees {
-            let v = money(header.get(i).unwrap_or("fee"), get(i))?;
+            let col = header.get(i).unwrap_or("fee");
+            let v = money(net_ccy, col, get(i))?;
             if v != 0 {
-                fee = Some(fee.unwrap_or(0) + v);
+                fee = Some(
+                    fee.unwrap_or(0)
+                        .checked_add(v)
+                        .ok_or_else(|| too_large(col))?,
+                );
             }
         }
         let text = |i: usize| Some(get(i)).filter(|s| !s.is_empty()).map(str::to_string);

@@ -27,6 +27,7 @@ const FEE: &str = "服务费（元）";
 
 /// Where the columns are, from the table's header row.
 struct Columns {
+    width: usize,
     trade_no: usize,
     out_trade_no: usize,
     business: usize,
@@ -52,6 +53,7 @@ impl Columns {
             })
         };
         Ok(Columns {
+            width: rec.len(),
             trade_no: need(TRADE_NO)?,
             out_trade_no: need(OUT_TRADE_NO)?,
             business: need(BUSINESS)?,
@@ -110,6 +112,19 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
 }
 
 fn row(rec: &csv::StringRecord, c: &Columns, line: u64) -> Result<SettlementLine, ReportError> {
+    // Fields are not quoted: a comma in free text (商品名称, 备注) shifts
+    // every column after it. Refuse rather than read the wrong column.
+    if rec.len() != c.width {
+        return Err(ReportError::new(
+            line,
+            "row",
+            format!(
+                "{} fields where the header has {} (a comma in a text field?)",
+                rec.len(),
+                c.width
+            ),
+        ));
+    }
     // Alipay's domestic bills are in yuan.
     let cny = Currency::parse("CNY").map_err(|e| ReportError::new(line, "currency", e.message))?;
     let get = |i: usize| rec.get(i).unwrap_or_default().trim();

@@ -143,11 +143,12 @@ fn fee_minor(ccy: Currency, text: &str) -> Result<i64, String> {
                 ccy.parse_decimal(&format!("{int}.{keep}"))?
             };
             let up = i64::from(extra.as_bytes()[0] >= b'5');
-            return Ok(if base < 0 || int.starts_with('-') {
-                base - up
+            let rounded = if base < 0 || int.starts_with('-') {
+                base.checked_sub(up)
             } else {
-                base + up
-            });
+                base.checked_add(up)
+            };
+            return rounded.ok_or_else(|| format!("`{text}` is too large"));
         }
     }
     ccy.parse_decimal(t)

@@ -204,7 +204,12 @@ fn body_row(
         }
         _ => None,
     };
-    let kind = stl_kind(get(c.code));
+    // A T00xx debit is money the merchant sent (a mass payment), not one
+    // received: not a charge of a payment finality tracks.
+    let kind = match stl_kind(get(c.code)) {
+        LineKind::Charge if amount < 0 => LineKind::Other,
+        k => k,
+    };
     let txn = opt(Some(c.txn));
     let provider_ref = match kind {
         LineKind::Refund | LineKind::Chargeback => opt(c.reference).or(txn),

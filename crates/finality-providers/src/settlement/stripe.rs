@@ -12,7 +12,11 @@
 //!   tracks PaymentIntents, and the charge id is tried as well.
 //! - Amounts: `gross` and `fee`, "expressed in major units of the
 //!   currency", signed (refunds, disputes, payouts and fees are negative);
-//!   `currency` may be lower case (`usd`).
+//!   `currency` may be lower case (`usd`). Both are in the account's
+//!   balance currency; where the report has `customer_facing_amount` and
+//!   `customer_facing_currency` ("the amount of the original charge, refund
+//!   or dispute as seen by the customer"), a charge, refund or dispute is
+//!   compared in those instead.
 //! - What a line is: `reporting_category` (charge, refund, dispute, fee,
 //!   payout, …; Stripe documents the set as growing: an unknown category
 //!   is [`LineKind::Other`]).
@@ -65,6 +69,9 @@ pub(super) fn read_stripe<'a, R: Read + Send + 'a>(
     let currency = need("currency")?;
     let gross = need("gross")?;
     let fee = pos("fee");
+    // What the customer paid, in their currency: a payment in EUR on an
+    // account that settles in USD has `gross` in USD.
+    let facing = pos("customer_facing_amount").zip(pos("customer_facing_currency"));
     let refs: Vec<usize> = ["payment_intent_id", "charge_id", "source_id"]
         .iter()
         .filter_map(|n| pos(n))
@@ -90,7 +97,20 @@ pub(super) fn read_stripe<'a, R: Read + Send + 'a>(
             ccy.parse_decimal(text)
                 .map_err(|m| ReportError::new(line, col, m))
         };
-        let amount = money("gross", get(gross))?;
+        let mut amount = money("gross", get(gross))?;
+        let mut currency_out = ccy;
+        if let Some((fa, fc)) = facing.filter(|_| kind.names_a_payment()) {
+            if !get(fa).is_empty() && !get(fc).is_empty() {
+                let c = Currency::parse(&get(fc).to_ascii_uppercase())
+                    .map_err(|e| ReportError::new(line, "customer_facing_currency", e.message))?;
+                let v = c
+                    .parse_decimal(get(fa))
+                    .map_err(|m| ReportError::new(line, "customer_facing_amount", m))?
+                    .abs();
+                amount = if amount < 0 { -v } else { v };
+                currency_out = c;
+            }
+        }
         let fee = match fee.map(get) {
             Some(t) if !t.is_empty() => Some(money("fee", t)?),
             _ => None,
@@ -110,7 +130,7 @@ pub(super) fn read_stripe<'a, R: Read + Send + 'a>(
             alt_ref,
             merchant_ref: None,
             amount,
-            currency: ccy.as_str().to_string(),
+            currency: currency_out.as_str().to_string(),
             fee,
         })
     }))
@@ -186,6 +206,30 @@ txn_005,,,,,,po_123,,,2026-01-31 00:00:00,2026-01-31 00:00:00,2026-01-31 00:00:0
         assert_eq!(
             (lines[1].kind, lines[1].amount, lines[1].fee),
             (LineKind::Chargeback, -2000, Some(1500))
+        );
+    }
+
+    /// A EUR payment on an account that settles in USD: compared in what
+    /// the customer paid.
+    #[test]
+    fn customer_facing_amount_over_the_balance_currency() {
+        let body = "payment_intent_id,reporting_category,currency,gross,fee,customer_facing_amount,customer_facing_currency\n\
+                    pi_1,charge,usd,27.10,1.09,25.00,eur\n\
+                    pi_1,refund,usd,-27.05,0,25.00,eur\n\
+                    po_1,payout,usd,-26.01,0,,\n";
+        let lines: Vec<_> = Format::StripeItemized
+            .read(body.as_bytes())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!((lines[0].amount, lines[0].currency.as_str()), (2500, "EUR"));
+        assert_eq!(
+            (lines[1].amount, lines[1].currency.as_str()),
+            (-2500, "EUR")
+        );
+        assert_eq!(
+            (lines[2].amount, lines[2].currency.as_str()),
+            (-2601, "USD")
         );
     }
 

@@ -32,10 +32,26 @@ const FEE: &str = "手续费";
 /// The first cell of the summary header: what follows is totals.
 const SUMMARY: &str = "总交易单数";
 
-/// A data cell without its leading backtick.
-fn cell(rec: &csv::StringRecord, i: usize) -> &str {
-    let v = rec.get(i).unwrap_or_default();
-    v.strip_prefix('`').unwrap_or(v).trim()
+/// A data row's fields, each without its leading backtick. Free text
+/// (商品名称, 商户数据包) is not quoted and may hold a comma: a piece that
+/// does not start with a backtick belongs to the field before it.
+fn fields(rec: &csv::StringRecord) -> Vec<String> {
+    let mut out: Vec<String> = Vec::with_capacity(rec.len());
+    for piece in rec.iter() {
+        match (piece.strip_prefix('`'), out.last_mut()) {
+            (None, Some(last)) => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            (Some(v), _) => out.push(v.to_string()),
+            (None, None) => out.push(piece.to_string()),
+        }
+    }
+    out
+}
+
+fn cell(f: &[String], i: usize) -> &str {
+    f.get(i).map_or("", |s| s.trim())
 }
 
 pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
@@ -83,6 +99,7 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
     let refund_amount = pos(REFUND_AMOUNT);
     let refund_state = pos(REFUND_STATE);
     let fee = pos(FEE);
+    let width = header.len();
     let mut in_summary = false;
     Ok(reader.into_records().filter_map(move |rec| {
         let rec = match rec {
@@ -97,11 +114,19 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
             in_summary = true;
             return None;
         }
-        if rec.len() == 1 && cell(&rec, 0).is_empty() {
+        let f = fields(&rec);
+        if f.len() == 1 && cell(&f, 0).is_empty() {
             return None;
         }
+        if f.len() != width {
+            return Some(Err(ReportError::new(
+                line,
+                "row",
+                format!("{} fields where the header has {width}", f.len()),
+            )));
+        }
         Some(row(
-            &rec,
+            &f,
             line,
             RowColumns {
                 txn,
@@ -129,14 +154,15 @@ struct RowColumns {
     fee: Option<usize>,
 }
 
-fn row(rec: &csv::StringRecord, line: u64, c: RowColumns) -> Result<SettlementLine, ReportError> {
+fn row(rec: &[String], line: u64, c: RowColumns) -> Result<SettlementLine, ReportError> {
     let ccy = Currency::parse(cell(rec, c.currency))
         .map_err(|e| ReportError::new(line, CURRENCY, e.message))?;
     let money = |i: usize, name: &str| {
         ccy.parse_decimal(cell(rec, i))
             .map_err(|m| ReportError::new(line, name, m))
     };
-    let refunded = c.refund_state.map(|i| cell(rec, i)) == Some("SUCCESS");
+    // A bill without the refund-status column lists refunds that happened.
+    let refunded = c.refund_state.is_none_or(|i| cell(rec, i) == "SUCCESS");
     let (kind, amount) = match cell(rec, c.state) {
         "SUCCESS" => (LineKind::Charge, money(c.amount.0, c.amount.1)?),
         "REFUND" if refunded => match c.refund_amount {
@@ -243,6 +269,25 @@ mod tests {
             lines[0].provider_ref.as_deref(),
             Some("4200000844202101245866928772"),
             "the payment it takes back, not the refund's own id"
+        );
+    }
+
+    #[test]
+    fn a_comma_in_free_text_stays_in_its_field() {
+        let header = ALL.lines().next().unwrap();
+        let body = format!(
+            "{header}\n\
+             `2021-01-28 17:07:11,`wx1,`1,`0,`,`42001,`S1,`o,`NATIVE,`SUCCESS,`OTHERS,`CNY,`12.00,`0.00,`0,`0,`0.00,`0.00,`,`,`T-shirt, blue,`a,b,`0.07000,`0.60%,`12.00,`0.00,`\n\
+             `2021-01-28 17:07:12,`wx1,`1,`0,`,`42002,`S2,`o,`NATIVE,`SUCCESS,`OTHERS,`CNY\n"
+        );
+        let out = read(&body);
+        let first = out[0].as_ref().unwrap();
+        assert_eq!((first.amount, first.fee), (1200, Some(7)));
+        let e = out[1].clone().unwrap_err();
+        assert_eq!((e.line, e.column.as_str()), (3, "row"), "{e}");
+        assert!(
+            e.message.contains("12 fields where the header has 27"),
+            "{e}"
         );
     }
 

@@ -205,6 +205,7 @@ async fn every_answer_is_documented_with_its_fields() {
             "report.csv",
             "ab12",
             finality_core::Timestamp(1_700_000_000_000),
+            finality_core::Timestamp(1_700_000_000_000),
         )
         .await
         .unwrap()

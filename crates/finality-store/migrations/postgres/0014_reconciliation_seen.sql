@@ -9,3 +9,9 @@ CREATE UNLOGGED TABLE reconciliation_seen (
     payment_id TEXT   NOT NULL,
     PRIMARY KEY (run_id, payment_id)
 );
+
+-- When an import last showed it was alive (after each stretch of lines): a
+-- second import of the same report while the first is alive is refused
+-- instead of both writing one run; one silent for ten minutes died and is
+-- done again.
+ALTER TABLE reconciliation_runs ADD COLUMN alive_at BIGINT;
