@@ -16,6 +16,7 @@ mod bench;
 mod chaos;
 mod commands;
 mod config;
+mod config_check;
 mod demo;
 mod reconcile;
 mod simulate;
@@ -97,6 +98,15 @@ enum Command {
     Tune(tune::TuneArgs),
     /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
     Bench(bench::BenchArgs),
+    /// Check the configuration: parse, validate, resolve the environment
+    /// variables it names, print the effective configuration (secrets
+    /// masked). Exits 1 naming the file, line and field at fault.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
     /// Check a provider's settlement report line by line against finality's
     /// records: settle what it settled, reverse what it refunded, keep the
     /// rest for a person (docs/RECONCILIATION.md).
@@ -110,6 +120,12 @@ enum Command {
 /// span's fields — payment id, provider, request id — with each) when
 /// asked or when standard error is not a terminal; text otherwise, with
 /// colours only on a terminal.
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Validate and print the effective configuration.
+    Check,
+}
+
 fn init_tracing(default: &str, format: config::LogFormat) {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -127,7 +143,7 @@ fn init_tracing(default: &str, format: config::LogFormat) {
         builder
             .json()
             .with_current_span(true)
-            .with_span_list(false)
+            .with_span_list(true)
             .init();
     } else {
         builder.with_ansi(terminal).init();
@@ -154,7 +170,9 @@ fn main() -> ExitCode {
             | Command::Providers { .. }
             | Command::Events { .. }
             | Command::Stats { .. }
-            | Command::Reconcile(_) => "error",
+            | Command::Reconcile(_)
+            | Command::Config { .. }
+            | Command::Completions { .. } => "error",
             _ => "info",
         },
         format,
@@ -195,6 +213,18 @@ fn main() -> ExitCode {
             Command::Chaos(args) => chaos::run(args).await,
             Command::Bench(args) => bench::run(args).await,
             Command::Reconcile(args) => reconcile::run(config, args).await,
+            Command::Config {
+                command: ConfigCommand::Check,
+            } => config_check::run(&config, cli.config.as_deref()),
+            Command::Completions { shell } => {
+                clap_complete::generate(
+                    shell,
+                    &mut <Cli as clap::CommandFactory>::command(),
+                    "finality",
+                    &mut std::io::stdout(),
+                );
+                Ok(())
+            }
             Command::BenchNode(args) => bench::node::run_node(args).await,
         }
     });

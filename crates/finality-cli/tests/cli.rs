@@ -473,3 +473,138 @@ fn chaos_small_run_has_no_violations() {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
 }
+
+/// `finality serve` with JSON logs and every kind of secret configured
+/// (named tokens, a provider API key, a webhook secret), used the way
+/// callers use them (a registration, a wrong token, a signed webhook and a
+/// forged one, polls that fail): every line on standard error is a JSON
+/// object, none holds a secret, and the lines about a payment carry its id
+/// and provider, the lines about a request its request id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_parse_and_hold_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secrets = [
+        ("T_ALICE", "alice-secret-0123456789abcdef"),
+        ("T_SHOP", "shop-secret-0123456789abcdef"),
+        ("T_SIM_KEY", "sim-api-key-0123456789abcdef"),
+        ("T_SIM_WH", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    ];
+    let config = dir.path().join("finality.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\n\
+             [[server.tokens]]\nname = \"alice\"\nrole = \"admin\"\nsecret_env = \"T_ALICE\"\n\
+             [[server.tokens]]\nname = \"shop\"\nrole = \"service\"\nsecret_env = \"T_SHOP\"\n\
+             [database]\nurl = \"sqlite://{}/f.db\"\n\
+             [log]\nformat = \"json\"\n\
+             [providers.sim]\nadapter = \"sim\"\nbase_url = \"http://127.0.0.1:9\"\n\
+             api_key_env = \"T_SIM_KEY\"\nwebhook_secret_envs = [\"T_SIM_WH\"]\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_finality"));
+    cmd.args(["--config", config.to_str().unwrap(), "serve"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in secrets {
+        cmd.env(k, v);
+    }
+    cmd.env_remove("RUST_LOG");
+    let child = cmd.spawn().unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..100 {
+        if http.get(format!("{base}/healthz")).send().await.is_ok() {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(up, "the server did not start");
+    let r = http
+        .post(format!("{base}/v1/payments"))
+        .bearer_auth(secrets[1].1)
+        .json(
+            &serde_json::json!({"id": "log_1", "provider": "sim", "provider_ref": "sim_log_1",
+            "amount": 1000, "currency": "EUR"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    let r = http
+        .get(format!("{base}/v1/payments/log_1"))
+        .bearer_auth("not-the-token-0123456789")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let ts = chrono::Utc::now().timestamp();
+    let body = serde_json::json!({"type": "payment.updated", "data": {"id": "sim_log_1", "status": "processing"}}).to_string();
+    let sig = standardwebhooks::Webhook::new(secrets[3].1)
+        .unwrap()
+        .sign("msg_log_1", ts, body.as_bytes())
+        .unwrap();
+    for signature in [sig.as_str(), "v1,Zm9yZ2Vk"] {
+        let r = http
+            .post(format!("{base}/webhooks/sim"))
+            .header("webhook-id", "msg_log_1")
+            .header("webhook-timestamp", ts.to_string())
+            .header("webhook-signature", signature)
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status() == 200 || r.status() == 401, "{}", r.status());
+    }
+    // Polls of a provider that is not there fail and are logged.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(lines.len() >= 5, "{stderr}");
+    let mut about_payment = false;
+    let mut with_request_id = false;
+    for line in &lines {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["level"].is_string() && v["fields"].is_object(), "{line}");
+        for (name, secret) in secrets {
+            assert!(!line.contains(secret), "{name}'s value in the log: {line}");
+        }
+        assert!(!line.contains("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), "{line}");
+        assert!(!line.contains('\u{1b}'), "a colour code in a file: {line}");
+        if v["span"]["payment_id"] == "log_1" && v["span"]["provider"] == "sim" {
+            about_payment = true;
+        }
+        let spans = v["spans"].as_array().cloned().unwrap_or_default();
+        if spans
+            .iter()
+            .any(|s| s["request_id"].as_str().is_some_and(|id| id.len() >= 32))
+        {
+            with_request_id = true;
+        }
+    }
+    assert!(
+        about_payment,
+        "no line about log_1 carries its id and provider:\n{stderr}"
+    );
+    assert!(with_request_id, "no line carries a request id:\n{stderr}");
+}

@@ -300,6 +300,19 @@ pub async fn run(
         }
         _ => None,
     };
+    if state.metrics.is_some() {
+        let destinations: Vec<String> = background
+            .events
+            .iter()
+            .flat_map(|e| {
+                e.http
+                    .iter()
+                    .map(|h| h.name.clone())
+                    .chain(e.nats.iter().map(|_| "nats".to_string()))
+            })
+            .collect();
+        metrics::init_series(state.providers.keys().map(String::as_str), &destinations);
+    }
     // The cluster gauges, on any node with a recorder (a lease keeps them
     // to one at a time), under the engine's worker id when it runs here.
     let gauges_task = match (&background.gauges, &state.metrics) {
@@ -313,6 +326,7 @@ pub async fn run(
                 state.clock.clone(),
                 cfg.clone(),
                 &holder,
+                state.providers.keys().cloned().collect(),
             );
             Some(tokio::spawn(g.run(shutdown.clone())))
         }

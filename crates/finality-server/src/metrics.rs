@@ -145,6 +145,24 @@ pub(crate) async fn render(
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }
 
+/// Export the per-provider and per-destination state gauges at 0 from the
+/// start, so a dashboard and an alert see "healthy" rather than "no data"
+/// before the first incident.
+pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &[String]) {
+    for p in providers {
+        for name in [
+            "finality_provider_circuit_open",
+            "finality_provider_paused_until_seconds",
+            "finality_webhook_outage",
+        ] {
+            metrics::gauge!(name, "provider" => p.to_string()).set(0.0);
+        }
+    }
+    for d in destinations {
+        metrics::gauge!("finality_event_destination_failing", "destination" => d.clone()).set(0.0);
+    }
+}
+
 /// `[metrics]` in `finality.toml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -174,6 +192,18 @@ impl Default for MetricsConfig {
 /// The lease that keeps the cluster gauges to one node at a time (a row of
 /// `provider_cursors`, as the sweep's).
 pub const GAUGES_LEASE: &str = "finality:gauges";
+
+/// Every value [`reason_class`] gives.
+pub const REASON_CLASSES: &[&str] = &[
+    "gave_up",
+    "provider_errors",
+    "settlement_report",
+    "sweep",
+    "webhook",
+    "manual",
+    "other",
+    "none",
+];
 
 /// What a review reason is, as a label: reasons are free text (amounts,
 /// notes), labels must be a small fixed set.
@@ -206,6 +236,8 @@ fn to_labels(labels: &[(&'static str, String)]) -> Vec<metrics::Label> {
 /// Computes the cluster gauges on one node at a time; the others zero what
 /// they exported when they held the lease, so `max` across nodes is right.
 pub struct ClusterGauges {
+    /// Configured providers: each gets its open-payment series, 0 or not.
+    providers: Vec<String>,
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     cfg: MetricsConfig,
@@ -220,8 +252,10 @@ impl ClusterGauges {
         clock: Arc<dyn Clock>,
         cfg: MetricsConfig,
         holder: &str,
+        providers: Vec<String>,
     ) -> Self {
         ClusterGauges {
+            providers,
             store,
             clock,
             cfg,
@@ -264,14 +298,26 @@ impl ClusterGauges {
         // A label set that disappeared (a provider's last open payment
         // settled) goes to 0 rather than keeping its last value.
         let before = std::mem::take(&mut self.set);
+        // Every configured provider and open status, 0 when none: "no
+        // data" must not read as "nothing open".
+        let mut open: std::collections::BTreeMap<(String, String), i64> = Default::default();
+        for p in &self.providers {
+            for st in ["pending", "processing", "needs_review"] {
+                open.insert((p.clone(), st.to_string()), 0);
+            }
+        }
         for (provider, status, n) in &g.open {
+            open.insert((provider.clone(), status.clone()), *n);
+        }
+        for ((provider, status), n) in open {
             self.gauge(
                 "finality_payments_open",
-                vec![("provider", provider.clone()), ("status", status.clone())],
-                *n as f64,
+                vec![("provider", provider), ("status", status)],
+                n as f64,
             );
         }
-        let mut reasons: std::collections::BTreeMap<&'static str, i64> = Default::default();
+        let mut reasons: std::collections::BTreeMap<&'static str, i64> =
+            REASON_CLASSES.iter().map(|c| (*c, 0)).collect();
         for (reason, n) in &g.review {
             *reasons.entry(reason_class(reason.as_deref())).or_default() += n;
         }

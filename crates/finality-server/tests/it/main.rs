@@ -7,6 +7,7 @@ mod console;
 mod contracts;
 mod db_outage;
 mod fuzz;
+mod observability;
 mod openapi;
 mod outage;
 mod providers;
@@ -121,6 +122,18 @@ pub async fn spawn_app_tokens(
     providers: impl FnOnce(&str) -> Providers,
     tokens: Tokens,
 ) -> TestApp {
+    spawn_app_background(db, config, engine, providers, tokens, |_| {}).await
+}
+
+/// [`spawn_app_tokens`], with the background work adjusted by `adjust`.
+pub async fn spawn_app_background(
+    db: TestDb,
+    config: SimConfig,
+    engine: bool,
+    providers: impl FnOnce(&str) -> Providers,
+    tokens: Tokens,
+    adjust: impl FnOnce(&mut finality_server::Background),
+) -> TestApp {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let stop = CancellationToken::new();
 
@@ -148,7 +161,7 @@ pub async fn spawn_app_tokens(
         worker_id: "api-test".into(),
         ..EngineConfig::default()
     };
-    let background = finality_server::Background {
+    let mut background = finality_server::Background {
         engine: engine.then_some(engine_cfg),
         inbox: Some(InboxConfig::default()),
         events: Some(finality_relay::config::EventsConfig::default()),
@@ -157,6 +170,7 @@ pub async fn spawn_app_tokens(
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),
     };
+    adjust(&mut background);
     tokio::spawn(finality_server::run(
         state,
         background,

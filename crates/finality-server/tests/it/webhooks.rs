@@ -46,7 +46,11 @@ pub(crate) fn signed(
 }
 
 impl TestApp {
-    async fn webhook(&self, headers: &[(&'static str, String)], body: &str) -> (StatusCode, Value) {
+    pub(crate) async fn webhook(
+        &self,
+        headers: &[(&'static str, String)],
+        body: &str,
+    ) -> (StatusCode, Value) {
         let mut req = self
             .http
             .post(format!("{}/webhooks/sim", self.base))
@@ -59,7 +63,7 @@ impl TestApp {
         (s, resp.json().await.unwrap_or(Value::Null))
     }
 
-    async fn register(&self, id: &str) -> String {
+    pub(crate) async fn register(&self, id: &str) -> String {
         let body = self.payment(id);
         let (s, v) = self.post("/v1/payments", body.clone()).await;
         assert_eq!(s, StatusCode::CREATED, "{v}");

@@ -1,0 +1,127 @@
+//! `finality config check`: what a node would run with, before it runs.
+//!
+//! Parses and validates the file (errors name `FILE:LINE:COLUMN: field`),
+//! builds what `serve` builds from it (tokens, providers, event
+//! destinations: each reads the environment variables it names, and a
+//! missing one is an error naming the variable), then prints the effective
+//! configuration, every default filled in, with secrets masked: values of
+//! keys that hold secrets, and a password inside a database URL.
+
+use crate::config::Config;
+use anyhow::anyhow;
+
+/// Keys whose values are secrets when written inline.
+fn secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    !k.ends_with("_env")
+        && !k.ends_with("_envs")
+        && ["secret", "password", "token", "api_key", "private_key"]
+            .iter()
+            .any(|s| k.contains(s))
+}
+
+/// `scheme://user:PASSWORD@host` → `scheme://user:****@host`.
+fn mask_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let Some((auth, host)) = rest.split_once('@') else {
+        return url.to_string();
+    };
+    match auth.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:****@{host}"),
+        None => url.to_string(),
+    }
+}
+
+/// Mask secrets in place; collect the environment variables named.
+fn walk(v: &mut toml::Value, key: &str, vars: &mut Vec<String>) {
+    match v {
+        toml::Value::Table(t) => {
+            for (k, v) in t.iter_mut() {
+                walk(v, k, vars);
+            }
+        }
+        toml::Value::Array(a) => {
+            for v in a.iter_mut() {
+                walk(v, key, vars);
+            }
+        }
+        toml::Value::String(s) => {
+            if key.ends_with("_env") || key.ends_with("_envs") {
+                if !s.is_empty() {
+                    vars.push(s.clone());
+                }
+            } else if secret_key(key) && !s.is_empty() {
+                *s = "****".into();
+            } else if s.contains("://") {
+                *s = mask_url(s);
+            }
+        }
+        _ => {}
+    }
+}
+
+pub fn run(config: &Config, path: Option<&std::path::Path>) -> anyhow::Result<()> {
+    // What `serve` builds: each step reads the variables it needs.
+    config.server.build_tokens()?;
+    config.build_providers()?;
+    for h in &config.events.http {
+        if std::env::var(&h.secret_env).map_or(true, |v| v.is_empty()) {
+            return Err(anyhow!(
+                "events.http `{}`: {} (secret_env) is not set",
+                h.name,
+                h.secret_env
+            ));
+        }
+    }
+    let mut value = toml::Value::try_from(config)?;
+    let mut vars = Vec::new();
+    walk(&mut value, "", &mut vars);
+    vars.sort();
+    vars.dedup();
+    let file = path.map_or_else(
+        || {
+            if std::path::Path::new(crate::config::DEFAULT_PATH).exists() {
+                crate::config::DEFAULT_PATH.to_string()
+            } else {
+                "(no file: defaults)".to_string()
+            }
+        },
+        |p| p.display().to_string(),
+    );
+    println!("# {file}: valid. The effective configuration, secrets masked:\n");
+    print!("{}", toml::to_string_pretty(&value)?);
+    println!("\n# Environment variables it names:");
+    for v in &vars {
+        match std::env::var(v) {
+            Ok(s) if !s.is_empty() => println!("#   {v}: set ({} characters)", s.chars().count()),
+            _ => println!("#   {v}: not set"),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_and_passwords_are_masked_names_are_not() {
+        let mut v: toml::Value = toml::from_str(
+            "[database]\nurl = \"postgres://app:hunter2@db:5432/f\"\nurl_env = \"DB_URL\"\n\
+             [providers.x]\napi_key = \"sk_live_1\"\napi_key_env = \"X_KEY\"\nwebhook_secret_envs = [\"A\", \"B\"]\n",
+        )
+        .unwrap();
+        let mut vars = Vec::new();
+        walk(&mut v, "", &mut vars);
+        let text = toml::to_string(&v).unwrap();
+        assert!(
+            !text.contains("hunter2") && !text.contains("sk_live_1"),
+            "{text}"
+        );
+        assert!(text.contains("postgres://app:****@db:5432/f"), "{text}");
+        vars.sort();
+        assert_eq!(vars, ["A", "B", "DB_URL", "X_KEY"]);
+    }
+}
