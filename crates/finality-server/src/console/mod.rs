@@ -31,6 +31,7 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/console/payments/{id}/poll", post(pages::poll_now))
         .route("/console/providers", get(pages::providers))
         .route("/console/audit", get(pages::audit))
+        .route("/console/health", get(pages::health))
         .route("/console/api", get(pages::api))
         .layer(axum::middleware::from_fn(protect))
 }

@@ -978,6 +978,83 @@ fn schema_name(v: &serde_json::Value) -> String {
     }
 }
 
+/// The cluster's state as the alerts read it, computed for this page.
+pub async fn health(State(app): State<AppState>, s: Session) -> Response {
+    let back = "/console/review";
+    let now = app.clock.now();
+    let cfg = crate::metrics::MetricsConfig::default();
+    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    let g = match app
+        .store
+        .cluster_gauges(
+            now,
+            finality_core::Timestamp(now.0 - ms(cfg.overdue_after)),
+            finality_core::Timestamp(now.0 - ms(cfg.node_silent_after)),
+        )
+        .await
+    {
+        Ok(g) => g,
+        Err(e) => return api_error(e.into(), back),
+    };
+    let human = |d: std::time::Duration| {
+        humantime::format_duration(std::time::Duration::from_secs(d.as_secs())).to_string()
+    };
+    let mut review: std::collections::BTreeMap<&'static str, i64> = Default::default();
+    for (reason, n) in &g.review {
+        *review
+            .entry(crate::metrics::reason_class(reason.as_deref()))
+            .or_default() += n;
+    }
+    let inbox = ["received", "failed", "orphaned"]
+        .iter()
+        .map(|st| {
+            let n = g.inbox.iter().find(|(s, _)| s == st).map_or(0, |(_, n)| *n);
+            (st.to_string(), n)
+        })
+        .collect();
+    render(&Health {
+        chrome: chrome(&s, "health", None),
+        overdue_after: human(cfg.overdue_after),
+        polls_due: g.polls_due,
+        polls_overdue: g.polls_overdue,
+        oldest_due: g
+            .oldest_due_at
+            .map_or_else(|| "nothing is due".into(), |t| human(now.since(t))),
+        nodes: g.nodes,
+        review: review
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        open: {
+            let mut open: std::collections::BTreeMap<(String, String), i64> = app
+                .providers
+                .keys()
+                .flat_map(|p| {
+                    ["pending", "processing", "needs_review"]
+                        .map(|st| ((p.clone(), st.to_string()), 0))
+                })
+                .collect();
+            for (p, st, n) in g.open {
+                open.insert((p, st), n);
+            }
+            open.into_iter().map(|((p, st), n)| (p, st, n)).collect()
+        },
+        inbox,
+        unsequenced: g.unsequenced,
+        destinations: g
+            .destinations
+            .into_iter()
+            .map(|(name, behind, oldest)| {
+                let age = match oldest {
+                    Some(t) if behind > 0 => human(now.since(t)),
+                    _ => String::new(),
+                };
+                (name, behind, age)
+            })
+            .collect(),
+    })
+}
+
 pub async fn api(s: Session) -> Response {
     let doc: serde_json::Value = match serde_json::from_str(crate::openapi::document_json()) {
         Ok(d) => d,

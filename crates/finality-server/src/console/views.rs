@@ -317,3 +317,19 @@ mod tests {
         assert_eq!(time(Timestamp(1_700_000_000_123)), "2023-11-14 22:13:20Z");
     }
 }
+
+#[derive(Template)]
+#[template(path = "console/health.html")]
+pub struct Health {
+    pub chrome: Chrome,
+    pub overdue_after: String,
+    pub polls_due: i64,
+    pub polls_overdue: i64,
+    pub oldest_due: String,
+    pub nodes: i64,
+    pub review: Vec<(String, i64)>,
+    pub open: Vec<(String, String, i64)>,
+    pub inbox: Vec<(String, i64)>,
+    pub unsequenced: i64,
+    pub destinations: Vec<(String, i64, String)>,
+}

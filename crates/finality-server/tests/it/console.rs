@@ -363,6 +363,7 @@ async fn sessions_form_tokens_and_roles() {
         "/console/review",
         "/console/payments/cs_1",
         "/console/providers",
+        "/console/health",
         "/console/audit",
         "/console/api",
     ] {
@@ -779,6 +780,18 @@ async fn review_queue_in_headless_chromium() {
     );
     assert_eq!(audit.matches("resolve").count(), 3, "{audit}");
     shot(c, "audit").await;
+
+    // Health: the figures the dashboard and the alerts read.
+    c.goto(&format!("{}/console/health", app.base))
+        .await
+        .unwrap();
+    let backlog = text(c, "#backlog").await;
+    assert!(backlog.contains("Live nodes"), "{backlog}");
+    let reasons = text(c, "#review-reasons").await;
+    assert!(reasons.contains("Reason"), "{reasons}");
+    assert!(text(c, "#open-payments").await.contains("sim"));
+    assert!(text(c, "#inbox").await.contains("failed"));
+    shot(c, "health").await;
     c.goto(&format!("{}/console/api", app.base)).await.unwrap();
     assert!(c
         .source()
