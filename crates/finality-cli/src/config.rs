@@ -129,6 +129,27 @@ pub struct Config {
     pub sweep: finality_engine::sweep::SweepConfig,
     pub metrics: finality_server::metrics::MetricsConfig,
     pub log: LogSection,
+    pub tracing: TracingSection,
+}
+
+/// `[tracing]` in `finality.toml`: OpenTelemetry spans, off by default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TracingSection {
+    /// Where to send spans, OTLP over HTTP/protobuf (a collector's
+    /// `http://HOST:4318/v1/traces`); empty: no traces.
+    pub otlp_endpoint: String,
+    /// The `service.name` of the spans.
+    pub service_name: String,
+}
+
+impl Default for TracingSection {
+    fn default() -> Self {
+        TracingSection {
+            otlp_endpoint: String::new(),
+            service_name: "finality".into(),
+        }
+    }
 }
 
 /// How log lines are written.
@@ -163,6 +184,7 @@ impl Default for Config {
             sweep: finality_engine::sweep::SweepConfig::default(),
             metrics: finality_server::metrics::MetricsConfig::default(),
             log: LogSection::default(),
+            tracing: TracingSection::default(),
         }
     }
 }

@@ -116,18 +116,26 @@ enum Command {
     BenchNode(bench::node::NodeArgs),
 }
 
-/// Log lines to standard error: JSON lines (one object per line, the
-/// span's fields — payment id, provider, request id — with each) when
-/// asked or when standard error is not a terminal; text otherwise, with
-/// colours only on a terminal.
 #[derive(Subcommand)]
 enum ConfigCommand {
     /// Validate and print the effective configuration.
     Check,
 }
 
-fn init_tracing(default: &str, format: config::LogFormat) {
+/// Log lines to standard error: JSON lines (one object per line, the
+/// span's fields — payment id, provider, request id — with each) when
+/// asked or when standard error is not a terminal; text otherwise, with
+/// colours only on a terminal. With an OTLP endpoint, spans also go to it
+/// (the returned provider must be shut down at exit to send the last).
+fn init_tracing(
+    default: &str,
+    format: config::LogFormat,
+    traces: Option<&config::TracingSection>,
+) -> Option<opentelemetry_sdk::trace::SdkTracerProvider> {
     use std::io::IsTerminal;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let terminal = std::io::stderr().is_terminal();
@@ -136,18 +144,63 @@ fn init_tracing(default: &str, format: config::LogFormat) {
         config::LogFormat::Text => false,
         config::LogFormat::Auto => !terminal,
     };
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        builder
-            .json()
-            .with_current_span(true)
-            .with_span_list(true)
-            .init();
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let fmt: Box<dyn Layer<_> + Send + Sync> = if json {
+        Box::new(fmt.json().with_current_span(true).with_span_list(true))
     } else {
-        builder.with_ansi(terminal).init();
-    }
+        Box::new(fmt.with_ansi(terminal))
+    };
+    let (otel, provider) = match traces.filter(|t| !t.otlp_endpoint.is_empty()) {
+        Some(t) => match otlp(t) {
+            Ok((layer, provider)) => (Some(layer), Some(provider)),
+            Err(e) => {
+                eprintln!("error: tracing.otlp_endpoint: {e}; continuing without traces");
+                (None, None)
+            }
+        },
+        None => (None, None),
+    };
+    // The OpenTelemetry layer sits on the registry itself (its type asks
+    // for it); the filter, as a layer, filters globally.
+    tracing_subscriber::registry()
+        .with(otel)
+        .with(filter)
+        .with(fmt)
+        .init();
+    provider
+}
+
+type OtelLayer = tracing_opentelemetry::OpenTelemetryLayer<
+    tracing_subscriber::Registry,
+    opentelemetry_sdk::trace::Tracer,
+>;
+
+/// The OTLP exporter (HTTP/protobuf, batched on its own thread) and the
+/// layer that turns tracing's spans into OpenTelemetry's; W3C trace
+/// context for outgoing requests.
+fn otlp(
+    t: &config::TracingSection,
+) -> anyhow::Result<(OtelLayer, opentelemetry_sdk::trace::SdkTracerProvider)> {
+    use opentelemetry::trace::TracerProvider as _;
+    use opentelemetry_otlp::WithExportConfig;
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_http()
+        .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+        .with_endpoint(&t.otlp_endpoint)
+        .build()?;
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(
+            opentelemetry_sdk::Resource::builder()
+                .with_service_name(t.service_name.clone())
+                .build(),
+        )
+        .build();
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    let tracer = provider.tracer("finality");
+    Ok((tracing_opentelemetry::layer().with_tracer(tracer), provider))
 }
 
 fn main() -> ExitCode {
@@ -158,7 +211,11 @@ fn main() -> ExitCode {
     let format = config
         .as_ref()
         .map_or(config::LogFormat::Auto, |c| c.log.format);
-    init_tracing(
+    let traces = match (&cli.command, &config) {
+        (Command::Serve, Ok(c)) => Some(c.tracing.clone()),
+        _ => None,
+    };
+    let tracer = init_tracing(
         match cli.command {
             // A simulation's engine logs what a real one would (alerts of a
             // simulated outage); its own failures come back as errors.
@@ -176,6 +233,7 @@ fn main() -> ExitCode {
             _ => "info",
         },
         format,
+        traces.as_ref(),
     );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -228,6 +286,12 @@ fn main() -> ExitCode {
             Command::BenchNode(args) => bench::node::run_node(args).await,
         }
     });
+    // Outside the runtime: the exporter's thread sends what it still holds.
+    if let Some(t) = tracer {
+        if let Err(e) = t.shutdown() {
+            eprintln!("error: sending the last spans: {e}");
+        }
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

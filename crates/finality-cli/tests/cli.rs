@@ -608,3 +608,169 @@ async fn json_logs_parse_and_hold_no_secret() {
     );
     assert!(with_request_id, "no line carries a request id:\n{stderr}");
 }
+
+/// Traces on (`[tracing] otlp_endpoint`): `finality serve` sends its spans
+/// by OTLP/HTTP to a collector (here a stand-in that keeps what it gets),
+/// and the W3C `traceparent` of the poll goes with the status query to the
+/// provider, and that of the push with the event to its destination.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_receiver() {
+    use std::sync::{Arc, Mutex};
+    type Seen = Arc<Mutex<Vec<String>>>;
+    async fn listen(app: axum::Router) -> String {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", l.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(l, app).await });
+        base
+    }
+    fn traceparent(h: &axum::http::HeaderMap) -> String {
+        h.get("traceparent")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("none")
+            .to_string()
+    }
+    let spans: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let collector = {
+        let spans = spans.clone();
+        listen(axum::Router::new().route(
+            "/v1/traces",
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let spans = spans.clone();
+                async move {
+                    spans.lock().unwrap().extend_from_slice(&body);
+                    ""
+                }
+            }),
+        ))
+        .await
+    };
+    let asked: Seen = Arc::default();
+    let provider = {
+        let asked = asked.clone();
+        listen(axum::Router::new().route(
+            "/v1/payments/{id}",
+            axum::routing::get(
+                move |h: axum::http::HeaderMap,
+                      axum::extract::Path(id): axum::extract::Path<String>| {
+                    let asked = asked.clone();
+                    async move {
+                        asked.lock().unwrap().push(traceparent(&h));
+                        axum::Json(serde_json::json!({"id": id, "status": "succeeded"}))
+                    }
+                },
+            ),
+        ))
+        .await
+    };
+    let pushed: Seen = Arc::default();
+    let receiver = {
+        let pushed = pushed.clone();
+        listen(axum::Router::new().route(
+            "/events",
+            axum::routing::post(move |h: axum::http::HeaderMap| {
+                let pushed = pushed.clone();
+                async move {
+                    pushed.lock().unwrap().push(traceparent(&h));
+                    ""
+                }
+            }),
+        ))
+        .await
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let config = dir.path().join("finality.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\n\
+             [database]\nurl = \"sqlite://{}/f.db\"\n\
+             [tracing]\notlp_endpoint = \"{collector}/v1/traces\"\nservice_name = \"finality-test\"\n\
+             [providers.sim]\nadapter = \"sim\"\nbase_url = \"{provider}\"\n\
+             [[events.http]]\nname = \"orders\"\nurl = \"{receiver}/events\"\nsecret_env = \"T_PUSH\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_finality"))
+        .args(["--config", config.to_str().unwrap(), "serve"])
+        .env("FINALITY_API_TOKEN", "api-token-0123456789abcdef")
+        .env("T_PUSH", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let mut registered = false;
+    for _ in 0..100 {
+        if let Ok(r) = http
+            .post(format!("{base}/v1/payments"))
+            .bearer_auth("api-token-0123456789abcdef")
+            .json(
+                &serde_json::json!({"id": "tr_1", "provider": "sim", "provider_ref": "sim_tr_1",
+                "amount": 1000, "currency": "EUR"}),
+            )
+            .send()
+            .await
+        {
+            assert_eq!(r.status(), 201);
+            registered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(registered, "the server did not start");
+    // Bounded wait: polled, settled, pushed.
+    for _ in 0..100 {
+        if !pushed.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success());
+
+    let w3c = |t: &str| {
+        let p: Vec<&str> = t.split('-').collect();
+        p.len() == 4 && p[0] == "00" && p[1].len() == 32 && p[2].len() == 16
+    };
+    let asked = asked.lock().unwrap().clone();
+    assert!(
+        !asked.is_empty() && asked.iter().all(|t| w3c(t)),
+        "{asked:?}"
+    );
+    let pushed = pushed.lock().unwrap().clone();
+    assert!(
+        !pushed.is_empty() && pushed.iter().all(|t| w3c(t)),
+        "{pushed:?}"
+    );
+    // The spans arrived (protobuf: their names and attributes as bytes).
+    let spans = spans.lock().unwrap().clone();
+    for needle in [
+        "finality-test",
+        "poll",
+        "provider call",
+        "event push",
+        "tr_1",
+    ] {
+        assert!(
+            spans.windows(needle.len()).any(|w| w == needle.as_bytes()),
+            "no `{needle}` in what the collector got ({} bytes)",
+            spans.len()
+        );
+    }
+}

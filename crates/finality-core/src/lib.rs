@@ -27,6 +27,7 @@ pub mod money;
 pub mod schedule;
 mod serde_duration;
 pub mod status;
+pub mod trace_context;
 pub mod transition;
 
 pub use clock::{Clock, SystemClock, Timestamp, VirtualClock};

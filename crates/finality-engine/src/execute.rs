@@ -76,7 +76,11 @@ impl Engine {
                 self.poll(&job).await
             }
         };
-        self.completer.complete(&*self.store, completion).await;
+        tracing::Instrument::instrument(
+            self.completer.complete(&*self.store, completion),
+            tracing::info_span!("complete"),
+        )
+        .await;
     }
 
     /// Poll one claimed job to completion.
@@ -149,12 +153,16 @@ impl Engine {
         metrics::histogram!("finality_poll_lateness_seconds", "provider" => job.provider.clone())
             .record(lateness);
         let started = Instant::now();
+        let call_span = tracing::info_span!("provider call", provider = %job.provider);
         let result = match batcher {
-            Some(b) => match b.query(&target).await {
+            Some(b) => match tracing::Instrument::instrument(b.query(&target), call_span).await {
                 crate::bulk::Answer::Result(r) => r,
                 crate::bulk::Answer::Defer(at) => return base(None, None, rate_wait(at)),
             },
-            None => entry.adapter.query_status(&target).await,
+            None => {
+                tracing::Instrument::instrument(entry.adapter.query_status(&target), call_span)
+                    .await
+            }
         };
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = self.clock.now();

@@ -146,11 +146,16 @@ impl InboxProcessor {
         // Fast path: take and apply in one transaction, while it works.
         loop {
             let now = self.clock.now();
-            match self
-                .store
-                .inbox_take_and_process(now, self.config.batch_size, now.plus(self.config.lease))
-                .await
-            {
+            let taken = tracing::Instrument::instrument(
+                self.store.inbox_take_and_process(
+                    now,
+                    self.config.batch_size,
+                    now.plus(self.config.lease),
+                ),
+                tracing::debug_span!("inbox apply", batch = self.config.batch_size),
+            )
+            .await;
+            match taken {
                 Ok(done) if done.is_empty() => return Ok(n),
                 Ok(done) => {
                     n += done.len();

@@ -122,7 +122,12 @@ impl Engine {
                 let limit = u32::try_from(free)
                     .unwrap_or(u32::MAX)
                     .min(self.config.batch_size);
-                match self.claim_ahead(limit).await {
+                let claimed = tracing::Instrument::instrument(
+                    self.claim_ahead(limit),
+                    tracing::debug_span!("claim", limit),
+                )
+                .await;
+                match claimed {
                     Ok((jobs, lease_until)) => {
                         db_failures = 0;
                         let full = jobs.len() as u32 == limit;

@@ -20,6 +20,7 @@
 //!   over every other parameter sorted as above. The answer must be exactly
 //!   `success`, or Alipay keeps retrying (for about a day).
 
+use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::wechat::{sign, verify};
@@ -146,6 +147,7 @@ impl AlipayAdapter {
             .post(&self.gateway)
             .header("x-request-id", request_id())
             .form(&params)
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;

@@ -24,6 +24,7 @@
 //!   not seen here: it must be found on the account statement. Issue one QR
 //!   per order (a unique bill number) so a repeat is rare and visible there.
 
+use crate::http::Traced;
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
@@ -110,6 +111,7 @@ impl BakongAdapter {
             .bearer_auth(&self.token)
             .header("x-request-id", &rid)
             .json(&body)
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;

@@ -86,6 +86,20 @@ pub fn classify_status(status: StatusCode, headers: &HeaderMap, body: &str) -> P
     }
 }
 
+/// Requests that carry the current span's W3C trace context (nothing when
+/// traces are off), so a provider's traces can join finality's.
+pub trait Traced {
+    fn traced(self) -> Self;
+}
+
+impl Traced for reqwest::RequestBuilder {
+    fn traced(self) -> Self {
+        finality_core::trace_context::trace_headers()
+            .into_iter()
+            .fold(self, |b, (k, v)| b.header(k, v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

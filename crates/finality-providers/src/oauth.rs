@@ -6,6 +6,7 @@
 //! and a cache, and the part that matters (one refresh for every waiting
 //! poll, classified failures) is ours either way.
 
+use crate::http::Traced;
 use crate::http::{classify_status, classify_transport, request_id, Timeouts};
 use crate::ProviderError;
 use serde_json::Value;
@@ -67,6 +68,7 @@ impl ClientCredentials {
             .basic_auth(&self.client_id, Some(&self.secret))
             .header("x-request-id", request_id())
             .form(&form)
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, timeouts))?;

@@ -21,6 +21,7 @@
 //!   `create_time` read, every page (`links` rel `next`) before the cursor
 //!   moves; listed events are interpreted as verified webhooks are.
 
+use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::oauth::ClientCredentials;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
@@ -312,6 +313,7 @@ impl PayPalAdapter {
             .get(format!("{}{path}", self.base_url))
             .bearer_auth(&token)
             .header("x-request-id", request_id())
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
@@ -352,6 +354,7 @@ impl PayPalAdapter {
             .bearer_auth(&token)
             .header("content-type", "application/json")
             .body(body)
+            .traced()
             .send()
             .await
             .map_err(|e| unverifiable(e.to_string()))?;

@@ -3,6 +3,7 @@
 //! `{"id", "status"}` with `pending | processing | succeeded | failed |
 //! canceled | reversed`.
 
+use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::standard::{StandardWebhooks, AUDIT_HEADERS};
 use crate::webhook::{WebhookError, WebhookEvent};
@@ -117,6 +118,7 @@ impl Provider for SimAdapter {
             req = req.bearer_auth(key);
         }
         let resp = req
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
@@ -178,6 +180,7 @@ impl Provider for SimAdapter {
             req = req.bearer_auth(key);
         }
         let resp = req
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;

@@ -15,6 +15,7 @@
 //!   decline as the provider status; it ends as succeeded, canceled, or in
 //!   review when the schedule runs out, never as failed by guess.
 
+use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::stripe::{events_of, parse_events, StripeSignature, AUDIT_HEADERS};
 use crate::webhook::{Disposition, WebhookError, WebhookEvent};
@@ -71,6 +72,7 @@ impl StripeAdapter {
             .bearer_auth(&self.secret_key)
             .header("stripe-version", STRIPE_VERSION)
             .header("x-request-id", &rid)
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;

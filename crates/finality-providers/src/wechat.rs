@@ -21,6 +21,7 @@
 //!   is in `resource`, encrypted with AES-256-GCM under the APIv3 key
 //!   (`nonce`, `associated_data`, base64 `ciphertext` with its tag).
 
+use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{check_timestamp, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
@@ -265,6 +266,7 @@ impl WeChatAdapter {
             .header("authorization", self.authorization("GET", &path, ""))
             .header("accept", "application/json")
             .header("x-request-id", request_id())
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;

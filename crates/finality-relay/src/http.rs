@@ -72,7 +72,11 @@ impl Sink for HttpSink {
             .header("webhook-id", &e.event_id)
             .header("webhook-timestamp", ts.to_string())
             .header("webhook-signature", sig)
-            .body(body)
+            .body(body);
+        // The delivery's span context (traceparent), when traces are on.
+        let resp = finality_core::trace_context::trace_headers()
+            .into_iter()
+            .fold(resp, |b, (k, v)| b.header(k, v))
             .send()
             .await
             .map_err(|err| SinkError {

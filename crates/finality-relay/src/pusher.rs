@@ -192,7 +192,13 @@ impl Pusher {
     async fn attempt(&self, e: &OutboxEvent) -> (Result<(), SinkError>, DeliveryAttempt) {
         let started = Instant::now();
         let at = self.clock.now();
-        let result = self.sink.deliver(e).await;
+        let span = tracing::info_span!(
+            "event push",
+            destination = self.sink.name(),
+            event_id = %e.event_id,
+            payment_id = %e.payment_id
+        );
+        let result = tracing::Instrument::instrument(self.sink.deliver(e), span).await;
         let (status_code, error) = match &result {
             Ok(code) => (*code, None),
             Err(err) => (err.status_code, Some(err.message.clone())),

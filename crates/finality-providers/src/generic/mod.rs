@@ -5,6 +5,7 @@
 //! errors are classified; and webhooks verified by Standard Webhooks or by
 //! an HMAC of the body in a header of the provider's choosing.
 
+use crate::http::Traced;
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
 use crate::oauth::ClientCredentials;
 use crate::webhook::standard::StandardWebhooks;
@@ -241,6 +242,7 @@ impl Provider for GenericAdapter {
             req = req.bearer_auth(oauth.bearer(&self.http, self.timeouts).await?);
         }
         let resp = req
+            .traced()
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
