@@ -107,6 +107,67 @@ pub const ADYEN_HEADER: [&str; 30] = [
     "Reserved10",
 ];
 
+/// One line of the report, by column name; the 30 columns in Adyen's order
+/// (columns not named here are empty).
+#[derive(Default)]
+struct Row<'a> {
+    psp: &'a str,
+    merchant_ref: &'a str,
+    method: &'a str,
+    created: &'a str,
+    kind: &'a str,
+    modification: &'a str,
+    gross_currency: &'a str,
+    gross_debit: &'a str,
+    gross_credit: &'a str,
+    rate: &'a str,
+    net_currency: &'a str,
+    net_debit: &'a str,
+    net_credit: &'a str,
+    interchange: &'a str,
+    variant: &'a str,
+    modification_merchant_ref: &'a str,
+    batch: &'a str,
+}
+
+impl Row<'_> {
+    fn write<W: Write>(&self, w: &mut csv::Writer<W>) -> std::io::Result<()> {
+        w.write_record([
+            "SimCompany",
+            "SimMerchant",
+            self.psp,
+            self.merchant_ref,
+            self.method,
+            self.created,
+            "UTC",
+            self.kind,
+            self.modification,
+            self.gross_currency,
+            self.gross_debit,
+            self.gross_credit,
+            self.rate,
+            self.net_currency,
+            self.net_debit,
+            self.net_credit,
+            "",
+            "",
+            "",
+            self.interchange,
+            self.variant,
+            self.modification_merchant_ref,
+            self.batch,
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+        ])?;
+        Ok(())
+    }
+}
+
 /// `amount` minor units as Adyen writes a gross: a decimal in major units
 /// with the currency's own number of decimals.
 pub fn decimal(amount: i64, currency: &str) -> String {
@@ -176,39 +237,26 @@ pub fn write_adyen_report<W: Write>(
         } else {
             mref.clone()
         };
-        w.write_record([
-            "SimCompany",
-            "SimMerchant",
-            &s.psp_reference,
-            &mref,
-            "visa",
-            &date(s.at),
-            "UTC",
+        Row {
+            psp: &s.psp_reference,
+            merchant_ref: &mref,
+            method: "visa",
+            created: &date(s.at),
             kind,
-            &format!("{:016}", modref),
-            &s.currency,
-            &gd,
-            &gc,
-            "1",
-            &s.currency,
-            &nd,
-            &nc,
-            "",
-            "",
-            "",
-            &fee_text,
-            "visaclassic",
-            &modification_mref,
-            &batch,
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-        ])?;
-        Ok(())
+            modification: &format!("{modref:016}"),
+            gross_currency: &s.currency,
+            gross_debit: &gd,
+            gross_credit: &gc,
+            rate: "1",
+            net_currency: &s.currency,
+            net_debit: &nd,
+            net_credit: &nc,
+            interchange: &fee_text,
+            variant: "visaclassic",
+            modification_merchant_ref: &modification_mref,
+            batch: &batch,
+        }
+        .write(w)
     };
     for s in settled {
         let r: f64 = rng.gen();
@@ -262,38 +310,16 @@ pub fn write_adyen_report<W: Write>(
                 net,
             ),
         ] {
-            w.write_record([
-                "SimCompany",
-                "SimMerchant",
-                "",
-                "",
-                "",
-                &at,
-                "UTC",
+            Row {
+                created: &at,
                 kind,
-                &text,
-                "",
-                "",
-                "",
-                "",
-                &ccy,
-                &decimal(amount, &ccy),
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                &batch,
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-                "",
-            ])?;
+                modification: &text,
+                net_currency: &ccy,
+                net_debit: &decimal(amount, &ccy),
+                batch: &batch,
+                ..Row::default()
+            }
+            .write(&mut w)?;
             done.lines += 1;
             done.batch_lines += 1;
         }

@@ -2,6 +2,7 @@
 //! columns by name as Adyen documents them. Layout and sources:
 //! docs/SETTLEMENT_FORMATS.md §2.
 
+use super::header::{record, Header};
 use super::{LineKind, ReportError, SettlementLine};
 use finality_core::money::Currency;
 use std::io::Read;
@@ -32,44 +33,32 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
         .flexible(true)
         .trim(csv::Trim::All)
         .from_reader(input);
-    let header = reader
-        .headers()
-        .map_err(|e| ReportError::new(1, "header", e.to_string()))?
-        .clone();
-    let find = |name: &str| -> Result<usize, ReportError> {
-        header
-            .iter()
-            .position(|h| h.trim_start_matches('\u{feff}') == name)
-            .ok_or_else(|| {
-                ReportError::new(
-                    1,
-                    name,
-                    "no such column in the header: not an Adyen Settlement details report?",
-                )
-            })
+    let header = Header::read(&mut reader)?;
+    let find = |name: &str| {
+        header.need(
+            name,
+            "no such column in the header: not an Adyen Settlement details report?",
+        )
     };
     let psp = find("Psp Reference")?;
     let merchant = find("Merchant Reference")?;
     let kind = find("Type")?;
     let currency = find("Gross Currency")?;
     // Fees are in the net (settlement) currency, which may differ.
-    let net_currency = find("Net Currency").ok();
+    let net_currency = header.pos("Net Currency");
     let debit = find("Gross Debit (GC)")?;
     let credit = find("Gross Credit (GC)")?;
-    let fees: Vec<usize> = [
+    let fees: Vec<(usize, &'static str)> = [
         "Commission (NC)",
         "Markup (NC)",
         "Scheme Fees (NC)",
         "Interchange (NC)",
     ]
-    .iter()
-    .filter_map(|n| find(n).ok())
+    .into_iter()
+    .filter_map(|n| header.pos(n).map(|i| (i, n)))
     .collect();
     Ok(reader.into_records().map(move |rec| {
-        let rec = rec.map_err(|e| {
-            ReportError::new(e.position().map_or(0, |p| p.line()), "row", e.to_string())
-        })?;
-        let line = rec.position().map_or(0, |p| p.line());
+        let (rec, line) = record(rec)?;
         let get = |i: usize| rec.get(i).unwrap_or_default();
         let kind = adyen_kind(get(kind));
         let ccy_text = get(currency);
@@ -112,8 +101,7 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
             .checked_sub(money(ccy, "Gross Debit (GC)", get(debit))?)
             .ok_or_else(|| too_large("Gross Debit (GC)"))?;
         let mut fee: Option<i64> = None;
-        for &i in &fees {
-            let col = header.get(i).unwrap_or("fee");
+        for &(i, col) in &fees {
             let v = money(net_ccy, col, get(i))?;
             if v != 0 {
                 fee = Some(

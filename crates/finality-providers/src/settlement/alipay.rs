@@ -14,6 +14,7 @@
 //! - The payment: `支付宝交易号` (Alipay's `trade_no`) and the merchant's
 //!   `商户订单号` (`out_trade_no`); a refund row carries its payment's.
 
+use super::header::{record, Header};
 use super::{LineKind, ReportError, SettlementLine};
 use finality_core::money::Currency;
 use std::io::Read;
@@ -38,22 +39,17 @@ struct Columns {
 
 impl Columns {
     fn from_header(rec: &csv::StringRecord, line: u64) -> Result<Self, ReportError> {
-        let pos = |name: &str| {
-            rec.iter()
-                .position(|h| h.trim().trim_start_matches('\u{feff}') == name)
-        };
+        let header = Header::of(rec, line);
+        let pos = |name: &str| header.pos(name);
         let need = |name: &str| {
-            pos(name).ok_or_else(|| {
-                ReportError::new(
-                    line,
-                    name,
-                    "no such column in the header: not an Alipay trade bill (业务明细), or not \
-                     GBK or UTF-8?",
-                )
-            })
+            header.need(
+                name,
+                "no such column in the header: not an Alipay trade bill (业务明细), or not \
+                 GBK or UTF-8?",
+            )
         };
         Ok(Columns {
-            width: rec.len(),
+            width: header.len(),
             trade_no: need(TRADE_NO)?,
             out_trade_no: need(OUT_TRADE_NO)?,
             business: need(BUSINESS)?,
@@ -79,14 +75,10 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
         if failed {
             return None;
         }
-        let rec = match rec {
+        let (rec, line) = match record(rec) {
             Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                return Some(Err(ReportError::new(line, "row", e.to_string())));
-            }
+            Err(e) => return Some(Err(e)),
         };
-        let line = rec.position().map_or(0, |p| p.line());
         let first = rec
             .get(0)
             .unwrap_or_default()

@@ -1,5 +1,6 @@
 //! Any CSV whose columns are named by the caller.
 
+use super::header::{record, Header};
 use super::{LineKind, ReportError, SettlementLine};
 use finality_core::money::Currency;
 use std::io::Read;
@@ -42,22 +43,9 @@ pub fn read_csv<'a, R: Read + Send + 'a>(
         .flexible(false)
         .trim(csv::Trim::All)
         .from_reader(input);
-    let header = reader
-        .headers()
-        .map_err(|e| ReportError::new(1, "header", e.to_string()))?
-        .clone();
-    let find = |name: &str| -> Result<usize, ReportError> {
-        header.iter().position(|h| h == name).ok_or_else(|| {
-            ReportError::new(
-                1,
-                name,
-                format!(
-                    "no such column in the header (found: {})",
-                    header.iter().collect::<Vec<_>>().join(", ")
-                ),
-            )
-        })
-    };
+    let header = Header::read(&mut reader)?;
+    let why = format!("no such column in the header (found: {})", header.names());
+    let find = |name: &str| header.need(name, &why);
     let idx = Index {
         reference: find(&cols.reference)?,
         amount: find(&cols.amount)?,
@@ -67,11 +55,7 @@ pub fn read_csv<'a, R: Read + Send + 'a>(
         merchant_ref: cols.merchant_ref.as_deref().map(find).transpose()?,
     };
     Ok(reader.into_records().map(move |rec| {
-        let rec = rec.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            ReportError::new(line, "row", e.to_string())
-        })?;
-        let line = rec.position().map_or(0, |p| p.line());
+        let (rec, line) = record(rec)?;
         let get = |i: usize| rec.get(i).unwrap_or_default();
         let currency_text = get(idx.currency);
         let currency = Currency::parse(currency_text)

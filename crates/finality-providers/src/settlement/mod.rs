@@ -12,6 +12,7 @@
 mod adyen;
 mod alipay;
 mod columns;
+mod header;
 mod paypal;
 mod stripe;
 mod wechat;

@@ -18,9 +18,9 @@
 //!   chargeback's own `Transaction ID` is new; the payment it takes back is
 //!   its `PayPal Reference ID`.
 
+use super::header::{record, Header};
 use super::{LineKind, ReportError, SettlementLine};
 use finality_core::money::Currency;
-use std::collections::HashMap;
 use std::io::{BufRead, Read};
 
 /// Row types PayPal documents; anything else means this is not an STL
@@ -65,18 +65,9 @@ struct Columns {
 
 impl Columns {
     fn from_ch(rec: &csv::StringRecord, line: u64) -> Result<Self, ReportError> {
-        let names: HashMap<String, usize> = rec
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.split_whitespace().collect::<Vec<_>>().join(" "), i))
-            .collect();
-        let need = |n: &str| {
-            names
-                .get(n)
-                .copied()
-                .ok_or_else(|| ReportError::new(line, n, "not in the column header (CH) row"))
-        };
-        let opt = |n: &str| names.get(n).copied();
+        let header = Header::of(rec, line);
+        let need = |n: &str| header.need(n, "not in the column header (CH) row");
+        let opt = |n: &str| header.pos(n);
         Ok(Columns {
             txn: need(TXN)?,
             code: need(CODE)?,
@@ -148,14 +139,10 @@ pub(super) fn read_stl<'a, R: Read + Send + 'a>(
         .from_reader(input);
     let mut cols: Option<Columns> = None;
     Ok(reader.into_records().filter_map(move |rec| {
-        let rec = match rec {
+        let (rec, line) = match record(rec) {
             Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                return Some(Err(ReportError::new(line, "row", e.to_string())));
-            }
+            Err(e) => return Some(Err(e)),
         };
-        let line = rec.position().map_or(0, |p| p.line());
         match rec.get(0).unwrap_or_default() {
             "CH" => match Columns::from_ch(&rec, line) {
                 Ok(c) => {

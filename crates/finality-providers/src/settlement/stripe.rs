@@ -21,6 +21,7 @@
 //!   payout, …; Stripe documents the set as growing: an unknown category
 //!   is [`LineKind::Other`]).
 
+use super::header::{record, Header};
 use super::{LineKind, ReportError, SettlementLine};
 use finality_core::money::Currency;
 use std::io::Read;
@@ -46,24 +47,14 @@ pub(super) fn read_stripe<'a, R: Read + Send + 'a>(
         .flexible(false)
         .trim(csv::Trim::All)
         .from_reader(input);
-    let header = reader
-        .headers()
-        .map_err(|e| ReportError::new(1, "header", e.to_string()))?
-        .clone();
-    let pos = |name: &str| {
-        header
-            .iter()
-            .position(|h| h.trim_start_matches('\u{feff}') == name)
-    };
+    let header = Header::read(&mut reader)?;
+    let pos = |name: &str| header.pos(name);
     let need = |name: &str| {
-        pos(name).ok_or_else(|| {
-            ReportError::new(
-                1,
-                name,
-                "no such column in the header: not a Stripe itemized report, or run without it \
-                 (ask for it in `columns`)",
-            )
-        })
+        header.need(
+            name,
+            "no such column in the header: not a Stripe itemized report, or run without it \
+             (ask for it in `columns`)",
+        )
     };
     let category = need("reporting_category")?;
     let currency = need("currency")?;
@@ -85,10 +76,7 @@ pub(super) fn read_stripe<'a, R: Read + Send + 'a>(
         ));
     }
     Ok(reader.into_records().map(move |rec| {
-        let rec = rec.map_err(|e| {
-            ReportError::new(e.position().map_or(0, |p| p.line()), "row", e.to_string())
-        })?;
-        let line = rec.position().map_or(0, |p| p.line());
+        let (rec, line) = record(rec)?;
         let get = |i: usize| rec.get(i).unwrap_or_default();
         let kind = stripe_kind(get(category));
         let ccy = Currency::parse(&get(currency).to_ascii_uppercase())

@@ -15,6 +15,7 @@
 //! - The payment: `微信订单号` (WeChat's `transaction_id`), and the
 //!   merchant's `商户订单号` (`out_trade_no`).
 
+use super::header::{record, Header};
 use super::{fee_minor, LineKind, ReportError, SettlementLine};
 use finality_core::money::Currency;
 use std::io::Read;
@@ -61,31 +62,15 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
         .flexible(true)
         .trim(csv::Trim::All)
         .from_reader(super::decode_gbk_or_utf8(input)?);
-    let header = reader
-        .headers()
-        .map_err(|e| ReportError::new(1, "header", e.to_string()))?
-        .clone();
-    let pos = |name: &str| {
-        header
-            .iter()
-            .position(|h| h.trim_start_matches('\u{feff}') == name)
-    };
+    let header = Header::read(&mut reader)?;
+    let pos = |name: &str| header.pos(name);
     let need = |name: &str| {
-        pos(name).ok_or_else(|| {
-            ReportError::new(
-                1,
-                name,
-                "no such column in the header: not a WeChat Pay trade bill?",
-            )
-        })
-    };
-    pos(TIME).ok_or_else(|| {
-        ReportError::new(
-            1,
-            TIME,
+        header.need(
+            name,
             "no such column in the header: not a WeChat Pay trade bill?",
         )
-    })?;
+    };
+    need(TIME)?;
     let txn = need(TRANSACTION_ID)?;
     let out_trade_no = need(OUT_TRADE_NO)?;
     let state = need(STATE)?;
@@ -102,14 +87,10 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
     let width = header.len();
     let mut in_summary = false;
     Ok(reader.into_records().filter_map(move |rec| {
-        let rec = match rec {
+        let (rec, line) = match record(rec) {
             Ok(r) => r,
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                return Some(Err(ReportError::new(line, "row", e.to_string())));
-            }
+            Err(e) => return Some(Err(e)),
         };
-        let line = rec.position().map_or(0, |p| p.line());
         if in_summary || rec.get(0) == Some(SUMMARY) {
             in_summary = true;
             return None;
