@@ -474,6 +474,29 @@ fn chaos_small_run_has_no_violations() {
     }
 }
 
+/// Stop a `finality serve` as systemd would (SIGTERM) and collect what it
+/// wrote.
+async fn terminate(child: std::process::Child) -> std::process::Output {
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// A free port on loopback for a server to listen on.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// `finality serve` with JSON logs and every kind of secret configured
 /// (named tokens, a provider API key, a webhook secret), used the way
 /// callers use them (a registration, a wrong token, a signed webhook and a
@@ -483,11 +506,7 @@ fn chaos_small_run_has_no_violations() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_parse_and_hold_no_secret() {
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let secrets = [
         ("T_ALICE", "alice-secret-0123456789abcdef"),
         ("T_SHOP", "shop-secret-0123456789abcdef"),
@@ -567,16 +586,7 @@ async fn json_logs_parse_and_hold_no_secret() {
     }
     // Polls of a provider that is not there fail and are logged.
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-    let pid = child.id().to_string();
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = terminate(child).await;
     let stderr = String::from_utf8(out.stderr).unwrap();
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
     assert!(lines.len() >= 5, "{stderr}");
@@ -678,11 +688,7 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
         .await
     };
     let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let config = dir.path().join("finality.toml");
     std::fs::write(
         &config,
@@ -733,15 +739,7 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success());
-    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
-        .await
-        .unwrap()
-        .unwrap();
+    let out = terminate(child).await;
     assert!(out.status.success());
 
     let w3c = |t: &str| {

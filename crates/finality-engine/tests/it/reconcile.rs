@@ -45,6 +45,23 @@ fn write(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathBuf {
     p
 }
 
+/// Register `p`, its first poll due in a minute.
+async fn register_one(store: &dyn Store, p: &NewPayment, now: Timestamp) {
+    let r = store
+        .register(p, now, now.plus(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    assert!(matches!(r, Registered::Created(_)), "{r:?}");
+}
+
+/// Set `id`'s status by hand at `at`, as a person would.
+async fn settle(store: &dyn Store, id: &str, to: Status, at: Timestamp) {
+    store
+        .apply(&Report::manual(id, to, "r".into(), "t".into(), at), at)
+        .await
+        .unwrap();
+}
+
 async fn status(store: &dyn Store, id: &str) -> Status {
     store.get(id).await.unwrap().unwrap().payment.status
 }
@@ -64,39 +81,17 @@ async fn every_outcome_once(backend: Backend) {
         ("forgotten", 300),
         ("earlier", 200),
     ] {
-        let r = store
-            .register(&payment(id, amount), now, now.plus(Duration::from_secs(60)))
-            .await
-            .unwrap();
-        assert!(matches!(r, Registered::Created(_)));
+        register_one(&*store, &payment(id, amount), now).await;
     }
     // Succeeded within the report's period but not in it, and before it.
     let hour = Duration::from_secs(3600);
     for (id, at) in [("forgotten", now), ("earlier", Timestamp(T0.0 - 7_200_000))] {
-        store
-            .apply(
-                &Report::manual(id, Status::Succeeded, "r".into(), "t".into(), at),
-                at,
-            )
-            .await
-            .unwrap();
+        settle(&*store, id, Status::Succeeded, at).await;
     }
     for id in ["done", "refunded"] {
-        store
-            .apply(
-                &Report::manual(id, Status::Succeeded, "r".into(), "t".into(), now),
-                now,
-            )
-            .await
-            .unwrap();
+        settle(&*store, id, Status::Succeeded, now).await;
     }
-    store
-        .apply(
-            &Report::manual("failed", Status::Failed, "r".into(), "t".into(), now),
-            now,
-        )
-        .await
-        .unwrap();
+    settle(&*store, "failed", Status::Failed, now).await;
 
     let dir = tempdir();
     // A malformed line (line 4): nothing is applied, the error names it.
@@ -614,25 +609,13 @@ async fn period_edges_and_reimports(backend: Backend) {
     let store = db.store.clone();
     let now = T0;
     for (id, amount) in [("listed", 1000), ("fee_only", 1000), ("partly", 1000)] {
-        store
-            .register(&payment(id, amount), now, now.plus(Duration::from_secs(60)))
-            .await
-            .unwrap();
+        register_one(&*store, &payment(id, amount), now).await;
     }
     let mut refund = payment("re_1", 400);
     refund.kind = Kind::Refund;
-    store
-        .register(&refund, now, now.plus(Duration::from_secs(60)))
-        .await
-        .unwrap();
+    register_one(&*store, &refund, now).await;
     for id in ["listed", "fee_only", "partly", "re_1"] {
-        store
-            .apply(
-                &Report::manual(id, Status::Succeeded, "r".into(), "t".into(), now),
-                now,
-            )
-            .await
-            .unwrap();
+        settle(&*store, id, Status::Succeeded, now).await;
     }
     let dir = tempdir();
     let path = write(
