@@ -20,39 +20,81 @@ fn secret_key(key: &str) -> bool {
             .any(|s| k.contains(s))
 }
 
-/// `scheme://user:PASSWORD@host` → `scheme://user:****@host`.
+/// A URL without its secrets: the password of `user:PASSWORD@` (or the
+/// whole userinfo when it is one token, `nats://TOKEN@host`), and every
+/// query value (`?token=…`, `?password=…`).
 fn mask_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let Some((auth, host)) = rest.split_once('@') else {
-        return url.to_string();
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) => (r, Some(q)),
+        None => (rest, None),
     };
-    match auth.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:****@{host}"),
-        None => url.to_string(),
+    let rest = match rest.split_once('@') {
+        Some((auth, host)) => match auth.split_once(':') {
+            Some((user, _)) => format!("{user}:****@{host}"),
+            None => format!("****@{host}"),
+        },
+        None => rest.to_string(),
+    };
+    let query = query.map(|q| {
+        q.split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) => format!("{k}=****"),
+                None => kv.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    match query {
+        Some(q) => format!("{scheme}://{rest}?{q}"),
+        None => format!("{scheme}://{rest}"),
     }
 }
 
-/// Mask secrets in place; collect the environment variables named.
+/// The `${VAR}` references in a value.
+fn env_refs(v: &str) -> Vec<String> {
+    v.split("${")
+        .skip(1)
+        .filter_map(|r| r.split_once('}').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
+/// Mask secrets in place; collect the environment variables named. Inside
+/// `headers` every value is masked unless it is only `${VAR}` references.
 fn walk(v: &mut toml::Value, key: &str, vars: &mut Vec<String>) {
+    walk_in(v, key, false, vars);
+}
+
+fn walk_in(v: &mut toml::Value, key: &str, in_headers: bool, vars: &mut Vec<String>) {
     match v {
         toml::Value::Table(t) => {
+            let headers = in_headers || key == "headers";
             for (k, v) in t.iter_mut() {
-                walk(v, k, vars);
+                walk_in(v, k, headers, vars);
             }
         }
         toml::Value::Array(a) => {
             for v in a.iter_mut() {
-                walk(v, key, vars);
+                walk_in(v, key, in_headers, vars);
             }
         }
         toml::Value::String(s) => {
+            let refs = env_refs(s);
+            vars.extend(refs.iter().cloned());
+            let only_refs = !refs.is_empty()
+                && s.split("${")
+                    .skip(1)
+                    .all(|r| r.split_once('}').is_some_and(|(_, rest)| rest.is_empty()))
+                && s.starts_with("${");
             if key.ends_with("_env") || key.ends_with("_envs") {
                 if !s.is_empty() {
                     vars.push(s.clone());
                 }
-            } else if secret_key(key) && !s.is_empty() {
+            } else if (in_headers && !only_refs)
+                || (secret_key(key) && !s.is_empty() && refs.is_empty())
+            {
                 *s = "****".into();
             } else if s.contains("://") {
                 *s = mask_url(s);
@@ -105,6 +147,26 @@ pub fn run(config: &Config, path: Option<&std::path::Path>) -> anyhow::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_headers_and_tokens() {
+        assert_eq!(mask_url("nats://s3cret@nats:4222"), "nats://****@nats:4222");
+        assert_eq!(
+            mask_url("postgres://db/f?user=app&password=x"),
+            "postgres://db/f?user=****&password=****"
+        );
+        assert_eq!(mask_url("https://hook.example/x"), "https://hook.example/x");
+        let mut v: toml::Value = toml::from_str(
+            "[providers.acme.headers]\nAuthorization = \"Bearer abc123\"\nX-Api-Key = \"${ACME_KEY}\"\n",
+        )
+        .unwrap();
+        let mut vars = Vec::new();
+        walk(&mut v, "", &mut vars);
+        let text = toml::to_string(&v).unwrap();
+        assert!(!text.contains("abc123"), "{text}");
+        assert!(text.contains("${ACME_KEY}"), "{text}");
+        assert_eq!(vars, ["ACME_KEY"]);
+    }
 
     #[test]
     fn secrets_and_passwords_are_masked_names_are_not() {

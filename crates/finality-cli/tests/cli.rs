@@ -772,3 +772,59 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
         );
     }
 }
+
+/// `finality config check` before a deploy: the effective configuration
+/// with secrets masked (a password in the database URL, a token in a push
+/// URL's query), each named variable set or not; a missing variable is an
+/// error naming it.
+#[test]
+fn config_check_masks_secrets_and_names_missing_variables() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("finality.toml");
+    std::fs::write(
+        &path,
+        "[database]\nurl = \"postgres://app:hunter2hunter2@db:5432/f\"\n\
+         [[events.http]]\nname = \"orders\"\nurl = \"https://orders.internal/in?token=tok_live_123\"\nsecret_env = \"T_PUSH_CHECK\"\n",
+    )
+    .unwrap();
+    let run = |with_push: bool| {
+        let mut c = finality();
+        c.args(["--config", path.to_str().unwrap(), "config", "check"])
+            .env("FINALITY_API_TOKEN", "api-token-0123456789abcdef")
+            .env_remove("FINALITY_DATABASE_URL");
+        if with_push {
+            c.env("T_PUSH_CHECK", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+        } else {
+            c.env_remove("T_PUSH_CHECK");
+        }
+        c.output().unwrap()
+    };
+    let out = run(true);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for secret in [
+        "hunter2hunter2",
+        "tok_live_123",
+        "api-token-0123456789abcdef",
+        "MfKQ9r8G",
+    ] {
+        assert!(!stdout.contains(secret), "{secret} shown:\n{stdout}");
+    }
+    assert!(stdout.contains("postgres://app:****@db:5432/f"), "{stdout}");
+    assert!(stdout.contains("T_PUSH_CHECK: set"), "{stdout}");
+    assert!(
+        stdout.contains("FINALITY_API_TOKEN: set (26 characters)"),
+        "{stdout}"
+    );
+    let out = run(false);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("T_PUSH_CHECK") && err.contains("not set"),
+        "{err}"
+    );
+}

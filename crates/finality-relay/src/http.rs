@@ -84,7 +84,8 @@ impl Sink for HttpSink {
                 message: if err.is_timeout() {
                     "timeout".into()
                 } else {
-                    format!("request failed: {err}")
+                    // Without the URL: it may carry a token.
+                    format!("request failed: {}", err.without_url())
                 },
             })?;
         let code = resp.status().as_u16();

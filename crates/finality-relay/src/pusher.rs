@@ -262,10 +262,14 @@ impl Pusher {
         let mut wake = self.store.subscribe_feed();
         while !shutdown.is_cancelled() {
             match self.push_once().await {
-                Ok(n) if n > 0 => continue,
-                Ok(_) => {
+                Ok(n) if n > 0 => {
+                    // Something was delivered: the head is not failing. (An
+                    // idle round says nothing: a failing destination waits
+                    // for its next attempt in idle rounds.)
                     metrics::gauge!("finality_event_destination_failing", "destination" => self.sink.name().to_string()).set(0.0);
+                    continue;
                 }
+                Ok(_) => {}
                 Err(e) => {
                     tracing::error!(destination = self.sink.name(), error = %e, "event push failed")
                 }

@@ -313,6 +313,10 @@ pub async fn run(
             .collect();
         metrics::init_series(state.providers.keys().map(String::as_str), &destinations);
     }
+    let upkeep = state
+        .metrics
+        .clone()
+        .map(|h| metrics::spawn_upkeep(h, shutdown.clone()));
     // The cluster gauges, on any node with a recorder (a lease keeps them
     // to one at a time), under the engine's worker id when it runs here.
     let gauges_task = match (&background.gauges, &state.metrics) {
@@ -368,6 +372,7 @@ pub async fn run(
         catch_up_task,
         sweep_task,
         gauges_task,
+        upkeep,
     ]
     .into_iter()
     .flatten()

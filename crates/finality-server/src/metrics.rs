@@ -42,9 +42,9 @@ pub const CATALOG: &[Entry] = &[
     ("finality_provider_call_seconds", Kind::Histogram, Unit::Seconds, "Time a status query took, by provider and outcome (ok, or the error class)."),
     ("finality_poll_lateness_seconds", Kind::Histogram, Unit::Seconds, "How late a poll started after it fell due, by provider."),
     ("finality_poll_leases_held", Kind::Gauge, Unit::Count, "Polls this node holds a lease on (executing or waiting for their time)."),
-    ("finality_leases_released_total", Kind::Counter, Unit::Count, "Poll leases handed back early, by reason (shutdown, node_stopped)."),
+    ("finality_leases_released_total", Kind::Counter, Unit::Count, "Poll leases of a stopped node handed back, by reason (node_stopped)."),
     ("finality_provider_circuit_open", Kind::Gauge, Unit::Count, "1 while a provider's circuit breaker is open (its polls wait), by provider."),
-    ("finality_provider_paused_until_seconds", Kind::Gauge, Unit::Seconds, "Unix time until which a provider is paused after a permanent error (0: not paused), by provider."),
+    ("finality_provider_paused_until_seconds", Kind::Gauge, Unit::Seconds, "Unix time until which a provider's polls are paused, by provider and the error class that paused them (permanent, rate_limited); 0 or past: not paused."),
     ("finality_bulk_requests_total", Kind::Counter, Unit::Count, "Bulk status requests sent, by provider."),
     ("finality_bulk_request_size", Kind::Histogram, Unit::Count, "Payments asked about per bulk status request, by provider."),
     ("finality_catch_up_calls_total", Kind::Counter, Unit::Count, "Event-list pages read from a provider, by provider."),
@@ -56,7 +56,7 @@ pub const CATALOG: &[Entry] = &[
     ("finality_webhooks_received_total", Kind::Counter, Unit::Count, "Webhooks verified and stored, by provider."),
     ("finality_webhooks_rejected_total", Kind::Counter, Unit::Count, "Webhooks refused (bad signature, stale, malformed), by provider and reason."),
     ("finality_webhooks_duplicates_total", Kind::Counter, Unit::Count, "Webhooks already stored (a provider's redelivery), by provider."),
-    ("finality_webhooks_ignored_total", Kind::Counter, Unit::Count, "Webhooks that changed nothing (stale, duplicate, not about a payment), by provider and reason."),
+    ("finality_webhooks_ignored_total", Kind::Counter, Unit::Count, "Webhooks that changed nothing (stale, duplicate, not about a payment), by provider."),
     ("finality_webhooks_nudges_total", Kind::Counter, Unit::Count, "Webhooks without a status that brought a poll forward, by provider."),
     ("finality_webhooks_review_total", Kind::Counter, Unit::Count, "Webhooks kept for a person, by provider."),
     ("finality_webhooks_applied_total", Kind::Counter, Unit::Count, "Webhooks whose status was applied, by provider."),
@@ -73,7 +73,7 @@ pub const CATALOG: &[Entry] = &[
     ("finality_reconciliation_lines_total", Kind::Counter, Unit::Count, "Settlement-report lines (and payments missing from reports) by outcome."),
     // The cluster's state, computed on a timer by one node.
     ("finality_payments_open", Kind::Gauge, Unit::Count, "Open payments (pending, processing, needs_review), by provider and status."),
-    ("finality_review_queue", Kind::Gauge, Unit::Count, "Payments waiting for a person, by reason class (gave_up, provider_errors, webhook, settlement_report, sweep, manual, other)."),
+    ("finality_review_queue", Kind::Gauge, Unit::Count, "Payments waiting for a person, by reason class (gave_up, provider_errors, webhook, settlement_report, sweep, manual, other, none)."),
     ("finality_polls_due", Kind::Gauge, Unit::Count, "Poll jobs due now (an expired lease counts as due)."),
     ("finality_polls_overdue", Kind::Gauge, Unit::Count, "Poll jobs due for longer than metrics.overdue_after."),
     ("finality_poll_oldest_due_age_seconds", Kind::Gauge, Unit::Seconds, "How long the oldest due poll has been waiting (0 when none is due)."),
@@ -92,6 +92,10 @@ const FAST: &[f64] = &[
 const TIME_TO_FINAL: &[f64] = &[
     1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 86400.0,
     259200.0,
+];
+/// Lateness: milliseconds when healthy, minutes in a backlog.
+const LATENESS: &[f64] = &[
+    0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0,
 ];
 const SIZES: &[f64] = &[1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0];
 
@@ -112,6 +116,12 @@ fn handle() -> Option<&'static PrometheusHandle> {
                     b.set_buckets_for_metric(
                         Matcher::Full("finality_time_to_final_seconds".into()),
                         TIME_TO_FINAL,
+                    )
+                })
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full("finality_poll_lateness_seconds".into()),
+                        LATENESS,
                     )
                 })
                 .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_size".into()), SIZES))
@@ -161,6 +171,26 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
     for d in destinations {
         metrics::gauge!("finality_event_destination_failing", "destination" => d.clone()).set(0.0);
     }
+    // 0 until this node computes the gauges: with none computing them
+    // anywhere, `FinalityClusterGaugesStale` sees 0, not "no data".
+    metrics::gauge!("finality_cluster_gauges_updated_seconds").set(0.0);
+}
+
+/// Drain the histograms' samples into their buckets every few seconds, so
+/// memory stays flat when nothing scrapes `/metrics` (the exporter keeps
+/// samples until a render or an upkeep).
+pub fn spawn_upkeep(
+    handle: PrometheusHandle,
+    shutdown: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(5)) => handle.run_upkeep(),
+                _ = shutdown.cancelled() => return,
+            }
+        }
+    })
 }
 
 /// `[metrics]` in `finality.toml`.
@@ -273,17 +303,14 @@ impl ClusterGauges {
     /// zero what it exported before. Returns whether it computed.
     pub async fn run_once(&mut self) -> finality_store::Result<bool> {
         let now = self.clock.now();
-        let until = now.plus(self.cfg.gauges_every * 3);
+        let until = now.plus(self.cfg.gauges_every.max(Duration::from_secs(1)) * 3);
         let held = self
             .store
             .cursor_take(GAUGES_LEASE, &self.holder, now, until)
             .await?
             .is_some();
         if !held {
-            let previous = std::mem::take(&mut self.set);
-            for (name, labels) in previous {
-                metrics::gauge!(name, to_labels(&labels)).set(0.0);
-            }
+            self.zero_all();
             return Ok(false);
         }
         let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
@@ -373,14 +400,25 @@ impl ClusterGauges {
         Ok(true)
     }
 
-    /// Every `gauges_every` until `shutdown`.
+    /// Zero everything this node exported: another node holds the lease,
+    /// or this one cannot tell (the database fails), and its last values
+    /// must not outlive its knowledge under `max`.
+    fn zero_all(&mut self) {
+        for (name, labels) in std::mem::take(&mut self.set) {
+            metrics::gauge!(name, to_labels(&labels)).set(0.0);
+        }
+    }
+
+    /// Every `gauges_every` (at least a second) until `shutdown`.
     pub async fn run(mut self, shutdown: CancellationToken) {
+        let every = self.cfg.gauges_every.max(Duration::from_secs(1));
         loop {
             if let Err(e) = self.run_once().await {
+                self.zero_all();
                 tracing::warn!(error = %e, "computing the cluster gauges failed; next round as scheduled");
             }
             tokio::select! {
-                _ = tokio::time::sleep(self.cfg.gauges_every) => {}
+                _ = tokio::time::sleep(every) => {}
                 _ = shutdown.cancelled() => return,
             }
         }

@@ -91,21 +91,31 @@ impl<B: Backend> Gauges for B {
             g.polls_overdue = r.int("overdue", "poll_jobs")?;
             g.oldest_due_at = r.opt_int("oldest", "poll_jobs")?.map(Timestamp);
         }
-        // Applied and ignored rows are history (most of the table); the
-        // states counted here have their own indexes.
-        for r in conn
-            .all(stmt(
+        // Applied and ignored rows are history (most of the table, raw
+        // bodies included): each count's predicate is, word for word, that
+        // of a partial index (`webhook_inbox_due`, `webhook_inbox_trouble`),
+        // so neither database reads the history.
+        let mut inbox: std::collections::BTreeMap<String, i64> = Default::default();
+        for (sql, op) in [
+            (
                 "SELECT state, COUNT(*) AS n FROM webhook_inbox \
-                 WHERE state IN ('received', 'failed', 'orphaned') GROUP BY state ORDER BY state",
-                "counting waiting webhooks",
-            ))
-            .await?
-        {
-            g.inbox.push((
-                r.text("state", "webhook_inbox")?,
-                r.int("n", "webhook_inbox")?,
-            ));
+                 WHERE state IN ('received', 'failed') GROUP BY state",
+                "counting webhooks waiting to be applied",
+            ),
+            (
+                "SELECT state, COUNT(*) AS n FROM webhook_inbox \
+                 WHERE state IN ('failed', 'orphaned') GROUP BY state",
+                "counting failed and orphaned webhooks",
+            ),
+        ] {
+            for r in conn.all(stmt(sql, op)).await? {
+                inbox.insert(
+                    r.text("state", "webhook_inbox")?,
+                    r.int("n", "webhook_inbox")?,
+                );
+            }
         }
+        g.inbox = inbox.into_iter().collect();
         if let Some(r) = conn
             .opt(stmt(
                 "SELECT COUNT(*) AS n FROM outbox WHERE feed_seq IS NULL",
