@@ -112,7 +112,10 @@ async fn metrics_cover_every_series_the_dashboard_and_alerts_use() {
             .text()
             .await
             .unwrap();
-        let settled = text.contains("finality_time_to_final_seconds_bucket")
+        // The engine's first heartbeat may come after the first gauges
+        // (on a loaded machine): wait for the round that counts it.
+        let settled = text.contains("finality_nodes_live 1\n")
+            && text.contains("finality_time_to_final_seconds_bucket")
             && text.contains("finality_provider_call_seconds_bucket")
             && text.contains("finality_event_deliveries_total")
             && text.contains("finality_cluster_gauges_updated_seconds ")
