@@ -540,7 +540,7 @@ async fn json_logs_parse_and_hold_no_secret() {
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
     let mut up = false;
-    for _ in 0..100 {
+    for _ in 0..300 {
         if http.get(format!("{base}/healthz")).send().await.is_ok() {
             up = true;
             break;
@@ -584,8 +584,23 @@ async fn json_logs_parse_and_hold_no_secret() {
             .unwrap();
         assert!(r.status() == 200 || r.status() == 401, "{}", r.status());
     }
-    // Polls of a provider that is not there fail and are logged.
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    // Polls of a provider that is not there fail and are logged: wait
+    // (bounded) until one was made.
+    for _ in 0..300 {
+        let calls: serde_json::Value = http
+            .get(format!("{base}/v1/payments/log_1/attempts"))
+            .bearer_auth(secrets[1].1)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap_or_default();
+        if calls["attempts"].as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let out = terminate(child).await;
     let stderr = String::from_utf8(out.stderr).unwrap();
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -714,7 +729,7 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
     let mut registered = false;
-    for _ in 0..100 {
+    for _ in 0..300 {
         if let Ok(r) = http
             .post(format!("{base}/v1/payments"))
             .bearer_auth("api-token-0123456789abcdef")
@@ -733,7 +748,7 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
     }
     assert!(registered, "the server did not start");
     // Bounded wait: polled, settled, pushed.
-    for _ in 0..100 {
+    for _ in 0..300 {
         if !pushed.lock().unwrap().is_empty() {
             break;
         }
