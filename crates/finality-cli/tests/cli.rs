@@ -654,15 +654,15 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
             .unwrap_or("none")
             .to_string()
     }
-    let spans: Arc<Mutex<Vec<u8>>> = Arc::default();
+    let exports: Arc<Mutex<Vec<axum::body::Bytes>>> = Arc::default();
     let collector = {
-        let spans = spans.clone();
+        let exports = exports.clone();
         listen(axum::Router::new().route(
             "/v1/traces",
             axum::routing::post(move |body: axum::body::Bytes| {
-                let spans = spans.clone();
+                let exports = exports.clone();
                 async move {
-                    spans.lock().unwrap().extend_from_slice(&body);
+                    exports.lock().unwrap().push(body);
                     ""
                 }
             }),
@@ -771,21 +771,52 @@ async fn traces_go_to_the_collector_and_traceparent_to_the_provider_and_the_rece
         !pushed.is_empty() && pushed.iter().all(|t| w3c(t)),
         "{pushed:?}"
     );
-    // The spans arrived (protobuf: their names and attributes as bytes).
-    let spans = spans.lock().unwrap().clone();
-    for needle in [
-        "finality-test",
-        "poll",
-        "provider call",
-        "event push",
-        "tr_1",
-    ] {
-        assert!(
-            spans.windows(needle.len()).any(|w| w == needle.as_bytes()),
-            "no `{needle}` in what the collector got ({} bytes)",
-            spans.len()
-        );
+    // What the collector got, decoded with OpenTelemetry's own protobuf
+    // messages: the service's name, the poll with its provider call as a
+    // child, the push; and the traceparent the provider saw is the poll's.
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use prost::Message;
+    let mut spans = Vec::new();
+    let mut services = Vec::new();
+    for body in exports.lock().unwrap().iter() {
+        let req = ExportTraceServiceRequest::decode(body.as_ref()).unwrap();
+        for rs in req.resource_spans {
+            for a in rs.resource.iter().flat_map(|r| r.attributes.iter()) {
+                if a.key == "service.name" {
+                    services.push(format!("{:?}", a.value));
+                }
+            }
+            spans.extend(rs.scope_spans.into_iter().flat_map(|s| s.spans));
+        }
     }
+    assert!(
+        services.iter().any(|s| s.contains("finality-test")),
+        "{services:?}"
+    );
+    let named = |n: &str| spans.iter().filter(|s| s.name == n).collect::<Vec<_>>();
+    let polls = named("poll");
+    let calls = named("provider call");
+    assert!(!polls.is_empty() && !calls.is_empty() && !named("event push").is_empty());
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let call = calls[0];
+    let parent = polls
+        .iter()
+        .find(|p| p.span_id == call.parent_span_id)
+        .expect("the provider call is a child of a poll");
+    assert_eq!(parent.trace_id, call.trace_id);
+    let poll_payment = parent.attributes.iter().find(|a| a.key == "payment_id");
+    assert!(
+        format!("{poll_payment:?}").contains("tr_1"),
+        "{poll_payment:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .any(|t| t.contains(&hex(&call.trace_id)) && t.contains(&hex(&call.span_id))),
+        "the provider saw {asked:?}, the call is trace {} span {}",
+        hex(&call.trace_id),
+        hex(&call.span_id)
+    );
 }
 
 /// `finality config check` before a deploy: the effective configuration

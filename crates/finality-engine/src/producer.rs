@@ -112,11 +112,13 @@ impl Engine {
         // that stops running stops beating.
         let beat = AbortOnDrop(tokio::spawn(self.clone().heartbeats()));
         tracing::info!(worker = %self.config.worker_id, slots = self.config.concurrency, ?lookahead, "poll engine started");
+        // Looked up once, not on every round of the claim loop.
+        let leases_held = metrics::gauge!("finality_poll_leases_held");
         while !shutdown.is_cancelled() {
             while tasks.try_join_next().is_some() {}
             // Polls this node holds a lease on: executing or waiting for
             // their time (set here, where the set changes, not per scrape).
-            metrics::gauge!("finality_poll_leases_held").set(tasks.len() as f64);
+            leases_held.set(tasks.len() as f64);
             let free = capacity.saturating_sub(tasks.len());
             if free > 0 {
                 let limit = u32::try_from(free)

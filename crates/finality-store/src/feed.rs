@@ -19,6 +19,32 @@ pub struct FinalFact {
 /// The statuses a payment ends in, as SQL (`finality_core::Status::is_final`).
 const FINAL_SQL: &str = "('succeeded', 'failed', 'cancelled', 'reversed')";
 
+/// Payments made final by the events at feed positions `(after, upto]`.
+async fn finals_between<B: Backend>(b: &B, after: i64, upto: i64) -> Result<Vec<FinalFact>> {
+    let sql = format!(
+        "SELECT p.provider, o.source, o.occurred_at - p.created_at AS after_ms \
+         FROM outbox o JOIN payments p ON p.id = o.payment_id \
+         WHERE o.feed_seq > $1 AND o.feed_seq <= $2 AND o.status IN {FINAL_SQL} \
+         AND (o.previous_status IS NULL OR o.previous_status NOT IN {FINAL_SQL})"
+    );
+    let mut conn = b.read().await?;
+    conn.all(
+        stmt(&sql, "reading the payments made final")
+            .int(after)
+            .int(upto),
+    )
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(FinalFact {
+            provider: r.text("provider", "payments")?,
+            source: r.parsed("source", "outbox")?,
+            after_ms: r.int("after_ms", "outbox")?,
+        })
+    })
+    .collect()
+}
+
 /// The outbox, its feed order and the destinations that consume it.
 #[async_trait::async_trait]
 pub trait EventFeed: Send + Sync {
@@ -126,7 +152,6 @@ impl<B: Backend> EventFeed for B {
                 ))
             }
         };
-        let mut finals = Vec::new();
         let n = conn
             .run(
                 stmt(
@@ -149,37 +174,28 @@ impl<B: Backend> EventFeed for B {
                 .int(i64::try_from(n).unwrap_or(i64::MAX)),
             )
             .await?;
-            // The transitions into a final status among them (not a
-            // reversal: that payment was final already).
-            let sql = format!(
-                "SELECT p.provider, o.source, o.occurred_at - p.created_at AS after_ms \
-                 FROM outbox o JOIN payments p ON p.id = o.payment_id \
-                 WHERE o.feed_seq > $1 AND o.feed_seq <= $2 AND o.status IN {FINAL_SQL} \
-                 AND (o.previous_status IS NULL OR o.previous_status NOT IN {FINAL_SQL})"
-            );
-            for r in conn
-                .all(
-                    stmt(&sql, "reading the payments made final")
-                        .int(last)
-                        .int(last + i64::try_from(n).unwrap_or(i64::MAX)),
-                )
-                .await?
-            {
-                finals.push(FinalFact {
-                    provider: r.text("provider", "payments")?,
-                    source: r.parsed("source", "outbox")?,
-                    after_ms: r.int("after_ms", "outbox")?,
-                });
-            }
             // Pushers and feed readers on other nodes wake at the commit.
             if let Some(sql) = <B::Conn as Conn>::SQL.notify_feed {
                 conn.run(stmt(sql, "notifying feed readers")).await?;
             }
         }
         tx.commit().await.op("committing feed positions")?;
-        if n > 0 {
-            self.wakeups().bump_feed();
+        if n == 0 {
+            return Ok((0, Vec::new()));
         }
+        self.wakeups().bump_feed();
+        // The transitions into a final status among them (not a reversal:
+        // that payment was final already), read after the commit so the
+        // feed's lock is not held for it. Only for a histogram: a failed
+        // read loses those samples, never a position.
+        let upto = last + i64::try_from(n).unwrap_or(i64::MAX);
+        let finals = match finals_between(self, last, upto).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the payments made final for time-to-final failed");
+                Vec::new()
+            }
+        };
         Ok((n, finals))
     }
 
