@@ -76,6 +76,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         inbox: Some(finality_engine::inbox::InboxConfig::default()),
         events: Some(config.events.clone()),
         sweep: config.sweep.enabled.then(|| config.sweep.clone()),
+        retention: config.retention.enabled.then(|| config.retention.clone()),
         gauges: Some(config.metrics.clone()),
         shutdown_grace: Some(config.server.shutdown_grace),
         client_timeout: Some(config.server.client_timeout),
@@ -127,10 +128,18 @@ pub async fn payments(
     let store = open(&config, url).await?;
     match cmd {
         PaymentsCommand::Get { id } => {
-            let v = store
-                .get(&id)
-                .await?
-                .ok_or_else(|| anyhow!("no payment with id `{id}`"))?;
+            let Some(v) = store.get(&id).await? else {
+                if let Some(t) = store.archived_payment(&id).await? {
+                    return Err(anyhow!(
+                        "payment `{id}` was {} and archived on {} by retention: \
+                         `finality archive restore {}` brings its day back",
+                        t.status,
+                        t.archived_at.to_rfc3339(),
+                        t.archive
+                    ));
+                }
+                return Err(anyhow!("no payment with id `{id}`"));
+            };
             let p = &v.payment;
             println!(
                 "{} {} {} {} {} {}",

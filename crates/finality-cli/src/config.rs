@@ -127,6 +127,7 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub events: finality_relay::config::EventsConfig,
     pub sweep: finality_engine::sweep::SweepConfig,
+    pub retention: finality_engine::lifecycle::RetentionConfig,
     pub metrics: finality_server::metrics::MetricsConfig,
     pub log: LogSection,
     pub tracing: TracingSection,
@@ -182,6 +183,7 @@ impl Default for Config {
             providers,
             events: finality_relay::config::EventsConfig::default(),
             sweep: finality_engine::sweep::SweepConfig::default(),
+            retention: finality_engine::lifecycle::RetentionConfig::default(),
             metrics: finality_server::metrics::MetricsConfig::default(),
             log: LogSection::default(),
             tracing: TracingSection::default(),
@@ -269,6 +271,10 @@ impl Config {
         }
         if self.sweep.page == 0 {
             return Err(ConfigError::new("sweep.page", "must be at least 1"));
+        }
+        if let Err(e) = self.retention.check() {
+            let (field, message) = e.split_once(": ").unwrap_or(("retention", e.as_str()));
+            return Err(ConfigError::new(field, message));
         }
         Ok(())
     }

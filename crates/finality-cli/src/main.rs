@@ -10,8 +10,10 @@
 //! - `simulate`: `finality simulate`, schedules compared on the real engine
 //!   and an in-memory store, on virtual time.
 //! - `bench`: `finality bench` (`docs/PERFORMANCE.md`).
+//! - `archive`: `finality archive` and `archive restore` (`docs/LIFECYCLE.md`).
 #![forbid(unsafe_code)]
 
+mod archive;
 mod bench;
 mod chaos;
 mod commands;
@@ -111,6 +113,10 @@ enum Command {
     /// records: settle what it settled, reverse what it refunded, keep the
     /// rest for a person (docs/RECONCILIATION.md).
     Reconcile(reconcile::ReconcileArgs),
+    /// Archive what `[retention]` says is old enough, then delete it from
+    /// the database; `archive restore FILE` brings a day back
+    /// (docs/LIFECYCLE.md).
+    Archive(archive::ArchiveArgs),
     /// One engine process for `finality bench` (three-process and memory runs).
     #[command(hide = true)]
     BenchNode(bench::node::NodeArgs),
@@ -228,6 +234,7 @@ fn main() -> ExitCode {
             | Command::Events { .. }
             | Command::Stats { .. }
             | Command::Reconcile(_)
+            | Command::Archive(_)
             | Command::Config { .. }
             | Command::Completions { .. } => "error",
             _ => "info",
@@ -271,6 +278,7 @@ fn main() -> ExitCode {
             Command::Chaos(args) => chaos::run(args).await,
             Command::Bench(args) => bench::run(args).await,
             Command::Reconcile(args) => reconcile::run(config, args).await,
+            Command::Archive(args) => archive::run(config, args).await,
             Command::Config {
                 command: ConfigCommand::Check,
             } => config_check::run(&config, cli.config.as_deref()),

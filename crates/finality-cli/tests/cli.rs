@@ -874,3 +874,52 @@ fn config_check_masks_secrets_and_names_missing_variables() {
         "{err}"
     );
 }
+
+/// `finality archive` as an operator meets it: a run on a database with
+/// nothing old prints so; a restore of a file the manifest does not list is
+/// refused naming it; a retention shorter than providers redeliver is
+/// refused by the configuration check, naming the field and its line.
+#[test]
+fn archive_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("f.db").display());
+    let archive = dir.path().join("archive");
+    let out = finality()
+        .args(["archive", "--database-url", &url, "--dir"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("nothing older than its retention"),
+        "{stdout}"
+    );
+    let out = finality()
+        .args([
+            "archive",
+            "restore",
+            "payments/payments/2025-01-01.1-0.jsonl.gz",
+        ])
+        .args(["--database-url", &url, "--dir"])
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("manifest.jsonl"), "{stderr}");
+    let cfg = dir.path().join("finality.toml");
+    std::fs::write(&cfg, "[retention]\nwebhooks = \"1d\"\n").unwrap();
+    let out = finality()
+        .args(["--config", cfg.to_str().unwrap(), "config", "check"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("retention.webhooks"), "{stderr}");
+    assert!(stderr.contains(":2"), "names the line: {stderr}");
+}

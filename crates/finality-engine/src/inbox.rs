@@ -72,6 +72,8 @@ pub struct InboxProcessor {
     /// Where to record registration-to-webhook delays, and for which
     /// providers (those with `webhook_wait_quantile`).
     learn: Option<(Arc<crate::Health>, std::collections::HashSet<String>)>,
+    /// A failure was recorded since the next retry time was last read.
+    retry_pending: std::sync::atomic::AtomicBool,
 }
 
 /// Retry delay after the n-th failed processing attempt: 1 s doubling,
@@ -93,6 +95,7 @@ impl InboxProcessor {
             clock,
             config,
             learn: None,
+            retry_pending: Default::default(),
         })
     }
 
@@ -116,6 +119,7 @@ impl InboxProcessor {
             clock,
             config,
             learn: (!names.is_empty()).then_some((health, names)),
+            retry_pending: Default::default(),
         })
     }
 
@@ -159,8 +163,14 @@ impl InboxProcessor {
                 Ok(done) if done.is_empty() => return Ok(n),
                 Ok(done) => {
                     n += done.len();
+                    let partial = done.len() < self.config.batch_size as usize;
                     for (ev, out) in done {
                         self.report(ev, Ok(out), now).await;
+                    }
+                    // Fewer than asked for: nothing else was due when they
+                    // were taken (what arrives since wakes the loop).
+                    if partial {
+                        return Ok(n);
                     }
                 }
                 Err(e) => {
@@ -250,6 +260,8 @@ impl InboxProcessor {
             Err(e) => {
                 let retry_at: Timestamp = now.plus(retry_delay(ev.attempts));
                 tracing::warn!(event_id = %ev.event_id, error = %e, attempts = ev.attempts, "processing a webhook failed; will retry");
+                self.retry_pending
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
                 if let Err(e2) = self.store.inbox_fail(&ev, &e.to_string(), retry_at).await {
                     tracing::error!(event_id = %ev.event_id, error = %e2, "recording the failure failed; the lease will expire and it is retried");
                 }
@@ -263,7 +275,8 @@ impl InboxProcessor {
         let mut wake = self.store.subscribe();
         let mut last_adopt = self.clock.now();
         while !shutdown.is_cancelled() {
-            if let Err(e) = self.process_due().await {
+            let processed = self.process_due().await;
+            if let Err(e) = &processed {
                 tracing::error!(error = %e, "claiming webhooks failed");
             }
             let now = self.clock.now();
@@ -277,7 +290,18 @@ impl InboxProcessor {
                     Err(e) => tracing::error!(error = %e, "adopting orphaned webhooks failed"),
                 }
             }
-            let next = self.store.inbox_next_due().await.ok().flatten();
+            // When the next retry is due matters only after an idle round
+            // or a failure here: while events flow, each round is woken by
+            // the next one's arrival, and `idle_check` bounds the rest.
+            let idle = !matches!(processed, Ok(n) if n > 0);
+            let failed = self
+                .retry_pending
+                .swap(false, std::sync::atomic::Ordering::Relaxed);
+            let next = if idle || failed {
+                self.store.inbox_next_due().await.ok().flatten()
+            } else {
+                None
+            };
             let sleep = next
                 .map_or(self.config.idle_check, |t| t.since(self.clock.now()))
                 .min(self.config.idle_check);

@@ -32,6 +32,7 @@ pub mod config;
 mod execute;
 pub mod health;
 pub mod inbox;
+pub mod lifecycle;
 mod producer;
 pub mod rate;
 pub mod reconcile;

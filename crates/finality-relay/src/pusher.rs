@@ -188,6 +188,12 @@ impl Pusher {
         Ok(delivered)
     }
 
+    /// This pusher's cursor is at the feed head the process knows of.
+    fn at_known_head(&self) -> bool {
+        let cursor = self.cursor.lock().ok().and_then(|c| *c);
+        matches!((cursor, self.store.feed_head()), (Some(c), Some(h)) if c >= h)
+    }
+
     /// Deliver one event; its outcome and the attempt to record.
     async fn attempt(&self, e: &OutboxEvent) -> (Result<(), SinkError>, DeliveryAttempt) {
         let started = Instant::now();
@@ -267,7 +273,12 @@ impl Pusher {
                     // idle round says nothing: a failing destination waits
                     // for its next attempt in idle rounds.)
                     metrics::gauge!("finality_event_destination_failing", "destination" => self.sink.name().to_string()).set(0.0);
-                    continue;
+                    // Read on at once unless this pusher is at the head the
+                    // process knows of: then growth wakes it, one read
+                    // fewer per round.
+                    if !self.at_known_head() {
+                        continue;
+                    }
                 }
                 Ok(_) => {}
                 Err(e) => {

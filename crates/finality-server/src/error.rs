@@ -17,6 +17,13 @@ pub enum ApiError {
     Malformed(String),
     #[error("{0}")]
     NotFound(String),
+    /// 410: the payment was archived by retention; where to find it.
+    #[error("{message}")]
+    Gone {
+        message: String,
+        archive: String,
+        archived_at: String,
+    },
     /// 409: conflicts with what is already stored.
     #[error("{message}")]
     Conflict {
@@ -54,6 +61,7 @@ impl ApiError {
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Gone { .. } => StatusCode::GONE,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::Unauthorized | ApiError::BadSignature(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -100,6 +108,15 @@ impl IntoResponse for ApiError {
             ),
             ApiError::Malformed(_) => (StatusCode::BAD_REQUEST, "malformed_json", None),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", None),
+            ApiError::Gone {
+                message,
+                archive,
+                archived_at,
+            } => {
+                let body = json!({"error": {"code": "archived", "message": message,
+                    "archive": archive, "archived_at": archived_at}});
+                return (StatusCode::GONE, Json(body)).into_response();
+            }
             ApiError::Conflict { code, field, .. } => (StatusCode::CONFLICT, *code, field.clone()),
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
             ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden", None),

@@ -115,7 +115,15 @@ async fn feed(
     // Subscribed before the first read, so growth between the read and
     // the wait is not missed.
     let mut grew = app.store.subscribe_feed();
-    let mut events = app.store.feed_after(after, limit).await?;
+    // A reader already at the head this process knows waits without a
+    // read: the feed growing past it wakes `grew`.
+    let at_head =
+        wait > std::time::Duration::ZERO && app.store.feed_head().is_some_and(|head| after >= head);
+    let mut events = if at_head {
+        Vec::new()
+    } else {
+        app.store.feed_after(after, limit).await?
+    };
     while events.is_empty() && tokio::time::Instant::now() < deadline {
         match tokio::time::timeout_at(deadline, grew.changed()).await {
             Ok(Ok(())) => events = app.store.feed_after(after, limit).await?,

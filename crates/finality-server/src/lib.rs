@@ -75,6 +75,9 @@ pub struct Background {
     pub events: Option<finality_relay::config::EventsConfig>,
     /// The reconciliation sweep (runs only where the engine does).
     pub sweep: Option<finality_engine::sweep::SweepConfig>,
+    /// Retention with archives (runs only where the engine does; one node
+    /// at a time, by its lease).
+    pub retention: Option<finality_engine::lifecycle::RetentionConfig>,
     /// The cluster gauges (one node at a time computes them), when the
     /// metrics recorder is installed.
     pub gauges: Option<metrics::MetricsConfig>,
@@ -300,6 +303,18 @@ pub async fn run(
         }
         _ => None,
     };
+    let retention_task = match (&background.retention, &background.engine) {
+        (Some(cfg), Some(engine)) if cfg.enabled => {
+            let a = finality_engine::lifecycle::Archiver::new(
+                state.store.clone(),
+                state.clock.clone(),
+                cfg.clone(),
+                engine.worker_id.clone(),
+            );
+            Some(tokio::spawn(a.run(shutdown.clone())))
+        }
+        _ => None,
+    };
     if state.metrics.is_some() {
         let destinations: Vec<String> = background
             .events
@@ -371,6 +386,7 @@ pub async fn run(
         inbox_task,
         catch_up_task,
         sweep_task,
+        retention_task,
         gauges_task,
         upkeep,
     ]

@@ -20,12 +20,19 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// `invalid_field`, `malformed_json`, `not_found`, `unauthorized`,
     /// `forbidden`, `id_conflict`, `transition_not_allowed`, `already_final`,
-    /// `too_large`, `unavailable`, `internal`, …
+    /// `too_large`, `unavailable`, `internal`, `archived`, …
     pub code: String,
     pub message: String,
     /// The request field at fault (`amount`, `status`, `cursor`, …).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
+    /// `archived` (410): the archive file holding the payment, relative
+    /// to the archive directory (`finality archive restore` takes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+    /// `archived` (410): when it was archived (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
 }
 
 struct BearerAuth;

@@ -275,7 +275,26 @@ impl PaymentOut {
 async fn load(app: &AppState, id: &str) -> Result<PaymentOut, ApiError> {
     match app.store.get(id).await? {
         Some(v) => Ok(PaymentOut::full(v)),
-        None => Err(ApiError::NotFound(format!("no payment with id `{id}`"))),
+        None => Err(missing(app, id).await),
+    }
+}
+
+/// A payment not in the database: archived by retention (410, with where
+/// it went), or never registered (404).
+pub(crate) async fn missing(app: &AppState, id: &str) -> ApiError {
+    match app.store.archived_payment(id).await {
+        Ok(Some(t)) => ApiError::Gone {
+            message: format!(
+                "payment `{id}` was {} and archived on {} by retention; `finality archive restore {}` brings its day back",
+                t.status,
+                t.archived_at.to_rfc3339(),
+                t.archive
+            ),
+            archive: t.archive,
+            archived_at: t.archived_at.to_rfc3339(),
+        },
+        Ok(None) => ApiError::NotFound(format!("no payment with id `{id}`")),
+        Err(e) => e.into(),
     }
 }
 
@@ -376,6 +395,7 @@ async fn create(
         (status = 200, description = "The payment", body = PaymentOut),
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 404, description = "No such payment", body = ErrorBody),
+        (status = 410, description = "Archived by retention: `error.archive` names the file", body = ErrorBody),
     ))]
 #[tracing::instrument(skip(app))]
 async fn show(
@@ -414,13 +434,14 @@ struct AttemptsOut {
         (status = 200, description = "The provider calls", body = AttemptsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 404, description = "No such payment", body = ErrorBody),
+        (status = 410, description = "Archived by retention: `error.archive` names the file", body = ErrorBody),
     ))]
 async fn attempts(
     State(app): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<AttemptsOut>, ApiError> {
     if app.store.get(&id).await?.is_none() {
-        return Err(ApiError::NotFound(format!("no payment with id `{id}`")));
+        return Err(missing(&app, &id).await);
     }
     let list: Vec<AttemptOut> = app
         .store

@@ -100,6 +100,73 @@ fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
     })
 }
 
+/// One sequencer round statement by statement (SQLite): the last position
+/// before it and how many rows got positions.
+async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<(i64, u64)> {
+    // Nothing to sequence is the common case on a wake-up: a plain read,
+    // instead of a write transaction.
+    {
+        let mut conn = b.read().await?;
+        let waiting = conn
+            .opt(stmt(
+                "SELECT id FROM outbox WHERE feed_seq IS NULL LIMIT 1",
+                "looking for events to sequence",
+            ))
+            .await?;
+        if waiting.is_none() {
+            return Ok((0, 0));
+        }
+    }
+    let mut tx = b.begin_write().await?;
+    let conn: &mut B::Conn = &mut tx;
+    let last = match conn
+        .opt(stmt(
+            <B::Conn as Conn>::SQL.lock_feed,
+            "locking the feed sequencer",
+        ))
+        .await?
+    {
+        Some(r) => r.int("last_seq", "feed_state")?,
+        None => {
+            return Err(crate::query::corrupt(
+                "feed_state",
+                "the sequencer row is missing",
+            ))
+        }
+    };
+    let n = conn
+        .run(
+            stmt(
+                "UPDATE outbox SET feed_seq = $1 + t.rn \
+                 FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox \
+                       WHERE feed_seq IS NULL ORDER BY id LIMIT $2) AS t \
+                 WHERE outbox.id = t.id",
+                "assigning feed positions",
+            )
+            .int(last)
+            .int(i64::from(limit)),
+        )
+        .await?;
+    if n > 0 {
+        conn.run(
+            stmt(
+                "UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1",
+                "advancing the feed",
+            )
+            .int(i64::try_from(n).unwrap_or(i64::MAX)),
+        )
+        .await?;
+        if let Some(sql) = <B::Conn as Conn>::SQL.notify_feed {
+            // With the position reached, so other nodes' readers know it.
+            let head = last + i64::try_from(n).unwrap_or(i64::MAX);
+            conn.run(stmt(sql, "notifying feed readers").text(&head.to_string()))
+                .await?;
+        }
+    }
+    tx.commit().await.op("committing feed positions")?;
+    Ok((last, n))
+}
+
 #[async_trait::async_trait]
 impl<B: Backend> EventFeed for B {
     async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
@@ -120,70 +187,32 @@ impl<B: Backend> EventFeed for B {
     }
 
     async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)> {
-        // Nothing to sequence is the common case on a wake-up (a webhook
-        // stored, no transition yet): a plain read, instead of a write
-        // transaction whose row lock costs a commit to disk.
-        {
-            let mut conn = self.read().await?;
-            let waiting = conn
-                .opt(stmt(
-                    "SELECT id FROM outbox WHERE feed_seq IS NULL LIMIT 1",
-                    "looking for events to sequence",
-                ))
-                .await?;
-            if waiting.is_none() {
-                return Ok((0, Vec::new()));
+        let (last, n) = match <B::Conn as Conn>::SQL.sequence_feed {
+            Some(sql) => {
+                // One statement, its own transaction (PostgreSQL).
+                let mut conn = self.read().await?;
+                let Some(r) = conn
+                    .opt(stmt(sql, "assigning feed positions").int(i64::from(limit)))
+                    .await?
+                else {
+                    return Err(crate::query::corrupt(
+                        "feed_state",
+                        "the sequencer returned no row",
+                    ));
+                };
+                let n = r.int("sequenced", "feed_state")?;
+                (
+                    r.int("last_seq", "feed_state")?,
+                    u64::try_from(n).unwrap_or(0),
+                )
             }
-        }
-        let mut tx = self.begin_write().await?;
-        let conn: &mut B::Conn = &mut tx;
-        let last = match conn
-            .opt(stmt(
-                <B::Conn as Conn>::SQL.lock_feed,
-                "locking the feed sequencer",
-            ))
-            .await?
-        {
-            Some(r) => r.int("last_seq", "feed_state")?,
-            None => {
-                return Err(crate::query::corrupt(
-                    "feed_state",
-                    "the sequencer row is missing",
-                ))
-            }
+            None => sequence_by_statements(self, limit).await?,
         };
-        let n = conn
-            .run(
-                stmt(
-                    "UPDATE outbox SET feed_seq = $1 + t.rn \
-                     FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox \
-                           WHERE feed_seq IS NULL ORDER BY id LIMIT $2) AS t \
-                     WHERE outbox.id = t.id",
-                    "assigning feed positions",
-                )
-                .int(last)
-                .int(i64::from(limit)),
-            )
-            .await?;
-        if n > 0 {
-            conn.run(
-                stmt(
-                    "UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1",
-                    "advancing the feed",
-                )
-                .int(i64::try_from(n).unwrap_or(i64::MAX)),
-            )
-            .await?;
-            // Pushers and feed readers on other nodes wake at the commit.
-            if let Some(sql) = <B::Conn as Conn>::SQL.notify_feed {
-                conn.run(stmt(sql, "notifying feed readers")).await?;
-            }
-        }
-        tx.commit().await.op("committing feed positions")?;
         if n == 0 {
             return Ok((0, Vec::new()));
         }
-        self.wakeups().bump_feed();
+        self.wakeups()
+            .feed_grew_to(last + i64::try_from(n).unwrap_or(i64::MAX));
         // The transitions into a final status among them (not a reversal:
         // that payment was final already), read after the commit so the
         // feed's lock is not held for it. Only for a histogram: a failed

@@ -236,6 +236,33 @@ pub(crate) fn verdict(
     }
 }
 
+/// Why an event about an archived payment is kept for review, if it is.
+async fn archived_reason<C: Conn>(conn: &mut C, ev: &InboxEvent) -> Result<Option<String>> {
+    let Some(r) = ev.provider_ref.as_deref() else {
+        return Ok(None);
+    };
+    let row = conn
+        .opt(
+            stmt(
+                "SELECT id, archive FROM archived_payments WHERE provider = $1 \
+                 AND provider_ref = $2 ORDER BY archived_at DESC LIMIT 1",
+                "looking for an archived payment",
+            )
+            .text(&ev.provider)
+            .text(r),
+        )
+        .await?;
+    row.map(|row| {
+        Ok(format!(
+            "payment {} was archived by retention ({}): restore that day \
+             (`finality archive restore`) to apply this event",
+            row.text("id", "archived_payments")?,
+            row.text("archive", "archived_payments")?
+        ))
+    })
+    .transpose()
+}
+
 /// Why an event waits: the payment it names is not registered (yet).
 pub(crate) const ORPHANED: &str = "no payment tracks this provider reference yet";
 
@@ -292,6 +319,12 @@ async fn inbox_process_in<C: Conn>(
         (None, None) => None,
     };
     let Some(payment_id) = payment else {
+        // A payment retention archived cannot take it; a person can
+        // (restore the day, then resolve).
+        if let Some(why) = archived_reason(conn, ev).await? {
+            set_inbox_state(conn, ev.id, InboxState::Review, Some(&why), now).await?;
+            return Ok(InboxOutcome::Review { reason: why });
+        }
         set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(ORPHANED), now).await?;
         return Ok(InboxOutcome::Orphaned);
     };
@@ -488,6 +521,11 @@ async fn inbox_process_many_in<C: Conn>(
 /// array statement; SQLite, in process, a row at a time.
 #[async_trait::async_trait]
 pub trait InboxRows {
+    /// The insert is one statement, atomic on its own: run without an
+    /// explicit transaction, it saves the `BEGIN` and `COMMIT` round trips
+    /// (PostgreSQL; its commit is as durable as a transaction's).
+    const ONE_STATEMENT: bool = false;
+
     async fn insert_inbox(&mut self, events: &[NewInboxEvent], now: Timestamp)
         -> Result<Vec<bool>>;
 }
@@ -538,14 +576,19 @@ impl<B: Backend> WebhookInbox for B {
         if events.is_empty() {
             return Ok(Vec::new());
         }
-        let mut tx = self.begin_write().await?;
-        let conn: &mut B::Conn = &mut tx;
         // No NOTIFY: the node that stored a webhook applies it (its own
         // processor is woken in process below); other nodes' processors
         // look every `idle_check`. A NOTIFY here would make every webhook
         // commit wait on PostgreSQL's one notification queue lock.
-        let fresh = conn.insert_inbox(events, now).await?;
-        tx.commit().await.op("committing webhooks")?;
+        let fresh = if <B::Conn as InboxRows>::ONE_STATEMENT {
+            let mut conn = self.read().await?;
+            conn.insert_inbox(events, now).await?
+        } else {
+            let mut tx = self.begin_write().await?;
+            let fresh = tx.insert_inbox(events, now).await?;
+            tx.commit().await.op("committing webhooks")?;
+            fresh
+        };
         if fresh.iter().any(|f| *f) {
             self.wakeups().bump();
         }

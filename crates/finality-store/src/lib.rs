@@ -41,6 +41,7 @@ mod error;
 mod feed;
 pub mod gauges;
 mod inbox;
+pub mod lifecycle;
 pub mod manual;
 pub mod memory;
 pub mod model;
@@ -63,6 +64,7 @@ pub use error::{Result, StoreError};
 pub use feed::{EventFeed, FinalFact};
 pub use gauges::{ClusterGauges, Gauges};
 pub use inbox::WebhookInbox;
+pub use lifecycle::Lifecycle;
 pub use model::*;
 pub use payments::PaymentStore;
 pub use poll_queue::PollQueue;
@@ -72,14 +74,15 @@ pub use review::Review;
 pub use sweep::Sweep;
 
 use async_trait::async_trait;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;
 
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Reconciliations, Review, Store,
-        Sweep, WebhookInbox,
+        Cursors, EventFeed, Lifecycle, PaymentStore, PollQueue, RateBuckets, Reconciliations,
+        Review, Store, Sweep, WebhookInbox,
     };
 }
 
@@ -97,6 +100,7 @@ pub trait Store:
     + Sweep
     + Reconciliations
     + Gauges
+    + Lifecycle
     + Send
     + Sync
     + 'static
@@ -118,6 +122,14 @@ pub trait Store:
     /// change: what the feed sequencer waits on (not on every webhook
     /// stored or payment registered).
     fn subscribe_transitions(&self) -> watch::Receiver<u64>;
+
+    /// The highest feed position this process knows was given (by its own
+    /// sequencer, or announced by another node's), if it knows: a reader
+    /// whose cursor is there has nothing to read until the feed grows, so
+    /// it waits without asking the database. `None`: ask.
+    fn feed_head(&self) -> Option<i64> {
+        None
+    }
 
     /// How many write transactions are worth running at once. SQLite has
     /// one writer (a second waits on the file lock, sleeping), PostgreSQL
@@ -143,6 +155,9 @@ impl<B: backend::Backend> Store for B {
     fn subscribe_transitions(&self) -> watch::Receiver<u64> {
         self.wakeups().subscribe_transitions()
     }
+    fn feed_head(&self) -> Option<i64> {
+        self.wakeups().feed_head()
+    }
     fn parallel_writers(&self) -> usize {
         B::WRITERS
     }
@@ -157,7 +172,13 @@ pub struct Wakeups {
     work: Arc<watch::Sender<u64>>,
     transitions: Arc<watch::Sender<u64>>,
     feed: Arc<watch::Sender<u64>>,
+    /// See [`Store::feed_head`]; [`UNKNOWN_HEAD`] until a position is
+    /// learned, and again whenever one may have been missed.
+    feed_head: Arc<AtomicI64>,
 }
+
+/// No feed position known: readers ask the database.
+const UNKNOWN_HEAD: i64 = -1;
 
 impl Wakeups {
     pub(crate) fn new() -> Self {
@@ -165,7 +186,27 @@ impl Wakeups {
             work: Arc::new(watch::channel(0).0),
             transitions: Arc::new(watch::channel(0).0),
             feed: Arc::new(watch::channel(0).0),
+            feed_head: Arc::new(AtomicI64::new(UNKNOWN_HEAD)),
         }
+    }
+    /// The feed reached position `head` (given here, or announced by
+    /// another node): wakes readers only if that is news, so a node's own
+    /// announcement, heard back, costs nobody a read.
+    pub fn feed_grew_to(&self, head: i64) {
+        if self.feed_head.fetch_max(head, Ordering::AcqRel) < head {
+            self.bump_feed();
+        }
+    }
+    /// The feed may have grown by an unknown amount (an announcement
+    /// without a position, or a lost connection): forget the head and
+    /// wake every reader.
+    pub fn feed_grew_unknown(&self) {
+        self.feed_head.store(UNKNOWN_HEAD, Ordering::Release);
+        self.bump_feed();
+    }
+    fn feed_head(&self) -> Option<i64> {
+        let h = self.feed_head.load(Ordering::Acquire);
+        (h != UNKNOWN_HEAD).then_some(h)
     }
     pub fn bump(&self) {
         self.work.send_modify(|v| *v = v.wrapping_add(1));
@@ -188,14 +229,34 @@ impl Wakeups {
     pub(crate) fn subscribe_feed(&self) -> watch::Receiver<u64> {
         self.feed.subscribe()
     }
-    /// Weak handles for a listener task that must end with the store.
-    pub(crate) fn downgrade(
-        &self,
-    ) -> (
-        std::sync::Weak<watch::Sender<u64>>,
-        std::sync::Weak<watch::Sender<u64>>,
-    ) {
-        (Arc::downgrade(&self.work), Arc::downgrade(&self.feed))
+    /// A handle for a listener task that must end with the store.
+    pub(crate) fn downgrade(&self) -> WeakWakeups {
+        WeakWakeups {
+            work: Arc::downgrade(&self.work),
+            feed: Arc::downgrade(&self.feed),
+            transitions: Arc::downgrade(&self.transitions),
+            feed_head: Arc::downgrade(&self.feed_head),
+        }
+    }
+}
+
+/// [`Wakeups`] that do not keep the store alive.
+pub(crate) struct WeakWakeups {
+    work: std::sync::Weak<watch::Sender<u64>>,
+    transitions: std::sync::Weak<watch::Sender<u64>>,
+    feed: std::sync::Weak<watch::Sender<u64>>,
+    feed_head: std::sync::Weak<AtomicI64>,
+}
+
+impl WeakWakeups {
+    /// The wake-ups again, while the store lives.
+    pub(crate) fn upgrade(&self) -> Option<Wakeups> {
+        Some(Wakeups {
+            work: self.work.upgrade()?,
+            transitions: self.transitions.upgrade()?,
+            feed: self.feed.upgrade()?,
+            feed_head: self.feed_head.upgrade()?,
+        })
     }
 }
 

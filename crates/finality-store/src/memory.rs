@@ -1609,6 +1609,91 @@ impl crate::Reconciliations for MemStore {
     }
 }
 
+/// Retention is not simulated: nothing in memory is old enough to archive,
+/// and nothing was ever archived.
+#[async_trait::async_trait]
+impl crate::Lifecycle for MemStore {
+    async fn life_page(
+        &self,
+        _kind: crate::lifecycle::RowKind,
+        _after: i64,
+        _limit: u32,
+    ) -> Result<Vec<crate::lifecycle::LifeRow>> {
+        Ok(Vec::new())
+    }
+    async fn life_remove(
+        &self,
+        _kind: crate::lifecycle::RowKind,
+        _ids: &[i64],
+        _before: Timestamp,
+        _now: Timestamp,
+    ) -> Result<u64> {
+        Ok(0)
+    }
+    async fn archivable_payments(
+        &self,
+        _before: Timestamp,
+        _after: Option<(i64, String)>,
+        _limit: u32,
+    ) -> Result<Vec<crate::lifecycle::PaymentBundle>> {
+        Ok(Vec::new())
+    }
+    async fn archive_payments(
+        &self,
+        _payments: &[(String, i64, String)],
+        _before: Timestamp,
+        _now: Timestamp,
+    ) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    async fn archived_payment(&self, _id: &str) -> Result<Option<crate::lifecycle::Tombstone>> {
+        Ok(None)
+    }
+    async fn archived_by_ref(
+        &self,
+        _provider: &str,
+        _provider_ref: &str,
+    ) -> Result<Option<crate::lifecycle::Tombstone>> {
+        Ok(None)
+    }
+    async fn restore_rows(
+        &self,
+        table: &crate::lifecycle::TableSpec,
+        _rows: &[serde_json::Value],
+    ) -> Result<u64> {
+        Err(crate::query::corrupt(
+            "archive",
+            format!(
+                "restoring {} into the in-memory store: it keeps no archive",
+                table.name
+            ),
+        ))
+    }
+    async fn hold_day(&self, _kind: &str, _day: &str, _until: Timestamp) -> Result<()> {
+        Ok(())
+    }
+    async fn held_days(&self, _kind: &str, _now: Timestamp) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    async fn reclaim_space(&self) -> Result<()> {
+        Ok(())
+    }
+    async fn life_cursor(&self, _kind: crate::lifecycle::RowKind) -> Result<i64> {
+        Ok(0)
+    }
+    async fn life_cursor_move(
+        &self,
+        _kind: crate::lifecycle::RowKind,
+        _from: i64,
+        _to: i64,
+    ) -> Result<bool> {
+        Ok(true)
+    }
+    async fn life_cursor_rewind(&self, _kind: crate::lifecycle::RowKind, _to: i64) -> Result<()> {
+        Ok(())
+    }
+}
+
 #[async_trait::async_trait]
 impl Store for MemStore {
     async fn migrate(&self) -> Result<()> {

@@ -122,20 +122,24 @@ impl PgStore {
                     loop {
                         let got =
                             tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;
-                        let (Some(work), Some(feed)) = (weak.0.upgrade(), weak.1.upgrade()) else {
+                        let Some(wake) = weak.upgrade() else {
                             return;
                         };
-                        let bump = |s: &tokio::sync::watch::Sender<u64>| {
-                            s.send_modify(|v| *v = v.wrapping_add(1))
-                        };
                         match got {
-                            Ok(Ok(n)) if n.channel() == FEED_CHANNEL => bump(&feed),
-                            Ok(Ok(_)) => bump(&work),
+                            Ok(Ok(n)) if n.channel() == FEED_CHANNEL => {
+                                // The sequencer announces the position it
+                                // reached; an older node, nothing.
+                                match n.payload().parse::<i64>() {
+                                    Ok(head) => wake.feed_grew_to(head),
+                                    Err(_) => wake.feed_grew_unknown(),
+                                }
+                            }
+                            Ok(Ok(_)) => wake.bump(),
                             Ok(Err(e)) => {
                                 tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
                                 // A NOTIFY may have been missed: wake anyway.
-                                bump(&work);
-                                bump(&feed);
+                                wake.bump();
+                                wake.feed_grew_unknown();
                                 break;
                             }
                             Err(_elapsed) => {}
@@ -160,7 +164,9 @@ static DIALECT: Dialect = Dialect {
     notify: Some("SELECT pg_notify('finality_jobs', '')"),
     skip_locked: " FOR UPDATE SKIP LOCKED",
     row_lock: " FOR UPDATE",
-    notify_feed: Some("SELECT pg_notify('finality_feed', '')"),
+    notify_feed: Some("SELECT pg_notify('finality_feed', $1::text)"),
+    reclaim_space: None,
+    sequence_feed: Some("SELECT last_seq, sequenced FROM finality_sequence_feed($1)"),
 };
 
 #[async_trait::async_trait]

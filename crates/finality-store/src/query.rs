@@ -136,6 +136,13 @@ pub struct Dialect {
     pub notify: Option<&'static str>,
     /// Signals other processes that the event feed grew.
     pub notify_feed: Option<&'static str>,
+    /// The sequencer's whole round as one statement returning `last_seq`
+    /// (before) and `sequenced` (PostgreSQL's `finality_sequence_feed`);
+    /// without it the round is run statement by statement.
+    pub sequence_feed: Option<&'static str>,
+    /// Run after retention deleted rows: gives freed pages back to the
+    /// file system (SQLite's incremental vacuum); none on PostgreSQL.
+    pub reclaim_space: Option<&'static str>,
     /// Appended to a `SELECT` that must lock its rows (`FOR UPDATE`;
     /// nothing on SQLite, whose write transaction holds the database).
     pub row_lock: &'static str,
@@ -202,6 +209,7 @@ pub trait Fields {
     fn opt_int4(&self, col: &str, table: &'static str) -> Result<Option<i32>>;
     fn real(&self, col: &str, table: &'static str) -> Result<f64>;
     fn json(&self, col: &str, table: &'static str) -> Result<Value>;
+    fn bytes(&self, col: &str, table: &'static str) -> Result<Vec<u8>>;
 
     /// A column holding a name we parse (a status, a kind, a state).
     fn parsed<T: std::str::FromStr>(&self, col: &str, table: &'static str) -> Result<T>
@@ -247,7 +255,11 @@ where
     for<'r> i32: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> f64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> sqlx::types::Json<Value>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
+    for<'r> Vec<u8>: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
 {
+    fn bytes(&self, col: &str, table: &'static str) -> Result<Vec<u8>> {
+        self.try_get(col).map_err(|e| corrupt(table, e))
+    }
     fn text(&self, col: &str, table: &'static str) -> Result<String> {
         self.try_get(col).map_err(|e| corrupt(table, e))
     }

@@ -66,6 +66,10 @@ impl SqliteStore {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(sync)
             .busy_timeout(Duration::from_secs(10))
+            // A new file returns pages retention freed to the file system
+            // (`PRAGMA incremental_vacuum` after each run); an existing
+            // file keeps its mode, reusing freed pages (docs/LIFECYCLE.md).
+            .auto_vacuum(sqlx::sqlite::SqliteAutoVacuum::Incremental)
             .foreign_keys(true);
         let pool = pool_options(max_connections.clamp(1, 8))
             .connect_with(opts)
@@ -123,6 +127,8 @@ static DIALECT: Dialect = Dialect {
     skip_locked: "",
     row_lock: "",
     notify_feed: None,
+    reclaim_space: Some("PRAGMA incremental_vacuum"),
+    sequence_feed: None,
 };
 
 #[async_trait::async_trait]

@@ -54,6 +54,10 @@ pub struct BenchArgs {
     /// processes, lateness, claim, memory, churn, ingest, e2e, reconcile.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// Concurrent senders for the ingest section (a provider's burst
+    /// arrives on many connections at once).
+    #[arg(long, value_delimiter = ',', default_value = "32,256")]
+    ingest_connections: Vec<usize>,
     /// Webhooks per second for the end-to-end section (each for 10 s).
     #[arg(long, value_delimiter = ',', default_value = "1000")]
     e2e_rates: Vec<f64>,
@@ -353,33 +357,45 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
 
     if want("ingest") {
-        let (conns, secs) = if args.smoke { (8, 1.0) } else { (32, 10.0) };
+        let (conn_list, secs) = if args.smoke {
+            (vec![8], 1.0)
+        } else {
+            (args.ingest_connections.clone(), 10.0)
+        };
         let mut section = serde_json::Map::new();
-        println!("\nverified-webhook ingest, durable inbox (group commit), {conns} connections, {secs} s:");
-        for kind in ["postgres", "sqlite"] {
-            let (mut rps, mut p50, mut p99, mut max) =
-                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-            for _ in 0..runs {
-                let r = ingest::ingest(kind, url, conns, secs).await?;
-                rps.push(r.rps);
-                p50.push(r.p50_ms);
-                p99.push(r.p99_ms);
-                max.push(r.max_ms);
+        println!("\nverified-webhook ingest, durable inbox (group commit), {secs} s:");
+        for &conns in &conn_list {
+            let mut per = serde_json::Map::new();
+            for kind in ["postgres", "sqlite", "no database"] {
+                let (mut rps, mut p50, mut p99, mut max) =
+                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                for _ in 0..runs {
+                    let r = if kind == "no database" {
+                        ingest::http_only(conns, secs).await?
+                    } else {
+                        ingest::ingest(kind, url, conns, secs).await?
+                    };
+                    rps.push(r.rps);
+                    p50.push(r.p50_ms);
+                    p99.push(r.p99_ms);
+                    max.push(r.max_ms);
+                }
+                let (m, lo, hi) = stats(&rps);
+                let (a, _, _) = stats(&p50);
+                let (b, blo, bhi) = stats(&p99);
+                let ratio = if insert_tps.is_finite() {
+                    format!(" = {:.2}× pgbench INSERT", m / insert_tps)
+                } else {
+                    String::new()
+                };
+                println!("  {conns:>4} connections  {kind:<11} {m:>6.0} requests/s ({lo:.0}–{hi:.0}){ratio}; ack p50 {a:.2} ms, p99 {b:.2} ms ({blo:.2}–{bhi:.2})");
+                per.insert(
+                    kind.replace(' ', "_"),
+                    json!({"connections": conns, "seconds": secs, "requests_per_s": summary(&rps),
+                           "p50_ms": summary(&p50), "p99_ms": summary(&p99), "max_ms": summary(&max)}),
+                );
             }
-            let (m, lo, hi) = stats(&rps);
-            let (a, _, _) = stats(&p50);
-            let (b, blo, bhi) = stats(&p99);
-            let ratio = if kind == "postgres" && insert_tps.is_finite() {
-                format!(" = {:.2}× pgbench INSERT", m / insert_tps)
-            } else {
-                String::new()
-            };
-            println!("  {kind:<9} {m:.0} requests/s ({lo:.0}–{hi:.0}){ratio}; ack p50 {a:.2} ms, p99 {b:.2} ms ({blo:.2}–{bhi:.2})");
-            section.insert(
-                kind.into(),
-                json!({"connections": conns, "seconds": secs, "requests_per_s": summary(&rps),
-                       "p50_ms": summary(&p50), "p99_ms": summary(&p99), "max_ms": summary(&max)}),
-            );
+            section.insert(conns.to_string(), Value::Object(per));
         }
         out.insert("ingest".into(), Value::Object(section));
     }

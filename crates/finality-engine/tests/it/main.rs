@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod errors;
+mod lifecycle;
 mod nodes;
 mod reconcile;
 mod sweep;

@@ -10,6 +10,7 @@ finality_testkit::on_both_backends!(
     event_feed_pages_transitions,
     merchant_ref_registration_finds_the_provider_id,
     provider_stats_over_the_api,
+    archived_payment_answers_gone,
 );
 
 const HOUR: Duration = Duration::from_secs(3600);
@@ -420,4 +421,85 @@ async fn provider_stats_over_the_api(b: Backend) {
     let (s, err) = app.get("/v1/stats/providers?window=soon").await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
     assert_eq!(err["error"]["field"], "window", "{err}");
+}
+
+/// A payment retention archived answers 410 with the file that holds it
+/// (on `GET` and on `/attempts`), never a 404; a payment never registered
+/// still answers 404; a restore brings it back to 200.
+async fn archived_payment_answers_gone(b: Backend) {
+    use finality_engine::lifecycle::{Archiver, RetentionConfig};
+    let app = spawn_app(b, HOUR).await;
+    app.post("/v1/payments", app.payment("pay_old")).await;
+    let (s, _) = app
+        .post(
+            "/v1/payments/pay_old/resolve",
+            json!({"status": "failed", "reason": "bank said so", "actor": "ana"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    // Its events delivered and pruned, and time passed: retention's turn.
+    {
+        use finality_testkit::testing::Backend as Db;
+        let sql = "DELETE FROM outbox";
+        match &app.db.backend {
+            Db::Postgres(pg) => sqlx::query(sql).execute(pg.pool()).await.map(|_| ()),
+            Db::Sqlite(l) => sqlx::query(sql).execute(l.pool()).await.map(|_| ()),
+        }
+        .unwrap();
+    }
+    let later = finality_core::Clock::now(&finality_core::SystemClock)
+        .plus(Duration::from_secs(601 * 86_400));
+    let dir =
+        std::env::temp_dir().join(format!("finality_gone_{}_{}", std::process::id(), b as u8));
+    let cfg = RetentionConfig {
+        archive_dir: dir.clone(),
+        ..RetentionConfig::default()
+    };
+    let report = Archiver::new(
+        app.db.store.clone(),
+        Arc::new(finality_core::VirtualClock::new(later)),
+        cfg,
+        "test",
+    )
+    .run_once(None)
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(report.removed.get("payments"), Some(&1), "{report:?}");
+
+    for path in ["/v1/payments/pay_old", "/v1/payments/pay_old/attempts"] {
+        let (s, v) = app.get(path).await;
+        assert_eq!(s, StatusCode::GONE, "{path}: {v}");
+        assert_eq!(v["error"]["code"], "archived");
+        let file = v["error"]["archive"].as_str().unwrap();
+        assert!(file.starts_with("payments/payments/"), "{file}");
+        assert!(dir.join(file).exists());
+        assert!(v["error"]["archived_at"].is_string());
+        assert!(v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("finality archive restore"));
+    }
+    let (s, v) = app.get("/v1/payments/never_registered").await;
+    assert_eq!(
+        (s, v["error"]["code"].clone()),
+        (StatusCode::NOT_FOUND, json!("not_found"))
+    );
+
+    let (_, v) = app.get("/v1/payments/pay_old").await;
+    let file = dir.join(v["error"]["archive"].as_str().unwrap());
+    finality_engine::lifecycle::restore(
+        &*app.db.store,
+        &dir,
+        &file,
+        Duration::from_secs(86_400),
+        later,
+    )
+    .await
+    .unwrap();
+    let (s, v) = app.get("/v1/payments/pay_old").await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["status"], "failed");
+    assert_eq!(v["history"][0]["actor"], "ana");
+    let _ = std::fs::remove_dir_all(&dir);
 }

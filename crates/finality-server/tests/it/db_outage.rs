@@ -185,6 +185,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
             inbox: None,
             events: None,
             sweep: None,
+            retention: None,
             gauges: None,
             shutdown_grace: Some(Duration::from_secs(1)),
             client_timeout: None,

@@ -166,6 +166,7 @@ pub async fn spawn_app_background(
         inbox: Some(InboxConfig::default()),
         events: Some(finality_relay::config::EventsConfig::default()),
         sweep: None,
+        retention: None,
         gauges: None,
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),

@@ -1,0 +1,104 @@
+//! `finality archive`: run retention now (archive, then delete), and
+//! `finality archive restore FILE` to bring an archived day back
+//! (docs/LIFECYCLE.md).
+
+use crate::config::Config;
+use anyhow::Context;
+use finality_core::{Clock, SystemClock};
+use finality_engine::lifecycle::{self, Archiver};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct ArchiveArgs {
+    #[command(subcommand)]
+    command: Option<ArchiveCommand>,
+    /// Where archive files go (default: `retention.archive_dir`).
+    #[arg(long, global = true)]
+    dir: Option<PathBuf>,
+    /// Database URL (default: from the configuration).
+    #[arg(long, global = true)]
+    database_url: Option<String>,
+    /// Print what the run did as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Subcommand)]
+enum ArchiveCommand {
+    /// Put the rows of an archive file back (a payments file brings the
+    /// day's history, provider calls and audit rows with it), after
+    /// checking it against the manifest; retention then leaves that day
+    /// alone for `--hold`.
+    Restore {
+        /// An archive file, as the manifest or a 410 answer names it
+        /// (relative to the archive directory, or a path to it).
+        file: PathBuf,
+        /// How long retention leaves the restored day alone.
+        #[arg(long, default_value = "7d", value_parser = humantime::parse_duration)]
+        hold: Duration,
+    },
+}
+
+pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
+    let mut cfg = config.retention.clone();
+    if let Some(d) = args.dir {
+        cfg.archive_dir = d;
+    }
+    let url = args.database_url.unwrap_or_else(|| config.database_url());
+    let store = finality_store::open(&url, config.database.max_connections)
+        .await
+        .context("cannot open the database")?;
+    match args.command {
+        None => {
+            let holder = format!("archive-cli-{}", std::process::id());
+            let dir = cfg.archive_dir.clone();
+            let a = Archiver::new(store, Arc::new(SystemClock), cfg, holder);
+            let Some(report) = a.run_once(None).await? else {
+                anyhow::bail!(
+                    "another node is running retention now (lease `{}`); try again when it is done",
+                    lifecycle::LEASE_NAME
+                );
+            };
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+                return Ok(());
+            }
+            println!("archived to {}:", dir.display());
+            if report.archived.values().all(|n| *n == 0) {
+                println!("  nothing older than its retention");
+            } else {
+                for (kind, n) in &report.archived {
+                    let removed = report.removed.get(kind).copied().unwrap_or(0);
+                    println!("  {kind:<16} {n:>10} archived  {removed:>10} removed");
+                }
+            }
+            println!(
+                "{} files written (listed in manifest.jsonl)",
+                report.files.len()
+            );
+            Ok(())
+        }
+        Some(ArchiveCommand::Restore { file, hold }) => {
+            let path = if file.is_relative() && !file.exists() {
+                cfg.archive_dir.join(&file)
+            } else {
+                file.clone()
+            };
+            let report =
+                lifecycle::restore(&*store, &cfg.archive_dir, &path, hold, SystemClock.now())
+                    .await?;
+            println!(
+                "restored {} of {} (held from retention until {}):",
+                report.kind,
+                report.day,
+                report.held_until.to_rfc3339()
+            );
+            for (table, (rows, new)) in &report.tables {
+                println!("  {table:<18} {rows:>10} rows in the archive  {new:>10} put back");
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,730 @@
+//! Retention with archives: what `[retention]` says is old enough leaves the
+//! database only after it is in an archive file on disk, fsynced, with its
+//! checksum in the manifest. One run at a time in a cluster (a lease), from
+//! `finality serve` every `every` or from `finality archive`.
+//!
+//! Files: `DIR/KIND/TABLE/DAY.STAMP.jsonl.gz`, gzip-compressed JSON lines,
+//! one row per line, one file per table and UTC day per run (`STAMP` tells
+//! runs apart); `DIR/manifest.jsonl` lists each with its rows, size and
+//! SHA-256. A crash after a file is written and before its rows are
+//! deleted leaves them in the database: the next run writes them again, and
+//! a restore inserts each row once.
+//!
+//! Written here rather than with an archiving crate: which rows may go,
+//! and the order (file durable, then delete, re-checked), are finality's
+//! own; the crates do the compression (`flate2`) and the hashing (`sha2`).
+
+use chrono::{TimeZone, Utc};
+use finality_core::{Clock, Timestamp};
+use finality_store::lifecycle::{
+    self, RowKind, TableSpec, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY,
+};
+use finality_store::Store;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The lease one run holds (the node holding it runs retention).
+pub const LEASE_NAME: &str = "finality:lifecycle";
+
+const DAY: Duration = Duration::from_secs(86_400);
+
+/// `[retention]` in `finality.toml`: how long each kind of data stays in
+/// the database. `0s` keeps it forever.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetentionConfig {
+    /// Whether `finality serve` runs retention (on one node at a time).
+    pub enabled: bool,
+    /// How often a run starts.
+    #[serde(with = "humantime_serde")]
+    pub every: Duration,
+    /// Most time one scheduled run works; the rest waits for the next.
+    #[serde(with = "humantime_serde")]
+    pub budget: Duration,
+    /// Where archive files go. Several nodes: shared storage, since the
+    /// run happens on whichever node holds the lease.
+    pub archive_dir: PathBuf,
+    /// Provider-call records (`poll_attempts`): what each poll asked and
+    /// got; the payment's history keeps the outcome.
+    #[serde(with = "humantime_serde")]
+    pub provider_calls: Duration,
+    /// Webhook raw bodies and headers (customer data): dropped after this,
+    /// the row stays for deduplication.
+    #[serde(with = "humantime_serde")]
+    pub webhook_bodies: Duration,
+    /// Webhook rows themselves, with their dedup keys: longer than any
+    /// provider redelivers (Stripe up to 3 days, Adyen and PayPal days
+    /// more), since a redelivery after this is stored as new.
+    #[serde(with = "humantime_serde")]
+    pub webhooks: Duration,
+    /// Event delivery attempts (`delivery_attempts`).
+    #[serde(with = "humantime_serde")]
+    pub deliveries: Duration,
+    /// Final payments with their history, provider calls and audit rows,
+    /// counted from when they became final; longer than refunds and
+    /// chargebacks come (a card chargeback can come 540 days later).
+    #[serde(with = "humantime_serde")]
+    pub payments: Duration,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        RetentionConfig {
+            enabled: true,
+            every: Duration::from_secs(3600),
+            budget: Duration::from_secs(300),
+            archive_dir: PathBuf::from("finality-archive"),
+            provider_calls: 30 * DAY,
+            webhook_bodies: 30 * DAY,
+            webhooks: 90 * DAY,
+            deliveries: 14 * DAY,
+            payments: 600 * DAY,
+        }
+    }
+}
+
+impl RetentionConfig {
+    /// What is wrong with these settings, naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        let short = |d: Duration, min: Duration| !d.is_zero() && d < min;
+        if short(self.webhooks, 7 * DAY) {
+            return Err(format!(
+                "retention.webhooks: {} is shorter than providers redeliver (at least 7d, or 0s to keep forever)",
+                humantime::format_duration(self.webhooks)
+            ));
+        }
+        if !self.webhooks.is_zero()
+            && (self.webhook_bodies.is_zero() || self.webhook_bodies > self.webhooks)
+        {
+            return Err(
+                "retention.webhook_bodies: must not be longer than retention.webhooks (a row's body goes with it)".into(),
+            );
+        }
+        if self.every.is_zero() {
+            return Err("retention.every: must be more than 0s".into());
+        }
+        Ok(())
+    }
+}
+
+/// Why a run or a restore stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum LifecycleError {
+    #[error(transparent)]
+    Store(#[from] finality_store::StoreError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {detail}")]
+    Archive { path: PathBuf, detail: String },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LifecycleError + '_ {
+    move |source| LifecycleError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The UTC day of a time, `YYYY-MM-DD`.
+pub fn day_of(ms: i64) -> String {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map_or_else(|| "0000-00-00".into(), |t| t.format("%Y-%m-%d").to_string())
+}
+
+/// One archive file, as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArchiveFile {
+    /// Relative to the archive directory.
+    pub file: String,
+    pub kind: String,
+    pub table: String,
+    pub day: String,
+    pub rows: u64,
+    pub bytes: u64,
+    pub sha256: String,
+    pub written_at: i64,
+}
+
+/// A writer that hashes and counts what passes through it.
+struct Hashing<W> {
+    inner: W,
+    hash: Sha256,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+type Gz = flate2::write::GzEncoder<Hashing<std::io::BufWriter<std::fs::File>>>;
+
+/// The files of one chunk: one per table and day, written to a temporary
+/// name and moved into place only when complete and on disk.
+struct Chunk<'a> {
+    dir: &'a Path,
+    kind: &'static str,
+    stamp: String,
+    open: BTreeMap<(&'static str, String), (PathBuf, Gz, u64)>,
+}
+
+impl<'a> Chunk<'a> {
+    fn new(dir: &'a Path, kind: &'static str, now: Timestamp, n: u32) -> Self {
+        Chunk {
+            dir,
+            kind,
+            stamp: format!("{}-{n}", now.0),
+            open: BTreeMap::new(),
+        }
+    }
+
+    fn rel(&self, table: &str, day: &str) -> String {
+        format!("{}/{table}/{day}.{}.jsonl.gz", self.kind, self.stamp)
+    }
+
+    fn write(
+        &mut self,
+        table: &'static str,
+        day: &str,
+        row: &serde_json::Value,
+    ) -> Result<(), LifecycleError> {
+        let key = (table, day.to_string());
+        if !self.open.contains_key(&key) {
+            let path = self.dir.join(self.rel(table, day));
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(io(parent))?;
+            }
+            let tmp = path.with_extension("gz.tmp");
+            let f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+            let w = Hashing {
+                inner: std::io::BufWriter::new(f),
+                hash: Sha256::new(),
+                bytes: 0,
+            };
+            self.open.insert(
+                key.clone(),
+                (
+                    tmp,
+                    flate2::write::GzEncoder::new(w, flate2::Compression::default()),
+                    0,
+                ),
+            );
+        }
+        let Some((tmp, gz, rows)) = self.open.get_mut(&key) else {
+            return Ok(());
+        };
+        serde_json::to_writer(&mut *gz, row).map_err(|e| LifecycleError::Archive {
+            path: tmp.clone(),
+            detail: e.to_string(),
+        })?;
+        gz.write_all(b"\n").map_err(io(tmp))?;
+        *rows += 1;
+        Ok(())
+    }
+
+    /// Finish every file: complete, fsynced, renamed, and in the manifest
+    /// (fsynced too) before anything is deleted.
+    fn finish(self, now: Timestamp) -> Result<HashMap<String, ArchiveFile>, LifecycleError> {
+        let mut out = HashMap::new();
+        for ((table, day), (tmp, gz, rows)) in self.open {
+            let rel = format!("{}/{table}/{day}.{}.jsonl.gz", self.kind, self.stamp);
+            let hashing = gz.finish().map_err(io(&tmp))?;
+            let (buf, hash, bytes) = (hashing.inner, hashing.hash, hashing.bytes);
+            let file = buf.into_inner().map_err(|e| LifecycleError::Io {
+                path: tmp.clone(),
+                source: e.into_error(),
+            })?;
+            file.sync_all().map_err(io(&tmp))?;
+            let path = self.dir.join(&rel);
+            std::fs::rename(&tmp, &path).map_err(io(&path))?;
+            if let Some(parent) = path.parent() {
+                sync_dir(parent)?;
+            }
+            let entry = ArchiveFile {
+                file: rel.clone(),
+                kind: self.kind.to_string(),
+                table: table.to_string(),
+                day: day.clone(),
+                rows,
+                bytes,
+                sha256: hex::encode(hash.finalize()),
+                written_at: now.0,
+            };
+            append_manifest(self.dir, &entry)?;
+            out.insert(format!("{table}/{day}"), entry);
+        }
+        Ok(out)
+    }
+}
+
+fn sync_dir(dir: &Path) -> Result<(), LifecycleError> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))
+}
+
+/// The manifest beside the archive files.
+pub fn manifest_path(dir: &Path) -> PathBuf {
+    dir.join("manifest.jsonl")
+}
+
+fn append_manifest(dir: &Path, entry: &ArchiveFile) -> Result<(), LifecycleError> {
+    let path = manifest_path(dir);
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io(&path))?;
+    let mut line = serde_json::to_vec(entry).map_err(|e| LifecycleError::Archive {
+        path: path.clone(),
+        detail: e.to_string(),
+    })?;
+    line.push(b'\n');
+    f.write_all(&line).map_err(io(&path))?;
+    f.sync_all().map_err(io(&path))
+}
+
+/// Every file the manifest lists; a bad line is an error naming its number.
+pub fn read_manifest(dir: &Path) -> Result<Vec<ArchiveFile>, LifecycleError> {
+    let path = manifest_path(dir);
+    let f = std::fs::File::open(&path).map_err(io(&path))?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(io(&path))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        out.push(
+            serde_json::from_str(&line).map_err(|e| LifecycleError::Archive {
+                path: path.clone(),
+                detail: format!("line {}: {e}", i + 1),
+            })?,
+        );
+    }
+    Ok(out)
+}
+
+/// What one run did, per kind of data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunReport {
+    /// Rows (payments, for `payments`) written to archive files.
+    pub archived: BTreeMap<&'static str, u64>,
+    /// Rows deleted (bodies dropped, for `webhook_bodies`).
+    pub removed: BTreeMap<&'static str, u64>,
+    pub files: Vec<ArchiveFile>,
+    /// False when the budget ran out first (the next run goes on).
+    pub complete: bool,
+}
+
+/// Rows read per page, and most rows per chunk of files.
+const PAGE: u32 = 1000;
+const CHUNK_ROWS: usize = 20_000;
+const PAYMENT_PAGE: u32 = 500;
+
+/// Retention on one node.
+pub struct Archiver {
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    cfg: RetentionConfig,
+    holder: String,
+}
+
+impl Archiver {
+    pub fn new(
+        store: Arc<dyn Store>,
+        clock: Arc<dyn Clock>,
+        cfg: RetentionConfig,
+        holder: impl Into<String>,
+    ) -> Self {
+        Archiver {
+            store,
+            clock,
+            cfg,
+            holder: holder.into(),
+        }
+    }
+
+    /// One run: every kind with a retention, until done or `budget` is
+    /// spent. `None` when another node holds the lease.
+    pub async fn run_once(
+        &self,
+        budget: Option<Duration>,
+    ) -> Result<Option<RunReport>, LifecycleError> {
+        let started = self.clock.now();
+        let lease = budget.unwrap_or(Duration::from_secs(24 * 3600)) + Duration::from_secs(120);
+        let Some(_lease) = self
+            .store
+            .cursor_take(LEASE_NAME, &self.holder, started, started.plus(lease))
+            .await?
+        else {
+            return Ok(None);
+        };
+        let deadline = budget.map(|b| std::time::Instant::now() + b);
+        let mut report = RunReport {
+            complete: true,
+            ..RunReport::default()
+        };
+        let kinds = [
+            (RowKind::ProviderCalls, self.cfg.provider_calls),
+            (RowKind::Deliveries, self.cfg.deliveries),
+            (RowKind::WebhookBodies, self.cfg.webhook_bodies),
+            (RowKind::Webhooks, self.cfg.webhooks),
+        ];
+        for (kind, keep) in kinds {
+            if keep.is_zero() {
+                continue;
+            }
+            // Deleted rows are gone, so those scans start from the first
+            // row; rows whose body went stay, so that scan goes on from
+            // where it stopped.
+            let start = if kind == RowKind::WebhookBodies {
+                self.store.life_cursor(kind).await?
+            } else {
+                0
+            };
+            let (done, last) = self.rows(kind, keep, start, deadline, &mut report).await?;
+            if kind == RowKind::WebhookBodies && last != start {
+                self.store.life_cursor_move(kind, start, last).await?;
+            }
+            report.complete &= done;
+        }
+        if !self.cfg.payments.is_zero() {
+            report.complete &= self.payments(deadline, &mut report).await?;
+        }
+        self.store.reclaim_space().await?;
+        for (k, n) in &report.removed {
+            ::metrics::counter!("finality_retention_removed_total", "kind" => *k).increment(*n);
+        }
+        Ok(Some(report))
+    }
+
+    /// Archive and remove the rows of `kind` older than `keep`, from id
+    /// `start`. Returns whether it reached rows inside retention, and the
+    /// last id it passed (only rows before it were all handled).
+    async fn rows(
+        &self,
+        kind: RowKind,
+        keep: Duration,
+        start: i64,
+        deadline: Option<std::time::Instant>,
+        report: &mut RunReport,
+    ) -> Result<(bool, i64), LifecycleError> {
+        let now = self.clock.now();
+        let cutoff = Timestamp(now.0 - i64::try_from(keep.as_millis()).unwrap_or(i64::MAX));
+        let held: HashSet<String> = self
+            .store
+            .held_days(kind.as_str(), now)
+            .await?
+            .into_iter()
+            .collect();
+        let table = kind.spec();
+        let mut after = start;
+        let mut resume: Option<i64> = None;
+        let mut chunk_no = 0;
+        loop {
+            let mut chunk = Chunk::new(&self.cfg.archive_dir, kind.as_str(), now, chunk_no);
+            chunk_no += 1;
+            let mut ids = Vec::new();
+            let mut reached = false;
+            while ids.len() < CHUNK_ROWS && !reached {
+                let page = self.store.life_page(kind, after, PAGE).await?;
+                if page.is_empty() {
+                    reached = true;
+                }
+                for row in &page {
+                    if row.at >= cutoff.0 {
+                        reached = true;
+                        break;
+                    }
+                    after = row.id;
+                    let day = day_of(row.at);
+                    if held.contains(&day) {
+                        // Held rows are seen again once the hold ends.
+                        resume.get_or_insert(row.id - 1);
+                        continue;
+                    }
+                    chunk.write(table.name, &day, &row.json)?;
+                    ids.push(row.id);
+                }
+            }
+            let files = chunk.finish(now)?;
+            let removed = self.store.life_remove(kind, &ids, cutoff, now).await?;
+            *report.archived.entry(kind.as_str()).or_default() += ids.len() as u64;
+            *report.removed.entry(kind.as_str()).or_default() += removed;
+            report.files.extend(files.into_values());
+            if reached {
+                return Ok((true, resume.unwrap_or(after)));
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Ok((false, resume.unwrap_or(after)));
+            }
+        }
+    }
+
+    /// Archive and delete final payments older than the retention.
+    async fn payments(
+        &self,
+        deadline: Option<std::time::Instant>,
+        report: &mut RunReport,
+    ) -> Result<bool, LifecycleError> {
+        let now = self.clock.now();
+        let keep = i64::try_from(self.cfg.payments.as_millis()).unwrap_or(i64::MAX);
+        let cutoff = Timestamp(now.0.saturating_sub(keep));
+        let held: HashSet<String> = self
+            .store
+            .held_days("payments", now)
+            .await?
+            .into_iter()
+            .collect();
+        let mut after: Option<(i64, String)> = None;
+        let mut chunk_no = 0;
+        loop {
+            let page = self
+                .store
+                .archivable_payments(cutoff, after.clone(), PAYMENT_PAGE)
+                .await?;
+            let Some(last) = page.last() else {
+                return Ok(true);
+            };
+            after = Some((last.finalized_at, last.id.clone()));
+            let mut chunk = Chunk::new(&self.cfg.archive_dir, "payments", now, chunk_no);
+            chunk_no += 1;
+            let mut wanted = Vec::new();
+            for b in &page {
+                let day = day_of(b.finalized_at);
+                if held.contains(&day) {
+                    continue;
+                }
+                chunk.write(PAYMENTS.name, &day, &b.payment)?;
+                for (spec, rows) in [
+                    (&STATUS_HISTORY, &b.history),
+                    (&POLL_ATTEMPTS, &b.attempts),
+                    (&AUDIT_LOG, &b.audit),
+                ] {
+                    for r in rows {
+                        chunk.write(spec.name, &day, r)?;
+                    }
+                }
+                wanted.push((b.id.clone(), b.updated_at, chunk.rel(PAYMENTS.name, &day)));
+            }
+            let files = chunk.finish(now)?;
+            let gone = self.store.archive_payments(&wanted, cutoff, now).await?;
+            *report.archived.entry("payments").or_default() += wanted.len() as u64;
+            *report.removed.entry("payments").or_default() += gone.len() as u64;
+            report.files.extend(files.into_values());
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Run every `every` until `shutdown`.
+    pub async fn run(self, shutdown: CancellationToken) {
+        loop {
+            match self.run_once(Some(self.cfg.budget)).await {
+                Ok(Some(r)) => {
+                    let removed: u64 = r.removed.values().sum();
+                    if removed > 0 || !r.complete {
+                        tracing::info!(removed = ?r.removed, files = r.files.len(),
+                            complete = r.complete, "retention run archived and removed old data");
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::error!(error = %e, "retention run failed; nothing unarchived was deleted, next run as scheduled")
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(self.cfg.every) => {}
+                _ = shutdown.cancelled() => return,
+            }
+        }
+    }
+}
+
+/// What a restore brought back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RestoreReport {
+    pub kind: String,
+    pub day: String,
+    /// Per table: rows in the files, and how many were not in the
+    /// database already.
+    pub tables: BTreeMap<String, (u64, u64)>,
+    /// Retention leaves the day alone until then.
+    #[serde(serialize_with = "rfc3339")]
+    pub held_until: Timestamp,
+}
+
+fn rfc3339<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339())
+}
+
+/// Bring back the rows of an archive file (for payments, with the
+/// history, provider calls and audit rows written beside them), after
+/// checking each file against the manifest; the day is then held from
+/// retention for `hold`.
+pub async fn restore(
+    store: &dyn Store,
+    dir: &Path,
+    file: &Path,
+    hold: Duration,
+    now: Timestamp,
+) -> Result<RestoreReport, LifecycleError> {
+    let bad = |detail: String| LifecycleError::Archive {
+        path: file.to_path_buf(),
+        detail,
+    };
+    let rel = file
+        .strip_prefix(dir)
+        .unwrap_or(file)
+        .to_string_lossy()
+        .replace('\\', "/");
+    let manifest = read_manifest(dir)?;
+    let entry = manifest
+        .iter()
+        .find(|e| e.file == rel)
+        .ok_or_else(|| bad(format!("not in {}", manifest_path(dir).display())))?;
+    let stamp = rel
+        .rsplit('/')
+        .next()
+        .and_then(|name| name.strip_suffix(".jsonl.gz"))
+        .and_then(|name| name.split_once('.'))
+        .map(|(_, stamp)| stamp.to_string())
+        .ok_or_else(|| bad("not an archive file name (DAY.STAMP.jsonl.gz)".into()))?;
+    // The day's files of this run, in restore order (a payment before its
+    // history).
+    let mut set: Vec<&ArchiveFile> = manifest
+        .iter()
+        .filter(|e| {
+            e.kind == entry.kind
+                && e.day == entry.day
+                && e.file.ends_with(&format!(".{stamp}.jsonl.gz"))
+        })
+        .collect();
+    set.sort_by_key(|e| {
+        lifecycle::TABLES
+            .iter()
+            .position(|t| t.name == e.table)
+            .unwrap_or(usize::MAX)
+    });
+    let mut report = RestoreReport {
+        kind: entry.kind.clone(),
+        day: entry.day.clone(),
+        ..RestoreReport::default()
+    };
+    for e in set {
+        let spec = lifecycle::table(&e.table)
+            .ok_or_else(|| bad(format!("unknown table `{}` in the manifest", e.table)))?;
+        let (rows, new, min_id) = restore_file(store, &dir.join(&e.file), e, spec).await?;
+        report.tables.insert(e.table.clone(), (rows, new));
+        if e.table == "webhook_inbox" {
+            if let Some(min) = min_id {
+                // Bodies came back: the body scan must pass them again
+                // once the hold ends.
+                store
+                    .life_cursor_rewind(RowKind::WebhookBodies, min - 1)
+                    .await?;
+            }
+        }
+    }
+    report.held_until = now.plus(hold);
+    store
+        .hold_day(&report.kind, &report.day, report.held_until)
+        .await?;
+    Ok(report)
+}
+
+/// One file: checksum, then rows in batches; a bad line names its number.
+async fn restore_file(
+    store: &dyn Store,
+    path: &Path,
+    entry: &ArchiveFile,
+    spec: &'static TableSpec,
+) -> Result<(u64, u64, Option<i64>), LifecycleError> {
+    let bytes = std::fs::read(path).map_err(io(path))?;
+    let sum = hex::encode(Sha256::digest(&bytes));
+    if sum != entry.sha256 {
+        return Err(LifecycleError::Archive {
+            path: path.to_path_buf(),
+            detail: format!(
+                "SHA-256 {sum} does not match the manifest's {}: the file changed since it was written",
+                entry.sha256
+            ),
+        });
+    }
+    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(&bytes[..]));
+    let (mut rows, mut new) = (0u64, 0u64);
+    let mut min_id: Option<i64> = None;
+    let mut batch = Vec::with_capacity(500);
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(io(path))?;
+        let v: serde_json::Value =
+            serde_json::from_str(&line).map_err(|e| LifecycleError::Archive {
+                path: path.to_path_buf(),
+                detail: format!("line {}: {e}", i + 1),
+            })?;
+        if let Some(id) = v.get("id").and_then(serde_json::Value::as_i64) {
+            min_id = Some(min_id.map_or(id, |m| m.min(id)));
+        }
+        batch.push(v);
+        rows += 1;
+        if batch.len() == 500 {
+            new += store.restore_rows(spec, &batch).await?;
+            batch.clear();
+        }
+    }
+    if !batch.is_empty() {
+        new += store.restore_rows(spec, &batch).await?;
+    }
+    if rows != entry.rows {
+        return Err(LifecycleError::Archive {
+            path: path.to_path_buf(),
+            detail: format!("{rows} rows, the manifest says {}", entry.rows),
+        });
+    }
+    Ok((rows, new, min_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc() {
+        assert_eq!(day_of(0), "1970-01-01");
+        assert_eq!(day_of(1_700_000_000_000), "2023-11-14");
+        assert_eq!(day_of(86_400_000 - 1), "1970-01-01");
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        assert!(RetentionConfig::default().check().is_ok());
+        let c = RetentionConfig {
+            webhooks: DAY,
+            ..RetentionConfig::default()
+        };
+        assert!(c.check().unwrap_err().contains("retention.webhooks"));
+        let c = RetentionConfig {
+            webhook_bodies: 100 * DAY,
+            ..RetentionConfig::default()
+        };
+        assert!(c.check().unwrap_err().contains("webhook_bodies"));
+    }
+}
