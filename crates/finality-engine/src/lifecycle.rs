@@ -209,7 +209,7 @@ impl<'a> Chunk<'a> {
         if !self.open.contains_key(&key) {
             let path = self.dir.join(self.rel(table, day));
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(io(parent))?;
+                create_dirs(parent)?;
             }
             let tmp = path.with_extension("gz.tmp");
             let f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
@@ -274,6 +274,28 @@ impl<'a> Chunk<'a> {
     }
 }
 
+/// `create_dir_all`, with each directory it made fsynced into its parent
+/// (a power loss must not lose a directory whose files' rows are gone).
+fn create_dirs(dir: &Path) -> Result<(), LifecycleError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        if !parent.as_os_str().is_empty() {
+            create_dirs(parent)?;
+        }
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
+        Err(e) => return Err(io(dir)(e)),
+    }
+    match dir.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
+        _ => Ok(()),
+    }
+}
+
 fn sync_dir(dir: &Path) -> Result<(), LifecycleError> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
@@ -287,6 +309,7 @@ pub fn manifest_path(dir: &Path) -> PathBuf {
 
 fn append_manifest(dir: &Path, entry: &ArchiveFile) -> Result<(), LifecycleError> {
     let path = manifest_path(dir);
+    let created = !path.exists();
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -298,7 +321,11 @@ fn append_manifest(dir: &Path, entry: &ArchiveFile) -> Result<(), LifecycleError
     })?;
     line.push(b'\n');
     f.write_all(&line).map_err(io(&path))?;
-    f.sync_all().map_err(io(&path))
+    f.sync_all().map_err(io(&path))?;
+    if created {
+        sync_dir(dir)?;
+    }
+    Ok(())
 }
 
 /// Every file the manifest lists; a bad line is an error naming its number.
@@ -331,6 +358,14 @@ pub struct RunReport {
     pub files: Vec<ArchiveFile>,
     /// False when the budget ran out first (the next run goes on).
     pub complete: bool,
+}
+
+/// How long a run holds the lease between renewals (once per chunk).
+const LEASE_TERM: Duration = Duration::from_secs(600);
+
+/// The deadline has passed.
+fn past(deadline: Option<std::time::Instant>) -> bool {
+    deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 /// Rows read per page, and most rows per chunk of files.
@@ -367,15 +402,30 @@ impl Archiver {
         &self,
         budget: Option<Duration>,
     ) -> Result<Option<RunReport>, LifecycleError> {
-        let started = self.clock.now();
-        let lease = budget.unwrap_or(Duration::from_secs(24 * 3600)) + Duration::from_secs(120);
-        let Some(_lease) = self
-            .store
-            .cursor_take(LEASE_NAME, &self.holder, started, started.plus(lease))
-            .await?
-        else {
+        if !self.hold_lease().await? {
             return Ok(None);
-        };
+        }
+        let result = self.run_held(budget).await;
+        // Given back at once, so the next run (here, on another node, or
+        // `finality archive`) need not wait for it to expire.
+        if let Err(e) = self.store.cursor_release(LEASE_NAME, &self.holder).await {
+            tracing::warn!(error = %e, "releasing the retention lease failed; it expires on its own");
+        }
+        result.map(Some)
+    }
+
+    /// Take the lease, or extend it while this node holds it; false when
+    /// another holds it.
+    async fn hold_lease(&self) -> Result<bool, LifecycleError> {
+        let now = self.clock.now();
+        Ok(self
+            .store
+            .cursor_take(LEASE_NAME, &self.holder, now, now.plus(LEASE_TERM))
+            .await?
+            .is_some())
+    }
+
+    async fn run_held(&self, budget: Option<Duration>) -> Result<RunReport, LifecycleError> {
         let deadline = budget.map(|b| std::time::Instant::now() + b);
         let mut report = RunReport {
             complete: true,
@@ -391,6 +441,10 @@ impl Archiver {
             if keep.is_zero() {
                 continue;
             }
+            if past(deadline) {
+                report.complete = false;
+                return Ok(report);
+            }
             // Deleted rows are gone, so those scans start from the first
             // row; rows whose body went stay, so that scan goes on from
             // where it stopped.
@@ -404,6 +458,9 @@ impl Archiver {
                 self.store.life_cursor_move(kind, start, last).await?;
             }
             report.complete &= done;
+            if !done {
+                return Ok(report);
+            }
         }
         if !self.cfg.payments.is_zero() {
             report.complete &= self.payments(deadline, &mut report).await?;
@@ -412,7 +469,7 @@ impl Archiver {
         for (k, n) in &report.removed {
             ::metrics::counter!("finality_retention_removed_total", "kind" => *k).increment(*n);
         }
-        Ok(Some(report))
+        Ok(report)
     }
 
     /// Archive and remove the rows of `kind` older than `keep`, from id
@@ -439,9 +496,14 @@ impl Archiver {
         let mut resume: Option<i64> = None;
         let mut chunk_no = 0;
         loop {
+            // Each chunk under a lease renewed for it: a run that lost its
+            // lease (stalled past it) stops before writing more.
+            if past(deadline) || !self.hold_lease().await? {
+                return Ok((false, resume.unwrap_or(after)));
+            }
             let mut chunk = Chunk::new(&self.cfg.archive_dir, kind.as_str(), now, chunk_no);
             chunk_no += 1;
-            let mut ids = Vec::new();
+            let mut ids: Vec<(i64, Option<String>)> = Vec::new();
             let mut reached = false;
             while ids.len() < CHUNK_ROWS && !reached {
                 let page = self.store.life_page(kind, after, PAGE).await?;
@@ -454,14 +516,22 @@ impl Archiver {
                         break;
                     }
                     after = row.id;
+                    let state = row
+                        .json
+                        .get("state")
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_string);
                     let day = day_of(row.at);
-                    if held.contains(&day) {
-                        // Held rows are seen again once the hold ends.
+                    // Held rows, and webhooks still being processed, are
+                    // seen again: the body scan resumes before them.
+                    let busy =
+                        kind == RowKind::WebhookBodies && state.as_deref() == Some("received");
+                    if held.contains(&day) || busy {
                         resume.get_or_insert(row.id - 1);
                         continue;
                     }
                     chunk.write(table.name, &day, &row.json)?;
-                    ids.push(row.id);
+                    ids.push((row.id, state));
                 }
             }
             let files = chunk.finish(now)?;
@@ -471,9 +541,6 @@ impl Archiver {
             report.files.extend(files.into_values());
             if reached {
                 return Ok((true, resume.unwrap_or(after)));
-            }
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-                return Ok((false, resume.unwrap_or(after)));
             }
         }
     }
@@ -496,6 +563,9 @@ impl Archiver {
         let mut after: Option<(i64, String)> = None;
         let mut chunk_no = 0;
         loop {
+            if past(deadline) || !self.hold_lease().await? {
+                return Ok(false);
+            }
             let page = self
                 .store
                 .archivable_payments(cutoff, after.clone(), PAYMENT_PAGE)
@@ -522,16 +592,13 @@ impl Archiver {
                         chunk.write(spec.name, &day, r)?;
                     }
                 }
-                wanted.push((b.id.clone(), b.updated_at, chunk.rel(PAYMENTS.name, &day)));
+                wanted.push((b, chunk.rel(PAYMENTS.name, &day)));
             }
             let files = chunk.finish(now)?;
             let gone = self.store.archive_payments(&wanted, cutoff, now).await?;
             *report.archived.entry("payments").or_default() += wanted.len() as u64;
             *report.removed.entry("payments").or_default() += gone.len() as u64;
             report.files.extend(files.into_values());
-            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
-                return Ok(false);
-            }
         }
     }
 

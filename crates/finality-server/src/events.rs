@@ -131,6 +131,11 @@ async fn feed(
             _ => break,
         }
     }
+    // Skipped on a head this node knew: asked once before answering
+    // nothing, in case an announcement from another node was lost.
+    if events.is_empty() && at_head {
+        events = app.store.feed_after(after, limit).await?;
+    }
     let next = events.last().map_or(after, |e| e.seq);
     Ok(Json(FeedPage {
         events: events.iter().map(EventOut::from).collect(),

@@ -41,6 +41,10 @@ pub trait Cursors: Send + Sync {
         cursor: &str,
         now: Timestamp,
     ) -> Result<bool>;
+
+    /// Give the lease back before it expires (a run that finished), only
+    /// while `holder` holds it; the cursor is kept.
+    async fn cursor_release(&self, provider: &str, holder: &str) -> Result<()>;
 }
 
 #[async_trait::async_trait]
@@ -112,5 +116,20 @@ impl<B: Backend> Cursors for B {
             .await?;
         tx.commit().await.op("committing an event-list cursor")?;
         Ok(n == 1)
+    }
+
+    async fn cursor_release(&self, provider: &str, holder: &str) -> Result<()> {
+        let mut conn = self.read().await?;
+        conn.run(
+            stmt(
+                "UPDATE provider_cursors SET holder = NULL, held_until = 0 \
+                 WHERE provider = $1 AND holder = $2",
+                "releasing a lease",
+            )
+            .text(provider)
+            .text(holder),
+        )
+        .await?;
+        Ok(())
     }
 }

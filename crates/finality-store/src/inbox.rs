@@ -238,18 +238,19 @@ pub(crate) fn verdict(
 
 /// Why an event about an archived payment is kept for review, if it is.
 async fn archived_reason<C: Conn>(conn: &mut C, ev: &InboxEvent) -> Result<Option<String>> {
-    let Some(r) = ev.provider_ref.as_deref() else {
+    if ev.provider_ref.is_none() && ev.merchant_ref.is_none() {
         return Ok(None);
-    };
+    }
     let row = conn
         .opt(
             stmt(
                 "SELECT id, archive FROM archived_payments WHERE provider = $1 \
-                 AND provider_ref = $2 ORDER BY archived_at DESC LIMIT 1",
+                 AND (provider_ref = $2 OR merchant_ref = $3) ORDER BY archived_at DESC LIMIT 1",
                 "looking for an archived payment",
             )
             .text(&ev.provider)
-            .text(r),
+            .opt_text(ev.provider_ref.as_deref())
+            .opt_text(ev.merchant_ref.as_deref()),
         )
         .await?;
     row.map(|row| {

@@ -204,9 +204,10 @@ impl RowKind {
     fn filter(self) -> &'static str {
         match self {
             RowKind::ProviderCalls | RowKind::Deliveries => "TRUE",
-            RowKind::WebhookBodies => {
-                "state IN ('applied', 'ignored', 'orphaned') AND body_dropped_at IS NULL"
-            }
+            // Every state but one being processed: review and failed rows
+            // lose their bodies too (the archive keeps them), or a row held
+            // for a person would keep customer data forever.
+            RowKind::WebhookBodies => "body_dropped_at IS NULL",
             RowKind::Webhooks => SETTLED_INBOX,
         }
     }
@@ -263,13 +264,16 @@ pub trait Lifecycle: Send + Sync {
     /// first row inside retention).
     async fn life_page(&self, kind: RowKind, after: i64, limit: u32) -> Result<Vec<LifeRow>>;
 
-    /// Delete rows of `kind` among `ids` that still qualify and are older
-    /// than `before`; how many went. (`WebhookBodies`: drop their bodies
-    /// and headers instead, at `now`.)
+    /// Delete rows of `kind` among `rows` (id, and for webhooks the state
+    /// as read) that still qualify, are older than `before` and, for
+    /// webhook rows, are still in the state read (a row adopted and
+    /// applied since is not the row in the file); how many went.
+    /// (`WebhookBodies`: drop bodies and headers instead, at `now`, of rows
+    /// not being processed.)
     async fn life_remove(
         &self,
         kind: RowKind,
-        ids: &[i64],
+        rows: &[(i64, Option<String>)],
         before: Timestamp,
         now: Timestamp,
     ) -> Result<u64>;
@@ -283,12 +287,14 @@ pub trait Lifecycle: Send + Sync {
         limit: u32,
     ) -> Result<Vec<PaymentBundle>>;
 
-    /// Delete each payment (`id`, `updated_at` as read, archive file) that
-    /// is unchanged and still archivable, with its history, provider calls
-    /// and audit rows, leaving a [`Tombstone`]; the ids deleted.
+    /// Delete each payment (as read, with the archive file holding it)
+    /// that is unchanged and still archivable, with its history, provider
+    /// calls and audit rows, leaving a [`Tombstone`]; the ids deleted. A
+    /// payment whose row or any of whose rows changed since the read (a
+    /// reversal, a new audit row) stays: only what is in the file goes.
     async fn archive_payments(
         &self,
-        payments: &[(String, i64, String)],
+        payments: &[(&PaymentBundle, String)],
         before: Timestamp,
         now: Timestamp,
     ) -> Result<Vec<String>>;
@@ -493,48 +499,77 @@ impl<B: Backend> Lifecycle for B {
     async fn life_remove(
         &self,
         kind: RowKind,
-        ids: &[i64],
+        rows: &[(i64, Option<String>)],
         before: Timestamp,
         now: Timestamp,
     ) -> Result<u64> {
-        if ids.is_empty() {
+        if rows.is_empty() {
             return Ok(0);
         }
         let t = kind.spec();
+        // Webhook rows by the state they were read in; others all at once.
+        let mut groups: std::collections::BTreeMap<Option<&str>, Vec<i64>> =
+            std::collections::BTreeMap::new();
+        for (id, state) in rows {
+            let key = if kind == RowKind::Webhooks {
+                state.as_deref()
+            } else {
+                None
+            };
+            groups.entry(key).or_default().push(*id);
+        }
         let mut total = 0;
         // The body's replacement: empty (the column is NOT NULL).
         let empty: &[u8] = &[];
         let mut tx = self.begin_write().await?;
-        for chunk in ids.chunks(500) {
-            let (sql, s) = match kind {
-                RowKind::WebhookBodies => {
-                    let list = placeholders(4, chunk.len());
-                    let sql = format!(
-                        "UPDATE webhook_inbox SET raw_body = $2, headers = '{{}}', \
-                         body_dropped_at = $3 WHERE id IN ({list}) AND {} AND received_at < $1",
-                        kind.filter()
-                    );
-                    (sql, true)
-                }
-                _ => {
-                    let list = placeholders(2, chunk.len());
-                    let sql = format!(
-                        "DELETE FROM {} WHERE id IN ({list}) AND {} AND {} < $1",
+        for (state, ids) in &groups {
+            for chunk in ids.chunks(500) {
+                let st = match kind {
+                    RowKind::WebhookBodies => {
+                        let sql = format!(
+                            "UPDATE webhook_inbox SET raw_body = $2, headers = '{{}}', \
+                             body_dropped_at = $3 WHERE id IN ({}) AND body_dropped_at IS NULL \
+                             AND state <> 'received' AND received_at < $1",
+                            placeholders(4, chunk.len())
+                        );
+                        let mut st = stmt(&sql, "dropping webhook bodies past retention")
+                            .int(before.0)
+                            .bytes(empty)
+                            .int(now.0);
+                        for id in chunk {
+                            st = st.int(*id);
+                        }
+                        total += tx.run(st).await?;
+                        continue;
+                    }
+                    RowKind::Webhooks => {
+                        let sql = format!(
+                            "DELETE FROM webhook_inbox WHERE id IN ({}) AND {SETTLED_INBOX} \
+                             AND state = $2 AND received_at < $1",
+                            placeholders(3, chunk.len())
+                        );
+                        let mut st = stmt(&sql, "deleting webhooks past retention")
+                            .int(before.0)
+                            .opt_text(*state);
+                        for id in chunk {
+                            st = st.int(*id);
+                        }
+                        total += tx.run(st).await?;
+                        continue;
+                    }
+                    _ => format!(
+                        "DELETE FROM {} WHERE id IN ({}) AND {} < $1",
                         t.name,
-                        kind.filter(),
+                        placeholders(2, chunk.len()),
                         kind.time_col()
-                    );
-                    (sql, false)
+                    ),
+                };
+                let mut q = stmt(&st, "deleting rows past retention").int(before.0);
+                for id in chunk {
+                    q = q.int(*id);
                 }
-            };
-            let mut st = stmt(&sql, "removing rows past retention").int(before.0);
-            if s {
-                st = st.bytes(empty).int(now.0);
+                total += tx.run(q).await?;
             }
-            for id in chunk {
-                st = st.int(*id);
-            }
-            total += tx.run(st).await?;
         }
         tx.commit().await.op("committing retention")?;
         Ok(total)
@@ -616,14 +651,14 @@ impl<B: Backend> Lifecycle for B {
 
     async fn archive_payments(
         &self,
-        payments: &[(String, i64, String)],
+        payments: &[(&PaymentBundle, String)],
         before: Timestamp,
         now: Timestamp,
     ) -> Result<Vec<String>> {
         let mut gone = Vec::new();
         let mut tx = self.begin_write().await?;
         for chunk in payments.chunks(200) {
-            let ids: Vec<&str> = chunk.iter().map(|(id, _, _)| id.as_str()).collect();
+            let ids: Vec<&str> = chunk.iter().map(|(b, _)| b.id.as_str()).collect();
             let list = placeholders(2, ids.len());
             // Locked and re-checked: a payment reopened or changed since it
             // was read stays (its archived copy is only a copy).
@@ -639,13 +674,57 @@ impl<B: Backend> Lifecycle for B {
                     &ids,
                 ))
                 .await?;
+            // What each payment's other rows are now (count, newest id):
+            // they must be what the file holds.
+            let mut now_rows: std::collections::HashMap<(&str, String), (i64, i64)> =
+                std::collections::HashMap::new();
+            for spec in [&STATUS_HISTORY, &POLL_ATTEMPTS, &AUDIT_LOG] {
+                let sql = format!(
+                    "SELECT payment_id, COUNT(*) AS n, MAX(id) AS m FROM {} \
+                     WHERE payment_id IN ({}) GROUP BY payment_id",
+                    spec.name,
+                    placeholders(1, ids.len())
+                );
+                for r in tx
+                    .all(with_texts(
+                        stmt(&sql, "checking an archived payment's rows"),
+                        &ids,
+                    ))
+                    .await?
+                {
+                    now_rows.insert(
+                        (spec.name, r.text("payment_id", spec.name)?),
+                        (r.int("n", spec.name)?, r.int("m", spec.name)?),
+                    );
+                }
+            }
             let mut take: Vec<(String, &str, Locked)> = Vec::new();
             for r in &rows {
                 let id = r.text("id", "payments")?;
-                let Some((_, read_at, file)) = chunk.iter().find(|(i, _, _)| *i == id) else {
+                let Some((b, file)) = chunk.iter().find(|(b, _)| b.id == id) else {
                     continue;
                 };
-                if r.int("updated_at", "payments")? != *read_at {
+                if r.int("updated_at", "payments")? != b.updated_at {
+                    continue;
+                }
+                let unchanged = [
+                    (&STATUS_HISTORY, &b.history),
+                    (&POLL_ATTEMPTS, &b.attempts),
+                    (&AUDIT_LOG, &b.audit),
+                ]
+                .iter()
+                .all(|(spec, read)| {
+                    let was = (!read.is_empty()).then(|| {
+                        let max = read
+                            .iter()
+                            .filter_map(|v| v.get("id").and_then(Value::as_i64))
+                            .max()
+                            .unwrap_or(0);
+                        (read.len() as i64, max)
+                    });
+                    was == now_rows.get(&(spec.name, id.clone())).copied()
+                });
+                if !unchanged {
                     continue;
                 }
                 take.push((
@@ -751,8 +830,16 @@ impl<B: Backend> Lifecycle for B {
         } else {
             "DO NOTHING"
         };
+        // Any other unique key already taken (a redelivery stored as new
+        // after its row went, a reference registered again) keeps the row
+        // that is there.
+        let target = if table.name == WEBHOOK_INBOX.name {
+            format!("({key})")
+        } else {
+            String::new()
+        };
         let sql = format!(
-            "INSERT INTO {} ({cols}) VALUES ({}) ON CONFLICT ({key}) {on_conflict}",
+            "INSERT INTO {} ({cols}) VALUES ({}) ON CONFLICT {target} {on_conflict}",
             table.name,
             placeholders(1, table.cols.len())
         );
@@ -760,6 +847,30 @@ impl<B: Backend> Lifecycle for B {
         let mut tx = self.begin_write().await?;
         for row in rows {
             let vals = values(table, row)?;
+            if table.name == WEBHOOK_INBOX.name {
+                let (Some(p), Some(e), Some(id)) = (
+                    row.get("provider").and_then(Value::as_str),
+                    row.get("event_id").and_then(Value::as_str),
+                    row.get("id").and_then(Value::as_i64),
+                ) else {
+                    continue;
+                };
+                let taken = tx
+                    .opt(
+                        stmt(
+                            "SELECT id FROM webhook_inbox WHERE provider = $1 AND event_id = $2 \
+                             AND id <> $3",
+                            "checking a restored webhook's key",
+                        )
+                        .text(p)
+                        .text(e)
+                        .int(id),
+                    )
+                    .await?;
+                if taken.is_some() {
+                    continue;
+                }
+            }
             n += tx
                 .run(bind_owned(stmt(&sql, "restoring archived rows"), &vals))
                 .await?;
@@ -767,7 +878,8 @@ impl<B: Backend> Lifecycle for B {
                 if let Some(id) = row.get("id").and_then(Value::as_str) {
                     tx.run(
                         stmt(
-                            "DELETE FROM archived_payments WHERE id = $1",
+                            "DELETE FROM archived_payments WHERE id = $1 \
+                             AND EXISTS (SELECT 1 FROM payments WHERE id = $1)",
                             "removing a restored payment's tombstone",
                         )
                         .text(id),

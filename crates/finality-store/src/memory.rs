@@ -1163,6 +1163,17 @@ impl Cursors for MemStore {
             _ => Ok(false),
         }
     }
+
+    async fn cursor_release(&self, provider: &str, holder: &str) -> Result<()> {
+        let mut s = self.state.lock().await;
+        if let Some(row) = s.cursors.get_mut(provider) {
+            if row.1.as_deref() == Some(holder) {
+                row.1 = None;
+                row.2 = 0;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl MemState {
@@ -1624,7 +1635,7 @@ impl crate::Lifecycle for MemStore {
     async fn life_remove(
         &self,
         _kind: crate::lifecycle::RowKind,
-        _ids: &[i64],
+        _rows: &[(i64, Option<String>)],
         _before: Timestamp,
         _now: Timestamp,
     ) -> Result<u64> {
@@ -1640,7 +1651,7 @@ impl crate::Lifecycle for MemStore {
     }
     async fn archive_payments(
         &self,
-        _payments: &[(String, i64, String)],
+        _payments: &[(&crate::lifecycle::PaymentBundle, String)],
         _before: Timestamp,
         _now: Timestamp,
     ) -> Result<Vec<String>> {

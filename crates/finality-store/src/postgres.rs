@@ -119,14 +119,27 @@ impl PgStore {
                         continue;
                     }
                     failures = 0;
+                    // Whatever was announced before LISTEN took hold is
+                    // unknown here: readers ask the database once.
+                    if let Some(wake) = weak.upgrade() {
+                        wake.bump();
+                        wake.feed_grew_unknown();
+                    }
                     loop {
                         let got =
-                            tokio::time::timeout(Duration::from_secs(5), listener.recv()).await;
+                            tokio::time::timeout(Duration::from_secs(5), listener.try_recv()).await;
                         let Some(wake) = weak.upgrade() else {
                             return;
                         };
                         match got {
-                            Ok(Ok(n)) if n.channel() == FEED_CHANNEL => {
+                            // The connection was lost and is made again on
+                            // the next call: what was sent meanwhile is lost.
+                            Ok(Ok(None)) => {
+                                tracing::warn!("LISTEN connection lost; reconnecting");
+                                wake.bump();
+                                wake.feed_grew_unknown();
+                            }
+                            Ok(Ok(Some(n))) if n.channel() == FEED_CHANNEL => {
                                 // The sequencer announces the position it
                                 // reached; an older node, nothing.
                                 match n.payload().parse::<i64>() {
@@ -134,7 +147,7 @@ impl PgStore {
                                     Err(_) => wake.feed_grew_unknown(),
                                 }
                             }
-                            Ok(Ok(_)) => wake.bump(),
+                            Ok(Ok(Some(_))) => wake.bump(),
                             Ok(Err(e)) => {
                                 tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
                                 // A NOTIFY may have been missed: wake anyway.

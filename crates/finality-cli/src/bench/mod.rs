@@ -14,10 +14,12 @@
 //! - `scratch`: throw-away schemas and files, bulk seeding.
 //! - `workloads`: executions/s, lateness, claim latency, engine memory.
 //! - `ingest`: the webhook load generator.
+//! - `lifecycle`: retention at size (only with `--only lifecycle` or `--smoke`).
 
 mod ceiling;
 mod e2e;
 mod ingest;
+mod lifecycle;
 pub mod node;
 mod reconcile;
 mod scratch;
@@ -37,6 +39,7 @@ const SECTIONS: &[&str] = &[
     "ingest",
     "e2e",
     "reconcile",
+    "lifecycle",
 ];
 
 #[derive(clap::Args)]
@@ -68,6 +71,12 @@ pub struct BenchArgs {
     /// report has about 1.006 lines per payment).
     #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
     reconcile_sizes: Vec<usize>,
+    /// Provider-call rows and final payments seeded for the lifecycle
+    /// section (run only when named in `--only`, or with `--smoke`).
+    #[arg(long, default_value_t = 10_000_000)]
+    lifecycle_calls: usize,
+    #[arg(long, default_value_t = 1_000_000)]
+    lifecycle_payments: usize,
     /// Write every figure (and the lateness distributions) here as JSON;
     /// sections not run keep what the file already holds.
     #[arg(long)]
@@ -467,6 +476,38 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             );
         }
         out.insert("reconcile".into(), json!(rows));
+    }
+
+    // Long (it seeds tens of millions of rows): only when asked for.
+    if args.smoke || args.only.iter().any(|o| o == "lifecycle") {
+        let (calls, payments, window) = if args.smoke {
+            (20_000, 2_000, 5)
+        } else {
+            (args.lifecycle_calls, args.lifecycle_payments, 60)
+        };
+        println!("\nretention at size on PostgreSQL: {calls} provider-call rows over 60 days, {payments} final payments over 700 days; one run takes a day of each, polls due at 1,000/s beside it");
+        let mut rows = Vec::new();
+        for _ in 0..runs {
+            let r = lifecycle::run(url, calls, payments, window).await?;
+            println!(
+                "  seeded in {:.0} s ({:.1} GiB); retention {:.1} s: {} calls + {} payments removed ({:.0} rows/s), {:.1} MiB archived; lateness meanwhile p50 {:.2} / p99 {:.2} / max {:.2} ms; polls/s seeded {:.0} vs fresh {:.0} ({:.2}×)",
+                r.seed_s,
+                r.table_bytes as f64 / (1u64 << 30) as f64,
+                r.retention_s,
+                r.calls_removed,
+                r.payments_removed,
+                (r.calls_removed + 2 * r.payments_removed) as f64 / r.retention_s,
+                r.archive_bytes as f64 / (1u64 << 20) as f64,
+                r.lateness_p50_ms,
+                r.lateness_p99_ms,
+                r.lateness_max_ms,
+                r.seeded_polls_per_s,
+                r.fresh_polls_per_s,
+                r.seeded_polls_per_s / r.fresh_polls_per_s,
+            );
+            rows.push(json!(r));
+        }
+        out.insert("lifecycle".into(), json!(rows));
     }
 
     if let Some(path) = &args.json {

@@ -167,7 +167,24 @@ async fn retention_archives_then_deletes(backend: Backend) {
     }
     // Webhooks: 100 days old (row goes), 40 days (body goes), a day (kept),
     // and an old one held for review (kept whole).
-    for (evt, age) in [("evt_old", 100), ("evt_mid", 40), ("evt_new", 1)] {
+    // Webhooks, received in time order (ids are handed out at insert): one
+    // held for review 200 days ago, one 100 days old (its row goes), one
+    // still waiting to be processed 50 days on (its body stays until it
+    // is, and the body scan comes back for it), 40 days (its body goes),
+    // a day (kept).
+    store
+        .inbox_insert(
+            &[hook("evt_review", "sim_nobody_r", InboxState::Review)],
+            Timestamp(now.0 - 200 * DAY),
+        )
+        .await
+        .unwrap();
+    for (evt, age) in [
+        ("evt_old", 100),
+        ("evt_busy", 50),
+        ("evt_mid", 40),
+        ("evt_new", 1),
+    ] {
         store
             .inbox_insert(
                 &[hook(
@@ -180,16 +197,10 @@ async fn retention_archives_then_deletes(backend: Backend) {
             .await
             .unwrap();
     }
-    store
-        .inbox_insert(
-            &[hook("evt_review", "sim_nobody_r", InboxState::Review)],
-            Timestamp(now.0 - 200 * DAY),
-        )
-        .await
-        .unwrap();
     let out = drain_inbox(&*store, now).await;
-    assert_eq!(out.len(), 3);
+    assert_eq!(out.len(), 4);
     assert!(out.iter().all(|o| *o == InboxOutcome::Orphaned), "{out:?}");
+    raw(&db, "UPDATE webhook_inbox SET state = 'received', next_attempt_at = received_at WHERE event_id = 'evt_busy'").await;
     // Deliveries: one old, one recent.
     let delivery = |at: i64, n: i64| DeliveryAttempt {
         destination: "erp".into(),
@@ -219,7 +230,9 @@ async fn retention_archives_then_deletes(backend: Backend) {
     // their payment does).
     assert_eq!(removed("provider_calls"), 2, "{report:?}");
     assert_eq!(removed("deliveries"), 1, "{report:?}");
-    assert_eq!(removed("webhook_bodies"), 2, "{report:?}");
+    // evt_old, evt_mid and the one held for review (its body is in the
+    // archive); not evt_busy, still being processed.
+    assert_eq!(removed("webhook_bodies"), 3, "{report:?}");
     assert_eq!(removed("webhooks"), 1, "{report:?}");
     assert_eq!(removed("payments"), 1, "{report:?}");
 
@@ -280,18 +293,61 @@ async fn retention_archives_then_deletes(backend: Backend) {
     assert!(store.inbox_get("sim", "evt_mid").await.unwrap().is_some());
     assert_eq!(
         count(&db, "SELECT count(*) FROM webhook_inbox WHERE body_dropped_at IS NOT NULL AND length(raw_body) = 0").await,
-        1,
-        "evt_mid lost its body, kept its row"
+        2,
+        "evt_mid and evt_review lost their bodies, kept their rows"
     );
     assert_eq!(
-        count(&db, "SELECT count(*) FROM webhook_inbox WHERE event_id IN ('evt_new', 'evt_review') AND body_dropped_at IS NULL AND length(raw_body) > 0").await,
+        count(&db, "SELECT count(*) FROM webhook_inbox WHERE event_id IN ('evt_new', 'evt_busy') AND body_dropped_at IS NULL AND length(raw_body) > 0").await,
         2
     );
+    assert_eq!(
+        store
+            .inbox_get("sim", "evt_review")
+            .await
+            .unwrap()
+            .unwrap()
+            .state,
+        InboxState::Review,
+        "held for a person: the row stays"
+    );
 
-    // A second run finds nothing more.
-    let again = archiver.run_once(None).await.unwrap().unwrap();
+    // The lease was given back: another node runs at once, and finds
+    // nothing more.
+    let other = Archiver::new(store.clone(), clock.clone(), cfg.clone(), "node-b");
+    let again = other.run_once(None).await.unwrap().expect("lease released");
     assert_eq!(again.removed.values().sum::<u64>(), 0, "{again:?}");
     assert!(again.files.is_empty());
+    // Once processed, the busy one's body goes: the scan waited for it.
+    drain_inbox(&*store, now).await;
+    let busy = archiver.run_once(None).await.unwrap().unwrap();
+    assert_eq!(
+        busy.removed.get("webhook_bodies").copied(),
+        Some(1),
+        "{busy:?}"
+    );
+    // A webhook whose row went is redelivered and stored anew; restoring
+    // the archived row keeps the new one and fails nothing.
+    store
+        .inbox_insert(
+            &[hook("evt_old", "sim_nobody_evt_old", InboxState::Received)],
+            now,
+        )
+        .await
+        .unwrap();
+    let rows_file = manifest
+        .iter()
+        .find(|f| f.kind == "webhooks")
+        .expect("a webhooks file");
+    let r = lifecycle::restore(
+        &*store,
+        &dir,
+        &dir.join(&rows_file.file),
+        Duration::ZERO,
+        now,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.tables.get("webhook_inbox"), Some(&(1, 0)));
 
     // A late webhook for the archived payment waits for a person.
     store
@@ -302,7 +358,12 @@ async fn retention_archives_then_deletes(backend: Backend) {
         .await
         .unwrap();
     let late = drain_inbox(&*store, now).await;
-    match &late[..] {
+    // (with the redelivered evt_old, an orphan like its first delivery)
+    let reviews: Vec<&InboxOutcome> = late
+        .iter()
+        .filter(|o| matches!(o, InboxOutcome::Review { .. }))
+        .collect();
+    match &reviews[..] {
         [InboxOutcome::Review { reason }] => assert!(reason.contains("archived"), "{reason}"),
         other => panic!("{other:?}"),
     }
@@ -392,7 +453,7 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
     let db = backend.open().await;
     let store = db.store.clone();
     let now = Timestamp(T0.0 + 700 * DAY);
-    for id in ["reopened", "rejobbed", "kept"] {
+    for id in ["reopened", "rejobbed", "audited", "kept"] {
         store
             .register(&payment(id), T0, T0.plus(Duration::from_secs(60)))
             .await
@@ -402,23 +463,33 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
     raw(&db, "DELETE FROM outbox").await;
     let cutoff = Timestamp(now.0 - 600 * DAY);
     let read = store.archivable_payments(cutoff, None, 10).await.unwrap();
-    assert_eq!(read.len(), 3);
+    assert_eq!(read.len(), 4);
     // Meanwhile: a chargeback reverses one; another gets a job back.
     settle(&*store, "reopened", Status::Reversed, now).await;
     raw(&db, &format!("INSERT INTO poll_jobs (payment_id, provider, provider_ref, kind, registered_at, next_poll_at) \
         VALUES ('rejobbed', 'sim', 'sim_rejobbed', 'payment', {0}, {0})", now.0)).await;
-    let wanted: Vec<(String, i64, String)> = read
+    // And an audit row is written for the third (a refused "poll now"
+    // leaves one without touching the payment).
+    raw(
+        &db,
+        &format!(
+            "INSERT INTO audit_log (at, actor, role, action, payment_id, detail, outcome) \
+        VALUES ({}, 'ops', 'operator', 'poll_now', 'audited', '{{}}', 'refused')",
+            now.0
+        ),
+    )
+    .await;
+    let wanted: Vec<(&finality_store::lifecycle::PaymentBundle, String)> = read
         .iter()
-        .map(|b| {
-            (
-                b.id.clone(),
-                b.updated_at,
-                "payments/payments/x.jsonl.gz".into(),
-            )
-        })
+        .map(|b| (b, "payments/payments/x.jsonl.gz".to_string()))
         .collect();
     let gone = store.archive_payments(&wanted, cutoff, now).await.unwrap();
     assert_eq!(gone, vec!["kept".to_string()]);
+    assert!(
+        store.get("audited").await.unwrap().is_some(),
+        "its new audit row is in no file"
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM audit_log").await, 1);
     assert!(store.get("reopened").await.unwrap().is_some());
     assert!(store.get("rejobbed").await.unwrap().is_some());
     assert!(store.archived_payment("reopened").await.unwrap().is_none());
@@ -434,17 +505,37 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
     drain_inbox(&*store, now).await;
     let page = store.life_page(RowKind::Webhooks, 0, 10).await.unwrap();
     assert_eq!(page.len(), 1);
+    let read_as = (page[0].id, Some("orphaned".to_string()));
+    let before = Timestamp(now.0 - 90 * DAY);
     raw(&db, "UPDATE webhook_inbox SET state = 'received'").await;
     let n = store
         .life_remove(
             RowKind::Webhooks,
-            &[page[0].id],
-            Timestamp(now.0 - 90 * DAY),
+            std::slice::from_ref(&read_as),
+            before,
             now,
         )
         .await
         .unwrap();
     assert_eq!(n, 0);
+    // Nor one adopted and applied since (settled, but not the row read).
+    raw(&db, "UPDATE webhook_inbox SET state = 'applied'").await;
+    let n = store
+        .life_remove(
+            RowKind::Webhooks,
+            std::slice::from_ref(&read_as),
+            before,
+            now,
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+    raw(&db, "UPDATE webhook_inbox SET state = 'orphaned'").await;
+    let n = store
+        .life_remove(RowKind::Webhooks, &[read_as], before, now)
+        .await
+        .unwrap();
+    assert_eq!(n, 1, "as read: it goes");
 }
 
 finality_testkit::on_both_backends!(

@@ -16,6 +16,7 @@ CREATE TABLE archived_payments (
     archive      TEXT   NOT NULL  -- the file, relative to the archive directory
 );
 CREATE INDEX archived_payments_ref ON archived_payments (provider, provider_ref);
+CREATE INDEX archived_payments_merchant_ref ON archived_payments (provider, merchant_ref);
 
 -- Days brought back by `finality archive restore`, kept from retention
 -- until `until` (otherwise the next run would archive them again).
@@ -32,7 +33,7 @@ ALTER TABLE webhook_inbox ADD COLUMN body_dropped_at INTEGER;
 
 -- Final payments in the order retention takes them. Partial: open
 -- payments (the hot ones) are not in it.
-CREATE INDEX payments_finalized ON payments (finalized_at, id) WHERE finalized_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS payments_finalized ON payments (finalized_at, id) WHERE finalized_at IS NOT NULL;
 
 -- Where retention's scan of webhook bodies has reached (the rows stay
 -- after their bodies go, so the scan cannot start from the first row

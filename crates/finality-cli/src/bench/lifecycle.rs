@@ -1,0 +1,195 @@
+//! Retention at size, on PostgreSQL: a schema seeded with `calls`
+//! provider-call rows spread evenly over 60 days and `payments` final
+//! payments (one history row each) made final evenly over 700 days. Then,
+//! with an engine polling at a steady 1,000/s beside it, one retention run
+//! takes the day of provider calls past a 59-day retention and the day of
+//! payments past a 699-day one (archive files written, then the rows
+//! deleted): its wall time, rows per second, and the polls' lateness while
+//! it ran. Poll executions per second on the seeded schema are measured
+//! against a fresh schema in the same run.
+
+use super::node::{self, InstantProvider};
+use super::scratch::Scratch;
+use anyhow::bail;
+use finality_core::{Clock, SystemClock, Timestamp};
+use finality_engine::lifecycle::{Archiver, RetentionConfig};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+const DAY_MS: i64 = 86_400_000;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LifecycleRun {
+    pub calls: usize,
+    pub payments: usize,
+    pub seed_s: f64,
+    /// `poll_attempts` and `payments` + `status_history` with indexes.
+    pub table_bytes: i64,
+    pub calls_removed: u64,
+    pub payments_removed: u64,
+    pub retention_s: f64,
+    pub archive_bytes: u64,
+    /// Polls due while the run went (1,000/s): lateness, ms.
+    pub lateness_p50_ms: f64,
+    pub lateness_p99_ms: f64,
+    pub lateness_max_ms: f64,
+    /// Poll executions/s (8 workers) on this schema and on a fresh one.
+    pub seeded_polls_per_s: f64,
+    pub fresh_polls_per_s: f64,
+}
+
+pub async fn run(
+    url: &str,
+    calls: usize,
+    payments: usize,
+    window_s: usize,
+) -> anyhow::Result<LifecycleRun> {
+    let s = Scratch::new("postgres", url, "lifecycle", 16).await?;
+    let now = SystemClock.now().0;
+    let started = Instant::now();
+    // Provider calls, id order = time order, over the last 60 days.
+    let chunk = 1_000_000usize;
+    let mut from = 1usize;
+    while from <= calls {
+        let to = (from + chunk - 1).min(calls);
+        s.exec(&format!(
+            "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, latency_ms, \
+             outcome, provider_status) SELECT 'c' || (x % 100000), 'bench', 'w', \
+             {start} + (x * {span}) / {calls}, 5, 'pending', 'requires_action' \
+             FROM generate_series({from}, {to}) AS g(x)",
+            start = now - 60 * DAY_MS,
+            span = 60 * DAY_MS,
+        ))
+        .await?;
+        from = to + 1;
+    }
+    // Final payments over the last 700 days, each with its history row.
+    let fin = format!(
+        "{} + (x * {}) / {payments}",
+        now - 700 * DAY_MS,
+        700 * DAY_MS
+    );
+    s.exec(&format!(
+        "INSERT INTO payments (id, provider, provider_ref, kind, amount, currency, status, \
+         status_source, created_at, updated_at, finalized_at) SELECT 'f' || x, 'bench', \
+         'rf' || x, 'payment', 100, 'USD', 'succeeded', 'webhook', {fin} - 60000, {fin}, {fin} \
+         FROM generate_series(1, {payments}) AS g(x); \
+         INSERT INTO status_history (payment_id, from_status, to_status, source, observed_at, at) \
+         SELECT 'f' || x, 'pending', 'succeeded', 'webhook', {fin}, {fin} \
+         FROM generate_series(1, {payments}) AS g(x); \
+         VACUUM ANALYZE poll_attempts; VACUUM ANALYZE payments; VACUUM ANALYZE status_history; \
+         CHECKPOINT"
+    ))
+    .await?;
+    let seed_s = started.elapsed().as_secs_f64();
+    let table_bytes = s
+        .scalar(
+            "SELECT (pg_total_relation_size('poll_attempts') + pg_total_relation_size('payments') \
+             + pg_total_relation_size('status_history'))::BIGINT",
+        )
+        .await?;
+
+    let tp = if window_s < 10 { 400 } else { 4_000 };
+    let seeded_polls_per_s = polls_per_s(&s, "t", tp).await?;
+    let fresh = Scratch::new("postgres", url, "lifecycle_fresh", 16).await?;
+    let fresh_polls_per_s = polls_per_s(&fresh, "t", tp).await?;
+    fresh.drop_it().await?;
+
+    // Polls due at 1,000/s for `window_s` from 2 s ahead, and the engine.
+    let rate = 1_000usize;
+    let n = rate * window_s;
+    let t0 = SystemClock.now().0 + 2_000;
+    s.seed("l", n, t0, &format!("{t0} + ((x - 1) * 1000) / {rate}"))
+        .await?;
+    let adapter = Arc::new(InstantProvider::new(1, true));
+    let engine = node::engine(
+        s.store.clone(),
+        adapter.clone(),
+        node::config(64, "lifecycle"),
+    );
+    let stop = CancellationToken::new();
+    let polling = tokio::spawn({
+        let stop = stop.clone();
+        async move { engine.run(stop).await }
+    });
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+
+    let dir = std::env::temp_dir().join(format!("finality-bench-archive-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = RetentionConfig {
+        archive_dir: dir.clone(),
+        provider_calls: Duration::from_secs(59 * 86_400),
+        webhook_bodies: Duration::ZERO,
+        webhooks: Duration::ZERO,
+        deliveries: Duration::ZERO,
+        payments: Duration::from_secs(699 * 86_400),
+        ..RetentionConfig::default()
+    };
+    let polls_before = adapter.calls.load(Ordering::Relaxed) as usize;
+    let archiver = Archiver::new(
+        s.store.clone(),
+        Arc::new(SystemClock),
+        cfg,
+        "bench-lifecycle",
+    );
+    let t = Instant::now();
+    let Some(report) = archiver.run_once(None).await? else {
+        bail!("the retention lease was held");
+    };
+    let retention_s = t.elapsed().as_secs_f64();
+    let polls_after = adapter.calls.load(Ordering::Relaxed) as usize;
+    stop.cancel();
+    let _ = polling.await;
+    let archive_bytes = report.files.iter().map(|f| f.bytes).sum();
+    let _ = std::fs::remove_dir_all(&dir);
+    // The lateness of the polls made while retention ran.
+    let mut late: Vec<i64> = adapter
+        .lateness_us
+        .as_ref()
+        .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        .unwrap_or_default()
+        .into_iter()
+        .skip(polls_before)
+        .take(polls_after.saturating_sub(polls_before))
+        .collect();
+    late.sort_unstable();
+    if late.is_empty() {
+        bail!("no polls were made while retention ran");
+    }
+    let q = |f: f64| super::quantile_ms(&late, f);
+    let out = LifecycleRun {
+        calls,
+        payments,
+        seed_s,
+        table_bytes,
+        calls_removed: report.removed.get("provider_calls").copied().unwrap_or(0),
+        payments_removed: report.removed.get("payments").copied().unwrap_or(0),
+        retention_s,
+        archive_bytes,
+        lateness_p50_ms: q(0.5),
+        lateness_p99_ms: q(0.99),
+        lateness_max_ms: late.last().map_or(f64::NAN, |m| *m as f64 / 1e3),
+        seeded_polls_per_s,
+        fresh_polls_per_s,
+    };
+    s.drop_it().await?;
+    Ok(out)
+}
+
+/// Poll executions per second of `n` fresh payments due now (3 polls
+/// each, 8 workers) in `s`.
+async fn polls_per_s(s: &Scratch, prefix: &str, n: usize) -> anyhow::Result<f64> {
+    let now = Timestamp(SystemClock.now().0);
+    s.seed(prefix, n, now.0, &now.0.to_string()).await?;
+    let adapter = Arc::new(InstantProvider::new(3, false));
+    let e = node::engine(s.store.clone(), adapter.clone(), node::config(8, "lc"));
+    let t = Instant::now();
+    e.run_until_idle(CancellationToken::new()).await;
+    let calls = adapter.calls.load(Ordering::Relaxed);
+    if calls != 3 * n as u64 {
+        bail!("{calls} calls for {n} payments × 3");
+    }
+    Ok(calls as f64 / t.elapsed().as_secs_f64())
+}
