@@ -71,6 +71,8 @@ pub const CATALOG: &[Entry] = &[
     // Reconciliation.
     ("finality_sweep_findings_total", Kind::Counter, Unit::Count, "What the reconciliation sweep found, by kind."),
     ("finality_reconciliation_lines_total", Kind::Counter, Unit::Count, "Settlement-report lines (and payments missing from reports) by outcome."),
+    // Retention.
+    ("finality_retention_removed_total", Kind::Counter, Unit::Count, "Rows retention archived and then deleted (bodies dropped, for webhook_bodies), by kind."),
     // The cluster's state, computed on a timer by one node.
     ("finality_payments_open", Kind::Gauge, Unit::Count, "Open payments (pending, processing, needs_review), by provider and status."),
     ("finality_review_queue", Kind::Gauge, Unit::Count, "Payments waiting for a person, by reason class (gave_up, provider_errors, webhook, settlement_report, sweep, manual, other, none)."),

@@ -193,3 +193,63 @@ async fn polls_per_s(s: &Scratch, prefix: &str, n: usize) -> anyhow::Result<f64>
     }
     Ok(calls as f64 / t.elapsed().as_secs_f64())
 }
+
+/// One simulated day of the SQLite file's life.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileDay {
+    pub day: usize,
+    pub rows: i64,
+    pub file_mib: f64,
+}
+
+/// SQLite at a steady rate: each simulated day (virtual time) writes
+/// `per_day` provider-call rows, then retention (2 days of provider calls)
+/// runs; the file's size after each day's run, checkpointed.
+pub async fn sqlite_file(days: usize, per_day: usize) -> anyhow::Result<Vec<FileDay>> {
+    let s = Scratch::new("sqlite", "", "lifecycle_file", 4).await?;
+    let super::scratch::Where::Sqlite { path } = &s.at else {
+        bail!("not a SQLite scratch file");
+    };
+    let path = path.clone();
+    let dir = std::env::temp_dir().join(format!(
+        "finality-bench-archive-lite-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let start = SystemClock.now().0 - (days as i64 + 1) * DAY_MS;
+    let mut out = Vec::new();
+    for day in 0..days {
+        let from = start + day as i64 * DAY_MS;
+        s.exec(&format!(
+            "WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < {per_day}) \
+             INSERT INTO poll_attempts (payment_id, provider, worker, started_at, latency_ms, \
+             outcome, provider_status) SELECT 'c' || (x % 10000), 'bench', 'w', \
+             {from} + (x * {DAY_MS}) / {per_day}, 5, 'pending', 'requires_action' FROM g"
+        ))
+        .await?;
+        let clock = Arc::new(finality_core::VirtualClock::new(Timestamp(from + DAY_MS)));
+        let cfg = RetentionConfig {
+            archive_dir: dir.clone(),
+            provider_calls: Duration::from_secs(2 * 86_400),
+            webhook_bodies: Duration::ZERO,
+            webhooks: Duration::ZERO,
+            deliveries: Duration::ZERO,
+            payments: Duration::ZERO,
+            ..RetentionConfig::default()
+        };
+        Archiver::new(s.store.clone(), clock, cfg, "bench-lite")
+            .run_once(None)
+            .await?;
+        s.exec("PRAGMA wal_checkpoint(TRUNCATE)").await?;
+        let rows = s.scalar("SELECT count(*) FROM poll_attempts").await?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        out.push(FileDay {
+            day: day + 1,
+            rows,
+            file_mib: bytes as f64 / (1u64 << 20) as f64,
+        });
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    s.drop_it().await?;
+    Ok(out)
+}

@@ -507,7 +507,23 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             );
             rows.push(json!(r));
         }
-        out.insert("lifecycle".into(), json!(rows));
+        let (days, per_day) = if args.smoke {
+            (3, 2_000)
+        } else {
+            (10, 200_000)
+        };
+        println!("\nSQLite file at a steady {per_day} provider calls a day, 2 days kept, retention run daily (virtual days):");
+        let file = lifecycle::sqlite_file(days, per_day).await?;
+        for d in &file {
+            println!(
+                "  day {:>2}: {:>9} rows, file {:.1} MiB",
+                d.day, d.rows, d.file_mib
+            );
+        }
+        out.insert(
+            "lifecycle".into(),
+            json!({"runs": rows, "sqlite_file": file}),
+        );
     }
 
     if let Some(path) = &args.json {
