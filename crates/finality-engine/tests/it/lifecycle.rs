@@ -16,29 +16,6 @@ use sha2::Digest;
 
 const DAY: i64 = 24 * 3_600_000;
 
-async fn raw(db: &finality_testkit::testing::TestDb, sql: &str) {
-    use finality_testkit::testing::Backend as Db;
-    match &db.backend {
-        Db::Postgres(pg) => {
-            sqlx::query(sql).execute(pg.pool()).await.unwrap();
-        }
-        Db::Sqlite(lite) => {
-            sqlx::query(sql).execute(lite.pool()).await.unwrap();
-        }
-    }
-}
-
-async fn count(db: &finality_testkit::testing::TestDb, sql: &str) -> i64 {
-    use finality_testkit::testing::Backend as Db;
-    match &db.backend {
-        Db::Postgres(pg) => sqlx::query_scalar(sql).fetch_one(pg.pool()).await.unwrap(),
-        Db::Sqlite(lite) => sqlx::query_scalar(sql)
-            .fetch_one(lite.pool())
-            .await
-            .unwrap(),
-    }
-}
-
 fn payment(id: &str) -> NewPayment {
     NewPayment {
         id: PaymentId::parse(id).unwrap(),

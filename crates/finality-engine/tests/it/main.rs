@@ -144,3 +144,28 @@ pub async fn register(
     let r = store.register(&p, now, first_poll_at).await.unwrap();
     assert!(matches!(r, Registered::Created(_)), "{r:?}");
 }
+
+/// Run `sql` on the test's database directly, as an operator would.
+pub async fn raw(db: &finality_testkit::testing::TestDb, sql: &str) {
+    use finality_testkit::testing::Backend as Db;
+    match &db.backend {
+        Db::Postgres(pg) => {
+            sqlx::query(sql).execute(pg.pool()).await.unwrap();
+        }
+        Db::Sqlite(lite) => {
+            sqlx::query(sql).execute(lite.pool()).await.unwrap();
+        }
+    }
+}
+
+/// One number from SQL on the test's database.
+pub async fn count(db: &finality_testkit::testing::TestDb, sql: &str) -> i64 {
+    use finality_testkit::testing::Backend as Db;
+    match &db.backend {
+        Db::Postgres(pg) => sqlx::query_scalar(sql).fetch_one(pg.pool()).await.unwrap(),
+        Db::Sqlite(lite) => sqlx::query_scalar(sql)
+            .fetch_one(lite.pool())
+            .await
+            .unwrap(),
+    }
+}

@@ -719,15 +719,7 @@ async fn period_edges_and_reimports(backend: Backend) {
 
 /// Rows left in the scratch table of listed payments.
 async fn seen_rows(db: &finality_testkit::testing::TestDb) -> i64 {
-    use finality_testkit::testing::Backend as Db;
-    let sql = "SELECT COUNT(*) FROM reconciliation_seen";
-    match &db.backend {
-        Db::Postgres(pg) => sqlx::query_scalar(sql).fetch_one(pg.pool()).await.unwrap(),
-        Db::Sqlite(lite) => sqlx::query_scalar(sql)
-            .fetch_one(lite.pool())
-            .await
-            .unwrap(),
-    }
+    count(db, "SELECT COUNT(*) FROM reconciliation_seen").await
 }
 
 fn tempdir() -> std::path::PathBuf {

@@ -10,19 +10,6 @@ use finality_store::{InboxState, NewInboxEvent, Report};
 use finality_testkit::conformance::drain_inbox;
 use finality_testkit::Backend;
 
-/// Run `sql` on the test's database directly, as an operator would.
-async fn raw(db: &finality_testkit::testing::TestDb, sql: &str) {
-    use finality_testkit::testing::Backend as Db;
-    match &db.backend {
-        Db::Postgres(pg) => {
-            sqlx::query(sql).execute(pg.pool()).await.unwrap();
-        }
-        Db::Sqlite(lite) => {
-            sqlx::query(sql).execute(lite.pool()).await.unwrap();
-        }
-    }
-}
-
 fn payment(id: &str) -> NewPayment {
     NewPayment {
         id: PaymentId::parse(id).unwrap(),
