@@ -443,7 +443,7 @@ impl Archiver {
             }
             if past(deadline) {
                 report.complete = false;
-                return Ok(report);
+                break;
             }
             // Deleted rows are gone, so those scans start from the first
             // row; rows whose body went stay, so that scan goes on from
@@ -459,10 +459,12 @@ impl Archiver {
             }
             report.complete &= done;
             if !done {
-                return Ok(report);
+                break;
             }
         }
-        if !self.cfg.payments.is_zero() {
+        // The rest waits for the next run when this one ran out of time
+        // or lease; what it removed is counted and given back either way.
+        if report.complete && !self.cfg.payments.is_zero() {
             report.complete &= self.payments(deadline, &mut report).await?;
         }
         self.store.reclaim_space().await?;
@@ -536,6 +538,15 @@ impl Archiver {
             }
             let files = chunk.finish(now)?;
             let removed = self.store.life_remove(kind, &ids, cutoff, now).await?;
+            // A body not dropped (its webhook went back to processing
+            // since it was read) must be seen again: resume before the
+            // chunk.
+            if kind == RowKind::WebhookBodies && (removed as usize) < ids.len() {
+                if let Some((first, _)) = ids.first() {
+                    let r = resume.get_or_insert(first - 1);
+                    *r = (*r).min(first - 1);
+                }
+            }
             *report.archived.entry(kind.as_str()).or_default() += ids.len() as u64;
             *report.removed.entry(kind.as_str()).or_default() += removed;
             report.files.extend(files.into_values());

@@ -235,6 +235,18 @@ pub struct PaymentBundle {
     pub audit: Vec<Value>,
 }
 
+impl PaymentBundle {
+    /// Its rows of `table` as read (history, provider calls, audit).
+    pub fn rows_of(&self, table: &TableSpec) -> &[Value] {
+        match table.name {
+            "status_history" => &self.history,
+            "poll_attempts" => &self.attempts,
+            "audit_log" => &self.audit,
+            _ => &[],
+        }
+    }
+}
+
 /// What is left of an archived payment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tombstone {
@@ -743,17 +755,35 @@ impl<B: Backend> Lifecycle for B {
                 continue;
             }
             let ids: Vec<&str> = take.iter().map(|(id, _, _)| id.as_str()).collect();
-            let list = placeholders(1, ids.len());
-            for table in ["audit_log", "poll_attempts", "status_history", "payments"] {
-                let key = if table == "payments" {
-                    "id"
-                } else {
-                    "payment_id"
-                };
-                let sql = format!("DELETE FROM {table} WHERE {key} IN ({list})");
-                tx.run(with_texts(stmt(&sql, "deleting archived payments"), &ids))
-                    .await?;
+            // Exactly the rows in the file, by id: a row committed since
+            // the check (an audit row or a provider call, which wait on no
+            // lock of the payment's) stays, with its payment id.
+            for spec in [&AUDIT_LOG, &POLL_ATTEMPTS, &STATUS_HISTORY] {
+                let row_ids: Vec<i64> = chunk
+                    .iter()
+                    .filter(|(b, _)| ids.contains(&b.id.as_str()))
+                    .flat_map(|(b, _)| b.rows_of(spec))
+                    .filter_map(|v| v.get("id").and_then(Value::as_i64))
+                    .collect();
+                for part in row_ids.chunks(500) {
+                    let sql = format!(
+                        "DELETE FROM {} WHERE id IN ({})",
+                        spec.name,
+                        placeholders(1, part.len())
+                    );
+                    let mut q = stmt(&sql, "deleting archived payments' rows");
+                    for id in part {
+                        q = q.int(*id);
+                    }
+                    tx.run(q).await?;
+                }
             }
+            let sql = format!(
+                "DELETE FROM payments WHERE id IN ({})",
+                placeholders(1, ids.len())
+            );
+            tx.run(with_texts(stmt(&sql, "deleting archived payments"), &ids))
+                .await?;
             for (id, file, p) in &take {
                 tx.run(
                     stmt(
@@ -847,6 +877,24 @@ impl<B: Backend> Lifecycle for B {
         let mut tx = self.begin_write().await?;
         for row in rows {
             let vals = values(table, row)?;
+            // A history row needs its payment (a foreign key): one whose
+            // reference another payment took meanwhile was not restored,
+            // and its history is not either.
+            if table.name == STATUS_HISTORY.name {
+                let pid = row.get("payment_id").and_then(Value::as_str).unwrap_or("");
+                let there = tx
+                    .opt(
+                        stmt(
+                            "SELECT id FROM payments WHERE id = $1",
+                            "checking a restored row's payment",
+                        )
+                        .text(pid),
+                    )
+                    .await?;
+                if there.is_none() {
+                    continue;
+                }
+            }
             if table.name == WEBHOOK_INBOX.name {
                 let (Some(p), Some(e), Some(id)) = (
                     row.get("provider").and_then(Value::as_str),

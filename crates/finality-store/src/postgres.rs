@@ -104,7 +104,12 @@ impl PgStore {
                 let mut failures = 0u32;
                 loop {
                     let mut listener = match PgListener::connect_with(&pool).await {
-                        Ok(l) => l,
+                        // Reconnecting is this loop's (with backoff), so
+                        // that a lost connection is always seen here.
+                        Ok(mut l) => {
+                            l.eager_reconnect(false);
+                            l
+                        }
                         Err(e) => {
                             tracing::warn!(error = %e, "LISTEN connection failed; retrying");
                             tokio::time::sleep(retry.delay(failures, 0.0)).await;
@@ -132,12 +137,14 @@ impl PgStore {
                             return;
                         };
                         match got {
-                            // The connection was lost and is made again on
-                            // the next call: what was sent meanwhile is lost.
+                            // The connection was lost: what was sent
+                            // meanwhile is lost, so wake everyone and LISTEN
+                            // again on a new connection.
                             Ok(Ok(None)) => {
                                 tracing::warn!("LISTEN connection lost; reconnecting");
                                 wake.bump();
                                 wake.feed_grew_unknown();
+                                break;
                             }
                             Ok(Ok(Some(n))) if n.channel() == FEED_CHANNEL => {
                                 // The sequencer announces the position it

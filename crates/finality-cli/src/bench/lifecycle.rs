@@ -139,6 +139,12 @@ pub async fn run(
         bail!("the retention lease was held");
     };
     let retention_s = t.elapsed().as_secs_f64();
+    if retention_s + 3.0 > window_s as f64 {
+        eprintln!(
+            "warning: retention took {retention_s:.1} s, longer than the {window_s} s of polls \
+             beside it: the lateness figure covers only part of the run"
+        );
+    }
     let polls_after = adapter.calls.load(Ordering::Relaxed) as usize;
     stop.cancel();
     let _ = polling.await;

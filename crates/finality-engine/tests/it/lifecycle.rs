@@ -467,6 +467,31 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
         "its new audit row is in no file"
     );
     assert_eq!(count(&db, "SELECT count(*) FROM audit_log").await, 1);
+    // Its reference registered again by another payment: restoring the
+    // archived one keeps the new one, and skips its history (no error).
+    let mut again = payment("kept_again");
+    again.provider_ref = Some(ProviderRef::parse("sim_kept").unwrap());
+    store
+        .register(&again, now, now.plus(Duration::from_secs(60)))
+        .await
+        .unwrap();
+    let kept = read.iter().find(|b| b.id == "kept").unwrap();
+    use finality_store::lifecycle::{PAYMENTS, STATUS_HISTORY};
+    assert_eq!(
+        store
+            .restore_rows(&PAYMENTS, std::slice::from_ref(&kept.payment))
+            .await
+            .unwrap(),
+        0
+    );
+    assert_eq!(
+        store
+            .restore_rows(&STATUS_HISTORY, &kept.history)
+            .await
+            .unwrap(),
+        0
+    );
+    assert!(store.get("kept").await.unwrap().is_none());
     assert!(store.get("reopened").await.unwrap().is_some());
     assert!(store.get("rejobbed").await.unwrap().is_some());
     assert!(store.archived_payment("reopened").await.unwrap().is_none());
