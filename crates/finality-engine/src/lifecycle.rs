@@ -90,6 +90,20 @@ impl Default for RetentionConfig {
 }
 
 impl RetentionConfig {
+    /// Every kind kept forever, archiving to `archive_dir`: the start for
+    /// a run that retains only the kinds it names.
+    pub fn keep_everything(archive_dir: PathBuf) -> Self {
+        RetentionConfig {
+            archive_dir,
+            provider_calls: Duration::ZERO,
+            webhook_bodies: Duration::ZERO,
+            webhooks: Duration::ZERO,
+            deliveries: Duration::ZERO,
+            payments: Duration::ZERO,
+            ..RetentionConfig::default()
+        }
+    }
+
     /// What is wrong with these settings, naming the field.
     pub fn check(&self) -> Result<(), String> {
         let short = |d: Duration, min: Duration| !d.is_zero() && d < min;
@@ -363,6 +377,14 @@ pub struct RunReport {
 /// How long a run holds the lease between renewals (once per chunk).
 const LEASE_TERM: Duration = Duration::from_secs(600);
 
+/// What is older than this is past a retention of `keep` at `now`.
+fn cutoff(now: Timestamp, keep: Duration) -> Timestamp {
+    Timestamp(
+        now.0
+            .saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX)),
+    )
+}
+
 /// The deadline has passed.
 fn past(deadline: Option<std::time::Instant>) -> bool {
     deadline.is_some_and(|d| std::time::Instant::now() >= d)
@@ -486,7 +508,7 @@ impl Archiver {
         report: &mut RunReport,
     ) -> Result<(bool, i64), LifecycleError> {
         let now = self.clock.now();
-        let cutoff = Timestamp(now.0 - i64::try_from(keep.as_millis()).unwrap_or(i64::MAX));
+        let cutoff = cutoff(now, keep);
         let held: HashSet<String> = self
             .store
             .held_days(kind.as_str(), now)
@@ -543,8 +565,7 @@ impl Archiver {
             // chunk.
             if kind == RowKind::WebhookBodies && (removed as usize) < ids.len() {
                 if let Some((first, _)) = ids.first() {
-                    let r = resume.get_or_insert(first - 1);
-                    *r = (*r).min(first - 1);
+                    resume = Some(resume.map_or(first - 1, |r| r.min(first - 1)));
                 }
             }
             *report.archived.entry(kind.as_str()).or_default() += ids.len() as u64;
@@ -563,8 +584,7 @@ impl Archiver {
         report: &mut RunReport,
     ) -> Result<bool, LifecycleError> {
         let now = self.clock.now();
-        let keep = i64::try_from(self.cfg.payments.as_millis()).unwrap_or(i64::MAX);
-        let cutoff = Timestamp(now.0.saturating_sub(keep));
+        let cutoff = cutoff(now, self.cfg.payments);
         let held: HashSet<String> = self
             .store
             .held_days("payments", now)

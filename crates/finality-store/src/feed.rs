@@ -100,8 +100,9 @@ fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
     })
 }
 
-/// One sequencer round statement by statement (SQLite): the last position
-/// before it and how many rows got positions.
+/// One sequencer round statement by statement (SQLite, in process: no
+/// other node to notify): the last position before it and how many rows
+/// got positions.
 async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<(i64, u64)> {
     // Nothing to sequence is the common case on a wake-up: a plain read,
     // instead of a write transaction.
@@ -156,12 +157,6 @@ async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<(i64, u
             .int(i64::try_from(n).unwrap_or(i64::MAX)),
         )
         .await?;
-        if let Some(sql) = <B::Conn as Conn>::SQL.notify_feed {
-            // With the position reached, so other nodes' readers know it.
-            let head = last + i64::try_from(n).unwrap_or(i64::MAX);
-            conn.run(stmt(sql, "notifying feed readers").text(&head.to_string()))
-                .await?;
-        }
     }
     tx.commit().await.op("committing feed positions")?;
     Ok((last, n))

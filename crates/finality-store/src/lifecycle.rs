@@ -536,47 +536,38 @@ impl<B: Backend> Lifecycle for B {
         let mut tx = self.begin_write().await?;
         for (state, ids) in &groups {
             for chunk in ids.chunks(500) {
-                let st = match kind {
-                    RowKind::WebhookBodies => {
-                        let sql = format!(
-                            "UPDATE webhook_inbox SET raw_body = $2, headers = '{{}}', \
-                             body_dropped_at = $3 WHERE id IN ({}) AND body_dropped_at IS NULL \
-                             AND state <> 'received' AND received_at < $1",
-                            placeholders(4, chunk.len())
-                        );
-                        let mut st = stmt(&sql, "dropping webhook bodies past retention")
-                            .int(before.0)
-                            .bytes(empty)
-                            .int(now.0);
-                        for id in chunk {
-                            st = st.int(*id);
-                        }
-                        total += tx.run(st).await?;
-                        continue;
-                    }
-                    RowKind::Webhooks => {
-                        let sql = format!(
-                            "DELETE FROM webhook_inbox WHERE id IN ({}) AND {SETTLED_INBOX} \
-                             AND state = $2 AND received_at < $1",
-                            placeholders(3, chunk.len())
-                        );
-                        let mut st = stmt(&sql, "deleting webhooks past retention")
-                            .int(before.0)
-                            .opt_text(*state);
-                        for id in chunk {
-                            st = st.int(*id);
-                        }
-                        total += tx.run(st).await?;
-                        continue;
-                    }
-                    _ => format!(
-                        "DELETE FROM {} WHERE id IN ({}) AND {} < $1",
-                        t.name,
-                        placeholders(2, chunk.len()),
-                        kind.time_col()
+                // The parameters before the ids: the cut-off, then the
+                // empty body and the time (bodies) or the state read.
+                let (sql, op, first_id) = match kind {
+                    RowKind::WebhookBodies => (
+                        "UPDATE webhook_inbox SET raw_body = $2, headers = '{}', \
+                         body_dropped_at = $3 WHERE body_dropped_at IS NULL \
+                         AND state <> 'received' AND received_at < $1"
+                            .to_string(),
+                        "dropping webhook bodies past retention",
+                        4,
+                    ),
+                    RowKind::Webhooks => (
+                        format!(
+                            "DELETE FROM webhook_inbox WHERE {SETTLED_INBOX} AND state = $2 \
+                             AND received_at < $1"
+                        ),
+                        "deleting webhooks past retention",
+                        3,
+                    ),
+                    _ => (
+                        format!("DELETE FROM {} WHERE {} < $1", t.name, kind.time_col()),
+                        "deleting rows past retention",
+                        2,
                     ),
                 };
-                let mut q = stmt(&st, "deleting rows past retention").int(before.0);
+                let sql = format!("{sql} AND id IN ({})", placeholders(first_id, chunk.len()));
+                let mut q = stmt(&sql, op).int(before.0);
+                q = match kind {
+                    RowKind::WebhookBodies => q.bytes(empty).int(now.0),
+                    RowKind::Webhooks => q.opt_text(*state),
+                    _ => q,
+                };
                 for id in chunk {
                     q = q.int(*id);
                 }

@@ -184,7 +184,6 @@ static DIALECT: Dialect = Dialect {
     notify: Some("SELECT pg_notify('finality_jobs', '')"),
     skip_locked: " FOR UPDATE SKIP LOCKED",
     row_lock: " FOR UPDATE",
-    notify_feed: Some("SELECT pg_notify('finality_feed', $1::text)"),
     reclaim_space: None,
     sequence_feed: Some("SELECT last_seq, sequenced FROM finality_sequence_feed($1)"),
 };

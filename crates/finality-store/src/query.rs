@@ -134,8 +134,6 @@ pub struct Dialect {
     /// Run after a registration or "poll now" inside the transaction, so
     /// other processes' engines wake at commit (PostgreSQL `NOTIFY`).
     pub notify: Option<&'static str>,
-    /// Signals other processes that the event feed grew.
-    pub notify_feed: Option<&'static str>,
     /// The sequencer's whole round as one statement returning `last_seq`
     /// (before) and `sequenced` (PostgreSQL's `finality_sequence_feed`);
     /// without it the round is run statement by statement.

@@ -126,7 +126,6 @@ static DIALECT: Dialect = Dialect {
     notify: None,
     skip_locked: "",
     row_lock: "",
-    notify_feed: None,
     reclaim_space: Some("PRAGMA incremental_vacuum"),
     sequence_feed: None,
 };

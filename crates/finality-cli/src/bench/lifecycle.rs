@@ -124,13 +124,9 @@ pub async fn run(
     let dir = std::env::temp_dir().join(format!("finality-bench-archive-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let cfg = RetentionConfig {
-        archive_dir: dir.clone(),
         provider_calls: Duration::from_secs(59 * 86_400),
-        webhook_bodies: Duration::ZERO,
-        webhooks: Duration::ZERO,
-        deliveries: Duration::ZERO,
         payments: Duration::from_secs(699 * 86_400),
-        ..RetentionConfig::default()
+        ..RetentionConfig::keep_everything(dir.clone())
     };
     let polls_before = adapter.calls.load(Ordering::Relaxed) as usize;
     let archiver = Archiver::new(
@@ -240,13 +236,8 @@ pub async fn sqlite_file(days: usize, per_day: usize) -> anyhow::Result<Vec<File
         .await?;
         let clock = Arc::new(finality_core::VirtualClock::new(Timestamp(from + DAY_MS)));
         let cfg = RetentionConfig {
-            archive_dir: dir.clone(),
             provider_calls: Duration::from_secs(2 * 86_400),
-            webhook_bodies: Duration::ZERO,
-            webhooks: Duration::ZERO,
-            deliveries: Duration::ZERO,
-            payments: Duration::ZERO,
-            ..RetentionConfig::default()
+            ..RetentionConfig::keep_everything(dir.clone())
         };
         Archiver::new(s.store.clone(), clock, cfg, "bench-lite")
             .run_once(None)

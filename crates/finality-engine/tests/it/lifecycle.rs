@@ -509,35 +509,24 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
     assert_eq!(page.len(), 1);
     let read_as = (page[0].id, Some("orphaned".to_string()));
     let before = Timestamp(now.0 - 90 * DAY);
+    let remove = || async {
+        store
+            .life_remove(
+                RowKind::Webhooks,
+                std::slice::from_ref(&read_as),
+                before,
+                now,
+            )
+            .await
+            .unwrap()
+    };
     raw(&db, "UPDATE webhook_inbox SET state = 'received'").await;
-    let n = store
-        .life_remove(
-            RowKind::Webhooks,
-            std::slice::from_ref(&read_as),
-            before,
-            now,
-        )
-        .await
-        .unwrap();
-    assert_eq!(n, 0);
+    assert_eq!(remove().await, 0);
     // Nor one adopted and applied since (settled, but not the row read).
     raw(&db, "UPDATE webhook_inbox SET state = 'applied'").await;
-    let n = store
-        .life_remove(
-            RowKind::Webhooks,
-            std::slice::from_ref(&read_as),
-            before,
-            now,
-        )
-        .await
-        .unwrap();
-    assert_eq!(n, 0);
+    assert_eq!(remove().await, 0);
     raw(&db, "UPDATE webhook_inbox SET state = 'orphaned'").await;
-    let n = store
-        .life_remove(RowKind::Webhooks, &[read_as], before, now)
-        .await
-        .unwrap();
-    assert_eq!(n, 1, "as read: it goes");
+    assert_eq!(remove().await, 1, "as read: it goes");
 }
 
 finality_testkit::on_both_backends!(
