@@ -2,6 +2,7 @@
 //! plus the transactional enqueue paths that are backend-specific by nature.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod archive_columns;
 mod claim_plan;
 mod enqueue;
 mod upgrade;
