@@ -39,6 +39,16 @@ enum ArchiveCommand {
         #[arg(long, default_value = "7d", value_parser = humantime::parse_duration)]
         hold: Duration,
     },
+    /// PostgreSQL: the daily partitions of `poll_attempts` and
+    /// `delivery_attempts`, and (with `--convert`) convert a table made
+    /// before partitions, online, now.
+    Partitions {
+        /// Take every step of the online conversion now (an index built
+        /// concurrently, a check validated while writes go on, a swap
+        /// that locks the table for milliseconds).
+        #[arg(long)]
+        convert: bool,
+    },
 }
 
 pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
@@ -74,11 +84,29 @@ pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
                     println!("  {kind:<16} {n:>10} archived  {removed:>10} removed");
                 }
             }
+            if !report.partitions.is_empty() {
+                let rows: u64 = report.partitions.iter().map(|p| p.rows).sum();
+                let slowest = report
+                    .partitions
+                    .iter()
+                    .map(|p| p.detach_ms + p.drop_ms)
+                    .fold(0.0, f64::max);
+                println!(
+                    "  {} day partitions dropped whole ({rows} rows; detach + drop at most {slowest:.0} ms each)",
+                    report.partitions.len()
+                );
+            }
+            for step in &report.conversion {
+                println!("  partitions: {step}");
+            }
             println!(
                 "{} files written (listed in manifest.jsonl)",
                 report.files.len()
             );
             Ok(())
+        }
+        Some(ArchiveCommand::Partitions { convert }) => {
+            partitions(&*store, convert, args.json).await
         }
         Some(ArchiveCommand::Restore { file, hold }) => {
             let path = if file.is_relative() && !file.exists() {
@@ -101,4 +129,67 @@ pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `finality archive partitions [--convert]`.
+async fn partitions(
+    store: &dyn finality_store::Store,
+    convert: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    use finality_store::partitions::{Conversion, DAILY};
+    let mut out = Vec::new();
+    for t in &DAILY {
+        if convert {
+            loop {
+                match store.convert_step(t.kind, SystemClock.now()).await? {
+                    Conversion::Pending(step) => eprintln!("{}: {step}", t.table),
+                    Conversion::Partitioned => {
+                        store
+                            .partitions_ahead(
+                                SystemClock.now(),
+                                finality_store::partitions::DAYS_AHEAD,
+                            )
+                            .await?;
+                        break;
+                    }
+                    Conversion::NotApplicable => break,
+                }
+            }
+        }
+        let partitioned = store.partitioned(t.kind).await?;
+        let parts = store.partitions(t.kind).await?;
+        if !json {
+            println!(
+                "{}: {}",
+                t.table,
+                if partitioned {
+                    "partitioned by day"
+                } else {
+                    "one table (SQLite, or not converted: `finality archive partitions --convert`)"
+                }
+            );
+            for p in &parts {
+                let range = match (p.default, p.attached, p.from, p.to) {
+                    (true, ..) => "default (rows outside every day)".to_string(),
+                    (_, false, ..) => "detached (the next run archives and drops it)".into(),
+                    (_, _, None, Some(to)) => format!("everything before {}", iso(to)),
+                    (_, _, Some(from), Some(to)) => format!("{} to {}", iso(from), iso(to)),
+                    _ => String::new(),
+                };
+                println!("  {:<34} ~{:>10} rows  {range}", p.name, p.rows_estimate);
+            }
+        }
+        out.push(serde_json::json!({
+            "table": t.table, "partitioned": partitioned, "partitions": parts,
+        }));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    Ok(())
+}
+
+fn iso(ms: i64) -> String {
+    finality_core::Timestamp(ms).to_rfc3339()
 }

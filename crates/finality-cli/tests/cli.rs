@@ -923,3 +923,53 @@ fn archive_from_the_command_line() {
     assert!(stderr.contains("retention.webhooks"), "{stderr}");
     assert!(stderr.contains(":2"), "names the line: {stderr}");
 }
+
+/// `finality archive partitions --convert` on PostgreSQL: a
+/// `delivery_attempts` made before partitions (migration 0003's shape,
+/// with rows) is converted online and listed by day.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitions_converted_from_the_command_line() {
+    let db = finality_testkit::testing::postgres(2).await;
+    let finality_testkit::testing::Backend::Postgres(pg) = &db.backend else {
+        unreachable!("a PostgreSQL database");
+    };
+    for sql in [
+        "DROP TABLE delivery_attempts",
+        "CREATE TABLE delivery_attempts (id BIGSERIAL PRIMARY KEY, destination TEXT NOT NULL, \
+         event_id TEXT NOT NULL, feed_seq BIGINT NOT NULL, at BIGINT NOT NULL, status_code INTEGER, \
+         latency_ms BIGINT NOT NULL, error TEXT)",
+        "CREATE INDEX delivery_attempts_destination ON delivery_attempts (destination, id)",
+        "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, latency_ms) \
+         SELECT 'erp', 'ev' || g, g, 1700000000000 + g, 3 FROM generate_series(1, 500) g",
+    ] {
+        sqlx::query(sql).execute(pg.pool()).await.unwrap();
+    }
+    let out = finality()
+        .args([
+            "archive",
+            "partitions",
+            "--convert",
+            "--database-url",
+            &db.url,
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("delivery_attempts: built index"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("delivery_attempts: partitioned by day"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("delivery_attempts_legacy"), "{stdout}");
+    assert!(stdout.contains("everything before"), "{stdout}");
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM delivery_attempts")
+        .fetch_one(pg.pool())
+        .await
+        .unwrap();
+    assert_eq!(n, 500);
+}

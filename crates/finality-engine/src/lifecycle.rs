@@ -19,6 +19,7 @@ use finality_core::{Clock, Timestamp};
 use finality_store::lifecycle::{
     self, RowKind, TableSpec, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY,
 };
+use finality_store::partitions::{self, Conversion};
 use finality_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -71,6 +72,11 @@ pub struct RetentionConfig {
     /// chargebacks come (a card chargeback can come 540 days later).
     #[serde(with = "humantime_serde")]
     pub payments: Duration,
+    /// PostgreSQL: convert a populated `poll_attempts` and
+    /// `delivery_attempts` to daily partitions, online, step by step in
+    /// retention's runs (a new database is partitioned from the start).
+    /// False: convert when you choose, with `finality archive --convert`.
+    pub partition: bool,
 }
 
 impl Default for RetentionConfig {
@@ -85,6 +91,7 @@ impl Default for RetentionConfig {
             webhooks: 90 * DAY,
             deliveries: 14 * DAY,
             payments: 600 * DAY,
+            partition: true,
         }
     }
 }
@@ -370,8 +377,26 @@ pub struct RunReport {
     /// Rows deleted (bodies dropped, for `webhook_bodies`).
     pub removed: BTreeMap<&'static str, u64>,
     pub files: Vec<ArchiveFile>,
+    /// Whole days dropped (PostgreSQL partitions), with what each took.
+    pub partitions: Vec<DroppedPartition>,
+    /// Steps taken converting a table to partitions, and their errors.
+    pub conversion: Vec<String>,
     /// False when the budget ran out first (the next run goes on).
     pub complete: bool,
+}
+
+/// One partition archived and dropped whole.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DroppedPartition {
+    pub table: &'static str,
+    pub partition: String,
+    pub rows: u64,
+    /// Taking it out of its table (the only step that locks the table).
+    pub detach_ms: f64,
+    /// Writing its archive files.
+    pub export_ms: f64,
+    /// Dropping it (after its files are on disk).
+    pub drop_ms: f64,
 }
 
 /// How long a run holds the lease between renewals (once per chunk).
@@ -392,6 +417,13 @@ fn past(deadline: Option<std::time::Instant>) -> bool {
 
 /// Rows read per page, and most rows per chunk of files.
 const PAGE: u32 = 1000;
+/// Rows read per page from a detached partition (no one else reads it).
+const PARTITION_PAGE: u32 = 5000;
+const DAY_MS: i64 = partitions::DAY_MS;
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
 const CHUNK_ROWS: usize = 20_000;
 const PAYMENT_PAGE: u32 = 500;
 
@@ -453,6 +485,7 @@ impl Archiver {
             complete: true,
             ..RunReport::default()
         };
+        self.keep_partitions(deadline, &mut report).await?;
         let kinds = [
             (RowKind::ProviderCalls, self.cfg.provider_calls),
             (RowKind::Deliveries, self.cfg.deliveries),
@@ -475,7 +508,18 @@ impl Archiver {
             } else {
                 0
             };
-            let (done, last) = self.rows(kind, keep, start, deadline, &mut report).await?;
+            let mut cut = cutoff(self.clock.now(), keep);
+            if self.store.partitioned(kind).await? {
+                if !self.drop_days(kind, cut, deadline, &mut report).await? {
+                    report.complete = false;
+                    break;
+                }
+                // Rows left before the cut-off's day are in the default
+                // partition (or a held day): row by row. The rest of that
+                // day goes whole with its partition.
+                cut = Timestamp(partitions::day_start(cut.0));
+            }
+            let (done, last) = self.rows(kind, cut, start, deadline, &mut report).await?;
             if kind == RowKind::WebhookBodies && last != start {
                 self.store.life_cursor_move(kind, start, last).await?;
             }
@@ -502,13 +546,12 @@ impl Archiver {
     async fn rows(
         &self,
         kind: RowKind,
-        keep: Duration,
+        cutoff: Timestamp,
         start: i64,
         deadline: Option<std::time::Instant>,
         report: &mut RunReport,
     ) -> Result<(bool, i64), LifecycleError> {
         let now = self.clock.now();
-        let cutoff = cutoff(now, keep);
         let held: HashSet<String> = self
             .store
             .held_days(kind.as_str(), now)
@@ -575,6 +618,122 @@ impl Archiver {
                 return Ok((true, resume.unwrap_or(after)));
             }
         }
+    }
+
+    /// PostgreSQL: the days ahead for the partitioned tables, and the next
+    /// steps converting a populated one (until done or out of time). A
+    /// step that fails is reported and tried again next run; retention
+    /// goes on row by row meanwhile.
+    async fn keep_partitions(
+        &self,
+        deadline: Option<std::time::Instant>,
+        report: &mut RunReport,
+    ) -> Result<(), LifecycleError> {
+        if self.cfg.partition {
+            for t in &partitions::DAILY {
+                while !past(deadline) {
+                    match self.store.convert_step(t.kind, self.clock.now()).await {
+                        Ok(Conversion::Pending(step)) => {
+                            tracing::info!(table = t.table, step = %step, "converting to partitions");
+                            report.conversion.push(format!("{}: {step}", t.table));
+                        }
+                        Ok(_) => break,
+                        Err(e) => {
+                            tracing::warn!(table = t.table, error = %e,
+                                "converting to partitions failed; retried next run");
+                            report.conversion.push(format!("{}: failed: {e}", t.table));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.store
+            .partitions_ahead(self.clock.now(), partitions::DAYS_AHEAD)
+            .await?;
+        Ok(())
+    }
+
+    /// Archive and drop every partition of `kind` wholly before `cutoff`
+    /// (and any left detached by a run that stopped), day by day: taken
+    /// out of its table first, so no row can join it while its file is
+    /// written; dropped only once the file is on disk and holds exactly
+    /// its rows. False when out of time or lease.
+    async fn drop_days(
+        &self,
+        kind: RowKind,
+        cutoff: Timestamp,
+        deadline: Option<std::time::Instant>,
+        report: &mut RunReport,
+    ) -> Result<bool, LifecycleError> {
+        let now = self.clock.now();
+        let held: Vec<i64> = self
+            .store
+            .held_days(kind.as_str(), now)
+            .await?
+            .iter()
+            .filter_map(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+            .filter_map(|d| d.and_hms_opt(0, 0, 0))
+            .map(|d| d.and_utc().timestamp_millis())
+            .collect();
+        let table = kind.spec();
+        for (n, p) in self.store.partitions(kind).await?.into_iter().enumerate() {
+            let past_retention = p.to.is_some_and(|to| to <= cutoff.0);
+            let holds = |from: Option<i64>, to: i64| {
+                held.iter()
+                    .any(|&d| d + DAY_MS > from.unwrap_or(i64::MIN) && d < to)
+            };
+            let go = !p.default
+                && (!p.attached || (past_retention && !p.to.is_some_and(|to| holds(p.from, to))));
+            if !go {
+                continue;
+            }
+            if past(deadline) || !self.hold_lease().await? {
+                return Ok(false);
+            }
+            let t = std::time::Instant::now();
+            self.store.partition_detach(&p).await?;
+            let detach_ms = ms(t.elapsed());
+            let t = std::time::Instant::now();
+            let mut chunk = Chunk::new(
+                &self.cfg.archive_dir,
+                kind.as_str(),
+                now,
+                1000 + u32::try_from(n).unwrap_or(0),
+            );
+            let (mut after, mut rows) = (0, 0u64);
+            loop {
+                let page = self
+                    .store
+                    .partition_page(kind, &p, after, PARTITION_PAGE)
+                    .await?;
+                let Some(last) = page.last() else { break };
+                after = last.id;
+                for row in &page {
+                    chunk.write(table.name, &day_of(row.at), &row.json)?;
+                }
+                rows += page.len() as u64;
+            }
+            let files = chunk.finish(now)?;
+            let export_ms = ms(t.elapsed());
+            let t = std::time::Instant::now();
+            let dropped = self.store.partition_drop(&p, rows).await?;
+            let drop_ms = ms(t.elapsed());
+            *report.archived.entry(kind.as_str()).or_default() += rows;
+            report.files.extend(files.into_values());
+            if dropped {
+                *report.removed.entry(kind.as_str()).or_default() += rows;
+                report.partitions.push(DroppedPartition {
+                    table: p.table,
+                    partition: p.name.clone(),
+                    rows,
+                    detach_ms,
+                    export_ms,
+                    drop_ms,
+                });
+            }
+        }
+        Ok(true)
     }
 
     /// Archive and delete final payments older than the retention.

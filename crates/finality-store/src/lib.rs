@@ -45,6 +45,7 @@ pub mod lifecycle;
 pub mod manual;
 pub mod memory;
 pub mod model;
+pub mod partitions;
 mod payments;
 mod pg_arrays;
 mod plan;
@@ -66,6 +67,7 @@ pub use gauges::{ClusterGauges, Gauges};
 pub use inbox::WebhookInbox;
 pub use lifecycle::Lifecycle;
 pub use model::*;
+pub use partitions::Partitions;
 pub use payments::PaymentStore;
 pub use poll_queue::PollQueue;
 pub use rate_buckets::RateBuckets;
@@ -81,8 +83,8 @@ use tokio::sync::watch;
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Cursors, EventFeed, Lifecycle, PaymentStore, PollQueue, RateBuckets, Reconciliations,
-        Review, Store, Sweep, WebhookInbox,
+        Cursors, EventFeed, Lifecycle, Partitions, PaymentStore, PollQueue, RateBuckets,
+        Reconciliations, Review, Store, Sweep, WebhookInbox,
     };
 }
 
@@ -101,6 +103,7 @@ pub trait Store:
     + Reconciliations
     + Gauges
     + Lifecycle
+    + Partitions
     + Send
     + Sync
     + 'static
@@ -142,7 +145,13 @@ pub trait Store:
 #[async_trait]
 impl<B: backend::Backend> Store for B {
     async fn migrate(&self) -> Result<()> {
-        self.run_migrations().await
+        self.run_migrations().await?;
+        // A new database's daily tables are partitioned at once (they are
+        // empty), with today's partition; the retention role keeps days
+        // ahead and converts a populated table online.
+        let now = finality_core::Clock::now(&finality_core::SystemClock);
+        self.partitions_ahead(now, 1).await?;
+        Ok(())
     }
     fn subscribe(&self) -> watch::Receiver<u64> {
         self.start_listener();

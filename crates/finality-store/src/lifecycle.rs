@@ -483,10 +483,10 @@ fn with_texts<'a>(mut s: Stmt<'a>, ids: &'a [&'a str]) -> Stmt<'a> {
 impl<B: Backend> Lifecycle for B {
     async fn life_page(&self, kind: RowKind, after: i64, limit: u32) -> Result<Vec<LifeRow>> {
         let t = kind.spec();
+        let from = crate::partitions::row_table(self, kind).await?;
         let sql = format!(
-            "SELECT {} FROM {} WHERE id > $1 AND {} ORDER BY id LIMIT $2",
+            "SELECT {} FROM {from} WHERE id > $1 AND {} ORDER BY id LIMIT $2",
             col_list(t, ""),
-            t.name,
             kind.filter()
         );
         let mut conn = self.read().await?;
@@ -518,7 +518,7 @@ impl<B: Backend> Lifecycle for B {
         if rows.is_empty() {
             return Ok(0);
         }
-        let t = kind.spec();
+        let from = crate::partitions::row_table(self, kind).await?;
         // Webhook rows by the state they were read in; others all at once.
         let mut groups: std::collections::BTreeMap<Option<&str>, Vec<i64>> =
             std::collections::BTreeMap::new();
@@ -556,7 +556,7 @@ impl<B: Backend> Lifecycle for B {
                         3,
                     ),
                     _ => (
-                        format!("DELETE FROM {} WHERE {} < $1", t.name, kind.time_col()),
+                        format!("DELETE FROM {from} WHERE {} < $1", kind.time_col()),
                         "deleting rows past retention",
                         2,
                     ),

@@ -1705,6 +1705,9 @@ impl crate::Lifecycle for MemStore {
     }
 }
 
+/// Nothing is partitioned in memory.
+impl crate::Partitions for MemStore {}
+
 #[async_trait::async_trait]
 impl Store for MemStore {
     async fn migrate(&self) -> Result<()> {

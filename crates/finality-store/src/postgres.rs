@@ -185,6 +185,7 @@ static DIALECT: Dialect = Dialect {
     skip_locked: " FOR UPDATE SKIP LOCKED",
     row_lock: " FOR UPDATE",
     reclaim_space: None,
+    time_partitions: true,
     sequence_feed: Some("SELECT last_seq, sequenced FROM finality_sequence_feed($1)"),
 };
 

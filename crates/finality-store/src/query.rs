@@ -141,6 +141,9 @@ pub struct Dialect {
     /// Run after retention deleted rows: gives freed pages back to the
     /// file system (SQLite's incremental vacuum); none on PostgreSQL.
     pub reclaim_space: Option<&'static str>,
+    /// Whether `poll_attempts` and `delivery_attempts` are partitioned by
+    /// day (PostgreSQL; see `partitions`).
+    pub time_partitions: bool,
     /// Appended to a `SELECT` that must lock its rows (`FOR UPDATE`;
     /// nothing on SQLite, whose write transaction holds the database).
     pub row_lock: &'static str,

@@ -127,6 +127,7 @@ static DIALECT: Dialect = Dialect {
     skip_locked: "",
     row_lock: "",
     reclaim_space: Some("PRAGMA incremental_vacuum"),
+    time_partitions: false,
     sequence_feed: None,
 };
 

@@ -94,6 +94,17 @@ pub async fn ingest(
     seconds: f64,
 ) -> anyhow::Result<Ingest> {
     let s = Scratch::new(kind, url, "ingest", 16).await?;
+    let r = ingest_on(&s, connections, seconds).await?;
+    s.drop_it().await?;
+    Ok(r)
+}
+
+/// Ingest into the schema or file `s` (fresh, or seeded at size).
+pub async fn ingest_on(s: &Scratch, connections: usize, seconds: f64) -> anyhow::Result<Ingest> {
+    let before = s
+        .scalar("SELECT count(*) FROM webhook_inbox")
+        .await
+        .context("counting the inbox")?;
     let state = webhook_state(s.store.clone())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let target = format!("http://{}/webhooks/bench", listener.local_addr()?);
@@ -112,10 +123,13 @@ pub async fn ingest(
         .scalar("SELECT count(*) FROM webhook_inbox")
         .await
         .context("counting the inbox")?;
-    if stored != all.len() as i64 {
-        bail!("{} webhooks acknowledged, {stored} in the inbox", all.len());
+    if stored - before != all.len() as i64 {
+        bail!(
+            "{} webhooks acknowledged, {} new in the inbox",
+            all.len(),
+            stored - before
+        );
     }
-    s.drop_it().await?;
     Ok(Ingest::of(all, elapsed))
 }
 
@@ -148,6 +162,8 @@ async fn load(
         .build()?;
     let started = Instant::now();
     let deadline = started + Duration::from_secs_f64(seconds);
+    // Distinct per run, so a second run into the same inbox is all new.
+    let run = SystemClock.now().0;
     let mut clients = Vec::new();
     for c in 0..connections {
         let (http, key, target) = (http.clone(), key.clone(), target.to_string());
@@ -156,7 +172,7 @@ async fn load(
             let mut i = 0u64;
             while Instant::now() < deadline {
                 i += 1;
-                let id = format!("msg_{c}_{i}");
+                let id = format!("msg_{run}_{c}_{i}");
                 let t = Instant::now();
                 let res = signed_request(&http, &target, &key, &id, &format!("ref_{c}_{i}"))
                     .send()

@@ -1,12 +1,15 @@
 //! Retention at size, on PostgreSQL: a schema seeded with `calls`
-//! provider-call rows spread evenly over 60 days and `payments` final
-//! payments (one history row each) made final evenly over 700 days. Then,
-//! with an engine polling at a steady 1,000/s beside it, one retention run
-//! takes the day of provider calls past a 59-day retention and the day of
-//! payments past a 699-day one (archive files written, then the rows
-//! deleted): its wall time, rows per second, and the polls' lateness while
-//! it ran. Poll executions per second on the seeded schema are measured
-//! against a fresh schema in the same run.
+//! provider-call rows spread evenly over 60 days (in their day partitions,
+//! as a deployment running for 60 days has them), `payments` final
+//! payments (one history row each) made final evenly over 700 days, and one
+//! settled webhook per payment over the last 90 days. Then, with an engine
+//! polling at a steady 1,000/s beside it, one retention run takes the days
+//! of provider calls past a 59-day retention (partitions detached,
+//! archived, dropped) and the day of payments past a 699-day one (archive
+//! files written, then the rows deleted): its wall time, what dropping a
+//! day took, and the polls' lateness while it ran. Poll executions per
+//! second and verified-webhook ingest on the seeded schema are measured
+//! against a fresh schema in the same run (fresh before and after).
 
 use super::node::{self, InstantProvider};
 use super::scratch::Scratch;
@@ -39,6 +42,18 @@ pub struct LifecycleRun {
     /// (the mean of one run before and one after).
     pub seeded_polls_per_s: f64,
     pub fresh_polls_per_s: f64,
+    /// Verified webhooks/s (32 connections) into the seeded inbox, and
+    /// into a fresh one (mean of before and after).
+    pub seeded_ingest_per_s: f64,
+    pub fresh_ingest_per_s: f64,
+    /// Day partitions with rows dropped by the run, the rows of the
+    /// largest, and the longest detach + drop of one (ms): the table is
+    /// locked only while detaching; writing the archive comes between.
+    pub days_dropped: usize,
+    pub day_rows: u64,
+    pub day_drop_ms: f64,
+    pub day_detach_ms: f64,
+    pub day_export_s: f64,
 }
 
 pub async fn run(
@@ -50,6 +65,10 @@ pub async fn run(
     let s = Scratch::new("postgres", url, "lifecycle", 16).await?;
     let now = SystemClock.now().0;
     let started = Instant::now();
+    // The day partitions a deployment running for 60 days has.
+    s.store
+        .partitions_ahead(Timestamp(now - 61 * DAY_MS), 61 + 7)
+        .await?;
     // Provider calls, id order = time order, over the last 60 days.
     let chunk = 1_000_000usize;
     let mut from = 1usize;
@@ -80,15 +99,21 @@ pub async fn run(
          INSERT INTO status_history (payment_id, from_status, to_status, source, observed_at, at) \
          SELECT 'f' || x, 'pending', 'succeeded', 'webhook', {fin}, {fin} \
          FROM generate_series(1, {payments}) AS g(x); \
+         INSERT INTO webhook_inbox (provider, event_id, provider_ref, observed_status, \
+         provider_status, occurred_at, raw_body, headers, received_at, state, attempts, processed_at) \
+         SELECT 'bench', 'evt_f' || x, 'rf' || x, 'succeeded', 'succeeded', {hook}, \
+         convert_to('{{\"id\":\"evt_f' || x || '\",\"type\":\"payment.succeeded\",\"email\":\"customer@example.com\"}}', 'UTF8'), \
+         '{{}}', {hook}, 'applied', 1, {hook} FROM generate_series(1, {payments}) AS g(x); \
          VACUUM ANALYZE poll_attempts; VACUUM ANALYZE payments; VACUUM ANALYZE status_history; \
-         CHECKPOINT"
+         VACUUM ANALYZE webhook_inbox; CHECKPOINT",
+        hook = format!("{} + (x * {}) / {payments}", now - 90 * DAY_MS, 90 * DAY_MS),
     ))
     .await?;
     let seed_s = started.elapsed().as_secs_f64();
     let table_bytes = s
         .scalar(
-            "SELECT (pg_total_relation_size('poll_attempts') + pg_total_relation_size('payments') \
-             + pg_total_relation_size('status_history'))::BIGINT",
+            "SELECT (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c \
+               WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r')::BIGINT",
         )
         .await?;
 
@@ -99,8 +124,15 @@ pub async fn run(
     let fresh_before = polls_per_s(&fresh, "t", tp).await?;
     let seeded_polls_per_s = polls_per_s(&s, "t", tp).await?;
     let fresh_after = polls_per_s(&fresh, "u", tp).await?;
-    fresh.drop_it().await?;
     let fresh_polls_per_s = (fresh_before + fresh_after) / 2.0;
+    // Verified webhooks into the seeded inbox (its unique key and the
+    // payments beside it at size) against the fresh one.
+    let secs = if window_s < 10 { 2.0 } else { 10.0 };
+    let i_before = super::ingest::ingest_on(&fresh, 32, secs).await?.rps;
+    let seeded_ingest_per_s = super::ingest::ingest_on(&s, 32, secs).await?.rps;
+    let i_after = super::ingest::ingest_on(&fresh, 32, secs).await?.rps;
+    fresh.drop_it().await?;
+    let fresh_ingest_per_s = (i_before + i_after) / 2.0;
 
     // Polls due at 1,000/s for `window_s` from 2 s ahead, and the engine.
     let rate = 1_000usize;
@@ -150,6 +182,11 @@ pub async fn run(
     stop.cancel();
     let _ = polling.await;
     let archive_bytes = report.files.iter().map(|f| f.bytes).sum();
+    let days: Vec<_> = report.partitions.iter().filter(|p| p.rows > 0).collect();
+    let biggest = days.iter().max_by_key(|p| p.rows);
+    let max_of = |f: fn(&&finality_engine::lifecycle::DroppedPartition) -> f64| {
+        days.iter().map(f).fold(0.0, f64::max)
+    };
     let _ = std::fs::remove_dir_all(&dir);
     // The lateness of the polls made while retention ran.
     let mut late: Vec<i64> = adapter
@@ -180,6 +217,13 @@ pub async fn run(
         lateness_max_ms: late.last().map_or(f64::NAN, |m| *m as f64 / 1e3),
         seeded_polls_per_s,
         fresh_polls_per_s,
+        seeded_ingest_per_s,
+        fresh_ingest_per_s,
+        days_dropped: days.len(),
+        day_rows: biggest.map_or(0, |p| p.rows),
+        day_drop_ms: max_of(|p| p.detach_ms + p.drop_ms),
+        day_detach_ms: max_of(|p| p.detach_ms),
+        day_export_s: max_of(|p| p.export_ms / 1e3),
     };
     s.drop_it().await?;
     Ok(out)

@@ -485,7 +485,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         } else {
             (args.lifecycle_calls, args.lifecycle_payments, 60)
         };
-        println!("\nretention at size on PostgreSQL: {calls} provider-call rows over 60 days, {payments} final payments over 700 days; one run takes a day of each, polls due at 1,000/s beside it");
+        println!("\nretention at size on PostgreSQL: {calls} provider-call rows over 60 days (day partitions), {payments} final payments over 700 days and as many webhooks over 90; one run takes the days past retention, polls due at 1,000/s beside it");
         let mut rows = Vec::new();
         for _ in 0..runs {
             let r = lifecycle::run(url, calls, payments, window).await?;
@@ -504,6 +504,17 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 r.seeded_polls_per_s,
                 r.fresh_polls_per_s,
                 r.seeded_polls_per_s / r.fresh_polls_per_s,
+            );
+            println!(
+                "    {} day partitions dropped; the largest ({} rows): detach {:.1} ms + drop = {:.1} ms (archive written between: {:.1} s); webhooks/s seeded {:.0} vs fresh {:.0} ({:.2}×)",
+                r.days_dropped,
+                r.day_rows,
+                r.day_detach_ms,
+                r.day_drop_ms,
+                r.day_export_s,
+                r.seeded_ingest_per_s,
+                r.fresh_ingest_per_s,
+                r.seeded_ingest_per_s / r.fresh_ingest_per_s,
             );
             rows.push(json!(r));
         }

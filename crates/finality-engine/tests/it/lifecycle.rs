@@ -533,3 +533,118 @@ finality_testkit::on_both_backends!(
     retention_archives_then_deletes,
     a_payment_changed_after_the_read_stays
 );
+
+/// PostgreSQL: a day past retention goes whole (its partition archived,
+/// then dropped), a held day stays, a row in the default partition goes
+/// row by row, and a dropped day restores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whole_days_are_dropped_on_postgres() {
+    use finality_store::partitions::day_start;
+    let db = Backend::Postgres.open().await;
+    let store = db.store.clone();
+    let now = Timestamp(day_start(T0.0 + 700 * DAY) + 12 * 3_600_000);
+    let clock: Arc<dyn Clock> = Arc::new(finality_core::VirtualClock::new(now));
+    // A deployment running for 40 days: each day had its partition.
+    store
+        .partitions_ahead(Timestamp(now.0 - 40 * DAY), 45)
+        .await
+        .unwrap();
+    let call = |age_days: i64, n: i64| {
+        format!(
+            "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, latency_ms, outcome) \
+             SELECT 'p' || g, 'sim', 'w', {} + g, 4, 'pending' FROM generate_series(1, {n}) g",
+            now.0 - age_days * DAY
+        )
+    };
+    raw(&db, &call(35, 30)).await; // a day past 30 days: dropped whole
+    raw(&db, &call(33, 20)).await; // past, but held: stays
+    raw(&db, &call(1, 10)).await; // inside retention
+    raw(&db, &call(100, 5)).await; // before every partition: the default one
+    store
+        .record_deliveries(&[DeliveryAttempt {
+            destination: "erp".into(),
+            event_id: "ev_1".into(),
+            feed_seq: 1,
+            at: Timestamp(now.0 - 20 * DAY),
+            status_code: Some(204),
+            latency_ms: 3,
+            error: None,
+        }])
+        .await
+        .unwrap();
+    let held_day = lifecycle::day_of(now.0 - 33 * DAY);
+    store
+        .hold_day("provider_calls", &held_day, Timestamp(now.0 + DAY))
+        .await
+        .unwrap();
+
+    let dir = temp_dir("partitions");
+    let cfg = RetentionConfig {
+        provider_calls: Duration::from_secs(30 * 86_400),
+        deliveries: Duration::from_secs(14 * 86_400),
+        ..RetentionConfig::keep_everything(dir.clone())
+    };
+    let archiver = Archiver::new(store.clone(), clock.clone(), cfg.clone(), "node-a");
+    let r = archiver.run_once(None).await.unwrap().expect("lease");
+    assert!(r.complete, "{r:?}");
+    let dropped: Vec<(&str, u64)> = r
+        .partitions
+        .iter()
+        .map(|p| (p.partition.as_str(), p.rows))
+        .collect();
+    let day35 = lifecycle::day_of(now.0 - 35 * DAY).replace('-', "");
+    let day20 = lifecycle::day_of(now.0 - 20 * DAY).replace('-', "");
+    assert!(
+        dropped.contains(&(&format!("poll_attempts_p{day35}"), 30)),
+        "{dropped:?}"
+    );
+    assert!(
+        dropped.contains(&(&format!("delivery_attempts_p{day20}"), 1)),
+        "{dropped:?}"
+    );
+    // Empty days past retention go too; no held or recent one does.
+    let held_part = format!("poll_attempts_p{}", held_day.replace('-', ""));
+    assert!(!dropped.iter().any(|(p, _)| *p == held_part), "{dropped:?}");
+    assert_eq!(
+        r.partitions.iter().map(|p| p.rows).sum::<u64>(),
+        31,
+        "only the rows of days past retention: {dropped:?}"
+    );
+    // 30 + 5 (the default partition's, row by row) calls, 1 delivery.
+    assert_eq!(r.removed.get("provider_calls"), Some(&35), "{r:?}");
+    assert_eq!(r.removed.get("deliveries"), Some(&1), "{r:?}");
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM poll_attempts").await,
+        30,
+        "the held day's 20 and the recent 10 stay"
+    );
+    let parts = store.partitions(RowKind::ProviderCalls).await.unwrap();
+    assert!(parts.iter().any(|p| p.name == held_part));
+    assert!(!parts.iter().any(|p| p.name.ends_with(&day35)));
+    assert!(parts.iter().all(|p| p.attached), "{parts:?}");
+    // Days ahead of the virtual now exist.
+    let ahead = lifecycle::day_of(now.0 + 7 * DAY).replace('-', "");
+    assert!(parts.iter().any(|p| p.name.ends_with(&ahead)), "{parts:?}");
+
+    // The file holds exactly the day's rows, as the manifest says.
+    let manifest = lifecycle::read_manifest(&dir).unwrap();
+    let file = manifest
+        .iter()
+        .find(|f| f.table == "poll_attempts" && f.day == lifecycle::day_of(now.0 - 35 * DAY))
+        .expect("the dropped day's file");
+    assert_eq!(file.rows, 30);
+
+    // Nothing more to drop on a second run.
+    let again = archiver.run_once(None).await.unwrap().expect("lease");
+    assert!(again.partitions.is_empty(), "{again:?}");
+
+    // The day comes back (into the default partition: its own is gone).
+    let back = lifecycle::restore(&*store, &dir, &dir.join(&file.file), Duration::ZERO, now)
+        .await
+        .unwrap();
+    assert_eq!(back.tables.get("poll_attempts"), Some(&(30, 30)));
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM poll_attempts_default").await,
+        30
+    );
+}

@@ -5,6 +5,7 @@
 mod archive_columns;
 mod claim_plan;
 mod enqueue;
+mod partitions;
 mod upgrade;
 
 use finality_testkit::conformance;

@@ -1,0 +1,819 @@
+//! Daily time partitions on PostgreSQL for the two tables that only grow
+//! (`poll_attempts`, `delivery_attempts`), so that retention drops a day of
+//! rows whole instead of deleting them one by one.
+//!
+//! Layout of a partitioned table `T` (range on its time column, ms):
+//! - `T_pYYYYMMDD`: one UTC day, created ahead by the retention role;
+//! - `T_legacy`: the table as it was before the conversion, holding
+//!   everything before the cut-over; dropped whole once all of it is past
+//!   retention;
+//! - `T_default`: the safety net for a row outside every day created (a
+//!   role that did not run for a week, a clock far off, a restored day):
+//!   an insert never fails for want of a partition; retention deletes its
+//!   old rows one by one.
+//!
+//! An empty table is converted at once (a new database: at `migrate`). A
+//! populated one is converted online, one short step at a time
+//! ([`Partitions::convert_step`]): a unique index on `(id, time)` built
+//! `CONCURRENTLY`; a `CHECK (time < cut-over)` added `NOT VALID` with the
+//! cut-over an hour ahead, then validated (a scan that does not block
+//! writes); then one short transaction renames the table, creates the
+//! partitioned one under its name and attaches the old table as its first
+//! partition without a scan (the validated check proves its range). Only
+//! that transaction blocks writers, for milliseconds, under a lock timeout.
+//!
+//! `webhook_inbox` is not partitioned: its unique `(provider, event_id)`
+//! is what deduplicates webhooks, and PostgreSQL has no unique index
+//! spanning partitions; retention deletes its rows in batches.
+//!
+//! SQLite (one file, no partitions) and the in-memory store answer "not
+//! partitioned", and retention deletes rows in batches there.
+//!
+//! Written by hand: this is DDL on finality's own tables, in the order that
+//! keeps writers running; no crate manages PostgreSQL partitions.
+
+use crate::backend::Backend;
+use crate::error::{DbContext, Result};
+use crate::lifecycle::{row_json, LifeRow, RowKind, TableSpec};
+use crate::query::{stmt, Conn, Fields};
+use finality_core::Timestamp;
+use serde::Serialize;
+
+/// Days created ahead of today (a role that stops running leaves a week
+/// before rows fall to the default partition).
+pub const DAYS_AHEAD: u32 = 7;
+
+/// One day, in the milliseconds the time columns hold.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// How long before the cut-over the swap must have happened; closer, the
+/// check is dropped and a new cut-over chosen (a row at the cut-over would
+/// be refused by the old table until the swap).
+const CUTOVER_MARGIN_MS: i64 = 10 * 60 * 1000;
+/// How far ahead a new cut-over is put.
+const CUTOVER_AHEAD_MS: i64 = 60 * 60 * 1000;
+
+/// A table partitioned by day on PostgreSQL.
+#[derive(Debug)]
+pub struct DailyTable {
+    pub kind: RowKind,
+    pub table: &'static str,
+    /// The time column the range is on.
+    pub col: &'static str,
+    /// Its secondary index, kept on the partitioned table.
+    index: &'static str,
+    index_cols: &'static str,
+}
+
+/// The tables partitioned by day.
+pub const DAILY: [DailyTable; 2] = [
+    DailyTable {
+        kind: RowKind::ProviderCalls,
+        table: "poll_attempts",
+        col: "started_at",
+        index: "poll_attempts_payment",
+        index_cols: "payment_id, id",
+    },
+    DailyTable {
+        kind: RowKind::Deliveries,
+        table: "delivery_attempts",
+        col: "at",
+        index: "delivery_attempts_destination",
+        index_cols: "destination, id",
+    },
+];
+
+/// The daily table holding `kind`, if that kind is partitioned at all.
+pub fn daily(kind: RowKind) -> Option<&'static DailyTable> {
+    DAILY.iter().find(|t| t.kind == kind)
+}
+
+/// The start (ms) of the UTC day holding `ms`.
+pub fn day_start(ms: i64) -> i64 {
+    ms.div_euclid(DAY_MS) * DAY_MS
+}
+
+fn day_name(t: &DailyTable, start: i64) -> String {
+    let day = chrono::DateTime::from_timestamp_millis(start)
+        .map_or_else(|| "00000000".into(), |d| d.format("%Y%m%d").to_string());
+    format!("{}_p{day}", t.table)
+}
+
+/// One partition of a daily table, or a detached one left to drop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Partition {
+    pub table: &'static str,
+    pub name: String,
+    /// Its range of times (ms), `from` inclusive, `to` exclusive; `from`
+    /// is `None` for the converted table (everything before `to`); both
+    /// are `None` for the default partition and a detached one.
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+    pub default: bool,
+    /// False for a partition detached by a retention run that stopped
+    /// before dropping it (the next run archives and drops it).
+    pub attached: bool,
+    /// The planner's estimate (`reltuples`), 0 when never analysed.
+    pub rows_estimate: i64,
+}
+
+/// Where converting a table to partitions stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "step")]
+pub enum Conversion {
+    /// This store keeps the table as one (SQLite, memory).
+    NotApplicable,
+    Partitioned,
+    /// More steps to go; the one just taken.
+    Pending(String),
+}
+
+/// Time partitions: which tables have them, creating days ahead, the
+/// online conversion, and dropping a day. Everything answers "not
+/// partitioned" on a store without them.
+#[async_trait::async_trait]
+pub trait Partitions: Send + Sync {
+    /// Whether `kind`'s table is partitioned by day here.
+    async fn partitioned(&self, _kind: RowKind) -> Result<bool> {
+        Ok(false)
+    }
+    /// Convert every empty daily table at once and create the days from
+    /// `now`'s to `days` after it; the partitions created.
+    async fn partitions_ahead(&self, _now: Timestamp, _days: u32) -> Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// Take the next step converting `kind`'s table (each step short or
+    /// not blocking writers; see the module's documentation).
+    async fn convert_step(&self, _kind: RowKind, _now: Timestamp) -> Result<Conversion> {
+        Ok(Conversion::NotApplicable)
+    }
+    /// The partitions of `kind`'s table, attached or left detached.
+    async fn partitions(&self, _kind: RowKind) -> Result<Vec<Partition>> {
+        Ok(Vec::new())
+    }
+    /// Take a partition out of its table: its rows are no longer seen
+    /// and no row can be added to it (a short lock on the table).
+    async fn partition_detach(&self, _p: &Partition) -> Result<()> {
+        Ok(())
+    }
+    /// Rows of a (detached) partition after id `after`, in id order.
+    async fn partition_page(
+        &self,
+        _kind: RowKind,
+        _p: &Partition,
+        _after: i64,
+        _limit: u32,
+    ) -> Result<Vec<LifeRow>> {
+        Ok(Vec::new())
+    }
+    /// Drop a detached partition (never an attached one) if it holds
+    /// exactly `rows` rows (what was archived); false when it does not
+    /// (it stays, and the next run archives it again).
+    async fn partition_drop(&self, _p: &Partition, _rows: u64) -> Result<bool> {
+        Ok(false)
+    }
+}
+
+/// A name we generated or read from the catalog, quoted for DDL.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Parse one side of `FOR VALUES FROM (…) TO (…)`: a number, or `None`
+/// for `MINVALUE`/`MAXVALUE`.
+fn bound_after(expr: &str, key: &str) -> Option<i64> {
+    let rest = &expr[expr.find(key)? + key.len()..];
+    let inner = rest.trim_start().strip_prefix('(')?;
+    let inner = &inner[..inner.find(')')?];
+    inner.trim().trim_matches('\'').parse().ok()
+}
+
+#[async_trait::async_trait]
+impl<B: Backend> Partitions for B {
+    async fn partitioned(&self, kind: RowKind) -> Result<bool> {
+        let Some(t) = daily(kind).filter(|_| <B::Conn as Conn>::SQL.time_partitions) else {
+            return Ok(false);
+        };
+        is_partitioned::<B>(self, t).await
+    }
+
+    async fn partitions_ahead(&self, now: Timestamp, days: u32) -> Result<Vec<String>> {
+        if !<B::Conn as Conn>::SQL.time_partitions {
+            return Ok(Vec::new());
+        }
+        let mut created = Vec::new();
+        for t in &DAILY {
+            if !is_partitioned::<B>(self, t).await? && !convert_empty::<B>(self, t, now).await? {
+                continue;
+            }
+            let have = self.partitions(t.kind).await?;
+            // Nothing before the converted table's end (it holds that).
+            let floor = have
+                .iter()
+                .filter(|p| p.attached && p.from.is_none() && !p.default)
+                .filter_map(|p| p.to)
+                .max()
+                .unwrap_or(i64::MIN);
+            for d in 0..=i64::from(days) {
+                let start = day_start(now.0) + d * DAY_MS;
+                let (from, to) = (start.max(floor), start + DAY_MS);
+                let name = day_name(t, start);
+                if to <= from || have.iter().any(|p| p.name == name) {
+                    continue;
+                }
+                // A day the default partition already has rows of (the
+                // role did not run for a while) cannot be created; those
+                // rows stay in the default partition, which retention
+                // deletes from row by row. Not an error for the run.
+                match create_day::<B>(self, t, &name, from, to).await {
+                    Ok(()) => created.push(name),
+                    Err(e) => tracing::warn!(partition = %name, error = %e,
+                        "creating a day partition failed; its rows go to the default partition"),
+                }
+            }
+        }
+        Ok(created)
+    }
+
+    async fn convert_step(&self, kind: RowKind, now: Timestamp) -> Result<Conversion> {
+        let Some(t) = daily(kind).filter(|_| <B::Conn as Conn>::SQL.time_partitions) else {
+            return Ok(Conversion::NotApplicable);
+        };
+        if is_partitioned::<B>(self, t).await? || convert_empty::<B>(self, t, now).await? {
+            return Ok(Conversion::Partitioned);
+        }
+        let key = format!("{}_legacy_key", t.table);
+        let check = format!("{}_cutover", t.table);
+        let mut conn = self.read().await?;
+        // 1. The unique (id, time) index the partitioned table's key needs,
+        //    built without blocking writes; a failed build left invalid is
+        //    dropped and built again.
+        let index = conn
+            .opt(
+                stmt(
+                    "SELECT i.indisvalid::int AS valid FROM pg_index i \
+                     WHERE i.indexrelid = to_regclass($1)",
+                    "reading the conversion's index",
+                )
+                .text(&key),
+            )
+            .await?;
+        match index {
+            None => {
+                let sql = format!(
+                    "CREATE UNIQUE INDEX CONCURRENTLY {} ON {} (id, {})",
+                    ident(&key),
+                    ident(t.table),
+                    t.col
+                );
+                conn.run(stmt(&sql, "building the (id, time) index for partitions"))
+                    .await?;
+                return Ok(Conversion::Pending(format!("built index {key}")));
+            }
+            Some(r) if !flag(&r, "valid")? => {
+                // Invalid while a build runs (another node's run that
+                // outlived its lease): leave it to finish.
+                let building = conn
+                    .opt(
+                        stmt(
+                            "SELECT 1 AS one FROM pg_stat_progress_create_index \
+                             WHERE index_relid = to_regclass($1)",
+                            "checking for an index build in progress",
+                        )
+                        .text(&key),
+                    )
+                    .await?;
+                if building.is_some() {
+                    return Ok(Conversion::Pending(format!(
+                        "index {key} is being built by another session"
+                    )));
+                }
+                let sql = format!("DROP INDEX CONCURRENTLY IF EXISTS {}", ident(&key));
+                conn.run(stmt(&sql, "dropping a failed index build"))
+                    .await?;
+                return Ok(Conversion::Pending(format!(
+                    "dropped index {key} left invalid by a failed build"
+                )));
+            }
+            Some(_) => {}
+        }
+        // 2. The cut-over: a check that every row is before it, added
+        //    without a scan, then validated by a scan that lets writes go on.
+        let existing = conn
+            .opt(
+                stmt(
+                    "SELECT convalidated::int AS valid, pg_get_constraintdef(oid) AS def \
+                     FROM pg_constraint WHERE conrelid = to_regclass($1) AND conname = $2",
+                    "reading the conversion's cut-over",
+                )
+                .text(t.table)
+                .text(&check),
+            )
+            .await?;
+        let cutover = match &existing {
+            Some(r) => cutover_of(&r.text("def", "pg_constraint")?),
+            None => None,
+        };
+        let fresh = cutover.filter(|c| c - now.0 > CUTOVER_MARGIN_MS);
+        let Some(cutover) = fresh else {
+            // None yet, or too close to do the swap before it: a new one.
+            let c = now.0 + CUTOVER_AHEAD_MS;
+            let mut tx = self.begin_write().await?;
+            tx.run(stmt(
+                "SET LOCAL lock_timeout = '2s'",
+                "setting a lock timeout",
+            ))
+            .await?;
+            if existing.is_some() {
+                let sql = format!(
+                    "ALTER TABLE {} DROP CONSTRAINT {}",
+                    ident(t.table),
+                    ident(&check)
+                );
+                tx.run(stmt(&sql, "dropping a stale cut-over")).await?;
+            }
+            let sql = format!(
+                "ALTER TABLE {} ADD CONSTRAINT {} CHECK ({} < {c}) NOT VALID",
+                ident(t.table),
+                ident(&check),
+                t.col
+            );
+            tx.run(stmt(&sql, "adding the cut-over check")).await?;
+            tx.commit().await.op("committing the cut-over check")?;
+            return Ok(Conversion::Pending(format!("cut-over set at {c}")));
+        };
+        if !existing
+            .as_ref()
+            .map(|r| flag(r, "valid"))
+            .transpose()?
+            .unwrap_or(false)
+        {
+            let sql = format!(
+                "ALTER TABLE {} VALIDATE CONSTRAINT {}",
+                ident(t.table),
+                ident(&check)
+            );
+            conn.run(stmt(
+                &sql,
+                "validating the cut-over check (a row at or after it?)",
+            ))
+            .await?;
+            return Ok(Conversion::Pending(format!("cut-over {cutover} validated")));
+        }
+        drop(conn);
+        // 3. The swap, in one short transaction.
+        swap::<B>(self, t, cutover).await?;
+        Ok(Conversion::Partitioned)
+    }
+
+    async fn partitions(&self, kind: RowKind) -> Result<Vec<Partition>> {
+        let Some(t) = daily(kind).filter(|_| <B::Conn as Conn>::SQL.time_partitions) else {
+            return Ok(Vec::new());
+        };
+        let mut conn = self.read().await?;
+        let rows = conn
+            .all(
+                stmt(
+                    "SELECT c.relname::text AS name, pg_get_expr(c.relpartbound, c.oid) AS bound, \
+                        GREATEST(c.reltuples, 0)::bigint AS rows, \
+                        COALESCE(c.relispartition AND i.inhparent = to_regclass($1), false)::int AS attached \
+                     FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid \
+                     WHERE c.relkind = 'r' \
+                       AND c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass($1)) \
+                       AND c.relname ~ ('^' || $1 || '_(p[0-9]{8}|legacy|default)$') \
+                     ORDER BY c.relname",
+                    "listing partitions",
+                )
+                .text(t.table),
+            )
+            .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let attached = flag(&r, "attached")?;
+            let bound = r.opt_text("bound", "pg_class")?.unwrap_or_default();
+            let default = attached && bound.trim() == "DEFAULT";
+            out.push(Partition {
+                table: t.table,
+                name: r.text("name", "pg_class")?,
+                from: attached.then(|| bound_after(&bound, "FROM")).flatten(),
+                to: attached.then(|| bound_after(&bound, "TO")).flatten(),
+                default,
+                attached,
+                rows_estimate: r.int("rows", "pg_class")?,
+            });
+        }
+        // In time order: the converted table first, the default last.
+        out.sort_by_key(|p| (p.default, p.attached && p.from.is_some(), p.from));
+        Ok(out)
+    }
+
+    async fn partition_detach(&self, p: &Partition) -> Result<()> {
+        if !p.attached {
+            return Ok(());
+        }
+        let sql = format!(
+            "ALTER TABLE {} DETACH PARTITION {}",
+            ident(p.table),
+            ident(&p.name)
+        );
+        with_short_lock::<B>(self, &sql, "detaching a partition past retention").await
+    }
+
+    async fn partition_page(
+        &self,
+        kind: RowKind,
+        p: &Partition,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<LifeRow>> {
+        let t: &'static TableSpec = kind.spec();
+        let cols = t
+            .cols
+            .iter()
+            .map(|(c, _)| *c)
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "SELECT {cols} FROM {} WHERE id > $1 ORDER BY id LIMIT $2",
+            ident(&p.name)
+        );
+        let mut conn = self.read().await?;
+        let rows = conn
+            .all(
+                stmt(&sql, "reading a partition for its archive")
+                    .int(after)
+                    .int(i64::from(limit)),
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(LifeRow {
+                    id: r.int("id", t.name)?,
+                    at: r.int(kind.time_col(), t.name)?,
+                    json: row_json(r, t)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn partition_drop(&self, p: &Partition, rows: u64) -> Result<bool> {
+        let mut tx = self.begin_write().await?;
+        // Detached, so no lock on the partitioned table; checked again
+        // here so an attached partition is never dropped.
+        let row = tx
+            .opt(
+                stmt(
+                    "SELECT c.relispartition::int AS attached FROM pg_class c \
+                     WHERE c.oid = to_regclass($1) AND c.relkind = 'r'",
+                    "checking a partition before dropping it",
+                )
+                .text(&p.name),
+            )
+            .await?;
+        let Some(row) = row else {
+            return Ok(false);
+        };
+        if flag(&row, "attached")? {
+            return Err(crate::query::corrupt(
+                "pg_class",
+                format!("{} is attached again; not dropped", p.name),
+            ));
+        }
+        let count_sql = format!("SELECT count(*) AS n FROM {}", ident(&p.name));
+        let n = tx
+            .opt(stmt(&count_sql, "counting a partition's rows"))
+            .await?
+            .map(|r| r.int("n", "partition"))
+            .transpose()?
+            .unwrap_or(0);
+        if u64::try_from(n).ok() != Some(rows) {
+            tracing::warn!(partition = %p.name, rows = n, archived = rows,
+                "a detached partition's rows differ from its archive; kept for the next run");
+            return Ok(false);
+        }
+        let sql = format!("DROP TABLE {}", ident(&p.name));
+        tx.run(stmt(&sql, "dropping a partition past retention"))
+            .await?;
+        tx.commit().await.op("committing a partition's drop")?;
+        Ok(true)
+    }
+}
+
+/// A catalog boolean, selected as `::int` (the row interface reads
+/// integers, not booleans).
+fn flag(r: &impl Fields, col: &str) -> Result<bool> {
+    Ok(r.int4(col, "pg_catalog")? != 0)
+}
+
+/// The cut-over a `CHECK ((col < N))` definition names.
+fn cutover_of(def: &str) -> Option<i64> {
+    let digits: String = def
+        .rsplit('<')
+        .next()?
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
+    digits.parse().ok()
+}
+
+/// The table retention's row-by-row path reads and deletes for `kind`: a
+/// partitioned table's default partition (its days go whole, the
+/// converted table once all of it is past retention), else the table.
+pub(crate) async fn row_table<B: Backend>(store: &B, kind: RowKind) -> Result<String> {
+    match daily(kind).filter(|_| <B::Conn as Conn>::SQL.time_partitions) {
+        Some(t) if is_partitioned::<B>(store, t).await? => Ok(format!("{}_default", t.table)),
+        _ => Ok(kind.spec().name.to_string()),
+    }
+}
+
+async fn is_partitioned<B: Backend>(store: &B, t: &DailyTable) -> Result<bool> {
+    let mut conn = store.read().await?;
+    let row = conn
+        .opt(
+            stmt(
+                "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
+                "checking whether a table is partitioned",
+            )
+            .text(t.table),
+        )
+        .await?;
+    Ok(match row {
+        Some(r) => r.text("kind", "pg_class")? == "p",
+        None => false,
+    })
+}
+
+/// Run one DDL statement under a short lock timeout, trying a few times:
+/// waiting behind a long query would hold every writer behind it.
+async fn with_short_lock<B: Backend>(store: &B, sql: &str, op: &'static str) -> Result<()> {
+    let mut last = None;
+    for attempt in 0..5u64 {
+        if attempt > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(200 * attempt)).await;
+        }
+        let mut tx = store.begin_write().await?;
+        tx.run(stmt(
+            "SET LOCAL lock_timeout = '1s'",
+            "setting a lock timeout",
+        ))
+        .await?;
+        match tx.run(stmt(sql, op)).await {
+            Ok(_) => {
+                tx.commit().await.op("committing a partition change")?;
+                return Ok(());
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, attempt, "{op}: retrying");
+                last = Some(e);
+            }
+        }
+    }
+    Err(last.unwrap_or_else(|| crate::query::corrupt("pg_class", "no attempt made")))
+}
+
+async fn create_day<B: Backend>(
+    store: &B,
+    t: &DailyTable,
+    name: &str,
+    from: i64,
+    to: i64,
+) -> Result<()> {
+    let sql = format!(
+        "CREATE TABLE IF NOT EXISTS {} PARTITION OF {} FOR VALUES FROM ({from}) TO ({to})",
+        ident(name),
+        ident(t.table)
+    );
+    with_short_lock::<B>(store, &sql, "creating a day partition").await
+}
+
+/// The statements that put a partitioned table in place under `t`'s name,
+/// once the old table is renamed away.
+fn create_parent(t: &DailyTable, like: &str) -> Vec<String> {
+    vec![
+        format!(
+            "CREATE TABLE {} (LIKE {} INCLUDING DEFAULTS) PARTITION BY RANGE ({})",
+            ident(t.table),
+            ident(like),
+            t.col
+        ),
+        // The sequence follows the table that keeps handing out ids.
+        format!(
+            "ALTER SEQUENCE {} OWNED BY {}.id",
+            ident(&format!("{}_id_seq", t.table)),
+            ident(t.table)
+        ),
+    ]
+}
+
+fn parent_keys(t: &DailyTable) -> Vec<String> {
+    vec![
+        format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY (id, {})",
+            ident(t.table),
+            ident(&format!("{}_pkey", t.table)),
+            t.col
+        ),
+        format!(
+            "CREATE INDEX {} ON {} ({})",
+            ident(t.index),
+            ident(t.table),
+            t.index_cols
+        ),
+    ]
+}
+
+fn default_partition(t: &DailyTable) -> String {
+    format!(
+        "CREATE TABLE {} PARTITION OF {} DEFAULT",
+        ident(&format!("{}_default", t.table)),
+        ident(t.table)
+    )
+}
+
+/// Serialises conversions between nodes (and with `migrate` on another).
+const CONVERT_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('finality:partitions'))";
+
+/// An empty table becomes a partitioned one in one transaction (a new
+/// database, at `migrate`); false when it has rows (the online steps).
+async fn convert_empty<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) -> Result<bool> {
+    let mut tx = store.begin_write().await?;
+    tx.run(stmt(CONVERT_LOCK, "serialising partition conversions"))
+        .await?;
+    tx.run(stmt(
+        "SET LOCAL lock_timeout = '5s'",
+        "setting a lock timeout",
+    ))
+    .await?;
+    let kind = tx
+        .opt(
+            stmt(
+                "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
+                "checking whether a table is partitioned",
+            )
+            .text(t.table),
+        )
+        .await?;
+    match kind
+        .map(|r| r.text("kind", "pg_class"))
+        .transpose()?
+        .as_deref()
+    {
+        Some("r") => {}
+        // Already partitioned (another node got here first), or no table.
+        Some(_) => return Ok(true),
+        None => return Ok(false),
+    }
+    let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", ident(t.table));
+    tx.run(stmt(&lock, "locking a table to partition it"))
+        .await?;
+    let any = format!("SELECT 1 AS one FROM {} LIMIT 1", ident(t.table));
+    if tx
+        .opt(stmt(&any, "checking a table is empty"))
+        .await?
+        .is_some()
+    {
+        return Ok(false);
+    }
+    let old = format!("{}_unpartitioned", t.table);
+    let mut sqls = vec![format!(
+        "ALTER TABLE {} RENAME TO {}",
+        ident(t.table),
+        ident(&old)
+    )];
+    sqls.extend(create_parent(t, &old));
+    sqls.push(format!("DROP TABLE {}", ident(&old)));
+    sqls.extend(parent_keys(t));
+    sqls.push(default_partition(t));
+    let start = day_start(now.0);
+    sqls.push(format!(
+        "CREATE TABLE {} PARTITION OF {} FOR VALUES FROM ({start}) TO ({})",
+        ident(&day_name(t, start)),
+        ident(t.table),
+        start + DAY_MS
+    ));
+    for sql in &sqls {
+        tx.run(stmt(sql, "partitioning an empty table")).await?;
+    }
+    tx.commit().await.op("committing a table's partitioning")?;
+    tracing::info!(table = t.table, "partitioned by day (it was empty)");
+    Ok(true)
+}
+
+/// The conversion's last step: the populated table becomes the first
+/// partition (range up to the validated cut-over, so no scan), under a
+/// lock held for milliseconds.
+async fn swap<B: Backend>(store: &B, t: &DailyTable, cutover: i64) -> Result<()> {
+    let legacy = format!("{}_legacy", t.table);
+    let mut sqls = vec![
+        format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", ident(t.table)),
+        format!(
+            "ALTER TABLE {} RENAME TO {}",
+            ident(t.table),
+            ident(&legacy)
+        ),
+        format!(
+            "ALTER INDEX {} RENAME TO {}",
+            ident(t.index),
+            ident(&format!(
+                "{}_legacy_{}",
+                t.table,
+                &t.index[t.table.len() + 1..]
+            ))
+        ),
+        format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            ident(&legacy),
+            ident(&format!("{}_pkey", t.table))
+        ),
+        format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY USING INDEX {}",
+            ident(&legacy),
+            ident(&format!("{}_legacy_pkey", t.table)),
+            ident(&format!("{}_legacy_key", t.table))
+        ),
+    ];
+    sqls.extend(create_parent(t, &legacy));
+    sqls.extend(parent_keys(t));
+    sqls.push(format!(
+        "ALTER TABLE {} ATTACH PARTITION {} FOR VALUES FROM (MINVALUE) TO ({cutover})",
+        ident(t.table),
+        ident(&legacy)
+    ));
+    sqls.push(format!(
+        "ALTER TABLE {} DROP CONSTRAINT {}",
+        ident(&legacy),
+        ident(&format!("{}_cutover", t.table))
+    ));
+    // The rest of the cut-over's day, then the default.
+    let next = day_start(cutover) + DAY_MS;
+    sqls.push(format!(
+        "CREATE TABLE {} PARTITION OF {} FOR VALUES FROM ({cutover}) TO ({next})",
+        ident(&day_name(t, day_start(cutover))),
+        ident(t.table)
+    ));
+    sqls.push(default_partition(t));
+    let mut tx = store.begin_write().await?;
+    tx.run(stmt(CONVERT_LOCK, "serialising partition conversions"))
+        .await?;
+    tx.run(stmt(
+        "SET LOCAL lock_timeout = '2s'",
+        "setting a lock timeout",
+    ))
+    .await?;
+    // Under the lock, again: another node may have swapped first.
+    let state = tx
+        .opt(
+            stmt(
+                "SELECT c.relkind::text AS kind, \
+                    (SELECT count(*)::int FROM pg_constraint k WHERE k.conrelid = c.oid \
+                     AND k.conname = $2 AND k.convalidated) AS checks \
+                 FROM pg_class c WHERE c.oid = to_regclass($1)",
+                "checking the table before the swap",
+            )
+            .text(t.table)
+            .text(&format!("{}_cutover", t.table)),
+        )
+        .await?;
+    match state {
+        Some(r) if r.text("kind", "pg_class")? == "r" && r.int4("checks", "pg_class")? == 1 => {}
+        _ => return Ok(()),
+    }
+    for sql in &sqls {
+        tx.run(stmt(sql, "swapping in the partitioned table"))
+            .await?;
+    }
+    tx.commit().await.op("committing the partition swap")?;
+    tracing::info!(
+        table = t.table,
+        cutover,
+        "partitioned by day (converted online)"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_parse_from_the_catalogs_text() {
+        let e = "FOR VALUES FROM ('1764547200000') TO ('1764633600000')";
+        assert_eq!(bound_after(e, "FROM"), Some(1_764_547_200_000));
+        assert_eq!(bound_after(e, "TO"), Some(1_764_633_600_000));
+        let m = "FOR VALUES FROM (MINVALUE) TO ('17')";
+        assert_eq!(bound_after(m, "FROM"), None);
+        assert_eq!(bound_after(m, "TO"), Some(17));
+        assert_eq!(
+            cutover_of("CHECK ((started_at < '1764547200000'::bigint)) NOT VALID"),
+            Some(1_764_547_200_000)
+        );
+        assert_eq!(cutover_of("CHECK ((at < 42))"), Some(42));
+    }
+
+    #[test]
+    fn days_are_utc() {
+        assert_eq!(day_start(DAY_MS + 5), DAY_MS);
+        assert_eq!(day_start(-1), -DAY_MS);
+        assert_eq!(day_name(&DAILY[0], DAY_MS), "poll_attempts_p19700102");
+    }
+}
