@@ -153,6 +153,10 @@ async fn partitions(
                             .await?;
                         break;
                     }
+                    Conversion::Busy(why) => {
+                        eprintln!("{}: {why}; waiting 10 s", t.table);
+                        tokio::time::sleep(std::time::Duration::from_secs(10)).await;
+                    }
                     Conversion::NotApplicable => break,
                 }
             }

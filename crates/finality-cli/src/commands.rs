@@ -76,7 +76,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         inbox: Some(finality_engine::inbox::InboxConfig::default()),
         events: Some(config.events.clone()),
         sweep: config.sweep.enabled.then(|| config.sweep.clone()),
-        retention: config.retention.enabled.then(|| config.retention.clone()),
+        retention: Some(config.retention.clone()),
         gauges: Some(config.metrics.clone()),
         shutdown_grace: Some(config.server.shutdown_grace),
         client_timeout: Some(config.server.client_timeout),

@@ -75,7 +75,8 @@ pub struct RetentionConfig {
     /// PostgreSQL: convert a populated `poll_attempts` and
     /// `delivery_attempts` to daily partitions, online, step by step in
     /// retention's runs (a new database is partitioned from the start).
-    /// False: convert when you choose, with `finality archive --convert`.
+    /// False: convert when you choose, with `finality archive partitions
+    /// --convert`.
     pub partition: bool,
 }
 
@@ -637,6 +638,12 @@ impl Archiver {
                             tracing::info!(table = t.table, step = %step, "converting to partitions");
                             report.conversion.push(format!("{}: {step}", t.table));
                         }
+                        Ok(Conversion::Busy(why)) => {
+                            report
+                                .conversion
+                                .push(format!("{}: waiting: {why}", t.table));
+                            break;
+                        }
                         Ok(_) => break,
                         Err(e) => {
                             tracing::warn!(table = t.table, error = %e,
@@ -702,7 +709,13 @@ impl Archiver {
                 1000 + u32::try_from(n).unwrap_or(0),
             );
             let (mut after, mut rows) = (0, 0u64);
-            loop {
+            for n in 0u64.. {
+                // A large day (or a converted table) takes minutes: the
+                // lease is renewed as it goes, and a run that lost it stops
+                // (the partition stays detached; the next run takes it).
+                if n % 50 == 49 && !self.hold_lease().await? {
+                    return Ok(false);
+                }
                 let page = self
                     .store
                     .partition_page(kind, &p, after, PARTITION_PAGE)
@@ -795,6 +808,22 @@ impl Archiver {
     /// Run every `every` until `shutdown`.
     pub async fn run(self, shutdown: CancellationToken) {
         loop {
+            // Retention off: the days ahead are still made (PostgreSQL),
+            // so rows keep going to their day rather than the default.
+            if !self.cfg.enabled {
+                if let Err(e) = self
+                    .store
+                    .partitions_ahead(self.clock.now(), partitions::DAYS_AHEAD)
+                    .await
+                {
+                    tracing::warn!(error = %e, "creating day partitions failed; retried next hour");
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(self.cfg.every) => {}
+                    _ = shutdown.cancelled() => return,
+                }
+                continue;
+            }
             match self.run_once(Some(self.cfg.budget)).await {
                 Ok(Some(r)) => {
                     let removed: u64 = r.removed.values().sum();

@@ -304,7 +304,8 @@ pub async fn run(
         _ => None,
     };
     let retention_task = match (&background.retention, &background.engine) {
-        (Some(cfg), Some(engine)) if cfg.enabled => {
+        // Disabled, it only makes PostgreSQL's day partitions ahead.
+        (Some(cfg), Some(engine)) => {
             let a = finality_engine::lifecycle::Archiver::new(
                 state.store.clone(),
                 state.clock.clone(),

@@ -14,6 +14,10 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("corrupt row in {table}: {detail}")]
     Corrupt { table: &'static str, detail: String },
+    /// A partition change that could not be made as things stand (it is
+    /// tried again later; nothing was changed).
+    #[error("cannot change the partitions of {table}: {detail}")]
+    Schema { table: &'static str, detail: String },
     #[error("invalid database url `{url}`: {detail}")]
     Url { url: String, detail: String },
 }

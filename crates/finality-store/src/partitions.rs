@@ -46,12 +46,17 @@ pub const DAYS_AHEAD: u32 = 7;
 /// One day, in the milliseconds the time columns hold.
 pub const DAY_MS: i64 = 86_400_000;
 
-/// How long before the cut-over the swap must have happened; closer, the
-/// check is dropped and a new cut-over chosen (a row at the cut-over would
-/// be refused by the old table until the swap).
-const CUTOVER_MARGIN_MS: i64 = 10 * 60 * 1000;
-/// How far ahead a new cut-over is put.
-const CUTOVER_AHEAD_MS: i64 = 60 * 60 * 1000;
+/// How far ahead of the newest row (or the clock, if later) the
+/// cut-over is put: far beyond how long the validation's scan and the
+/// swap take, and beyond a clock off by hours.
+const CUTOVER_AHEAD_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// One conversion's cut-over and swap at a time in the cluster (a session
+/// lock, held on one connection for the whole step).
+const TRY_SESSION_LOCK: &str =
+    "SELECT pg_try_advisory_lock(hashtext('finality:partitions:convert'))::int AS got";
+const SESSION_UNLOCK: &str =
+    "SELECT pg_advisory_unlock(hashtext('finality:partitions:convert'))::int AS released";
 
 /// A table partitioned by day on PostgreSQL.
 #[derive(Debug)]
@@ -126,6 +131,8 @@ pub enum Conversion {
     Partitioned,
     /// More steps to go; the one just taken.
     Pending(String),
+    /// Another session is taking a step now: try again later.
+    Busy(String),
 }
 
 /// Time partitions: which tables have them, creating days ahead, the
@@ -204,6 +211,7 @@ impl<B: Backend> Partitions for B {
         let mut created = Vec::new();
         for t in &DAILY {
             if !is_partitioned::<B>(self, t).await? && !convert_empty::<B>(self, t, now).await? {
+                clear_stale_cutover::<B>(self, t).await?;
                 continue;
             }
             let have = self.partitions(t.kind).await?;
@@ -243,7 +251,6 @@ impl<B: Backend> Partitions for B {
             return Ok(Conversion::Partitioned);
         }
         let key = format!("{}_legacy_key", t.table);
-        let check = format!("{}_cutover", t.table);
         let mut conn = self.read().await?;
         // 1. The unique (id, time) index the partitioned table's key needs,
         //    built without blocking writes; a failed build left invalid is
@@ -297,72 +304,39 @@ impl<B: Backend> Partitions for B {
             }
             Some(_) => {}
         }
-        // 2. The cut-over: a check that every row is before it, added
-        //    without a scan, then validated by a scan that lets writes go on.
-        let existing = conn
-            .opt(
-                stmt(
-                    "SELECT convalidated::int AS valid, pg_get_constraintdef(oid) AS def \
-                     FROM pg_constraint WHERE conrelid = to_regclass($1) AND conname = $2",
-                    "reading the conversion's cut-over",
-                )
-                .text(t.table)
-                .text(&check),
-            )
-            .await?;
-        let cutover = match &existing {
-            Some(r) => cutover_of(&r.text("def", "pg_constraint")?),
-            None => None,
-        };
-        let fresh = cutover.filter(|c| c - now.0 > CUTOVER_MARGIN_MS);
-        let Some(cutover) = fresh else {
-            // None yet, or too close to do the swap before it: a new one.
-            let c = now.0 + CUTOVER_AHEAD_MS;
-            let mut tx = self.begin_write().await?;
-            tx.run(stmt(
-                "SET LOCAL lock_timeout = '2s'",
-                "setting a lock timeout",
-            ))
-            .await?;
-            if existing.is_some() {
-                let sql = format!(
-                    "ALTER TABLE {} DROP CONSTRAINT {}",
-                    ident(t.table),
-                    ident(&check)
-                );
-                tx.run(stmt(&sql, "dropping a stale cut-over")).await?;
-            }
-            let sql = format!(
-                "ALTER TABLE {} ADD CONSTRAINT {} CHECK ({} < {c}) NOT VALID",
-                ident(t.table),
-                ident(&check),
-                t.col
-            );
-            tx.run(stmt(&sql, "adding the cut-over check")).await?;
-            tx.commit().await.op("committing the cut-over check")?;
-            return Ok(Conversion::Pending(format!("cut-over set at {c}")));
-        };
-        if !existing
-            .as_ref()
-            .map(|r| flag(r, "valid"))
+        // 2. The cut-over and the swap, in one step under a session lock
+        //    (one conversion at a time in the cluster): a check that every
+        //    row is before the cut-over, added without a scan; validated by
+        //    a scan that lets writes go on; then the swap. The check refuses
+        //    rows at or after the cut-over until the swap, so it never
+        //    outlives this step: on any failure it is dropped here, and one
+        //    left by a crash is dropped by the next `migrate` or run
+        //    ([`clear_stale_cutover`]).
+        let got = conn
+            .opt(stmt(TRY_SESSION_LOCK, "taking the conversion's lock"))
+            .await?
+            .map(|r| flag(&r, "got"))
             .transpose()?
-            .unwrap_or(false)
-        {
-            let sql = format!(
-                "ALTER TABLE {} VALIDATE CONSTRAINT {}",
-                ident(t.table),
-                ident(&check)
-            );
-            conn.run(stmt(
-                &sql,
-                "validating the cut-over check (a row at or after it?)",
-            ))
-            .await?;
-            return Ok(Conversion::Pending(format!("cut-over {cutover} validated")));
+            .unwrap_or(false);
+        if !got {
+            return Ok(Conversion::Busy(
+                "another session is converting a table".into(),
+            ));
         }
-        drop(conn);
-        // 3. The swap, in one short transaction.
-        swap::<B>(self, t, cutover).await?;
+        let result = cut_over_and_swap::<B>(self, t, now).await;
+        if result.is_err() {
+            // Never leave a check that would refuse rows after its time.
+            let _ = drop_cutover::<B>(self, t).await;
+        }
+        if conn
+            .run(stmt(SESSION_UNLOCK, "releasing the conversion's lock"))
+            .await
+            .is_err()
+        {
+            // A connection that may still hold the lock is not reused.
+            let _ = conn.detach();
+        }
+        result?;
         Ok(Conversion::Partitioned)
     }
 
@@ -474,10 +448,10 @@ impl<B: Backend> Partitions for B {
             return Ok(false);
         };
         if flag(&row, "attached")? {
-            return Err(crate::query::corrupt(
-                "pg_class",
-                format!("{} is attached again; not dropped", p.name),
-            ));
+            return Err(crate::StoreError::Schema {
+                table: p.table,
+                detail: format!("{} is attached again; not dropped", p.name),
+            });
         }
         let count_sql = format!("SELECT count(*) AS n FROM {}", ident(&p.name));
         let n = tx
@@ -546,23 +520,38 @@ async fn is_partitioned<B: Backend>(store: &B, t: &DailyTable) -> Result<bool> {
 /// Run one DDL statement under a short lock timeout, trying a few times:
 /// waiting behind a long query would hold every writer behind it.
 async fn with_short_lock<B: Backend>(store: &B, sql: &str, op: &'static str) -> Result<()> {
+    with_short_locks::<B>(store, &[sql], op).await
+}
+
+/// Statements in one transaction under a short lock timeout (and a
+/// statement timeout, for a scan made under a lock), tried a few times.
+async fn with_short_locks<B: Backend>(store: &B, sqls: &[&str], op: &'static str) -> Result<()> {
     let mut last = None;
     for attempt in 0..5u64 {
         if attempt > 0 {
             tokio::time::sleep(std::time::Duration::from_millis(200 * attempt)).await;
         }
         let mut tx = store.begin_write().await?;
-        tx.run(stmt(
+        for set in [
             "SET LOCAL lock_timeout = '1s'",
-            "setting a lock timeout",
-        ))
-        .await?;
-        match tx.run(stmt(sql, op)).await {
-            Ok(_) => {
+            "SET LOCAL statement_timeout = '30s'",
+        ] {
+            tx.run(stmt(set, "setting lock and statement timeouts"))
+                .await?;
+        }
+        let mut failed = None;
+        for sql in sqls {
+            if let Err(e) = tx.run(stmt(sql, op)).await {
+                failed = Some(e);
+                break;
+            }
+        }
+        match failed {
+            None => {
                 tx.commit().await.op("committing a partition change")?;
                 return Ok(());
             }
-            Err(e) => {
+            Some(e) => {
                 tracing::warn!(error = %e, attempt, "{op}: retrying");
                 last = Some(e);
             }
@@ -578,12 +567,46 @@ async fn create_day<B: Backend>(
     from: i64,
     to: i64,
 ) -> Result<()> {
-    let sql = format!(
-        "CREATE TABLE IF NOT EXISTS {} PARTITION OF {} FOR VALUES FROM ({from}) TO ({to})",
+    // Rows of that day already in the default partition (the role did not
+    // run for a while, a restored day) would make the attach fail after
+    // scanning it: skip the day, its rows stay where they are.
+    let probe = format!(
+        "SELECT 1 AS one FROM {} WHERE {col} >= {from} AND {col} < {to} LIMIT 1",
+        ident(&format!("{}_default", t.table)),
+        col = t.col
+    );
+    let mut conn = store.read().await?;
+    if conn
+        .opt(stmt(
+            &probe,
+            "looking for a day's rows in the default partition",
+        ))
+        .await?
+        .is_some()
+    {
+        return Err(crate::StoreError::Schema {
+            table: t.table,
+            detail: format!(
+                "{name}: the default partition holds rows of that day; they stay there"
+            ),
+        });
+    }
+    drop(conn);
+    // Made on its own, then attached: attaching locks the partitioned
+    // table only against other schema changes (writers go on), where
+    // `CREATE TABLE … PARTITION OF` would lock out every writer while it
+    // checks the default partition.
+    let create = format!(
+        "CREATE TABLE IF NOT EXISTS {} (LIKE {} INCLUDING DEFAULTS)",
         ident(name),
         ident(t.table)
     );
-    with_short_lock::<B>(store, &sql, "creating a day partition").await
+    let attach = format!(
+        "ALTER TABLE {} ATTACH PARTITION {} FOR VALUES FROM ({from}) TO ({to})",
+        ident(t.table),
+        ident(name)
+    );
+    with_short_locks::<B>(store, &[&create, &attach], "creating a day partition").await
 }
 
 /// The statements that put a partitioned table in place under `t`'s name,
@@ -630,20 +653,63 @@ fn default_partition(t: &DailyTable) -> String {
     )
 }
 
-/// Serialises conversions between nodes (and with `migrate` on another).
+/// Serialises the swaps and empty conversions between nodes (and with
+/// `migrate` on another).
 const CONVERT_LOCK: &str = "SELECT pg_advisory_xact_lock(hashtext('finality:partitions'))";
 
 /// An empty table becomes a partitioned one in one transaction (a new
-/// database, at `migrate`); false when it has rows (the online steps).
+/// database, at `migrate`); false when it has rows (the online steps) or
+/// is busy (its lock not free at once: never wait behind a writer here).
 async fn convert_empty<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) -> Result<bool> {
+    let newest = format!(
+        "SELECT 1 AS one FROM {} ORDER BY id DESC LIMIT 1",
+        ident(t.table)
+    );
+    {
+        let mut conn = store.read().await?;
+        let kind = conn
+            .opt(
+                stmt(
+                    "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
+                    "checking whether a table is partitioned",
+                )
+                .text(t.table),
+            )
+            .await?;
+        match kind
+            .map(|r| r.text("kind", "pg_class"))
+            .transpose()?
+            .as_deref()
+        {
+            Some("r") => {}
+            // Already partitioned (another node got here first), or no table.
+            Some(_) => return Ok(true),
+            None => return Ok(false),
+        }
+        // Checked without a lock first: a populated table is never locked
+        // here (the online conversion is for it).
+        if conn
+            .opt(stmt(&newest, "checking a table is empty"))
+            .await?
+            .is_some()
+        {
+            return Ok(false);
+        }
+    }
     let mut tx = store.begin_write().await?;
     tx.run(stmt(CONVERT_LOCK, "serialising partition conversions"))
         .await?;
-    tx.run(stmt(
-        "SET LOCAL lock_timeout = '5s'",
-        "setting a lock timeout",
-    ))
-    .await?;
+    let lock = format!(
+        "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE NOWAIT",
+        ident(t.table)
+    );
+    if tx
+        .run(stmt(&lock, "locking a table to partition it"))
+        .await
+        .is_err()
+    {
+        return Ok(false);
+    }
     let kind = tx
         .opt(
             stmt(
@@ -653,22 +719,16 @@ async fn convert_empty<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) ->
             .text(t.table),
         )
         .await?;
-    match kind
+    if kind
         .map(|r| r.text("kind", "pg_class"))
         .transpose()?
         .as_deref()
+        != Some("r")
     {
-        Some("r") => {}
-        // Already partitioned (another node got here first), or no table.
-        Some(_) => return Ok(true),
-        None => return Ok(false),
+        return Ok(true);
     }
-    let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", ident(t.table));
-    tx.run(stmt(&lock, "locking a table to partition it"))
-        .await?;
-    let any = format!("SELECT 1 AS one FROM {} LIMIT 1", ident(t.table));
     if tx
-        .opt(stmt(&any, "checking a table is empty"))
+        .opt(stmt(&newest, "checking a table is empty"))
         .await?
         .is_some()
     {
@@ -699,13 +759,111 @@ async fn convert_empty<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) ->
     Ok(true)
 }
 
+fn cutover_name(t: &DailyTable) -> String {
+    format!("{}_cutover", t.table)
+}
+
+/// Drop the cut-over check of an unconverted table, if there is one.
+async fn drop_cutover<B: Backend>(store: &B, t: &DailyTable) -> Result<()> {
+    let sql = format!(
+        "ALTER TABLE {} DROP CONSTRAINT IF EXISTS {}",
+        ident(t.table),
+        ident(&cutover_name(t))
+    );
+    with_short_lock::<B>(store, &sql, "dropping the cut-over check").await
+}
+
+/// A cut-over check exists only while a conversion holds its lock; one
+/// found with the lock free was left by a conversion that stopped (a
+/// crash), and would refuse rows once its time comes: dropped.
+async fn clear_stale_cutover<B: Backend>(store: &B, t: &DailyTable) -> Result<()> {
+    let mut conn = store.read().await?;
+    let exists = conn
+        .opt(
+            stmt(
+                "SELECT 1 AS one FROM pg_constraint WHERE conrelid = to_regclass($1) AND conname = $2",
+                "looking for a cut-over check",
+            )
+            .text(t.table)
+            .text(&cutover_name(t)),
+        )
+        .await?
+        .is_some();
+    if !exists {
+        return Ok(());
+    }
+    let got = conn
+        .opt(stmt(TRY_SESSION_LOCK, "taking the conversion's lock"))
+        .await?
+        .map(|r| flag(&r, "got"))
+        .transpose()?
+        .unwrap_or(false);
+    if !got {
+        return Ok(());
+    }
+    let result = drop_cutover::<B>(store, t).await;
+    if conn
+        .run(stmt(SESSION_UNLOCK, "releasing the conversion's lock"))
+        .await
+        .is_err()
+    {
+        let _ = conn.detach();
+    }
+    tracing::warn!(
+        table = t.table,
+        "dropped a cut-over check left by a conversion that stopped"
+    );
+    result
+}
+
+/// The cut-over check, validated, then the swap (the caller holds the
+/// conversion's session lock and drops the check if this fails).
+async fn cut_over_and_swap<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) -> Result<()> {
+    // One left by a conversion that stopped: start again.
+    drop_cutover::<B>(store, t).await?;
+    // Ahead of the newest row as well as of this node's clock (another
+    // node's clock may be ahead of it).
+    let newest_sql = format!(
+        "SELECT max({col}) AS newest FROM (SELECT {col} FROM {} ORDER BY id DESC LIMIT 1000) n",
+        ident(t.table),
+        col = t.col
+    );
+    let mut conn = store.read().await?;
+    let newest = conn
+        .opt(stmt(&newest_sql, "reading the newest row's time"))
+        .await?
+        .map(|r| r.opt_int("newest", t.table))
+        .transpose()?
+        .flatten()
+        .unwrap_or(now.0);
+    let cutover = newest.max(now.0) + CUTOVER_AHEAD_MS;
+    let add = format!(
+        "ALTER TABLE {} ADD CONSTRAINT {} CHECK ({} < {cutover}) NOT VALID",
+        ident(t.table),
+        ident(&cutover_name(t)),
+        t.col
+    );
+    with_short_lock::<B>(store, &add, "adding the cut-over check").await?;
+    let validate = format!(
+        "ALTER TABLE {} VALIDATE CONSTRAINT {}",
+        ident(t.table),
+        ident(&cutover_name(t))
+    );
+    conn.run(stmt(
+        &validate,
+        "validating the cut-over check (a row at or after it?)",
+    ))
+    .await?;
+    drop(conn);
+    swap::<B>(store, t, cutover).await
+}
+
 /// The conversion's last step: the populated table becomes the first
 /// partition (range up to the validated cut-over, so no scan), under a
 /// lock held for milliseconds.
 async fn swap<B: Backend>(store: &B, t: &DailyTable, cutover: i64) -> Result<()> {
     let legacy = format!("{}_legacy", t.table);
     let mut sqls = vec![
-        format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", ident(t.table)),
         format!(
             "ALTER TABLE {} RENAME TO {}",
             ident(t.table),
@@ -742,7 +900,7 @@ async fn swap<B: Backend>(store: &B, t: &DailyTable, cutover: i64) -> Result<()>
     sqls.push(format!(
         "ALTER TABLE {} DROP CONSTRAINT {}",
         ident(&legacy),
-        ident(&format!("{}_cutover", t.table))
+        ident(&cutover_name(t))
     ));
     // The rest of the cut-over's day, then the default.
     let next = day_start(cutover) + DAY_MS;
@@ -760,23 +918,36 @@ async fn swap<B: Backend>(store: &B, t: &DailyTable, cutover: i64) -> Result<()>
         "setting a lock timeout",
     ))
     .await?;
-    // Under the lock, again: another node may have swapped first.
+    let lock = format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", ident(t.table));
+    tx.run(stmt(&lock, "locking the table for the swap"))
+        .await?;
+    // Under the lock: still the plain table, with this cut-over's check
+    // validated (what lets the attach skip its scan).
     let state = tx
         .opt(
             stmt(
                 "SELECT c.relkind::text AS kind, \
-                    (SELECT count(*)::int FROM pg_constraint k WHERE k.conrelid = c.oid \
-                     AND k.conname = $2 AND k.convalidated) AS checks \
+                    (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conrelid = c.oid \
+                     AND k.conname = $2 AND k.convalidated) AS def \
                  FROM pg_class c WHERE c.oid = to_regclass($1)",
                 "checking the table before the swap",
             )
             .text(t.table)
-            .text(&format!("{}_cutover", t.table)),
+            .text(&cutover_name(t)),
         )
         .await?;
-    match state {
-        Some(r) if r.text("kind", "pg_class")? == "r" && r.int4("checks", "pg_class")? == 1 => {}
-        _ => return Ok(()),
+    let ready = match state {
+        Some(r) => {
+            r.text("kind", "pg_class")? == "r"
+                && r.opt_text("def", "pg_class")?.and_then(|d| cutover_of(&d)) == Some(cutover)
+        }
+        None => false,
+    };
+    if !ready {
+        return Err(crate::StoreError::Schema {
+            table: t.table,
+            detail: "changed by another session before the swap; not swapped".into(),
+        });
     }
     for sql in &sqls {
         tx.run(stmt(sql, "swapping in the partitioned table"))

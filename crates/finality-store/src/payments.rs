@@ -429,8 +429,11 @@ impl<B: Backend> PaymentStore for B {
         let t = "payments";
         conn.all(
             stmt(
+                // Calls from a day before the payment on: PostgreSQL
+                // skips the day partitions before it.
                 "SELECT p.provider, p.status, p.status_source, p.created_at, p.finalized_at, \
-                 (SELECT COUNT(*) FROM poll_attempts a WHERE a.payment_id = p.id) AS calls \
+                 (SELECT COUNT(*) FROM poll_attempts a WHERE a.payment_id = p.id \
+                  AND a.started_at >= p.created_at - 86400000) AS calls \
                  FROM payments p WHERE p.created_at >= $1",
                 "reading payments for statistics",
             )
@@ -459,6 +462,7 @@ impl<B: Backend> PaymentStore for B {
                 "SELECT p.provider, a.error_class, COUNT(*) AS n FROM payments p \
                  JOIN poll_attempts a ON a.payment_id = p.id \
                  WHERE p.created_at >= $1 AND a.error_class IS NOT NULL \
+                 AND a.started_at >= $1 - 86400000 \
                  GROUP BY p.provider, a.error_class ORDER BY p.provider, a.error_class",
                 "counting provider errors",
             )

@@ -119,8 +119,8 @@ async fn one_sweep_repairs_every_case(backend: Backend) {
               VALUES ('final_with_job', 'sim', 'sim_final_with_job', 'payment', 0, 0)").await;
     // 3. An open payment whose last provider answer was final.
     reg("behind", recent).await;
-    raw(&db, "INSERT INTO poll_attempts (payment_id, provider, worker, started_at, latency_ms, outcome, provider_status) \
-              VALUES ('behind', 'sim', 'w', 0, 3, 'succeeded', 'succeeded')").await;
+    raw(&db, &format!("INSERT INTO poll_attempts (payment_id, provider, worker, started_at, latency_ms, outcome, provider_status) \
+              VALUES ('behind', 'sim', 'w', {}, 3, 'succeeded', 'succeeded')", recent.0)).await;
     // 4. A payment open for ten days, with a one-day give-up window.
     reg("ancient", Timestamp(now.0 - 10 * DAY)).await;
     // 5. A webhook left waiting an hour past its due time.
