@@ -39,13 +39,16 @@ pub struct LifecycleRun {
     pub lateness_p99_ms: f64,
     pub lateness_max_ms: f64,
     /// Poll executions/s (8 workers) on this schema, and on a fresh one
-    /// (the mean of one run before and one after).
+    /// (medians of runs taken in turn).
     pub seeded_polls_per_s: f64,
     pub fresh_polls_per_s: f64,
     /// Verified webhooks/s (32 connections) into the seeded inbox, and
     /// into a fresh one (mean of before and after).
     pub seeded_ingest_per_s: f64,
     pub fresh_ingest_per_s: f64,
+    /// Each seeded figure over the mean of the fresh ones around it.
+    pub polls_ratios: Vec<f64>,
+    pub ingest_ratios: Vec<f64>,
     /// Day partitions with rows dropped by the run, the rows of the
     /// largest, and the longest detach + drop of one (ms): the table is
     /// locked only while detaching; writing the archive comes between.
@@ -117,22 +120,39 @@ pub async fn run(
         )
         .await?;
 
-    // Fresh, seeded, fresh again: the fresh figure is the mean of the two
-    // around the seeded one, so neither order nor drift favours a side.
-    let tp = if window_s < 10 { 400 } else { 4_000 };
+    // Fresh and seeded in turn (fresh, seeded, fresh, …, fresh): each
+    // seeded figure is set against the mean of the fresh ones on either
+    // side, so neither order nor drift (a checkpoint, autovacuum after
+    // the seeding) favours a side; the medians are reported.
+    let smoke = window_s < 10;
+    let (tp, rounds) = if smoke { (400, 1) } else { (12_000, 3) };
     let fresh = Scratch::new("postgres", url, "lifecycle_fresh", 16).await?;
-    let fresh_before = polls_per_s(&fresh, "t", tp).await?;
-    let seeded_polls_per_s = polls_per_s(&s, "t", tp).await?;
-    let fresh_after = polls_per_s(&fresh, "u", tp).await?;
-    let fresh_polls_per_s = (fresh_before + fresh_after) / 2.0;
+    let mut polls = Alternating::default();
+    polls.fresh.push(polls_per_s(&fresh, "t0_", tp).await?);
+    for i in 0..rounds {
+        polls
+            .seeded
+            .push(polls_per_s(&s, &format!("u{i}_"), tp).await?);
+        polls
+            .fresh
+            .push(polls_per_s(&fresh, &format!("t{}_", i + 1), tp).await?);
+    }
     // Verified webhooks into the seeded inbox (its unique key and the
-    // payments beside it at size) against the fresh one.
-    let secs = if window_s < 10 { 2.0 } else { 10.0 };
-    let i_before = super::ingest::ingest_on(&fresh, 32, secs).await?.rps;
-    let seeded_ingest_per_s = super::ingest::ingest_on(&s, 32, secs).await?.rps;
-    let i_after = super::ingest::ingest_on(&fresh, 32, secs).await?.rps;
+    // payments beside it at size) against the fresh one, the same way.
+    let secs = if smoke { 2.0 } else { 8.0 };
+    let mut ingest = Alternating::default();
+    ingest
+        .fresh
+        .push(super::ingest::ingest_on(&fresh, 32, secs).await?.rps);
+    for _ in 0..rounds {
+        ingest
+            .seeded
+            .push(super::ingest::ingest_on(&s, 32, secs).await?.rps);
+        ingest
+            .fresh
+            .push(super::ingest::ingest_on(&fresh, 32, secs).await?.rps);
+    }
     fresh.drop_it().await?;
-    let fresh_ingest_per_s = (i_before + i_after) / 2.0;
 
     // Polls due at 1,000/s for `window_s` from 2 s ahead, and the engine.
     let rate = 1_000usize;
@@ -215,10 +235,12 @@ pub async fn run(
         lateness_p50_ms: q(0.5),
         lateness_p99_ms: q(0.99),
         lateness_max_ms: late.last().map_or(f64::NAN, |m| *m as f64 / 1e3),
-        seeded_polls_per_s,
-        fresh_polls_per_s,
-        seeded_ingest_per_s,
-        fresh_ingest_per_s,
+        seeded_polls_per_s: median(&polls.seeded),
+        fresh_polls_per_s: median(&polls.fresh),
+        polls_ratios: polls.ratios(),
+        seeded_ingest_per_s: median(&ingest.seeded),
+        fresh_ingest_per_s: median(&ingest.fresh),
+        ingest_ratios: ingest.ratios(),
         days_dropped: days.len(),
         day_rows: biggest.map_or(0, |p| p.rows),
         day_drop_ms: max_of(|p| p.detach_ms + p.drop_ms),
@@ -298,4 +320,29 @@ pub async fn sqlite_file(days: usize, per_day: usize) -> anyhow::Result<Vec<File
     let _ = std::fs::remove_dir_all(&dir);
     s.drop_it().await?;
     Ok(out)
+}
+
+/// Figures measured in turn on a fresh schema and the seeded one, fresh
+/// first and last.
+#[derive(Default)]
+struct Alternating {
+    fresh: Vec<f64>,
+    seeded: Vec<f64>,
+}
+
+impl Alternating {
+    /// Each seeded figure over the mean of the fresh ones before and after.
+    fn ratios(&self) -> Vec<f64> {
+        self.seeded
+            .iter()
+            .zip(self.fresh.windows(2))
+            .map(|(s, f)| s / ((f[0] + f[1]) / 2.0))
+            .collect()
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }

@@ -496,7 +496,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         for _ in 0..runs {
             let r = lifecycle::run(url, calls, payments, window).await?;
             println!(
-                "  seeded in {:.0} s ({:.1} GiB); retention {:.1} s: {} calls + {} payments removed ({:.0} rows/s), {:.1} MiB archived; lateness meanwhile p50 {:.2} / p99 {:.2} / max {:.2} ms; polls/s seeded {:.0} vs fresh {:.0} ({:.2}×)",
+                "  seeded in {:.0} s ({:.1} GiB); retention {:.1} s: {} calls + {} payments removed ({:.0} rows/s), {:.1} MiB archived; lateness meanwhile p50 {:.2} / p99 {:.2} / max {:.2} ms; polls/s seeded {:.0} vs fresh {:.0} (in turn: {})",
                 r.seed_s,
                 r.table_bytes as f64 / (1u64 << 30) as f64,
                 r.retention_s,
@@ -509,10 +509,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 r.lateness_max_ms,
                 r.seeded_polls_per_s,
                 r.fresh_polls_per_s,
-                r.seeded_polls_per_s / r.fresh_polls_per_s,
+                ratios(&r.polls_ratios),
             );
             println!(
-                "    {} day partitions dropped; the largest ({} rows): detach {:.1} ms + drop = {:.1} ms (archive written between: {:.1} s); webhooks/s seeded {:.0} vs fresh {:.0} ({:.2}×)",
+                "    {} day partitions dropped; the largest ({} rows): detach {:.1} ms + drop = {:.1} ms (archive written between: {:.1} s); webhooks/s seeded {:.0} vs fresh {:.0} (in turn: {})",
                 r.days_dropped,
                 r.day_rows,
                 r.day_detach_ms,
@@ -520,7 +520,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
                 r.day_export_s,
                 r.seeded_ingest_per_s,
                 r.fresh_ingest_per_s,
-                r.seeded_ingest_per_s / r.fresh_ingest_per_s,
+                ratios(&r.ingest_ratios),
             );
             rows.push(json!(r));
         }
@@ -577,4 +577,12 @@ fn print_rate(kind: &str, processes: usize, workers: usize, v: &[f64], update_tp
         "  {kind:<10} {processes:>9} {workers:>8} {m:>8.0} {:>16} {ratio:>10}",
         format!("{lo:.0}–{hi:.0}")
     );
+}
+
+/// `0.97×, 1.02×, …`
+fn ratios(v: &[f64]) -> String {
+    v.iter()
+        .map(|r| format!("{r:.2}×"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
