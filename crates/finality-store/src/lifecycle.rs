@@ -356,6 +356,20 @@ fn col_list(t: &TableSpec, prefix: &str) -> String {
         .join(", ")
 }
 
+/// Rows of `kind`'s table as retention reads them.
+pub(crate) fn life_rows(rows: &[impl Fields], kind: RowKind) -> Result<Vec<LifeRow>> {
+    let t = kind.spec();
+    rows.iter()
+        .map(|r| {
+            Ok(LifeRow {
+                id: r.int("id", t.name)?,
+                at: r.int(kind.time_col(), t.name)?,
+                json: row_json(r, t)?,
+            })
+        })
+        .collect()
+}
+
 /// A row into JSON, by its table's columns.
 pub fn row_json(r: &impl Fields, t: &'static TableSpec) -> Result<Value> {
     let mut m = Map::new();
@@ -497,15 +511,7 @@ impl<B: Backend> Lifecycle for B {
                     .int(i64::from(limit)),
             )
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(LifeRow {
-                    id: r.int("id", t.name)?,
-                    at: r.int(kind.time_col(), t.name)?,
-                    json: row_json(r, t)?,
-                })
-            })
-            .collect()
+        life_rows(&rows, kind)
     }
 
     async fn life_remove(

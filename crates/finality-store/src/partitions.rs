@@ -34,7 +34,7 @@
 
 use crate::backend::Backend;
 use crate::error::{DbContext, Result};
-use crate::lifecycle::{row_json, LifeRow, RowKind, TableSpec};
+use crate::lifecycle::{LifeRow, RowKind, TableSpec};
 use crate::query::{stmt, Conn, Fields};
 use finality_core::Timestamp;
 use serde::Serialize;
@@ -419,15 +419,7 @@ impl<B: Backend> Partitions for B {
                     .int(i64::from(limit)),
             )
             .await?;
-        rows.iter()
-            .map(|r| {
-                Ok(LifeRow {
-                    id: r.int("id", t.name)?,
-                    at: r.int(kind.time_col(), t.name)?,
-                    json: row_json(r, t)?,
-                })
-            })
-            .collect()
+        crate::lifecycle::life_rows(&rows, kind)
     }
 
     async fn partition_drop(&self, p: &Partition, rows: u64) -> Result<bool> {
@@ -502,19 +494,21 @@ pub(crate) async fn row_table<B: Backend>(store: &B, kind: RowKind) -> Result<St
 
 async fn is_partitioned<B: Backend>(store: &B, t: &DailyTable) -> Result<bool> {
     let mut conn = store.read().await?;
-    let row = conn
-        .opt(
-            stmt(
-                "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
-                "checking whether a table is partitioned",
-            )
-            .text(t.table),
+    Ok(relkind(&mut *conn, t).await?.as_deref() == Some("p"))
+}
+
+/// `r` for a plain table, `p` for a partitioned one, `None` for none.
+async fn relkind(conn: &mut impl Conn, t: &DailyTable) -> Result<Option<String>> {
+    conn.opt(
+        stmt(
+            "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
+            "checking whether a table is partitioned",
         )
-        .await?;
-    Ok(match row {
-        Some(r) => r.text("kind", "pg_class")? == "p",
-        None => false,
-    })
+        .text(t.table),
+    )
+    .await?
+    .map(|r| r.text("kind", "pg_class"))
+    .transpose()
 }
 
 /// Run one DDL statement under a short lock timeout, trying a few times:
@@ -667,20 +661,7 @@ async fn convert_empty<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) ->
     );
     {
         let mut conn = store.read().await?;
-        let kind = conn
-            .opt(
-                stmt(
-                    "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
-                    "checking whether a table is partitioned",
-                )
-                .text(t.table),
-            )
-            .await?;
-        match kind
-            .map(|r| r.text("kind", "pg_class"))
-            .transpose()?
-            .as_deref()
-        {
+        match relkind(&mut *conn, t).await?.as_deref() {
             Some("r") => {}
             // Already partitioned (another node got here first), or no table.
             Some(_) => return Ok(true),
@@ -710,21 +691,7 @@ async fn convert_empty<B: Backend>(store: &B, t: &DailyTable, now: Timestamp) ->
     {
         return Ok(false);
     }
-    let kind = tx
-        .opt(
-            stmt(
-                "SELECT relkind::text AS kind FROM pg_class WHERE oid = to_regclass($1)",
-                "checking whether a table is partitioned",
-            )
-            .text(t.table),
-        )
-        .await?;
-    if kind
-        .map(|r| r.text("kind", "pg_class"))
-        .transpose()?
-        .as_deref()
-        != Some("r")
-    {
+    if relkind(&mut *tx, t).await?.as_deref() != Some("r") {
         return Ok(true);
     }
     if tx
