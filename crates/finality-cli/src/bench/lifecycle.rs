@@ -113,6 +113,10 @@ pub async fn run(
     ))
     .await?;
     let seed_s = started.elapsed().as_secs_f64();
+    // Gigabytes just written are still being written back by the kernel:
+    // let that settle before measuring (2 s per million calls seeded, up
+    // to two minutes), so the measurements see the schema, not the disk.
+    tokio::time::sleep(Duration::from_secs((calls as u64 / 500_000).min(120))).await;
     let table_bytes = s
         .scalar(
             "SELECT (SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c \
