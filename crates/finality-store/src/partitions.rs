@@ -312,12 +312,7 @@ impl<B: Backend> Partitions for B {
         //    outlives this step: on any failure it is dropped here, and one
         //    left by a crash is dropped by the next `migrate` or run
         //    ([`clear_stale_cutover`]).
-        let got = conn
-            .opt(stmt(TRY_SESSION_LOCK, "taking the conversion's lock"))
-            .await?
-            .map(|r| flag(&r, "got"))
-            .transpose()?
-            .unwrap_or(false);
+        let got = try_convert_lock(&mut *conn).await?;
         if !got {
             return Ok(Conversion::Busy(
                 "another session is converting a table".into(),
@@ -328,14 +323,7 @@ impl<B: Backend> Partitions for B {
             // Never leave a check that would refuse rows after its time.
             let _ = drop_cutover::<B>(self, t).await;
         }
-        if conn
-            .run(stmt(SESSION_UNLOCK, "releasing the conversion's lock"))
-            .await
-            .is_err()
-        {
-            // A connection that may still hold the lock is not reused.
-            let _ = conn.detach();
-        }
+        release_convert_lock::<B>(conn).await;
         result?;
         Ok(Conversion::Partitioned)
     }
@@ -489,6 +477,26 @@ pub(crate) async fn row_table<B: Backend>(store: &B, kind: RowKind) -> Result<St
     match daily(kind).filter(|_| <B::Conn as Conn>::SQL.time_partitions) {
         Some(t) if is_partitioned::<B>(store, t).await? => Ok(format!("{}_default", t.table)),
         _ => Ok(kind.spec().name.to_string()),
+    }
+}
+
+/// Take the conversion's session lock on `conn`, without waiting.
+async fn try_convert_lock(conn: &mut impl Conn) -> Result<bool> {
+    conn.opt(stmt(TRY_SESSION_LOCK, "taking the conversion's lock"))
+        .await?
+        .map(|r| flag(&r, "got"))
+        .transpose()
+        .map(|g| g.unwrap_or(false))
+}
+
+/// Release it; a connection that may still hold it is not reused.
+async fn release_convert_lock<B: Backend>(mut conn: sqlx::pool::PoolConnection<B::Db>) {
+    if conn
+        .run(stmt(SESSION_UNLOCK, "releasing the conversion's lock"))
+        .await
+        .is_err()
+    {
+        let _ = conn.detach();
     }
 }
 
@@ -759,23 +767,12 @@ async fn clear_stale_cutover<B: Backend>(store: &B, t: &DailyTable) -> Result<()
     if !exists {
         return Ok(());
     }
-    let got = conn
-        .opt(stmt(TRY_SESSION_LOCK, "taking the conversion's lock"))
-        .await?
-        .map(|r| flag(&r, "got"))
-        .transpose()?
-        .unwrap_or(false);
+    let got = try_convert_lock(&mut *conn).await?;
     if !got {
         return Ok(());
     }
     let result = drop_cutover::<B>(store, t).await;
-    if conn
-        .run(stmt(SESSION_UNLOCK, "releasing the conversion's lock"))
-        .await
-        .is_err()
-    {
-        let _ = conn.detach();
-    }
+    release_convert_lock::<B>(conn).await;
     tracing::warn!(
         table = t.table,
         "dropped a cut-over check left by a conversion that stopped"
