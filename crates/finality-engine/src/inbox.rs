@@ -269,10 +269,11 @@ impl InboxProcessor {
         }
     }
 
-    /// Run until `shutdown`, waking on new events (same process), on the
-    /// next retry time, or at `idle_check`.
+    /// Run until `shutdown`, waking on new events (same process) or a
+    /// registration (any node), on the next retry time, or at
+    /// `idle_check`; not on its own status changes.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
-        let mut wake = self.store.subscribe();
+        let mut wake = self.store.subscribe_inbox();
         let mut last_adopt = self.clock.now();
         while !shutdown.is_cancelled() {
             let processed = self.process_due().await;

@@ -16,33 +16,41 @@ pub struct FinalFact {
     pub after_ms: i64,
 }
 
-/// The statuses a payment ends in, as SQL (`finality_core::Status::is_final`).
-const FINAL_SQL: &str = "('succeeded', 'failed', 'cancelled', 'reversed')";
+/// Rows a sequencer round numbered, in position order.
+#[derive(Default)]
+struct Numbered {
+    events: Vec<OutboxEvent>,
+    finals: Vec<FinalFact>,
+}
 
-/// Payments made final by the events at feed positions `(after, upto]`.
-async fn finals_between<B: Backend>(b: &B, after: i64, upto: i64) -> Result<Vec<FinalFact>> {
-    let sql = format!(
-        "SELECT p.provider, o.source, o.occurred_at - p.created_at AS after_ms \
-         FROM outbox o JOIN payments p ON p.id = o.payment_id \
-         WHERE o.feed_seq > $1 AND o.feed_seq <= $2 AND o.status IN {FINAL_SQL} \
-         AND (o.previous_status IS NULL OR o.previous_status NOT IN {FINAL_SQL})"
-    );
-    let mut conn = b.read().await?;
-    conn.all(
-        stmt(&sql, "reading the payments made final")
-            .int(after)
-            .int(upto),
-    )
-    .await?
-    .iter()
-    .map(|r| {
-        Ok(FinalFact {
-            provider: r.text("provider", "payments")?,
-            source: r.parsed("source", "outbox")?,
-            after_ms: r.int("after_ms", "outbox")?,
-        })
-    })
-    .collect()
+impl Numbered {
+    /// From rows of the event's columns plus its payment's `provider` and
+    /// `created_at` (`NULL` if the payment is gone).
+    fn of(rows: &[impl Fields]) -> Result<Numbered> {
+        let mut events = Vec::with_capacity(rows.len());
+        let mut finals = Vec::new();
+        for r in rows {
+            let e = event_from_row(r)?;
+            // A transition into a final status (not a reversal: that
+            // payment was final already), for the time-to-final histogram.
+            let became_final =
+                e.status.is_final() && !e.previous_status.is_some_and(|p| p.is_final());
+            if let (true, Some(provider), Some(created_at)) = (
+                became_final,
+                r.opt_text("provider", "payments")?,
+                r.opt_int("created_at", "payments")?,
+            ) {
+                finals.push(FinalFact {
+                    provider,
+                    source: e.source,
+                    after_ms: e.occurred_at.0 - created_at,
+                });
+            }
+            events.push(e);
+        }
+        events.sort_by_key(|e| e.seq);
+        Ok(Numbered { events, finals })
+    }
 }
 
 /// The outbox, its feed order and the destinations that consume it.
@@ -101,9 +109,8 @@ fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
 }
 
 /// One sequencer round statement by statement (SQLite, in process: no
-/// other node to notify): the last position before it and how many rows
-/// got positions.
-async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<(i64, u64)> {
+/// other node to notify): the rows it numbered.
+async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<Numbered> {
     // Nothing to sequence is the common case on a wake-up: a plain read,
     // instead of a write transaction.
     {
@@ -115,7 +122,7 @@ async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<(i64, u
             ))
             .await?;
         if waiting.is_none() {
-            return Ok((0, 0));
+            return Ok(Numbered::default());
         }
     }
     let mut tx = b.begin_write().await?;
@@ -148,18 +155,33 @@ async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<(i64, u
             .int(i64::from(limit)),
         )
         .await?;
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    let mut rows = Vec::new();
     if n > 0 {
         conn.run(
             stmt(
                 "UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1",
                 "advancing the feed",
             )
-            .int(i64::try_from(n).unwrap_or(i64::MAX)),
+            .int(n),
         )
         .await?;
+        rows = conn
+            .all(
+                stmt(
+                    "SELECT o.feed_seq AS id, o.event_id, o.payment_id, o.type, o.status, \
+                     o.previous_status, o.source, o.occurred_at, p.provider, p.created_at \
+                     FROM outbox o LEFT JOIN payments p ON p.id = o.payment_id \
+                     WHERE o.feed_seq > $1 AND o.feed_seq <= $2",
+                    "reading the events just numbered",
+                )
+                .int(last)
+                .int(last + n),
+            )
+            .await?;
     }
     tx.commit().await.op("committing feed positions")?;
-    Ok((last, n))
+    Numbered::of(&rows)
 }
 
 #[async_trait::async_trait]
@@ -182,48 +204,47 @@ impl<B: Backend> EventFeed for B {
     }
 
     async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)> {
-        let (last, n) = match <B::Conn as Conn>::SQL.sequence_feed {
+        let numbered = match <B::Conn as Conn>::SQL.sequence_feed {
             Some(sql) => {
-                // One statement, its own transaction (PostgreSQL).
-                let mut conn = self.read().await?;
-                let Some(r) = conn
-                    .opt(stmt(sql, "assigning feed positions").int(i64::from(limit)))
-                    .await?
-                else {
-                    return Err(crate::query::corrupt(
-                        "feed_state",
-                        "the sequencer returned no row",
-                    ));
-                };
-                let n = r.int("sequenced", "feed_state")?;
-                (
-                    r.int("last_seq", "feed_state")?,
-                    u64::try_from(n).unwrap_or(0),
-                )
+                // One statement, its own transaction (PostgreSQL): the rows
+                // come back once it committed.
+                let rows = async {
+                    let mut conn = self.read().await?;
+                    conn.all(
+                        stmt(sql, "assigning feed positions")
+                            .int(i64::from(limit))
+                            .text(self.wakeups().origin()),
+                    )
+                    .await
+                }
+                .await;
+                match rows.and_then(|rows| Numbered::of(&rows)) {
+                    Ok(numbered) => numbered,
+                    Err(e) => {
+                        // It may have committed before failing here, and
+                        // this process ignores its own announcement: wake
+                        // its readers to ask the database.
+                        self.wakeups().feed_grew_unknown();
+                        return Err(e);
+                    }
+                }
             }
             None => sequence_by_statements(self, limit).await?,
         };
-        if n == 0 {
+        let Some(head) = numbered.events.last().map(|e| e.seq) else {
             return Ok((0, Vec::new()));
-        }
-        self.wakeups()
-            .feed_grew_to(last + i64::try_from(n).unwrap_or(i64::MAX));
-        // The transitions into a final status among them (not a reversal:
-        // that payment was final already), read after the commit so the
-        // feed's lock is not held for it. Only for a histogram: a failed
-        // read loses those samples, never a position.
-        let upto = last + i64::try_from(n).unwrap_or(i64::MAX);
-        let finals = match finals_between(self, last, upto).await {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::warn!(error = %e, "reading the payments made final for time-to-final failed");
-                Vec::new()
-            }
         };
-        Ok((n, finals))
+        let n = numbered.events.len() as u64;
+        self.wakeups().feed_tail().append(numbered.events);
+        self.wakeups().feed_grew_to(head);
+        Ok((n, numbered.finals))
     }
 
     async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
+        let head = self.wakeups().feed_head();
+        if let Some(events) = self.wakeups().feed_tail().after(cursor, limit, head) {
+            return Ok(events);
+        }
         let mut conn = self.read().await?;
         conn.all(
             stmt(
@@ -374,14 +395,22 @@ impl<B: Backend> EventFeed for B {
 
     async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64> {
         let mut conn = self.read().await?;
-        conn.run(
-            stmt(
-                "DELETE FROM outbox WHERE feed_seq <= $1 AND occurred_at < $2",
-                "pruning delivered events",
+        let n = conn
+            .run(
+                stmt(
+                    "DELETE FROM outbox WHERE feed_seq <= $1 AND occurred_at < $2",
+                    "pruning delivered events",
+                )
+                .int(max_seq)
+                .int(before.0),
             )
-            .int(max_seq)
-            .int(before.0),
-        )
-        .await
+            .await?;
+        // What was pruned is not served from memory either (another
+        // process's prune reaches only events older than the tail's age
+        // limit).
+        if n > 0 {
+            self.wakeups().feed_tail().clear();
+        }
+        Ok(n)
     }
 }

@@ -591,7 +591,7 @@ impl<B: Backend> WebhookInbox for B {
             fresh
         };
         if fresh.iter().any(|f| *f) {
-            self.wakeups().bump();
+            self.wakeups().bump_inbox();
         }
         Ok(fresh)
     }

@@ -39,6 +39,7 @@ mod backend;
 mod cursors;
 mod error;
 mod feed;
+mod feed_tail;
 pub mod gauges;
 mod inbox;
 pub mod lifecycle;
@@ -116,6 +117,12 @@ pub trait Store:
     /// wake-up costs latency, never correctness.
     fn subscribe(&self) -> watch::Receiver<u64>;
 
+    /// A receiver that changes whenever webhooks may be waiting to be
+    /// applied (stored here, or anything [`Store::subscribe`] announces:
+    /// a registration may adopt orphans): what the inbox processor waits
+    /// on, so a status change it committed itself does not wake it again.
+    fn subscribe_inbox(&self) -> watch::Receiver<u64>;
+
     /// A receiver that changes whenever the event feed grew (positions
     /// given, here or, on PostgreSQL, on another node): what pushers and
     /// long-polling feed readers wait on. A hint, like [`Store::subscribe`].
@@ -161,6 +168,10 @@ impl<B: backend::Backend> Store for B {
         self.start_listener();
         self.wakeups().subscribe_feed()
     }
+    fn subscribe_inbox(&self) -> watch::Receiver<u64> {
+        self.start_listener();
+        self.wakeups().subscribe_inbox()
+    }
     fn subscribe_transitions(&self) -> watch::Receiver<u64> {
         self.wakeups().subscribe_transitions()
     }
@@ -179,11 +190,19 @@ impl<B: backend::Backend> Store for B {
 #[derive(Debug, Clone)]
 pub struct Wakeups {
     work: Arc<watch::Sender<u64>>,
+    /// Webhooks to apply: [`Wakeups::bump`] and webhooks stored, not
+    /// status changes.
+    inbox: Arc<watch::Sender<u64>>,
     transitions: Arc<watch::Sender<u64>>,
     feed: Arc<watch::Sender<u64>>,
     /// See [`Store::feed_head`]; [`UNKNOWN_HEAD`] until a position is
     /// learned, and again whenever one may have been missed.
     feed_head: Arc<AtomicI64>,
+    /// The newest events this process's sequencer numbered.
+    feed_tail: Arc<feed_tail::FeedTail>,
+    /// This store handle's name in feed announcements, so its own are
+    /// told from other nodes'.
+    origin: Arc<str>,
 }
 
 /// No feed position known: readers ask the database.
@@ -193,10 +212,19 @@ impl Wakeups {
     pub(crate) fn new() -> Self {
         Wakeups {
             work: Arc::new(watch::channel(0).0),
+            inbox: Arc::new(watch::channel(0).0),
             transitions: Arc::new(watch::channel(0).0),
             feed: Arc::new(watch::channel(0).0),
             feed_head: Arc::new(AtomicI64::new(UNKNOWN_HEAD)),
+            feed_tail: Arc::default(),
+            origin: uuid::Uuid::new_v4().simple().to_string().into(),
         }
+    }
+    pub(crate) fn origin(&self) -> &str {
+        &self.origin
+    }
+    pub(crate) fn feed_tail(&self) -> &feed_tail::FeedTail {
+        &self.feed_tail
     }
     /// The feed reached position `head` (given here, or announced by
     /// another node): wakes readers only if that is news, so a node's own
@@ -219,12 +247,21 @@ impl Wakeups {
     }
     pub fn bump(&self) {
         self.work.send_modify(|v| *v = v.wrapping_add(1));
+        self.inbox.send_modify(|v| *v = v.wrapping_add(1));
     }
-    /// A status change committed here: work for the sequencer (and, as
-    /// before, a wake-up for everyone waiting on work).
+    /// Webhooks were stored: work for the inbox processor only.
+    pub fn bump_inbox(&self) {
+        self.inbox.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    /// A status change committed here: work for the sequencer, and a
+    /// wake-up for the poll producer (a poll may have moved), not for the
+    /// inbox processor.
     pub fn bump_transitions(&self) {
-        self.bump();
+        self.work.send_modify(|v| *v = v.wrapping_add(1));
         self.transitions.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    pub(crate) fn subscribe_inbox(&self) -> watch::Receiver<u64> {
+        self.inbox.subscribe()
     }
     pub(crate) fn subscribe_transitions(&self) -> watch::Receiver<u64> {
         self.transitions.subscribe()
@@ -242,9 +279,12 @@ impl Wakeups {
     pub(crate) fn downgrade(&self) -> WeakWakeups {
         WeakWakeups {
             work: Arc::downgrade(&self.work),
+            inbox: Arc::downgrade(&self.inbox),
             feed: Arc::downgrade(&self.feed),
             transitions: Arc::downgrade(&self.transitions),
             feed_head: Arc::downgrade(&self.feed_head),
+            feed_tail: Arc::downgrade(&self.feed_tail),
+            origin: self.origin.clone(),
         }
     }
 }
@@ -252,9 +292,12 @@ impl Wakeups {
 /// [`Wakeups`] that do not keep the store alive.
 pub(crate) struct WeakWakeups {
     work: std::sync::Weak<watch::Sender<u64>>,
+    inbox: std::sync::Weak<watch::Sender<u64>>,
     transitions: std::sync::Weak<watch::Sender<u64>>,
     feed: std::sync::Weak<watch::Sender<u64>>,
     feed_head: std::sync::Weak<AtomicI64>,
+    feed_tail: std::sync::Weak<feed_tail::FeedTail>,
+    origin: Arc<str>,
 }
 
 impl WeakWakeups {
@@ -262,9 +305,12 @@ impl WeakWakeups {
     pub(crate) fn upgrade(&self) -> Option<Wakeups> {
         Some(Wakeups {
             work: self.work.upgrade()?,
+            inbox: self.inbox.upgrade()?,
             transitions: self.transitions.upgrade()?,
             feed: self.feed.upgrade()?,
             feed_head: self.feed_head.upgrade()?,
+            feed_tail: self.feed_tail.upgrade()?,
+            origin: self.origin.clone(),
         })
     }
 }

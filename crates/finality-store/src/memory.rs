@@ -815,7 +815,7 @@ impl WebhookInbox for MemStore {
         }
         drop(s);
         if fresh.iter().any(|f| *f) {
-            self.wake.bump();
+            self.wake.bump_inbox();
         }
         Ok(fresh)
     }
@@ -1718,6 +1718,9 @@ impl Store for MemStore {
     }
     fn subscribe_feed(&self) -> watch::Receiver<u64> {
         self.wake.subscribe_feed()
+    }
+    fn subscribe_inbox(&self) -> watch::Receiver<u64> {
+        self.wake.subscribe_inbox()
     }
     fn subscribe_transitions(&self) -> watch::Receiver<u64> {
         self.wake.subscribe_transitions()

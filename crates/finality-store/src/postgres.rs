@@ -45,6 +45,16 @@ const INBOX_CLAIM: &str = "WITH due AS ( \
     RETURNING w.id, w.provider, w.event_id, w.provider_ref, w.merchant_ref, w.observed_status, w.provider_status, \
         w.occurred_at, w.received_at, w.state, w.reason, w.attempts, w.source";
 
+/// A `finality_feed` payload: the position reached and, from nodes since
+/// migration 0017, the announcing process (`"N origin"`); `None` when it
+/// says neither (an announcement without a position: ask the database).
+fn feed_announcement(payload: &str) -> Option<(i64, Option<&str>)> {
+    match payload.split_once(' ') {
+        Some((head, origin)) => Some((head.parse().ok()?, Some(origin))),
+        None => Some((payload.parse().ok()?, None)),
+    }
+}
+
 /// A store on PostgreSQL.
 #[derive(Debug, Clone)]
 pub struct PgStore {
@@ -148,10 +158,13 @@ impl PgStore {
                             }
                             Ok(Ok(Some(n))) if n.channel() == FEED_CHANNEL => {
                                 // The sequencer announces the position it
-                                // reached; an older node, nothing.
-                                match n.payload().parse::<i64>() {
-                                    Ok(head) => wake.feed_grew_to(head),
-                                    Err(_) => wake.feed_grew_unknown(),
+                                // reached and which process it runs in
+                                // (this one's own round reports itself,
+                                // once its rows are in the feed tail).
+                                match feed_announcement(n.payload()) {
+                                    Some((_, origin)) if origin == Some(wake.origin()) => {}
+                                    Some((head, _)) => wake.feed_grew_to(head),
+                                    None => wake.feed_grew_unknown(),
                                 }
                             }
                             Ok(Ok(Some(_))) => wake.bump(),
@@ -186,7 +199,10 @@ static DIALECT: Dialect = Dialect {
     row_lock: " FOR UPDATE",
     reclaim_space: None,
     time_partitions: true,
-    sequence_feed: Some("SELECT last_seq, sequenced FROM finality_sequence_feed($1)"),
+    sequence_feed: Some(
+        "SELECT feed_seq AS id, event_id, payment_id, type, status, previous_status, source, \
+         occurred_at, provider, created_at FROM finality_sequence_feed_rows($1, $2)",
+    ),
 };
 
 #[async_trait::async_trait]
@@ -239,5 +255,22 @@ impl Writer for PgConnection {
     }
     async fn write(&mut self, w: &Writes) -> Result<()> {
         crate::pg_arrays::write(self, w).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::feed_announcement;
+
+    #[test]
+    fn feed_announcements_old_and_new() {
+        assert_eq!(feed_announcement("42 abc"), Some((42, Some("abc"))));
+        assert_eq!(
+            feed_announcement("42"),
+            Some((42, None)),
+            "a node before 0017"
+        );
+        assert_eq!(feed_announcement(""), None);
+        assert_eq!(feed_announcement("x abc"), None);
     }
 }

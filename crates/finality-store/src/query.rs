@@ -134,9 +134,9 @@ pub struct Dialect {
     /// Run after a registration or "poll now" inside the transaction, so
     /// other processes' engines wake at commit (PostgreSQL `NOTIFY`).
     pub notify: Option<&'static str>,
-    /// The sequencer's whole round as one statement returning `last_seq`
-    /// (before) and `sequenced` (PostgreSQL's `finality_sequence_feed`);
-    /// without it the round is run statement by statement.
+    /// The sequencer's whole round as one statement returning the rows it
+    /// numbered (PostgreSQL's `finality_sequence_feed_rows`); without it
+    /// the round is run statement by statement.
     pub sequence_feed: Option<&'static str>,
     /// Run after retention deleted rows: gives freed pages back to the
     /// file system (SQLite's incremental vacuum); none on PostgreSQL.

@@ -1,0 +1,183 @@
+//! The feed's newest events, as this node's sequencer numbered them, kept
+//! in memory so a pusher or a long-polling reader at the head takes them
+//! without reading the outbox again: one round trip fewer between a status
+//! change and the merchant, and one statement fewer per reader per event.
+//!
+//! Why this is safe: feed positions are gapless (each sequencer round gives
+//! `last + 1 ..= last + n` under the `feed_state` lock, after commit), so a
+//! run of contiguous positions held here is exactly what the outbox holds
+//! for them. Positions another node gave are not here: the next round of
+//! this node then starts past a gap, and the tail starts over from it. A
+//! reader is answered from here only when its cursor falls inside the run;
+//! anything else (behind it, past it, the tail empty) reads the database.
+//! Entries older than [`MAX_AGE`] are not served, so retention pruning the
+//! outbox never leaves an event readable here that the database let go.
+
+use crate::model::OutboxEvent;
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Most events held: a few seconds of a busy node's feed.
+const MAX_EVENTS: usize = 8192;
+
+/// Oldest entry served: readers further behind read the database.
+pub(crate) const MAX_AGE: Duration = Duration::from_secs(60);
+
+/// See the module documentation.
+#[derive(Debug, Default)]
+pub(crate) struct FeedTail {
+    events: Mutex<VecDeque<(Instant, OutboxEvent)>>,
+}
+
+impl FeedTail {
+    /// Events just given positions by this node, in position order.
+    pub(crate) fn append(&self, events: Vec<OutboxEvent>) {
+        let Some(first) = events.first().map(|e| e.seq) else {
+            return;
+        };
+        let now = Instant::now();
+        let Ok(mut tail) = self.events.lock() else {
+            return;
+        };
+        // Not contiguous with what is held (another node numbered the
+        // positions between, or a round's rows were not all returned):
+        // start over from these.
+        let contiguous = events.windows(2).all(|w| w[1].seq == w[0].seq + 1);
+        if !contiguous {
+            tail.clear();
+            return;
+        }
+        if tail.back().is_some_and(|(_, e)| e.seq + 1 != first) {
+            tail.clear();
+        }
+        tail.extend(events.into_iter().map(|e| (now, e)));
+        while tail.len() > MAX_EVENTS {
+            tail.pop_front();
+        }
+    }
+
+    /// Forget everything held (events were pruned from the outbox).
+    pub(crate) fn clear(&self) {
+        if let Ok(mut tail) = self.events.lock() {
+            tail.clear();
+        }
+    }
+
+    /// Events after `cursor` (at most `limit`), if this tail holds the
+    /// position right after it and either fills the page or reaches `head`
+    /// (the newest position this process knows was given): a page is never
+    /// cut short here while the database holds more that this node heard
+    /// of. `None`: read the database.
+    pub(crate) fn after(
+        &self,
+        cursor: i64,
+        limit: u32,
+        head: Option<i64>,
+    ) -> Option<Vec<OutboxEvent>> {
+        let tail = self.events.lock().ok()?;
+        let (_, first) = tail.front()?;
+        let (_, last) = tail.back()?;
+        // At or past the last held, the database may hold another node's
+        // positions; before the first, older ones.
+        if cursor < first.seq - 1 || cursor >= last.seq {
+            return None;
+        }
+        let start = usize::try_from(cursor + 1 - first.seq).ok()?;
+        let (at, _) = tail.get(start)?;
+        if at.elapsed() > MAX_AGE {
+            return None;
+        }
+        let full = tail.len() - start >= limit as usize;
+        if !full && !head.is_some_and(|h| h <= last.seq) {
+            return None;
+        }
+        Some(
+            tail.iter()
+                .skip(start)
+                .take(limit as usize)
+                .map(|(_, e)| e.clone())
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use finality_core::{Source, Status, Timestamp};
+
+    fn ev(seq: i64) -> OutboxEvent {
+        OutboxEvent {
+            seq,
+            event_id: format!("e{seq}"),
+            payment_id: format!("p{seq}"),
+            event_type: "payment.succeeded".into(),
+            status: Status::Succeeded,
+            previous_status: Some(Status::Pending),
+            source: Source::Webhook,
+            occurred_at: Timestamp(0),
+        }
+    }
+
+    /// The head as this process knows it: no newer position elsewhere.
+    const H: Option<i64> = Some(i64::MIN);
+
+    fn seqs(v: Option<Vec<OutboxEvent>>) -> Option<Vec<i64>> {
+        v.map(|v| v.iter().map(|e| e.seq).collect())
+    }
+
+    #[test]
+    fn serves_only_cursors_inside_a_contiguous_run() {
+        let t = FeedTail::default();
+        assert_eq!(seqs(t.after(0, 10, H)), None, "empty: read the database");
+        t.append((5..=8).map(ev).collect());
+        assert_eq!(seqs(t.after(4, 10, H)), Some(vec![5, 6, 7, 8]));
+        assert_eq!(seqs(t.after(6, 1, H)), Some(vec![7]));
+        assert_eq!(seqs(t.after(3, 10, H)), None, "behind the tail");
+        assert_eq!(
+            seqs(t.after(8, 10, H)),
+            None,
+            "at its end: ask (another node may have more)"
+        );
+        t.append((9..=10).map(ev).collect());
+        assert_eq!(seqs(t.after(7, 10, H)), Some(vec![8, 9, 10]));
+    }
+
+    #[test]
+    fn a_short_page_only_up_to_the_known_head() {
+        let t = FeedTail::default();
+        t.append((1..=3).map(ev).collect());
+        assert_eq!(seqs(t.after(0, 10, Some(3))), Some(vec![1, 2, 3]));
+        assert_eq!(
+            seqs(t.after(0, 10, Some(5))),
+            None,
+            "4 and 5 were given elsewhere"
+        );
+        assert_eq!(seqs(t.after(0, 10, None)), None, "head unknown");
+        assert_eq!(seqs(t.after(0, 2, None)), Some(vec![1, 2]), "a full page");
+    }
+
+    #[test]
+    fn a_gap_starts_the_tail_over() {
+        let t = FeedTail::default();
+        t.append((1..=3).map(ev).collect());
+        // Positions 4–6 were given by another node.
+        t.append((7..=8).map(ev).collect());
+        assert_eq!(seqs(t.after(2, 10, H)), None);
+        assert_eq!(seqs(t.after(3, 10, H)), None, "4–6 are not here");
+        assert_eq!(seqs(t.after(6, 10, H)), Some(vec![7, 8]));
+        // A round that is not contiguous in itself is not kept at all.
+        t.append(vec![ev(9), ev(11)]);
+        assert_eq!(seqs(t.after(8, 10, H)), None);
+    }
+
+    #[test]
+    fn holds_a_bounded_number() {
+        let t = FeedTail::default();
+        let n = MAX_EVENTS as i64 + 100;
+        t.append((1..=n).map(ev).collect());
+        assert_eq!(seqs(t.after(0, 10, H)), None, "the oldest were let go");
+        assert_eq!(seqs(t.after(n - 2, 10, H)), Some(vec![n - 1, n]));
+    }
+}
