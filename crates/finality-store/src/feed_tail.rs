@@ -89,7 +89,7 @@ impl FeedTail {
             return None;
         }
         let full = tail.len() - start >= limit as usize;
-        if !full && !head.is_some_and(|h| h <= last.seq) {
+        if !full && head.is_none_or(|h| h > last.seq) {
             return None;
         }
         Some(
