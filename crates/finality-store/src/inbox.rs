@@ -340,6 +340,10 @@ async fn inbox_process_in<C: Conn>(
     Ok(out)
 }
 
+/// Payments found by `(provider, provider_ref)` and locked in the same
+/// statement that took their webhooks: id, status, kind.
+type Locked = std::collections::HashMap<(String, String), (String, Status, finality_core::Kind)>;
+
 /// Whether a batch's inbox rows must be checked against their leases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fence {
@@ -400,34 +404,44 @@ async fn inbox_process_many_in<C: Conn>(
     evs: &[InboxEvent],
     now: Timestamp,
     fence: Fence,
+    locked: Option<&Locked>,
 ) -> Result<Vec<InboxOutcome>> {
     use std::collections::{HashMap, HashSet};
     let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
     if fence == Fence::Check {
         fence_all(conn, evs, &mut out).await?;
     }
-    // 2. Payments by the provider's id, per provider.
-    let mut providers: HashMap<&str, Vec<&str>> = HashMap::new();
-    for (i, ev) in evs.iter().enumerate() {
-        if let (None, Some(r), Some(_)) = (&out[i], ev.provider_ref.as_deref(), ev.observed) {
-            providers.entry(ev.provider.as_str()).or_default().push(r);
-        }
-    }
+    // 2. Payments by the provider's id, per provider (found and locked
+    // already when the events were taken with them).
     let mut by_ref: HashMap<(String, String), String> = HashMap::new();
-    for (provider, refs) in &providers {
-        let sql = format!(
-            "SELECT id, provider_ref FROM payments WHERE provider = $1 AND provider_ref IN ({})",
-            placeholders(2, refs.len())
-        );
-        let mut q = stmt(&sql, "finding payments by provider reference").text(provider);
-        for r in refs {
-            q = q.text(r);
+    let mut current: HashMap<String, (Status, finality_core::Kind)> = HashMap::new();
+    if let Some(locked) = locked {
+        for ((provider, r), (id, status, kind)) in locked {
+            by_ref.insert((provider.clone(), r.clone()), id.clone());
+            current.insert(id.clone(), (*status, *kind));
         }
-        for row in conn.all(q).await? {
-            by_ref.insert(
-                (provider.to_string(), row.text("provider_ref", "payments")?),
-                row.text("id", "payments")?,
+    } else {
+        let mut providers: HashMap<&str, Vec<&str>> = HashMap::new();
+        for (i, ev) in evs.iter().enumerate() {
+            if let (None, Some(r), Some(_)) = (&out[i], ev.provider_ref.as_deref(), ev.observed) {
+                providers.entry(ev.provider.as_str()).or_default().push(r);
+            }
+        }
+        for (provider, refs) in &providers {
+            let sql = format!(
+                "SELECT id, provider_ref FROM payments WHERE provider = $1 AND provider_ref IN ({})",
+                placeholders(2, refs.len())
             );
+            let mut q = stmt(&sql, "finding payments by provider reference").text(provider);
+            for r in refs {
+                q = q.text(r);
+            }
+            for row in conn.all(q).await? {
+                by_ref.insert(
+                    (provider.to_string(), row.text("provider_ref", "payments")?),
+                    row.text("id", "payments")?,
+                );
+            }
         }
     }
     // The fast path: found, known status, first for its payment.
@@ -445,27 +459,29 @@ async fn inbox_process_many_in<C: Conn>(
         }
     }
     if !fast.is_empty() {
-        // 3. Lock those payments (in id order, as every writer does).
-        let mut ids: Vec<&str> = fast.iter().map(|(_, id, _)| id.as_str()).collect();
-        ids.sort_unstable();
-        let sql = format!(
-            "SELECT id, status, kind FROM payments WHERE id IN ({}) ORDER BY id{}",
-            placeholders(1, ids.len()),
-            C::SQL.row_lock
-        );
-        let mut q = stmt(&sql, "locking payments");
-        for id in &ids {
-            q = q.text(id);
-        }
-        let mut current: HashMap<String, (Status, finality_core::Kind)> = HashMap::new();
-        for r in conn.all(q).await? {
-            current.insert(
-                r.text("id", "payments")?,
-                (
-                    r.parsed("status", "payments")?,
-                    r.parsed("kind", "payments")?,
-                ),
+        // 3. Lock those payments (in id order, as every writer does),
+        // unless they were locked when taken.
+        if locked.is_none() {
+            let mut ids: Vec<&str> = fast.iter().map(|(_, id, _)| id.as_str()).collect();
+            ids.sort_unstable();
+            let sql = format!(
+                "SELECT id, status, kind FROM payments WHERE id IN ({}) ORDER BY id{}",
+                placeholders(1, ids.len()),
+                C::SQL.row_lock
             );
+            let mut q = stmt(&sql, "locking payments");
+            for id in &ids {
+                q = q.text(id);
+            }
+            for r in conn.all(q).await? {
+                current.insert(
+                    r.text("id", "payments")?,
+                    (
+                        r.parsed("status", "payments")?,
+                        r.parsed("kind", "payments")?,
+                    ),
+                );
+            }
         }
         // 4. Decide each; 5. one write for every change.
         let reports: Vec<Report> = fast
@@ -634,7 +650,7 @@ impl<B: Backend> WebhookInbox for B {
         now: Timestamp,
     ) -> Result<Vec<InboxOutcome>> {
         let mut tx = self.begin_write().await?;
-        let out = inbox_process_many_in(&mut *tx, evs, now, Fence::Check).await?;
+        let out = inbox_process_many_in(&mut *tx, evs, now, Fence::Check, None).await?;
         tx.commit().await.op("committing webhooks' effects")?;
         if out
             .iter()
@@ -669,26 +685,61 @@ impl<B: Backend> WebhookInbox for B {
             return Ok(Vec::new());
         }
         let mut tx = self.begin_write().await?;
+        // The due events and, in the same statement, the payments they
+        // name by the provider's id, locked in id order as every writer
+        // locks them (a payment a poller holds is waited for, briefly).
         let sql = format!(
-            "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE state IN ('received', 'failed') \
-             AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2{}",
-            <B::Conn as Conn>::SQL.skip_locked
+            "WITH taken AS MATERIALIZED ( \
+               SELECT {INBOX_COLUMNS}, next_attempt_at AS due FROM webhook_inbox \
+               WHERE state IN ('received', 'failed') AND next_attempt_at <= $1 \
+               ORDER BY next_attempt_at, id LIMIT $2{skip}), \
+             locked AS MATERIALIZED ( \
+               SELECT p.id AS pay_id, p.provider AS pay_provider, \
+                 p.provider_ref AS pay_ref, p.status AS pay_status, p.kind AS pay_kind \
+               FROM payments p WHERE EXISTS (SELECT 1 FROM taken t \
+                 WHERE t.provider = p.provider AND t.provider_ref = p.provider_ref \
+                 AND t.observed_status IS NOT NULL) \
+               ORDER BY p.id{lock}) \
+             SELECT taken.*, locked.* FROM taken LEFT JOIN locked \
+               ON locked.pay_provider = taken.provider AND locked.pay_ref = taken.provider_ref \
+             ORDER BY taken.due, taken.id",
+            skip = <B::Conn as Conn>::SQL.skip_locked,
+            lock = <B::Conn as Conn>::SQL.row_lock,
         );
-        let evs: Vec<InboxEvent> = tx
+        let rows = tx
             .all(
                 stmt(&sql, "taking webhooks to apply")
                     .int(now.0)
                     .int(i64::from(limit)),
             )
-            .await?
-            .iter()
-            .map(inbox_from_row)
-            .collect::<Result<_>>()?;
+            .await?;
+        let mut evs: Vec<InboxEvent> = Vec::with_capacity(rows.len());
+        let mut locked = Locked::new();
+        for r in &rows {
+            let ev = inbox_from_row(r)?;
+            if evs.last().is_some_and(|last| last.id == ev.id) {
+                continue;
+            }
+            if let (Some(id), Some(r_ref)) = (
+                r.opt_text("pay_id", "payments")?,
+                r.opt_text("pay_ref", "payments")?,
+            ) {
+                locked.insert(
+                    (ev.provider.clone(), r_ref),
+                    (
+                        id,
+                        r.parsed("pay_status", "payments")?,
+                        r.parsed("pay_kind", "payments")?,
+                    ),
+                );
+            }
+            evs.push(ev);
+        }
         if evs.is_empty() {
             return Ok(Vec::new());
         }
         // Taken under lock in this transaction: nobody else can hold them.
-        let out = inbox_process_many_in(&mut *tx, &evs, now, Fence::Held).await?;
+        let out = inbox_process_many_in(&mut *tx, &evs, now, Fence::Held, Some(&locked)).await?;
         tx.commit().await.op("committing webhooks' effects")?;
         if out
             .iter()

@@ -671,6 +671,113 @@ pub async fn inbox_batch_matches_one_at_a_time(db: Arc<dyn Store>) {
     );
 }
 
+/// Taking due webhooks with their payments and applying them in one
+/// transaction (the inbox processor's fast path) decides each event as
+/// processing them one at a time does: the same scenario twice, once each
+/// way, under different ids.
+pub async fn inbox_take_and_process_matches_one_at_a_time(db: Arc<dyn Store>) {
+    let scenario = |p: &str| {
+        let unknown = NewInboxEvent {
+            observed: None,
+            provider_status: Some("weird".into()),
+            ..inbox_event(
+                &format!("evt_{p}4"),
+                &format!("ref_pay_{p}2"),
+                Status::Succeeded,
+            )
+        };
+        vec![
+            inbox_event(
+                &format!("evt_{p}1"),
+                &format!("ref_pay_{p}1"),
+                Status::Processing,
+            ),
+            // A second event for the same payment in the same batch.
+            inbox_event(
+                &format!("evt_{p}2"),
+                &format!("ref_pay_{p}1"),
+                Status::Succeeded,
+            ),
+            inbox_event(&format!("evt_{p}3"), "ref_nobody", Status::Succeeded),
+            unknown,
+            inbox_event(
+                &format!("evt_{p}5"),
+                &format!("ref_pay_{p}3"),
+                Status::Failed,
+            ),
+            // Contradicts a failure just applied.
+            inbox_event(
+                &format!("evt_{p}6"),
+                &format!("ref_pay_{p}3"),
+                Status::Succeeded,
+            ),
+            // Goes backwards from final.
+            inbox_event(
+                &format!("evt_{p}7"),
+                &format!("ref_pay_{p}1"),
+                Status::Pending,
+            ),
+        ]
+    };
+    let kind = |o: &InboxOutcome| std::mem::discriminant(o);
+    let mut outcomes = Vec::new();
+    for (p, at_once) in [("t", true), ("u", false)] {
+        for n in 1..=3 {
+            register(&*db, &format!("pay_{p}{n}"), T0).await;
+        }
+        db.inbox_insert(&scenario(p), T0).await.unwrap();
+        let out: Vec<InboxOutcome> = if at_once {
+            let taken = db
+                .inbox_take_and_process(T0, 50, Timestamp(T0.0 + LEASE_MS))
+                .await
+                .unwrap();
+            let ids: Vec<&str> = taken.iter().map(|(e, _)| e.event_id.as_str()).collect();
+            assert_eq!(
+                ids,
+                ["evt_t1", "evt_t2", "evt_t3", "evt_t4", "evt_t5", "evt_t6", "evt_t7"]
+            );
+            taken.into_iter().map(|(_, o)| o).collect()
+        } else {
+            drain_inbox(&*db, T0).await
+        };
+        let mut states = Vec::new();
+        for n in 1..=7 {
+            let e = db
+                .inbox_get("sim", &format!("evt_{p}{n}"))
+                .await
+                .unwrap()
+                .unwrap();
+            states.push((e.state, e.reason));
+        }
+        let mut statuses = Vec::new();
+        for n in 1..=3 {
+            let v = db.get(&format!("pay_{p}{n}")).await.unwrap().unwrap();
+            statuses.push((
+                v.payment.status,
+                outbox_for(&*db, &format!("pay_{p}{n}")).await.len(),
+            ));
+        }
+        outcomes.push((out.iter().map(kind).collect::<Vec<_>>(), states, statuses));
+    }
+    assert_eq!(outcomes[0], outcomes[1]);
+    let (_, _, statuses) = &outcomes[0];
+    assert_eq!(
+        statuses,
+        &vec![
+            (Status::Succeeded, 2),
+            (Status::Pending, 0),
+            (Status::Failed, 1)
+        ]
+    );
+    assert!(
+        db.inbox_take_and_process(T0, 50, Timestamp(T0.0 + LEASE_MS))
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing left due"
+    );
+}
+
 /// Claim and process every due inbox event; returns the outcomes.
 pub async fn drain_inbox(db: &dyn Store, now: Timestamp) -> Vec<InboxOutcome> {
     let mut out = Vec::new();
@@ -1694,6 +1801,7 @@ pub const CASES: &[(&str, Case)] = cases![
     listed_event_applies_as_sweep_once,
     dead_nodes_leases_are_released_and_fenced,
     inbox_batch_matches_one_at_a_time,
+    inbox_take_and_process_matches_one_at_a_time,
     review_queue_and_audit_trail,
 ];
 
