@@ -204,39 +204,39 @@ impl<B: Backend> EventFeed for B {
     }
 
     async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)> {
+        let epoch = self.wakeups().feed_epoch();
         let numbered = match <B::Conn as Conn>::SQL.sequence_feed {
-            Some(sql) => {
-                // One statement, its own transaction (PostgreSQL): the rows
-                // come back once it committed.
-                let rows = async {
-                    let mut conn = self.read().await?;
-                    conn.all(
-                        stmt(sql, "assigning feed positions")
-                            .int(i64::from(limit))
-                            .text(self.wakeups().origin()),
-                    )
-                    .await
-                }
-                .await;
-                match rows.and_then(|rows| Numbered::of(&rows)) {
-                    Ok(numbered) => numbered,
-                    Err(e) => {
-                        // It may have committed before failing here, and
-                        // this process ignores its own announcement: wake
-                        // its readers to ask the database.
-                        self.wakeups().feed_grew_unknown();
-                        return Err(e);
-                    }
-                }
+            // One statement, its own transaction (PostgreSQL): the rows
+            // come back once it committed.
+            Some(sql) => async {
+                let mut conn = self.read().await?;
+                conn.all(
+                    stmt(sql, "assigning feed positions")
+                        .int(i64::from(limit))
+                        .text(self.wakeups().origin()),
+                )
+                .await
             }
-            None => sequence_by_statements(self, limit).await?,
+            .await
+            .and_then(|rows| Numbered::of(&rows)),
+            None => sequence_by_statements(self, limit).await,
+        };
+        let numbered = match numbered {
+            Ok(numbered) => numbered,
+            Err(e) => {
+                // It may have committed before failing here, and this
+                // process ignores its own announcement (SQLite has none):
+                // wake its readers to ask the database.
+                self.wakeups().feed_grew_unknown();
+                return Err(e);
+            }
         };
         let Some(head) = numbered.events.last().map(|e| e.seq) else {
             return Ok((0, Vec::new()));
         };
         let n = numbered.events.len() as u64;
         self.wakeups().feed_tail().append(numbered.events);
-        self.wakeups().feed_grew_to(head);
+        self.wakeups().feed_grew_to_since(head, epoch);
         Ok((n, numbered.finals))
     }
 
@@ -405,9 +405,10 @@ impl<B: Backend> EventFeed for B {
                 .int(before.0),
             )
             .await?;
-        // What was pruned is not served from memory either (another
-        // process's prune reaches only events older than the tail's age
-        // limit).
+        // What was pruned here is not served from this memory either.
+        // Another process's tail may still hold events it pruned if the
+        // retention is under the tail's minute: already delivered events,
+        // served once more, never a gap.
         if n > 0 {
             self.wakeups().feed_tail().clear();
         }

@@ -10,8 +10,10 @@
 //! this node then starts past a gap, and the tail starts over from it. A
 //! reader is answered from here only when its cursor falls inside the run;
 //! anything else (behind it, past it, the tail empty) reads the database.
-//! Entries older than [`MAX_AGE`] are not served, so retention pruning the
-//! outbox never leaves an event readable here that the database let go.
+//! Entries older than [`MAX_AGE`] are not served, and a prune by this store
+//! clears the tail; a prune by another process with a retention under a
+//! minute can leave an event here that the database let go (already
+//! delivered, read once more: never a gap).
 
 use crate::model::OutboxEvent;
 use std::collections::VecDeque;

@@ -118,9 +118,10 @@ pub trait Store:
     fn subscribe(&self) -> watch::Receiver<u64>;
 
     /// A receiver that changes whenever webhooks may be waiting to be
-    /// applied (stored here, or anything [`Store::subscribe`] announces:
-    /// a registration may adopt orphans): what the inbox processor waits
-    /// on, so a status change it committed itself does not wake it again.
+    /// applied: stored here, or a registration, "poll now" or another
+    /// node's announcement (a registration may adopt orphans); not a
+    /// status change. What the inbox processor waits on, so a status
+    /// change it committed itself does not wake it again.
     fn subscribe_inbox(&self) -> watch::Receiver<u64>;
 
     /// A receiver that changes whenever the event feed grew (positions
@@ -184,9 +185,12 @@ impl<B: backend::Backend> Store for B {
 }
 
 /// The wake-up signals shared by a store and the tasks that use it: work
-/// (polls, webhooks, transitions to sequence) and the feed (events with
-/// positions, for pushers and feed readers). Separate, so a burst of
-/// webhooks does not wake every feed reader for nothing.
+/// (registrations, polls, status changes: the poll engine), the inbox
+/// (webhooks stored, registrations: the inbox processor), transitions (to
+/// sequence) and the feed (events with positions, for pushers and feed
+/// readers), with the feed's head and newest events. Separate, so a burst
+/// of webhooks does not wake every feed reader, nor an applied webhook the
+/// processor that applied it.
 #[derive(Debug, Clone)]
 pub struct Wakeups {
     work: Arc<watch::Sender<u64>>,
@@ -198,6 +202,10 @@ pub struct Wakeups {
     /// See [`Store::feed_head`]; [`UNKNOWN_HEAD`] until a position is
     /// learned, and again whenever one may have been missed.
     feed_head: Arc<AtomicI64>,
+    /// How many times the head was forgotten: a sequencer round that began
+    /// before the last time does not make the head known again (another
+    /// node's positions may have been missed meanwhile).
+    feed_epoch: Arc<std::sync::atomic::AtomicU64>,
     /// The newest events this process's sequencer numbered.
     feed_tail: Arc<feed_tail::FeedTail>,
     /// This store handle's name in feed announcements, so its own are
@@ -216,6 +224,7 @@ impl Wakeups {
             transitions: Arc::new(watch::channel(0).0),
             feed: Arc::new(watch::channel(0).0),
             feed_head: Arc::new(AtomicI64::new(UNKNOWN_HEAD)),
+            feed_epoch: Arc::default(),
             feed_tail: Arc::default(),
             origin: uuid::Uuid::new_v4().simple().to_string().into(),
         }
@@ -238,13 +247,35 @@ impl Wakeups {
     /// without a position, or a lost connection): forget the head and
     /// wake every reader.
     pub fn feed_grew_unknown(&self) {
+        self.feed_epoch.fetch_add(1, Ordering::AcqRel);
         self.feed_head.store(UNKNOWN_HEAD, Ordering::Release);
+        self.bump_feed();
+    }
+    /// Taken before a sequencer round, for [`Wakeups::feed_grew_to_since`].
+    pub(crate) fn feed_epoch(&self) -> u64 {
+        self.feed_epoch.load(Ordering::Acquire)
+    }
+    /// This process's sequencer reached `head` in a round that began at
+    /// `epoch`: as [`Wakeups::feed_grew_to`], unless the head was forgotten
+    /// meanwhile (a lost `LISTEN` connection may have hidden another node's
+    /// positions past `head`); then readers are woken and the head stays
+    /// unknown, so they ask the database rather than wait at a stale head.
+    pub(crate) fn feed_grew_to_since(&self, head: i64, epoch: u64) {
+        if self.feed_epoch() == epoch {
+            self.feed_grew_to(head);
+            if self.feed_epoch() == epoch {
+                return;
+            }
+            self.feed_head.store(UNKNOWN_HEAD, Ordering::Release);
+        }
         self.bump_feed();
     }
     fn feed_head(&self) -> Option<i64> {
         let h = self.feed_head.load(Ordering::Acquire);
         (h != UNKNOWN_HEAD).then_some(h)
     }
+    /// Something may be due sooner (a registration, a "poll now", another
+    /// node's announcement): wakes the poll engine and the inbox processor.
     pub fn bump(&self) {
         self.work.send_modify(|v| *v = v.wrapping_add(1));
         self.inbox.send_modify(|v| *v = v.wrapping_add(1));
@@ -283,6 +314,7 @@ impl Wakeups {
             feed: Arc::downgrade(&self.feed),
             transitions: Arc::downgrade(&self.transitions),
             feed_head: Arc::downgrade(&self.feed_head),
+            feed_epoch: Arc::downgrade(&self.feed_epoch),
             feed_tail: Arc::downgrade(&self.feed_tail),
             origin: self.origin.clone(),
         }
@@ -296,6 +328,7 @@ pub(crate) struct WeakWakeups {
     transitions: std::sync::Weak<watch::Sender<u64>>,
     feed: std::sync::Weak<watch::Sender<u64>>,
     feed_head: std::sync::Weak<AtomicI64>,
+    feed_epoch: std::sync::Weak<std::sync::atomic::AtomicU64>,
     feed_tail: std::sync::Weak<feed_tail::FeedTail>,
     origin: Arc<str>,
 }
@@ -309,6 +342,7 @@ impl WeakWakeups {
             transitions: self.transitions.upgrade()?,
             feed: self.feed.upgrade()?,
             feed_head: self.feed_head.upgrade()?,
+            feed_epoch: self.feed_epoch.upgrade()?,
             feed_tail: self.feed_tail.upgrade()?,
             origin: self.origin.clone(),
         })
@@ -331,4 +365,33 @@ pub async fn open(url: &str, max_connections: u32) -> Result<Arc<dyn Store>> {
     };
     store.migrate().await?;
     Ok(store)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Wakeups;
+
+    /// A sequencer round that began before the head was forgotten (a lost
+    /// `LISTEN` connection) does not make a stale head known again.
+    #[test]
+    fn a_round_older_than_a_lost_connection_leaves_the_head_unknown() {
+        let w = Wakeups::new();
+        let mut feed = w.subscribe_feed();
+        let epoch = w.feed_epoch();
+        w.feed_grew_to_since(15, epoch);
+        assert_eq!(w.feed_head(), Some(15));
+        assert!(feed.has_changed().unwrap_or(false));
+        feed.borrow_and_update();
+
+        let epoch = w.feed_epoch();
+        w.feed_grew_unknown();
+        feed.borrow_and_update();
+        w.feed_grew_to_since(20, epoch);
+        assert_eq!(w.feed_head(), None, "readers ask the database");
+        assert!(feed.has_changed().unwrap_or(false), "and are woken");
+
+        let epoch = w.feed_epoch();
+        w.feed_grew_to_since(21, epoch);
+        assert_eq!(w.feed_head(), Some(21), "a round begun since counts");
+    }
 }
