@@ -38,14 +38,14 @@ impl FeedTail {
         let Some(first) = events.first().map(|e| e.seq) else {
             return;
         };
+        let contiguous = events.windows(2).all(|w| w[1].seq == w[0].seq + 1);
         let now = Instant::now();
         let Ok(mut tail) = self.events.lock() else {
             return;
         };
-        // Not contiguous with what is held (another node numbered the
-        // positions between, or a round's rows were not all returned):
-        // start over from these.
-        let contiguous = events.windows(2).all(|w| w[1].seq == w[0].seq + 1);
+        // A round not contiguous in itself is not kept at all; one not
+        // contiguous with what is held (another node numbered the
+        // positions between) starts the tail over.
         if !contiguous {
             tail.clear();
             return;
@@ -95,8 +95,7 @@ impl FeedTail {
             return None;
         }
         Some(
-            tail.iter()
-                .skip(start)
+            tail.range(start..)
                 .take(limit as usize)
                 .map(|(_, e)| e.clone())
                 .collect(),

@@ -713,13 +713,12 @@ impl<B: Backend> WebhookInbox for B {
                     .int(i64::from(limit)),
             )
             .await?;
+        // One row per event: `(provider, provider_ref)` is unique in
+        // `payments`, so the join matches at most one.
         let mut evs: Vec<InboxEvent> = Vec::with_capacity(rows.len());
         let mut locked = Locked::new();
         for r in &rows {
             let ev = inbox_from_row(r)?;
-            if evs.last().is_some_and(|last| last.id == ev.id) {
-                continue;
-            }
             if let (Some(id), Some(r_ref)) = (
                 r.opt_text("pay_id", "payments")?,
                 r.opt_text("pay_ref", "payments")?,
