@@ -18,7 +18,7 @@ pub struct FinalFact {
 
 /// Rows a sequencer round numbered, in position order.
 #[derive(Default)]
-struct Numbered {
+pub(crate) struct Numbered {
     events: Vec<OutboxEvent>,
     finals: Vec<FinalFact>,
 }
@@ -67,7 +67,9 @@ pub trait EventFeed: Send + Sync {
 
     /// [`EventFeed::sequence_feed`], with the payments those rows made
     /// final: every transition is sequenced exactly once, so this is where
-    /// "time to final" is measured once per payment however many nodes run.
+    /// "time to final" is measured once per payment however many nodes run
+    /// (the store records them in `finality_time_to_final_seconds`; the
+    /// inbox processor's transaction numbers its own rows the same way).
     async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)>;
 
     /// Events with a feed position above `cursor`, in feed order. Their
@@ -126,12 +128,31 @@ async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<Numbere
         }
     }
     let mut tx = b.begin_write().await?;
-    let conn: &mut B::Conn = &mut tx;
+    let numbered = number_in(&mut *tx, limit, b.wakeups().origin()).await?;
+    tx.commit().await.op("committing feed positions")?;
+    Ok(numbered)
+}
+
+/// Give positions, inside the caller's transaction, to the unsequenced
+/// outbox rows it sees (its own and others' committed ones, at most
+/// `limit`), under the `feed_state` row lock, which holds until the
+/// caller commits: so positions still follow commit order (a transaction
+/// waiting for that lock gets it only once this one is visible), and a
+/// reader paging by position never skips one. PostgreSQL announces the
+/// position reached on `finality_feed` at the commit.
+pub(crate) async fn number_in<C: Conn>(conn: &mut C, limit: u32, origin: &str) -> Result<Numbered> {
+    if let Some(sql) = C::SQL.sequence_feed {
+        let rows = conn
+            .all(
+                stmt(sql, "assigning feed positions")
+                    .int(i64::from(limit))
+                    .text(origin),
+            )
+            .await?;
+        return Numbered::of(&rows);
+    }
     let last = match conn
-        .opt(stmt(
-            <B::Conn as Conn>::SQL.lock_feed,
-            "locking the feed sequencer",
-        ))
+        .opt(stmt(C::SQL.lock_feed, "locking the feed sequencer"))
         .await?
     {
         Some(r) => r.int("last_seq", "feed_state")?,
@@ -156,32 +177,64 @@ async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<Numbere
         )
         .await?;
     let n = i64::try_from(n).unwrap_or(i64::MAX);
-    let mut rows = Vec::new();
-    if n > 0 {
-        conn.run(
+    if n == 0 {
+        return Ok(Numbered::default());
+    }
+    conn.run(
+        stmt(
+            "UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1",
+            "advancing the feed",
+        )
+        .int(n),
+    )
+    .await?;
+    let rows = conn
+        .all(
             stmt(
-                "UPDATE feed_state SET last_seq = last_seq + $1 WHERE id = 1",
-                "advancing the feed",
+                "SELECT o.feed_seq AS id, o.event_id, o.payment_id, o.type, o.status, \
+                 o.previous_status, o.source, o.occurred_at, p.provider, p.created_at \
+                 FROM outbox o LEFT JOIN payments p ON p.id = o.payment_id \
+                 WHERE o.feed_seq > $1 AND o.feed_seq <= $2",
+                "reading the events just numbered",
             )
-            .int(n),
+            .int(last)
+            .int(last + n),
         )
         .await?;
-        rows = conn
-            .all(
-                stmt(
-                    "SELECT o.feed_seq AS id, o.event_id, o.payment_id, o.type, o.status, \
-                     o.previous_status, o.source, o.occurred_at, p.provider, p.created_at \
-                     FROM outbox o LEFT JOIN payments p ON p.id = o.payment_id \
-                     WHERE o.feed_seq > $1 AND o.feed_seq <= $2",
-                    "reading the events just numbered",
-                )
-                .int(last)
-                .int(last + n),
-            )
-            .await?;
-    }
-    tx.commit().await.op("committing feed positions")?;
     Numbered::of(&rows)
+}
+
+/// After the transaction that numbered `numbered` committed (a round that
+/// began at feed `epoch`): its events go to the feed tail, readers learn
+/// the head, and the payments it made final are recorded in the
+/// time-to-final histogram (each transition is numbered exactly once, on
+/// one node: the one place to count it once). Returns how many were
+/// numbered, and those finals.
+pub(crate) fn numbered_committed(
+    wakeups: &crate::Wakeups,
+    numbered: Numbered,
+    epoch: u64,
+) -> (u64, Vec<FinalFact>) {
+    let Some(head) = numbered.events.last().map(|e| e.seq) else {
+        return (0, Vec::new());
+    };
+    let n = numbered.events.len() as u64;
+    wakeups.feed_tail().append(numbered.events);
+    wakeups.feed_grew_to_since(head, epoch);
+    record_finals(&numbered.finals);
+    (n, numbered.finals)
+}
+
+/// The time-to-final histogram, fed where transitions get positions.
+pub(crate) fn record_finals(finals: &[FinalFact]) {
+    for f in finals {
+        metrics::histogram!(
+            "finality_time_to_final_seconds",
+            "provider" => f.provider.clone(),
+            "source" => f.source.as_str()
+        )
+        .record(f.after_ms.max(0) as f64 / 1000.0);
+    }
 }
 
 #[async_trait::async_trait]
@@ -208,17 +261,13 @@ impl<B: Backend> EventFeed for B {
         let numbered = match <B::Conn as Conn>::SQL.sequence_feed {
             // One statement, its own transaction (PostgreSQL): the rows
             // come back once it committed.
-            Some(sql) => async {
-                let mut conn = self.read().await?;
-                conn.all(
-                    stmt(sql, "assigning feed positions")
-                        .int(i64::from(limit))
-                        .text(self.wakeups().origin()),
-                )
+            Some(_) => {
+                async {
+                    let mut conn = self.read().await?;
+                    number_in(&mut *conn, limit, self.wakeups().origin()).await
+                }
                 .await
             }
-            .await
-            .and_then(|rows| Numbered::of(&rows)),
             None => sequence_by_statements(self, limit).await,
         };
         let numbered = match numbered {
@@ -231,13 +280,7 @@ impl<B: Backend> EventFeed for B {
                 return Err(e);
             }
         };
-        let Some(head) = numbered.events.last().map(|e| e.seq) else {
-            return Ok((0, Vec::new()));
-        };
-        let n = numbered.events.len() as u64;
-        self.wakeups().feed_tail().append(numbered.events);
-        self.wakeups().feed_grew_to_since(head, epoch);
-        Ok((n, numbered.finals))
+        Ok(numbered_committed(self.wakeups(), numbered, epoch))
     }
 
     async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {

@@ -71,6 +71,10 @@ pub trait WebhookInbox: Send + Sync {
     async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;
 }
 
+/// Feed positions given at most in one inbox transaction (the sequencer
+/// takes any more).
+const NUMBER_AT_MOST: u32 = 1000;
+
 pub(crate) const INBOX_COLUMNS: &str =
     "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
      provider_status, occurred_at, received_at, state, reason, attempts, source";
@@ -668,8 +672,11 @@ impl<B: Backend> WebhookInbox for B {
         _lease_until: Timestamp,
     ) -> Result<Vec<(InboxEvent, InboxOutcome)>> {
         // Nothing due is the common case of a wake-up: a read, not a write
-        // transaction.
-        let due = {
+        // transaction. Unless webhooks were just stored here: then rows
+        // are due (or taken by another node: an empty transaction).
+        let due = if self.wakeups().inbox_signalled_since_last_look() {
+            Some(())
+        } else {
             let mut conn = self.read().await?;
             conn.opt(
                 stmt(
@@ -680,6 +687,7 @@ impl<B: Backend> WebhookInbox for B {
                 .int(now.0),
             )
             .await?
+            .map(|_| ())
         };
         if due.is_none() {
             return Ok(Vec::new());
@@ -739,12 +747,35 @@ impl<B: Backend> WebhookInbox for B {
         }
         // Taken under lock in this transaction: nobody else can hold them.
         let out = inbox_process_many_in(&mut *tx, &evs, now, Fence::Held, Some(&locked)).await?;
-        tx.commit().await.op("committing webhooks' effects")?;
-        if out
+        // The status changes get their feed positions in this transaction
+        // too (with any others committed and not yet numbered): the event
+        // is in the feed at this commit, instead of one sequencer round
+        // (a statement and a commit) later. The `feed_state` lock this
+        // takes is held only from here to the commit.
+        let applied = out
             .iter()
-            .any(|o| matches!(o, InboxOutcome::Applied { .. }))
-        {
-            self.wakeups().bump_transitions();
+            .any(|o| matches!(o, InboxOutcome::Applied { .. }));
+        let epoch = self.wakeups().feed_epoch();
+        let numbered = if applied {
+            Some(crate::feed::number_in(&mut *tx, NUMBER_AT_MOST, self.wakeups().origin()).await?)
+        } else {
+            None
+        };
+        if let Err(e) = tx.commit().await.op("committing webhooks' effects") {
+            if numbered.is_some() {
+                // It may have committed: readers ask the database.
+                self.wakeups().feed_grew_unknown();
+            }
+            return Err(e);
+        }
+        if let Some(numbered) = numbered {
+            let (n, _) = crate::feed::numbered_committed(self.wakeups(), numbered, epoch);
+            if n >= u64::from(NUMBER_AT_MOST) {
+                // More may wait unnumbered: the sequencer takes them.
+                self.wakeups().bump_transitions();
+            } else {
+                self.wakeups().bump_work();
+            }
         }
         Ok(evs.into_iter().zip(out).collect())
     }

@@ -211,6 +211,8 @@ pub struct Wakeups {
     /// This store handle's name in feed announcements, so its own are
     /// told from other nodes'.
     origin: Arc<str>,
+    /// The `inbox` signal's value when the inbox processor last looked.
+    inbox_seen: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// No feed position known: readers ask the database.
@@ -227,6 +229,7 @@ impl Wakeups {
             feed_epoch: Arc::default(),
             feed_tail: Arc::default(),
             origin: uuid::Uuid::new_v4().simple().to_string().into(),
+            inbox_seen: Arc::default(),
         }
     }
     pub(crate) fn origin(&self) -> &str {
@@ -291,6 +294,20 @@ impl Wakeups {
         self.work.send_modify(|v| *v = v.wrapping_add(1));
         self.transitions.send_modify(|v| *v = v.wrapping_add(1));
     }
+    /// A status change committed here with its feed positions already
+    /// given (the inbox processor's transaction): a wake-up for the poll
+    /// producer, none for the sequencer, which would find nothing.
+    pub(crate) fn bump_work(&self) {
+        self.work.send_modify(|v| *v = v.wrapping_add(1));
+    }
+    /// The `inbox` signal was raised since the last call (webhooks were
+    /// stored here, or something else may be due): then the inbox
+    /// processor takes rows at once instead of first asking whether any
+    /// are due.
+    pub(crate) fn inbox_signalled_since_last_look(&self) -> bool {
+        let now = *self.inbox.borrow();
+        self.inbox_seen.swap(now, Ordering::AcqRel) != now
+    }
     pub(crate) fn subscribe_inbox(&self) -> watch::Receiver<u64> {
         self.inbox.subscribe()
     }
@@ -317,6 +334,7 @@ impl Wakeups {
             feed_epoch: Arc::downgrade(&self.feed_epoch),
             feed_tail: Arc::downgrade(&self.feed_tail),
             origin: self.origin.clone(),
+            inbox_seen: Arc::downgrade(&self.inbox_seen),
         }
     }
 }
@@ -331,6 +349,7 @@ pub(crate) struct WeakWakeups {
     feed_epoch: std::sync::Weak<std::sync::atomic::AtomicU64>,
     feed_tail: std::sync::Weak<feed_tail::FeedTail>,
     origin: Arc<str>,
+    inbox_seen: std::sync::Weak<std::sync::atomic::AtomicU64>,
 }
 
 impl WeakWakeups {
@@ -345,6 +364,7 @@ impl WeakWakeups {
             feed_epoch: self.feed_epoch.upgrade()?,
             feed_tail: self.feed_tail.upgrade()?,
             origin: self.origin.clone(),
+            inbox_seen: self.inbox_seen.upgrade()?,
         })
     }
 }

@@ -1002,6 +1002,7 @@ impl EventFeed for MemStore {
         if !ids.is_empty() {
             self.wake.bump_feed();
         }
+        crate::feed::record_finals(&finals);
         Ok((ids.len() as u64, finals))
     }
 
