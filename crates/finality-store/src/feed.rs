@@ -26,7 +26,7 @@ pub(crate) struct Numbered {
 impl Numbered {
     /// From rows of the event's columns plus its payment's `provider` and
     /// `created_at` (`NULL` if the payment is gone).
-    fn of(rows: &[impl Fields]) -> Result<Numbered> {
+    pub(crate) fn of(rows: &[impl Fields]) -> Result<Numbered> {
         let mut events = Vec::with_capacity(rows.len());
         let mut finals = Vec::new();
         for r in rows {

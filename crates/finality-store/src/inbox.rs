@@ -5,7 +5,7 @@ use crate::backend::Backend;
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
-use crate::query::{placeholders, stmt, Conn, Fields};
+use crate::query::{placeholders, stmt, Conn, Fields, Stmt};
 use finality_core::{contradicts_success, Status, Timestamp};
 
 /// Storing and processing webhook events.
@@ -399,7 +399,8 @@ async fn fence_all<C: Conn>(
 /// by the provider's id, with a known status, the only one for its payment
 /// in the batch): fence the inbox rows, find and lock their payments,
 /// decide each in Rust, write every change through the one transition
-/// writer at once, record the rows' outcomes grouped. Every other event
+/// writer at once, and return the rows' outcomes grouped, for the caller
+/// to write (see [`write_marks`]). Every other event
 /// (merchant reference only, orphan, unknown status, a second event for a
 /// payment) then goes through [`inbox_process_in`], in the same
 /// transaction, so it sees the batch's changes.
@@ -409,9 +410,10 @@ async fn inbox_process_many_in<C: Conn>(
     now: Timestamp,
     fence: Fence,
     locked: Option<&Locked>,
-) -> Result<Vec<InboxOutcome>> {
+) -> Result<(Vec<InboxOutcome>, Marks)> {
     use std::collections::{HashMap, HashSet};
     let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
+    let mut marks = Marks::new();
     if fence == Fence::Check {
         fence_all(conn, evs, &mut out).await?;
     }
@@ -504,27 +506,11 @@ async fn inbox_process_many_in<C: Conn>(
             decided.push((*i, id.clone(), *status, applied));
         }
         crate::transition::write_changes(conn, &changes).await?;
-        // 6. The rows' outcomes, one statement per distinct outcome.
-        let mut groups: HashMap<(InboxState, Option<String>), Vec<i64>> = HashMap::new();
+        // 6. The rows' outcomes: written by the caller (see [`Marks`]).
         for (i, id, status, applied) in decided {
             let (state, reason, o) = verdict(&evs[i], status, id, applied);
-            groups.entry((state, reason)).or_default().push(evs[i].id);
+            marks.entry((state, reason)).or_default().push(evs[i].id);
             out[i] = Some(o);
-        }
-        for ((state, reason), rows) in groups {
-            let sql = format!(
-                "UPDATE webhook_inbox SET state = $1, reason = $2, processed_at = $3, \
-                 next_attempt_at = NULL WHERE id IN ({})",
-                placeholders(4, rows.len())
-            );
-            let mut q = stmt(&sql, "recording webhooks' outcomes")
-                .text(state.as_str())
-                .opt_text(reason.as_deref())
-                .int(now.0);
-            for id in rows {
-                q = q.int(id);
-            }
-            conn.run(q).await?;
         }
     }
     // Everything else, one at a time, after the batch's changes.
@@ -533,7 +519,89 @@ async fn inbox_process_many_in<C: Conn>(
             out[i] = Some(inbox_process_in(conn, ev, now).await?);
         }
     }
-    Ok(out.into_iter().flatten().collect())
+    Ok((out.into_iter().flatten().collect(), marks))
+}
+
+/// Outcomes of a batch's webhook rows not yet written: `(state, reason)`
+/// to the rows' ids. Left to the caller so the inbox processor can write
+/// them in the statement that numbers the batch's events.
+type Marks = std::collections::HashMap<(InboxState, Option<String>), Vec<i64>>;
+
+/// The `UPDATE` recording one outcome for `n` rows, its placeholders from
+/// `$at`: state, reason, time, then the ids (see [`bind_mark`]).
+fn mark_sql(at: usize, n: usize) -> String {
+    format!(
+        "UPDATE webhook_inbox SET state = ${at}, reason = ${}, processed_at = ${}, \
+         next_attempt_at = NULL WHERE id IN ({})",
+        at + 1,
+        at + 2,
+        placeholders(at + 3, n)
+    )
+}
+
+fn bind_mark<'a>(
+    mut q: Stmt<'a>,
+    (state, reason): &'a (InboxState, Option<String>),
+    ids: &[i64],
+    now: Timestamp,
+) -> Stmt<'a> {
+    q = q
+        .text(state.as_str())
+        .opt_text(reason.as_deref())
+        .int(now.0);
+    for id in ids {
+        q = q.int(*id);
+    }
+    q
+}
+
+/// Write `marks` (a batch's rows' outcomes) and, when `number` is set,
+/// give the transaction's events their feed positions (see
+/// [`crate::feed::number_in`]): one statement on PostgreSQL, the outcomes
+/// as data-modifying `WITH` parts of the numbering call, which does not
+/// need to see them.
+async fn write_marks<C: Conn>(
+    conn: &mut C,
+    marks: &Marks,
+    now: Timestamp,
+    number: Option<(u32, &str)>,
+) -> Result<Option<crate::feed::Numbered>> {
+    if let (Some((limit, origin)), Some(numbering)) = (number, C::SQL.sequence_feed) {
+        if !marks.is_empty() {
+            let mut at = 3;
+            let mut parts = Vec::with_capacity(marks.len());
+            for (k, ids) in marks.values().enumerate() {
+                parts.push(format!("m{k} AS ({})", mark_sql(at, ids.len())));
+                at += 3 + ids.len();
+            }
+            let sql = format!("WITH {} {numbering}", parts.join(", "));
+            let mut q = stmt(
+                &sql,
+                "recording webhooks' outcomes and numbering their events",
+            )
+            .int(i64::from(limit))
+            .text(origin);
+            for (outcome, ids) in marks {
+                q = bind_mark(q, outcome, ids, now);
+            }
+            let rows = conn.all(q).await?;
+            return crate::feed::Numbered::of(&rows).map(Some);
+        }
+    }
+    for (outcome, ids) in marks {
+        let sql = mark_sql(1, ids.len());
+        conn.run(bind_mark(
+            stmt(&sql, "recording webhooks' outcomes"),
+            outcome,
+            ids,
+            now,
+        ))
+        .await?;
+    }
+    match number {
+        Some((limit, origin)) => crate::feed::number_in(conn, limit, origin).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Webhook rows into the inbox inside the caller's transaction; whether
@@ -654,7 +722,8 @@ impl<B: Backend> WebhookInbox for B {
         now: Timestamp,
     ) -> Result<Vec<InboxOutcome>> {
         let mut tx = self.begin_write().await?;
-        let out = inbox_process_many_in(&mut *tx, evs, now, Fence::Check, None).await?;
+        let (out, marks) = inbox_process_many_in(&mut *tx, evs, now, Fence::Check, None).await?;
+        write_marks(&mut *tx, &marks, now, None).await?;
         tx.commit().await.op("committing webhooks' effects")?;
         if out
             .iter()
@@ -746,21 +815,20 @@ impl<B: Backend> WebhookInbox for B {
             return Ok(Vec::new());
         }
         // Taken under lock in this transaction: nobody else can hold them.
-        let out = inbox_process_many_in(&mut *tx, &evs, now, Fence::Held, Some(&locked)).await?;
+        let (out, marks) =
+            inbox_process_many_in(&mut *tx, &evs, now, Fence::Held, Some(&locked)).await?;
         // The status changes get their feed positions in this transaction
-        // too (with any others committed and not yet numbered): the event
-        // is in the feed at this commit, instead of one sequencer round
-        // (a statement and a commit) later. The `feed_state` lock this
-        // takes is held only from here to the commit.
+        // too (with any others committed and not yet numbered), in the
+        // statement that records the rows' outcomes: the event is in the
+        // feed at this commit, instead of one sequencer round (a statement
+        // and a commit) later. The `feed_state` lock this takes is held
+        // only from here to the commit.
         let applied = out
             .iter()
             .any(|o| matches!(o, InboxOutcome::Applied { .. }));
         let epoch = self.wakeups().feed_epoch();
-        let numbered = if applied {
-            Some(crate::feed::number_in(&mut *tx, NUMBER_AT_MOST, self.wakeups().origin()).await?)
-        } else {
-            None
-        };
+        let number = applied.then_some((NUMBER_AT_MOST, self.wakeups().origin()));
+        let numbered = write_marks(&mut *tx, &marks, now, number).await?;
         if let Err(e) = tx.commit().await.op("committing webhooks' effects") {
             if numbered.is_some() {
                 // It may have committed: readers ask the database.
