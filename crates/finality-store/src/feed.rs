@@ -18,7 +18,7 @@ pub struct FinalFact {
 
 /// Rows a sequencer round numbered, in position order.
 #[derive(Default)]
-pub(crate) struct Numbered {
+pub struct Numbered {
     events: Vec<OutboxEvent>,
     finals: Vec<FinalFact>,
 }

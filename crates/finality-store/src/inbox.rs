@@ -399,8 +399,9 @@ async fn fence_all<C: Conn>(
 /// by the provider's id, with a known status, the only one for its payment
 /// in the batch): fence the inbox rows, find and lock their payments,
 /// decide each in Rust, write every change through the one transition
-/// writer at once, and return the rows' outcomes grouped, for the caller
-/// to write (see [`write_marks`]). Every other event
+/// writer at once, and return the rows' outcomes grouped (and, when
+/// nothing after needs to see them, the changes), for the caller to write
+/// (see [`Pending`]). Every other event
 /// (merchant reference only, orphan, unknown status, a second event for a
 /// payment) then goes through [`inbox_process_in`], in the same
 /// transaction, so it sees the batch's changes.
@@ -410,10 +411,10 @@ async fn inbox_process_many_in<C: Conn>(
     now: Timestamp,
     fence: Fence,
     locked: Option<&Locked>,
-) -> Result<(Vec<InboxOutcome>, Marks)> {
+) -> Result<(Vec<InboxOutcome>, Pending)> {
     use std::collections::{HashMap, HashSet};
     let mut out: Vec<Option<InboxOutcome>> = vec![None; evs.len()];
-    let mut marks = Marks::new();
+    let mut pending = Pending::default();
     if fence == Fence::Check {
         fence_all(conn, evs, &mut out).await?;
     }
@@ -505,12 +506,22 @@ async fn inbox_process_many_in<C: Conn>(
             changes.extend(change);
             decided.push((*i, id.clone(), *status, applied));
         }
-        crate::transition::write_changes(conn, &changes).await?;
-        // 6. The rows' outcomes: written by the caller (see [`Marks`]).
+        // 6. The rows' outcomes: written by the caller (see [`Pending`]).
         for (i, id, status, applied) in decided {
             let (state, reason, o) = verdict(&evs[i], status, id, applied);
-            marks.entry((state, reason)).or_default().push(evs[i].id);
+            pending
+                .marks
+                .entry((state, reason))
+                .or_default()
+                .push(evs[i].id);
             out[i] = Some(o);
+        }
+        // The changes too, unless an event below must see them.
+        for c in &changes {
+            pending.writes.add(c);
+        }
+        if out.iter().any(Option::is_none) {
+            conn.write(&std::mem::take(&mut pending.writes)).await?;
         }
     }
     // Everything else, one at a time, after the batch's changes.
@@ -519,13 +530,52 @@ async fn inbox_process_many_in<C: Conn>(
             out[i] = Some(inbox_process_in(conn, ev, now).await?);
         }
     }
-    Ok((out.into_iter().flatten().collect(), marks))
+    Ok((out.into_iter().flatten().collect(), pending))
 }
 
 /// Outcomes of a batch's webhook rows not yet written: `(state, reason)`
-/// to the rows' ids. Left to the caller so the inbox processor can write
-/// them in the statement that numbers the batch's events.
+/// to the rows' ids.
 type Marks = std::collections::HashMap<(InboxState, Option<String>), Vec<i64>>;
+
+/// What a batch left to its caller to write: its status changes (unless
+/// written already, for events processed one at a time after them) and
+/// its rows' outcomes. So the inbox processor writes them in the one
+/// statement that also numbers the batch's events (PostgreSQL).
+#[derive(Default)]
+struct Pending {
+    writes: crate::transition::Writes,
+    marks: Marks,
+}
+
+impl Pending {
+    /// Write it all; with `number`, give the transaction's events their
+    /// feed positions too, and return them.
+    async fn write<C: Conn + InboxRows>(
+        self,
+        conn: &mut C,
+        now: Timestamp,
+        number: Option<(u32, &str)>,
+    ) -> Result<Option<crate::feed::Numbered>> {
+        if let (Some((_, origin)), false) = (number, self.writes.out_event.is_empty()) {
+            let marks: Vec<(i64, &str, Option<&str>)> = self
+                .marks
+                .iter()
+                .flat_map(|((state, reason), ids)| {
+                    ids.iter()
+                        .map(move |id| (*id, state.as_str(), reason.as_deref()))
+                })
+                .collect();
+            if let Some(numbered) = conn
+                .write_numbered(&self.writes, &marks, now, origin)
+                .await?
+            {
+                return Ok(Some(numbered));
+            }
+        }
+        conn.write(&self.writes).await?;
+        write_marks(conn, &self.marks, now, number).await
+    }
+}
 
 /// The `UPDATE` recording one outcome for `n` rows, its placeholders from
 /// `$at`: state, reason, time, then the ids (see [`bind_mark`]).
@@ -617,6 +667,20 @@ pub trait InboxRows {
 
     async fn insert_inbox(&mut self, events: &[NewInboxEvent], now: Timestamp)
         -> Result<Vec<bool>>;
+
+    /// Status changes, webhook rows' outcomes `(id, state, reason)` and
+    /// the feed positions of the new events in one statement, where the
+    /// backend can (PostgreSQL): the events numbered, or `None` when not
+    /// done (the caller then writes them step by step).
+    async fn write_numbered(
+        &mut self,
+        _writes: &crate::transition::Writes,
+        _marks: &[(i64, &str, Option<&str>)],
+        _now: Timestamp,
+        _origin: &str,
+    ) -> Result<Option<crate::feed::Numbered>> {
+        Ok(None)
+    }
 }
 
 /// The row-at-a-time insert (SQLite).
@@ -722,8 +786,8 @@ impl<B: Backend> WebhookInbox for B {
         now: Timestamp,
     ) -> Result<Vec<InboxOutcome>> {
         let mut tx = self.begin_write().await?;
-        let (out, marks) = inbox_process_many_in(&mut *tx, evs, now, Fence::Check, None).await?;
-        write_marks(&mut *tx, &marks, now, None).await?;
+        let (out, pending) = inbox_process_many_in(&mut *tx, evs, now, Fence::Check, None).await?;
+        pending.write(&mut *tx, now, None).await?;
         tx.commit().await.op("committing webhooks' effects")?;
         if out
             .iter()
@@ -815,20 +879,20 @@ impl<B: Backend> WebhookInbox for B {
             return Ok(Vec::new());
         }
         // Taken under lock in this transaction: nobody else can hold them.
-        let (out, marks) =
+        let (out, pending) =
             inbox_process_many_in(&mut *tx, &evs, now, Fence::Held, Some(&locked)).await?;
         // The status changes get their feed positions in this transaction
-        // too (with any others committed and not yet numbered), in the
-        // statement that records the rows' outcomes: the event is in the
-        // feed at this commit, instead of one sequencer round (a statement
-        // and a commit) later. The `feed_state` lock this takes is held
+        // too, in the statement that writes the changes and records the
+        // rows' outcomes (PostgreSQL): the event is in the feed at this
+        // commit, instead of one sequencer round (a statement and a
+        // commit) later. The `feed_state` lock this takes is held
         // only from here to the commit.
         let applied = out
             .iter()
             .any(|o| matches!(o, InboxOutcome::Applied { .. }));
         let epoch = self.wakeups().feed_epoch();
         let number = applied.then_some((NUMBER_AT_MOST, self.wakeups().origin()));
-        let numbered = write_marks(&mut *tx, &marks, now, number).await?;
+        let numbered = pending.write(&mut *tx, now, number).await?;
         if let Err(e) = tx.commit().await.op("committing webhooks' effects") {
             if numbered.is_some() {
                 // It may have committed: readers ask the database.

@@ -780,6 +780,25 @@ impl PollQueue for MemStore {
 
 #[async_trait::async_trait]
 impl WebhookInbox for MemStore {
+    /// As the SQL stores do: the applied events are in the feed when this
+    /// returns, without a sequencer round.
+    async fn inbox_take_and_process(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<(InboxEvent, InboxOutcome)>> {
+        let evs = self.inbox_claim(now, limit, lease_until).await?;
+        let out = self.inbox_process_batch(&evs, now).await?;
+        if out
+            .iter()
+            .any(|o| matches!(o, InboxOutcome::Applied { .. }))
+        {
+            EventFeed::sequence_feed(self, u32::MAX).await?;
+        }
+        Ok(evs.into_iter().zip(out).collect())
+    }
+
     async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
         let mut s = self.state.lock().await;
         let mut fresh = Vec::with_capacity(events.len());

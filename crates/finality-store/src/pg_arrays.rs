@@ -20,6 +20,40 @@ const INSERT_ATTEMPTS: &str = "INSERT INTO poll_attempts (payment_id, provider, 
 const LOCK: &str = "SELECT p.id, p.status, p.kind, j.lock_token FROM payments p \
      JOIN poll_jobs j ON j.payment_id = p.id WHERE p.id = ANY($1) ORDER BY p.id FOR UPDATE";
 
+/// The parts of [`WRITE`] before the outbox: payments, then history.
+macro_rules! write_head {
+    () => {
+        "WITH pay AS ( \
+           UPDATE payments p SET status = u.status, status_source = u.source, \
+           updated_at = u.at, finalized_at = COALESCE(p.finalized_at, u.fin) \
+           FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[]) \
+           AS u(id, status, source, at, fin) WHERE p.id = u.id), \
+         hist AS ( \
+           INSERT INTO status_history (payment_id, from_status, to_status, \
+           source, event_id, reason, actor, observed_at, at) \
+           SELECT u.id, u.f, u.t, u.s, u.e, u.r, u.actor, u.o, u.a \
+           FROM UNNEST($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
+           $12::text[], $13::int8[], $14::int8[]) \
+           WITH ORDINALITY AS u(id, f, t, s, e, r, actor, o, a, n) ORDER BY u.n), "
+    };
+}
+
+/// The parts of [`WRITE`] after the outbox: jobs dropped, jobs moved.
+macro_rules! write_jobs {
+    () => {
+        "del AS (DELETE FROM poll_jobs WHERE payment_id = ANY($17::text[])), \
+         jobs AS ( \
+           UPDATE poll_jobs j SET next_poll_at = u.next, \
+           attempts = j.attempts + u.inc, \
+           errors = CASE WHEN u.reset THEN u.einc ELSE j.errors + u.einc END, \
+           due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
+           last_error = CASE WHEN u.park THEN COALESCE(u.err, j.last_error) ELSE u.err END \
+           FROM UNNEST($18::text[], $19::int8[], $20::int4[], $21::text[], $22::bool[], \
+           $23::int4[], $24::bool[]) AS u(id, next, inc, err, park, einc, reset) \
+           WHERE j.payment_id = u.id AND NOT (j.payment_id = ANY($17::text[]))) "
+    };
+}
+
 /// Every write of a batch of status changes in one statement (data-modifying
 /// `WITH` parts run once each, to completion, whether read or not): one
 /// round trip instead of five, which on a loaded machine is most of what a
@@ -27,35 +61,55 @@ const LOCK: &str = "SELECT p.id, p.status, p.kind, j.lock_token FROM payments p 
 /// nothing. The parts touch different rows: `jobs` skips the jobs `del`
 /// drops (as the separate statements did, run in that order), since one
 /// statement must not change a row twice.
-const WRITE: &str = "WITH pay AS ( \
-       UPDATE payments p SET status = u.status, status_source = u.source, \
-       updated_at = u.at, finalized_at = COALESCE(p.finalized_at, u.fin) \
-       FROM UNNEST($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[]) \
-       AS u(id, status, source, at, fin) WHERE p.id = u.id), \
-     hist AS ( \
-       INSERT INTO status_history (payment_id, from_status, to_status, \
-       source, event_id, reason, actor, observed_at, at) \
-       SELECT u.id, u.f, u.t, u.s, u.e, u.r, u.actor, u.o, u.a \
-       FROM UNNEST($6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], \
-       $12::text[], $13::int8[], $14::int8[]) \
-       WITH ORDINALITY AS u(id, f, t, s, e, r, actor, o, a, n) ORDER BY u.n), \
-     outb AS ( \
+const WRITE: &str = concat!(
+    write_head!(),
+    "outb AS ( \
        INSERT INTO outbox (event_id, payment_id, type, status, \
        previous_status, source, occurred_at) \
        SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a \
        FROM UNNEST($15::text[], $6::text[], $16::text[], $8::text[], $7::text[], $9::text[], \
-       $14::int8[]) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) ORDER BY u.n), \
-     del AS (DELETE FROM poll_jobs WHERE payment_id = ANY($17::text[])), \
-     jobs AS ( \
-       UPDATE poll_jobs j SET next_poll_at = u.next, \
-       attempts = j.attempts + u.inc, \
-       errors = CASE WHEN u.reset THEN u.einc ELSE j.errors + u.einc END, \
-       due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
-       last_error = CASE WHEN u.park THEN COALESCE(u.err, j.last_error) ELSE u.err END \
-       FROM UNNEST($18::text[], $19::int8[], $20::int4[], $21::text[], $22::bool[], \
-       $23::int4[], $24::bool[]) AS u(id, next, inc, err, park, einc, reset) \
-       WHERE j.payment_id = u.id AND NOT (j.payment_id = ANY($17::text[]))) \
-     SELECT 1";
+       $14::int8[]) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) ORDER BY u.n), ",
+    write_jobs!(),
+    "SELECT 1"
+);
+
+/// [`WRITE`] for the inbox processor, which also gives the new outbox rows
+/// their feed positions (the next ones, under the `feed_state` row lock,
+/// held to the commit: the rule of `finality_sequence_feed_rows`, migration
+/// 0017, whose announcement it makes too) and records the webhook rows'
+/// outcomes (`$25` the time; ids, states and reasons in `$26`–`$28`;
+/// `$29` the announcing process). It returns the events numbered, as the
+/// sequencer's function does, so a webhook's whole effect is this one
+/// statement and the commit. Rows other transactions committed unnumbered
+/// are left to the sequencer, which their own writers wake.
+const WRITE_NUMBERED: &str = concat!(
+    write_head!(),
+    "head AS MATERIALIZED ( \
+       SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE), \
+     outb AS ( \
+       INSERT INTO outbox (event_id, payment_id, type, status, \
+       previous_status, source, occurred_at, feed_seq) \
+       SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a, head.last_seq + u.n \
+       FROM UNNEST($15::text[], $6::text[], $16::text[], $8::text[], $7::text[], $9::text[], \
+       $14::int8[]) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) CROSS JOIN head \
+       ORDER BY u.n \
+       RETURNING feed_seq, event_id, payment_id, type, status, previous_status, source, \
+       occurred_at), ",
+    write_jobs!(),
+    ", adv AS (UPDATE feed_state SET last_seq = last_seq + cardinality($15::text[]) \
+       WHERE id = 1), \
+     mark AS ( \
+       UPDATE webhook_inbox w SET state = m.st, reason = m.r, processed_at = $25, \
+       next_attempt_at = NULL \
+       FROM UNNEST($26::int8[], $27::text[], $28::text[]) AS m(id, st, r) WHERE w.id = m.id), \
+     note AS MATERIALIZED ( \
+       SELECT pg_notify('finality_feed', \
+         ((SELECT last_seq FROM head) + cardinality($15::text[]))::text || ' ' || $29)) \
+     SELECT o.feed_seq AS id, o.event_id, o.payment_id, o.type, o.status, \
+       o.previous_status, o.source, o.occurred_at, p.provider, p.created_at \
+     FROM outb o CROSS JOIN note LEFT JOIN payments p ON p.id = o.payment_id \
+     ORDER BY o.feed_seq"
+);
 
 pub(crate) async fn insert_attempts(conn: &mut PgConnection, all: &[&NewAttempt]) -> Result<()> {
     let col = |f: fn(&NewAttempt) -> String| all.iter().map(|a| f(a)).collect::<Vec<_>>();
@@ -99,8 +153,39 @@ pub(crate) async fn write(conn: &mut PgConnection, w: &Writes) -> Result<()> {
     if w.pay_id.is_empty() && w.step_id.is_empty() && w.delete.is_empty() && w.job_id.is_empty() {
         return Ok(());
     }
-    sqlx::query(WRITE)
-        .bind(&w.pay_id)
+    bind_writes(sqlx::query(WRITE), w)
+        .execute(&mut *conn)
+        .await
+        .op("writing status changes")?;
+    Ok(())
+}
+
+/// [`WRITE_NUMBERED`]: the status changes, the webhook rows' outcomes
+/// (`(id, state, reason)`) and the events numbered, in position order.
+pub(crate) async fn write_numbered(
+    conn: &mut PgConnection,
+    w: &Writes,
+    marks: &[(i64, &str, Option<&str>)],
+    now: i64,
+    origin: &str,
+) -> Result<Vec<sqlx::postgres::PgRow>> {
+    bind_writes(sqlx::query(WRITE_NUMBERED), w)
+        .bind(now)
+        .bind(marks.iter().map(|m| m.0).collect::<Vec<_>>())
+        .bind(marks.iter().map(|m| m.1).collect::<Vec<_>>())
+        .bind(marks.iter().map(|m| m.2).collect::<Vec<_>>())
+        .bind(origin)
+        .fetch_all(&mut *conn)
+        .await
+        .op("writing status changes and numbering their events")
+}
+
+/// `$1`–`$24` of [`WRITE`] and [`WRITE_NUMBERED`].
+fn bind_writes<'q>(
+    q: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    w: &'q Writes,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    q.bind(&w.pay_id)
         .bind(&w.pay_status)
         .bind(&w.pay_source)
         .bind(&w.pay_at)
@@ -124,10 +209,6 @@ pub(crate) async fn write(conn: &mut PgConnection, w: &Writes) -> Result<()> {
         .bind(&w.job_park)
         .bind(&w.job_einc)
         .bind(&w.job_reset)
-        .execute(&mut *conn)
-        .await
-        .op("writing status changes")?;
-    Ok(())
 }
 
 const INSERT_INBOX: &str = "INSERT INTO webhook_inbox (provider, event_id, provider_ref, \
@@ -200,5 +281,16 @@ impl crate::inbox::InboxRows for PgConnection {
             .iter()
             .map(|e| inserted.remove(&(e.provider.clone(), e.event_id.clone())))
             .collect())
+    }
+
+    async fn write_numbered(
+        &mut self,
+        writes: &Writes,
+        marks: &[(i64, &str, Option<&str>)],
+        now: finality_core::Timestamp,
+        origin: &str,
+    ) -> Result<Option<crate::feed::Numbered>> {
+        let rows = write_numbered(self, writes, marks, now.0, origin).await?;
+        crate::feed::Numbered::of(&rows).map(Some)
     }
 }

@@ -93,7 +93,7 @@ pub struct Writes {
 }
 
 impl Writes {
-    fn add(&mut self, c: &Change<'_>) {
+    pub(crate) fn add(&mut self, c: &Change<'_>) {
         let id = c.payment_id;
         if let Some(last) = c.steps.last() {
             self.pay_id.push(id.to_string());

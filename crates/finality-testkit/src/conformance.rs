@@ -671,6 +671,71 @@ pub async fn inbox_batch_matches_one_at_a_time(db: Arc<dyn Store>) {
     );
 }
 
+/// The inbox processor's transaction gives its events their feed
+/// positions as it commits: a reader sees them without a sequencer round,
+/// and with changes committed elsewhere before and after (left to the
+/// sequencer), the positions stay gapless and each event is there once.
+pub async fn inbox_take_and_process_numbers_its_events(db: Arc<dyn Store>) {
+    for id in ["pay_n1", "pay_n2", "pay_n3", "pay_n4"] {
+        register(&*db, id, T0).await;
+    }
+    db.sequence_feed(1000).await.unwrap();
+    let head = db
+        .feed_after(0, 100_000)
+        .await
+        .unwrap()
+        .last()
+        .map_or(0, |e| e.seq);
+    // Committed by another writer, not numbered yet.
+    db.apply(&report("pay_n3", Status::Processing, "e_n3"), T0)
+        .await
+        .unwrap();
+    db.inbox_insert(
+        &[
+            inbox_event("evt_n1", "ref_pay_n1", Status::Succeeded),
+            inbox_event("evt_n2", "ref_pay_n2", Status::Failed),
+        ],
+        T0,
+    )
+    .await
+    .unwrap();
+    let taken = db
+        .inbox_take_and_process(T0, 50, Timestamp(T0.0 + LEASE_MS))
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 2);
+    assert!(
+        taken
+            .iter()
+            .all(|(_, o)| matches!(o, InboxOutcome::Applied { .. })),
+        "{taken:?}"
+    );
+    let fed: Vec<String> = db
+        .feed_after(head, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.payment_id)
+        .collect();
+    for id in ["pay_n1", "pay_n2"] {
+        assert!(
+            fed.iter().any(|p| p == id),
+            "{id} is in the feed at the commit, before any sequencer round: {fed:?}"
+        );
+    }
+    db.apply(&report("pay_n4", Status::Processing, "e_n4"), T0)
+        .await
+        .unwrap();
+    db.sequence_feed(1000).await.unwrap();
+    let fed = db.feed_after(head, 100).await.unwrap();
+    let seqs: Vec<i64> = fed.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (head + 1..=head + 4).collect::<Vec<_>>(), "gapless");
+    let mut ids: Vec<&str> = fed.iter().map(|e| e.payment_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["pay_n1", "pay_n2", "pay_n3", "pay_n4"], "each once");
+    assert_eq!(db.sequence_feed(1000).await.unwrap(), 0, "nothing left");
+}
+
 /// Taking due webhooks with their payments and applying them in one
 /// transaction (the inbox processor's fast path) decides each event as
 /// processing them one at a time does: the same scenario twice, once each
@@ -1802,6 +1867,7 @@ pub const CASES: &[(&str, Case)] = cases![
     dead_nodes_leases_are_released_and_fenced,
     inbox_batch_matches_one_at_a_time,
     inbox_take_and_process_matches_one_at_a_time,
+    inbox_take_and_process_numbers_its_events,
     review_queue_and_audit_trail,
 ];
 

@@ -5,6 +5,7 @@
 mod archive_columns;
 mod claim_plan;
 mod enqueue;
+mod feed_order;
 mod feed_tail;
 mod partitions;
 mod upgrade;
