@@ -556,7 +556,7 @@ impl Pending {
         now: Timestamp,
         number: Option<(u32, &str)>,
     ) -> Result<Option<crate::feed::Numbered>> {
-        if let (Some((_, origin)), false) = (number, self.writes.out_event.is_empty()) {
+        if let (Some(number), false) = (number, self.writes.out_event.is_empty()) {
             let marks: Vec<(i64, &str, Option<&str>)> = self
                 .marks
                 .iter()
@@ -566,7 +566,7 @@ impl Pending {
                 })
                 .collect();
             if let Some(numbered) = conn
-                .write_numbered(&self.writes, &marks, now, origin)
+                .write_numbered(&self.writes, &marks, now, number)
                 .await?
             {
                 return Ok(Some(numbered));
@@ -618,9 +618,12 @@ async fn write_marks<C: Conn>(
 ) -> Result<Option<crate::feed::Numbered>> {
     if let (Some((limit, origin)), Some(numbering)) = (number, C::SQL.sequence_feed) {
         if !marks.is_empty() {
+            // One pass over the map: the parts and their arguments in
+            // the same order.
+            let marks: Vec<_> = marks.iter().collect();
             let mut at = 3;
             let mut parts = Vec::with_capacity(marks.len());
-            for (k, ids) in marks.values().enumerate() {
+            for (k, (_, ids)) in marks.iter().enumerate() {
                 parts.push(format!("m{k} AS ({})", mark_sql(at, ids.len())));
                 at += 3 + ids.len();
             }
@@ -677,7 +680,7 @@ pub trait InboxRows {
         _writes: &crate::transition::Writes,
         _marks: &[(i64, &str, Option<&str>)],
         _now: Timestamp,
-        _origin: &str,
+        _number: (u32, &str),
     ) -> Result<Option<crate::feed::Numbered>> {
         Ok(None)
     }
@@ -807,7 +810,7 @@ impl<B: Backend> WebhookInbox for B {
         // Nothing due is the common case of a wake-up: a read, not a write
         // transaction. Unless webhooks were just stored here: then rows
         // are due (or taken by another node: an empty transaction).
-        let due = if self.wakeups().inbox_signalled_since_last_look() {
+        let due = if self.wakeups().webhooks_stored_since_last_look() {
             Some(())
         } else {
             let mut conn = self.read().await?;

@@ -211,7 +211,10 @@ pub struct Wakeups {
     /// This store handle's name in feed announcements, so its own are
     /// told from other nodes'.
     origin: Arc<str>,
-    /// The `inbox` signal's value when the inbox processor last looked.
+    /// Webhooks stored by this process (raised with the `inbox` signal
+    /// by [`Wakeups::bump_inbox`] only), and its value when the inbox
+    /// processor last looked.
+    inbox_stored: Arc<std::sync::atomic::AtomicU64>,
     inbox_seen: Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -229,6 +232,7 @@ impl Wakeups {
             feed_epoch: Arc::default(),
             feed_tail: Arc::default(),
             origin: uuid::Uuid::new_v4().simple().to_string().into(),
+            inbox_stored: Arc::default(),
             inbox_seen: Arc::default(),
         }
     }
@@ -285,6 +289,7 @@ impl Wakeups {
     }
     /// Webhooks were stored: work for the inbox processor only.
     pub fn bump_inbox(&self) {
+        self.inbox_stored.fetch_add(1, Ordering::AcqRel);
         self.inbox.send_modify(|v| *v = v.wrapping_add(1));
     }
     /// A status change committed here: work for the sequencer, and a
@@ -300,12 +305,12 @@ impl Wakeups {
     pub(crate) fn bump_work(&self) {
         self.work.send_modify(|v| *v = v.wrapping_add(1));
     }
-    /// The `inbox` signal was raised since the last call (webhooks were
-    /// stored here, or something else may be due): then the inbox
-    /// processor takes rows at once instead of first asking whether any
-    /// are due.
-    pub(crate) fn inbox_signalled_since_last_look(&self) -> bool {
-        let now = *self.inbox.borrow();
+    /// Webhooks were stored by this process since the last call: then the
+    /// inbox processor takes rows at once instead of first asking whether
+    /// any are due. (Its other wake-ups, a registration or another node's
+    /// announcement, mostly find nothing: for those the read comes first.)
+    pub(crate) fn webhooks_stored_since_last_look(&self) -> bool {
+        let now = self.inbox_stored.load(Ordering::Acquire);
         self.inbox_seen.swap(now, Ordering::AcqRel) != now
     }
     pub(crate) fn subscribe_inbox(&self) -> watch::Receiver<u64> {
@@ -334,6 +339,7 @@ impl Wakeups {
             feed_epoch: Arc::downgrade(&self.feed_epoch),
             feed_tail: Arc::downgrade(&self.feed_tail),
             origin: self.origin.clone(),
+            inbox_stored: Arc::downgrade(&self.inbox_stored),
             inbox_seen: Arc::downgrade(&self.inbox_seen),
         }
     }
@@ -349,6 +355,7 @@ pub(crate) struct WeakWakeups {
     feed_epoch: std::sync::Weak<std::sync::atomic::AtomicU64>,
     feed_tail: std::sync::Weak<feed_tail::FeedTail>,
     origin: Arc<str>,
+    inbox_stored: std::sync::Weak<std::sync::atomic::AtomicU64>,
     inbox_seen: std::sync::Weak<std::sync::atomic::AtomicU64>,
 }
 
@@ -364,6 +371,7 @@ impl WeakWakeups {
             feed_epoch: self.feed_epoch.upgrade()?,
             feed_tail: self.feed_tail.upgrade()?,
             origin: self.origin.clone(),
+            inbox_stored: self.inbox_stored.upgrade()?,
             inbox_seen: self.inbox_seen.upgrade()?,
         })
     }

@@ -74,40 +74,51 @@ const WRITE: &str = concat!(
 );
 
 /// [`WRITE`] for the inbox processor, which also gives the new outbox rows
-/// their feed positions (the next ones, under the `feed_state` row lock,
-/// held to the commit: the rule of `finality_sequence_feed_rows`, migration
-/// 0017, whose announcement it makes too) and records the webhook rows'
-/// outcomes (`$25` the time; ids, states and reasons in `$26`–`$28`;
-/// `$29` the announcing process). It returns the events numbered, as the
-/// sequencer's function does, so a webhook's whole effect is this one
-/// statement and the commit. Rows other transactions committed unnumbered
-/// are left to the sequencer, which their own writers wake.
+/// their feed positions and records the webhook rows' outcomes (`$25` the
+/// time; ids, states and reasons in `$26`–`$28`; `$29` the announcing
+/// process), returning the events as the sequencer's function does
+/// (migration 0017), so a webhook's whole effect is this statement and
+/// the commit. The positions are the next ones, taken by advancing the
+/// `feed_state` row (`adv`), whose lock holds to the commit: the
+/// function's rule, so they follow commit order. Not when an earlier
+/// change of one of these payments waits unnumbered (committed by another
+/// writer just before this transaction locked the payment; `prior`, read
+/// after the lock, sees it): its event must come first, so the rows are
+/// inserted without positions and the caller numbers them all in id
+/// order. Rows of other payments committed unnumbered are left to the
+/// sequencer, which their own writers wake.
 const WRITE_NUMBERED: &str = concat!(
     write_head!(),
-    "head AS MATERIALIZED ( \
-       SELECT last_seq FROM feed_state WHERE id = 1 FOR UPDATE), \
+    "prior AS MATERIALIZED ( \
+       SELECT count(*) AS n FROM outbox \
+       WHERE feed_seq IS NULL AND payment_id = ANY($6::text[])), \
+     adv AS ( \
+       UPDATE feed_state SET last_seq = last_seq + \
+         CASE WHEN (SELECT n FROM prior) = 0 THEN cardinality($15::text[]) ELSE 0 END \
+       WHERE id = 1 \
+       RETURNING last_seq, (SELECT n FROM prior) = 0 AS ours), \
      outb AS ( \
        INSERT INTO outbox (event_id, payment_id, type, status, \
        previous_status, source, occurred_at, feed_seq) \
-       SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a, head.last_seq + u.n \
+       SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a, \
+         CASE WHEN adv.ours THEN adv.last_seq - cardinality($15::text[]) + u.n END \
        FROM UNNEST($15::text[], $6::text[], $16::text[], $8::text[], $7::text[], $9::text[], \
-       $14::int8[]) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) CROSS JOIN head \
+       $14::int8[]) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) CROSS JOIN adv \
        ORDER BY u.n \
        RETURNING feed_seq, event_id, payment_id, type, status, previous_status, source, \
        occurred_at), ",
     write_jobs!(),
-    ", adv AS (UPDATE feed_state SET last_seq = last_seq + cardinality($15::text[]) \
-       WHERE id = 1), \
-     mark AS ( \
+    ", mark AS ( \
        UPDATE webhook_inbox w SET state = m.st, reason = m.r, processed_at = $25, \
        next_attempt_at = NULL \
        FROM UNNEST($26::int8[], $27::text[], $28::text[]) AS m(id, st, r) WHERE w.id = m.id), \
      note AS MATERIALIZED ( \
-       SELECT pg_notify('finality_feed', \
-         ((SELECT last_seq FROM head) + cardinality($15::text[]))::text || ' ' || $29)) \
+       SELECT pg_notify('finality_feed', adv.last_seq::text || ' ' || $29) \
+       FROM adv WHERE adv.ours) \
      SELECT o.feed_seq AS id, o.event_id, o.payment_id, o.type, o.status, \
-       o.previous_status, o.source, o.occurred_at, p.provider, p.created_at \
-     FROM outb o CROSS JOIN note LEFT JOIN payments p ON p.id = o.payment_id \
+       o.previous_status, o.source, o.occurred_at, p.provider, p.created_at, \
+       (SELECT count(*) FROM note) AS announced \
+     FROM outb o LEFT JOIN payments p ON p.id = o.payment_id \
      ORDER BY o.feed_seq"
 );
 
@@ -288,9 +299,29 @@ impl crate::inbox::InboxRows for PgConnection {
         writes: &Writes,
         marks: &[(i64, &str, Option<&str>)],
         now: finality_core::Timestamp,
-        origin: &str,
+        (limit, origin): (u32, &str),
     ) -> Result<Option<crate::feed::Numbered>> {
+        use sqlx::Row;
         let rows = write_numbered(self, writes, marks, now.0, origin).await?;
-        crate::feed::Numbered::of(&rows).map(Some)
+        if rows.len() != writes.out_event.len() {
+            // No `feed_state` row to advance: nothing was inserted.
+            return Err(crate::query::corrupt(
+                "feed_state",
+                "the sequencer row is missing",
+            ));
+        }
+        let numbered = match rows.first() {
+            Some(r) => r
+                .try_get::<Option<i64>, _>("id")
+                .op("reading the events just numbered")?
+                .is_some(),
+            None => true,
+        };
+        if numbered {
+            return crate::feed::Numbered::of(&rows).map(Some);
+        }
+        // An earlier change of one of these payments waits unnumbered:
+        // everything unnumbered, in id order, in this transaction.
+        crate::feed::number_in(self, limit, origin).await.map(Some)
     }
 }

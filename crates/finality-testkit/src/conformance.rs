@@ -736,6 +736,62 @@ pub async fn inbox_take_and_process_numbers_its_events(db: Arc<dyn Store>) {
     assert_eq!(db.sequence_feed(1000).await.unwrap(), 0, "nothing left");
 }
 
+/// A payment's events keep their order in the feed when its earlier
+/// change was committed by another writer and not yet numbered as the
+/// inbox processor numbers the later one: the earlier comes first.
+pub async fn inbox_numbering_keeps_a_payments_order(db: Arc<dyn Store>) {
+    register(&*db, "pay_o1", T0).await;
+    db.sequence_feed(1000).await.unwrap();
+    let head = db
+        .feed_after(0, 100_000)
+        .await
+        .unwrap()
+        .last()
+        .map_or(0, |e| e.seq);
+    // A status query saw it processing (committed, not numbered yet)...
+    db.apply(
+        &Report {
+            source: Source::StatusQuery,
+            event_id: None,
+            ..report("pay_o1", Status::Processing, "")
+        },
+        T0,
+    )
+    .await
+    .unwrap();
+    // ...then the webhook says it succeeded.
+    db.inbox_insert(
+        &[inbox_event("evt_o1", "ref_pay_o1", Status::Succeeded)],
+        T0,
+    )
+    .await
+    .unwrap();
+    let taken = db
+        .inbox_take_and_process(T0, 50, Timestamp(T0.0 + LEASE_MS))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&taken[..], [(_, InboxOutcome::Applied { .. })]),
+        "{taken:?}"
+    );
+    db.sequence_feed(1000).await.unwrap();
+    let fed: Vec<(i64, Status)> = db
+        .feed_after(head, 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.seq, e.status))
+        .collect();
+    assert_eq!(
+        fed,
+        [
+            (head + 1, Status::Processing),
+            (head + 2, Status::Succeeded)
+        ],
+        "in the order they happened"
+    );
+}
+
 /// Taking due webhooks with their payments and applying them in one
 /// transaction (the inbox processor's fast path) decides each event as
 /// processing them one at a time does: the same scenario twice, once each
@@ -1868,6 +1924,7 @@ pub const CASES: &[(&str, Case)] = cases![
     inbox_batch_matches_one_at_a_time,
     inbox_take_and_process_matches_one_at_a_time,
     inbox_take_and_process_numbers_its_events,
+    inbox_numbering_keeps_a_payments_order,
     review_queue_and_audit_trail,
 ];
 

@@ -1,16 +1,18 @@
 //! Feed positions follow commit order whoever gives them: two nodes'
 //! inbox processors number their own events in their transactions, while
 //! other writers' changes wait for the sequencers of both nodes, all at
-//! once. A reader paging by cursor the whole time must read every event
-//! exactly once, at positions 1, 2, 3, … with none skipped: a position
-//! given before an earlier one became visible would be skipped for good.
+//! once, on the same payments. A reader paging by cursor the whole time
+//! (from the database, and from a node's memory) must read every event
+//! exactly once, at positions 1, 2, 3, … with none skipped (a position
+//! given before an earlier one became visible would be skipped for good),
+//! and each payment's events in the order they happened.
 
 use finality_core::{Source, Status, Timestamp};
 use finality_store::{InboxOutcome, Report, Store};
 use finality_testkit::conformance::{inbox_event, register, T0};
 use finality_testkit::Backend;
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -77,10 +79,17 @@ async fn readers_never_skip_a_position(backend: Backend) {
     let others = {
         let b = b.clone();
         tokio::spawn(async move {
-            for i in EACH..2 * EACH {
+            // Status queries racing the webhooks for the same payments
+            // (seen processing, before or after the webhook settled it),
+            // and the other payments failed.
+            for i in 0..2 * EACH {
                 let r = Report {
                     payment_id: format!("pay_{i}"),
-                    status: Status::Failed,
+                    status: if i < EACH {
+                        Status::Processing
+                    } else {
+                        Status::Failed
+                    },
                     source: Source::StatusQuery,
                     event_id: None,
                     observed_at: T0,
@@ -96,58 +105,95 @@ async fn readers_never_skip_a_position(backend: Backend) {
         tasks.push(tokio::spawn(async move {
             while !done.load(Ordering::Acquire) {
                 node.sequence_feed(1000).await.unwrap();
-                tokio::time::sleep(Duration::from_millis(2)).await;
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
             0
         }));
     }
 
-    // The reader pages on from position 0 until it has every event.
-    let mut read = Vec::new();
-    let mut cursor = 0;
+    // Two readers page on from position 0 while all that runs: one reads
+    // the database, one is node A (its own events from its memory).
+    let total = Arc::new(AtomicUsize::new(usize::MAX));
+    let readers: Vec<_> = [reader.clone(), a.clone()]
+        .into_iter()
+        .map(|node| {
+            let total = total.clone();
+            tokio::spawn(async move {
+                let (mut read, mut cursor) = (Vec::new(), 0);
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+                while read.len() < total.load(Ordering::Acquire) {
+                    assert!(
+                        tokio::time::Instant::now() < deadline,
+                        "read {}",
+                        read.len()
+                    );
+                    let page = node.feed_after(cursor, 10).await.unwrap();
+                    if let Some(last) = page.last() {
+                        cursor = last.seq;
+                    } else {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    read.extend(page);
+                }
+                read
+            })
+        })
+        .collect();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while read.len() < 2 * EACH {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "read {} of {} events",
-            read.len(),
-            2 * EACH
-        );
-        // A writer that stopped early failed: its panic says why.
+    while !(hooks.is_finished() && others.is_finished()) {
+        assert!(tokio::time::Instant::now() < deadline, "writers stuck");
+        // A task that stopped early failed: its panic says why.
         if let Some(i) = tasks.iter().position(|t| t.is_finished()) {
             tasks.swap_remove(i).await.unwrap();
             panic!("a writer stopped before the end");
         }
-        let page = reader.feed_after(cursor, 10).await.unwrap();
-        if let Some(last) = page.last() {
-            cursor = last.seq;
-        } else {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        read.extend(page);
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
     hooks.await.unwrap();
     others.await.unwrap();
+    // Whatever is still due is applied and numbered.
+    while a.inbox_next_due().await.unwrap().is_some() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     done.store(true, Ordering::Release);
     let mut applied = 0;
     for t in tasks {
         applied += t.await.unwrap();
     }
     assert_eq!(applied, EACH, "every webhook applied once");
+    a.sequence_feed(1000).await.unwrap();
+    let all = reader.events_after(0, 100_000).await.unwrap();
+    total.store(all.len(), Ordering::Release);
 
-    let positions: Vec<i64> = read.iter().map(|e| e.seq).collect();
-    assert_eq!(
-        positions,
-        (1..=(2 * EACH) as i64).collect::<Vec<_>>(),
-        "every position read, in order, none skipped"
-    );
-    let payments: HashSet<&str> = read.iter().map(|e| e.payment_id.as_str()).collect();
-    assert_eq!(payments.len(), 2 * EACH, "each payment's event once");
-    assert_eq!(
-        reader.feed_after(cursor, 10).await.unwrap(),
-        [],
-        "nothing after"
-    );
+    for (name, r) in ["database", "node A"].into_iter().zip(readers) {
+        let read = r.await.unwrap();
+        let positions: Vec<i64> = read.iter().map(|e| e.seq).collect();
+        assert_eq!(
+            positions,
+            (1..=all.len() as i64).collect::<Vec<_>>(),
+            "{name}: every position read, in order, none skipped"
+        );
+        // Each payment's events in feed order form its history: each
+        // starts from the status the one before ended in.
+        let mut last: HashMap<&str, Status> = HashMap::new();
+        for e in &read {
+            if let Some(before) = last.insert(e.payment_id.as_str(), e.status) {
+                assert_eq!(
+                    e.previous_status,
+                    Some(before),
+                    "{name}: {} out of order at {}",
+                    e.payment_id,
+                    e.seq
+                );
+            }
+        }
+        assert_eq!(last.len(), 2 * EACH, "{name}: every payment");
+        assert_eq!(
+            reader.feed_after(positions.len() as i64, 10).await.unwrap(),
+            [],
+            "nothing after"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
