@@ -150,21 +150,15 @@ impl Pusher {
                     None => break,
                 }
             }
-            // The group's attempts in one statement, beside the cursor's
-            // move (two connections, so neither waits for the other).
-            let record = async {
-                if let Err(db) = self.store.record_deliveries(&records).await {
-                    tracing::warn!(error = %db, "recording delivery attempts failed");
-                }
-            };
-            let advance = async {
-                if upto == cursor {
-                    return Ok(true);
-                }
+            // The group's attempts and the cursor's move: one statement
+            // on PostgreSQL.
+            if upto != cursor {
                 finality_core::fault::point("after_event_delivery");
-                self.store.destination_advance(name, cursor, upto).await
-            };
-            let ((), advanced) = tokio::join!(record, advance);
+            }
+            let advanced = self
+                .store
+                .destination_delivered(name, cursor, upto, &records)
+                .await;
             if !advanced? {
                 tracing::warn!(
                     destination = name,

@@ -1,6 +1,8 @@
-//! Feed positions are given after commit, by one sequencer at a time; see
-//! `migrations/*/0003_event_feed.sql` and `docs/EVENTS.md` for why a reader
-//! paging by position then never skips an event.
+//! Feed positions for committed transitions that have none, one
+//! transaction at a time under the `feed_state` lock (the inbox processor
+//! numbers its own events under the same lock, in its own transaction);
+//! see `migrations/*/0003_event_feed.sql` and `docs/EVENTS.md` for why a
+//! reader paging by position then never skips an event.
 
 use finality_store::Store;
 use std::sync::Arc;
@@ -21,8 +23,8 @@ pub async fn sequence_all(store: &dyn Store) -> finality_store::Result<u64> {
 }
 
 /// Run the sequencer until `shutdown`: as soon as this process commits a
-/// status change, and every `interval` for transitions committed by other
-/// nodes.
+/// status change without a feed position, and every `interval` for
+/// transitions committed by other nodes.
 pub async fn run(store: Arc<dyn Store>, interval: Duration, shutdown: CancellationToken) {
     let mut wake = store.subscribe_transitions();
     while !shutdown.is_cancelled() {

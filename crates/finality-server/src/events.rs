@@ -1,6 +1,7 @@
 //! `GET /v1/events?after=<cursor>&limit=…&wait=30s`: the pull feed. The
-//! cursor is a feed position; positions are given after commit (see
-//! `finality-relay`), so paging by them never skips an event. With `wait`,
+//! cursor is a feed position; a position becomes visible only at the
+//! commit of the transaction that gave it, above every one visible before
+//! (`docs/EVENTS.md`), so paging by them never skips an event. With `wait`,
 //! a reader at the head is answered as soon as the feed grows (a long
 //! poll), or with no events when the wait is over.
 

@@ -4,7 +4,7 @@
 use crate::backend::Backend;
 use crate::error::{DbContext, Result};
 use crate::model::*;
-use crate::query::{stmt, Conn, Fields};
+use crate::query::{stmt, Conn, Fields, Stmt};
 use finality_core::Timestamp;
 
 /// A payment that became final: for the time-to-final histogram.
@@ -16,7 +16,8 @@ pub struct FinalFact {
     pub after_ms: i64,
 }
 
-/// Rows a sequencer round numbered, in position order.
+/// Rows a transaction numbered (a sequencer round, or the inbox
+/// processor's), in position order.
 #[derive(Default)]
 pub struct Numbered {
     events: Vec<OutboxEvent>,
@@ -89,11 +90,63 @@ pub trait EventFeed: Send + Sync {
 
     /// Record delivery attempts (a pusher's group at once: one statement).
     async fn record_deliveries(&self, attempts: &[DeliveryAttempt]) -> Result<()>;
+
+    /// A pusher's group done: its `attempts` recorded and the cursor moved
+    /// from `from` to `to` as [`EventFeed::destination_advance`] does
+    /// (false: it had moved). Recording is best effort (the attempts are
+    /// for people to read): failing to record never holds the cursor
+    /// back. On PostgreSQL one statement instead of two.
+    async fn destination_delivered(
+        &self,
+        name: &str,
+        from: i64,
+        to: i64,
+        attempts: &[DeliveryAttempt],
+    ) -> Result<bool> {
+        if let Err(e) = self.record_deliveries(attempts).await {
+            tracing::warn!(error = %e, "recording delivery attempts failed");
+        }
+        if from == to {
+            return Ok(true);
+        }
+        self.destination_advance(name, from, to).await
+    }
     async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
 
     /// Delete events at or below feed position `max_seq` that occurred
     /// before `before` (delivered everywhere and past retention).
     async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
+}
+
+/// A destination's cursor moved from `$2` to `$3`, compare-and-set.
+const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
+     failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
+     WHERE name = $1 AND delivered_seq = $2";
+
+/// The `INSERT` of `n` delivery attempts, placeholders from `$from`.
+fn insert_deliveries_sql(from: usize, n: usize) -> String {
+    let rows: Vec<String> = (0..n)
+        .map(|i| format!("({})", crate::query::placeholders(from + 7 * i, 7)))
+        .collect();
+    format!(
+        "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, \
+         latency_ms, error) VALUES {}",
+        rows.join(", ")
+    )
+}
+
+fn bind_deliveries<'a>(mut q: Stmt<'a>, attempts: &'a [DeliveryAttempt]) -> Stmt<'a> {
+    for a in attempts {
+        q = q
+            .text(&a.destination)
+            .text(&a.event_id)
+            .int(a.feed_seq)
+            .int(a.at.0)
+            .opt_int4(a.status_code.map(i32::from))
+            .int(a.latency_ms)
+            .opt_text(a.error.as_deref());
+    }
+    q
 }
 
 fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
@@ -345,15 +398,10 @@ impl<B: Backend> EventFeed for B {
         let mut conn = self.read().await?;
         let n = conn
             .run(
-                stmt(
-                    "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
-                     failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
-                     WHERE name = $1 AND delivered_seq = $2",
-                    "advancing a destination cursor",
-                )
-                .text(name)
-                .int(from)
-                .int(to),
+                stmt(ADVANCE, "advancing a destination cursor")
+                    .text(name)
+                    .int(from)
+                    .int(to),
             )
             .await?;
         Ok(n == 1)
@@ -382,28 +430,54 @@ impl<B: Backend> EventFeed for B {
         if attempts.is_empty() {
             return Ok(());
         }
-        let rows: Vec<String> = (0..attempts.len())
-            .map(|i| format!("({})", crate::query::placeholders(1 + 7 * i, 7)))
-            .collect();
-        let sql = format!(
-            "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, \
-             latency_ms, error) VALUES {}",
-            rows.join(", ")
-        );
-        let mut q = stmt(&sql, "recording delivery attempts");
-        for a in attempts {
-            q = q
-                .text(&a.destination)
-                .text(&a.event_id)
-                .int(a.feed_seq)
-                .int(a.at.0)
-                .opt_int4(a.status_code.map(i32::from))
-                .int(a.latency_ms)
-                .opt_text(a.error.as_deref());
-        }
+        let sql = insert_deliveries_sql(1, attempts.len());
+        let q = bind_deliveries(stmt(&sql, "recording delivery attempts"), attempts);
         let mut conn = self.read().await?;
         conn.run(q).await?;
         Ok(())
+    }
+
+    async fn destination_delivered(
+        &self,
+        name: &str,
+        from: i64,
+        to: i64,
+        attempts: &[DeliveryAttempt],
+    ) -> Result<bool> {
+        if <B::Conn as Conn>::SQL.writable_cte && from != to && !attempts.is_empty() {
+            let sql = format!(
+                "WITH rec AS ({}), adv AS ({ADVANCE} RETURNING 1) SELECT count(*) AS n FROM adv",
+                insert_deliveries_sql(4, attempts.len())
+            );
+            let q = stmt(
+                &sql,
+                "recording deliveries and advancing a destination cursor",
+            )
+            .text(name)
+            .int(from)
+            .int(to);
+            let one = async {
+                let mut conn = self.read().await?;
+                conn.opt(bind_deliveries(q, attempts)).await
+            };
+            match one.await {
+                Ok(r) => {
+                    return Ok(r.map(|r| r.int("n", "event_destinations")).transpose()? == Some(1))
+                }
+                // Perhaps only the record failed (a partition missing at
+                // midnight, say): each on its own, the cursor still moves.
+                Err(e) => {
+                    tracing::warn!(error = %e, "recording deliveries with the cursor failed; trying each alone")
+                }
+            }
+        }
+        if let Err(e) = self.record_deliveries(attempts).await {
+            tracing::warn!(error = %e, "recording delivery attempts failed");
+        }
+        if from == to {
+            return Ok(true);
+        }
+        self.destination_advance(name, from, to).await
     }
 
     async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>> {

@@ -1,13 +1,17 @@
-//! The feed's newest events, as this node's sequencer numbered them, kept
-//! in memory so a pusher or a long-polling reader at the head takes them
-//! without reading the outbox again: one round trip fewer between a status
-//! change and the merchant, and one statement fewer per reader per event.
+//! The feed's newest events, as this node numbered them (its sequencer,
+//! or its inbox processor in the transaction applying webhooks), kept in
+//! memory once that transaction committed, so a pusher or a long-polling
+//! reader at the head takes them without reading the outbox again: one
+//! round trip fewer between a status change and the merchant, and one
+//! statement fewer per reader per event.
 //!
-//! Why this is safe: feed positions are gapless (each sequencer round gives
-//! `last + 1 ..= last + n` under the `feed_state` lock, after commit), so a
-//! run of contiguous positions held here is exactly what the outbox holds
-//! for them. Positions another node gave are not here: the next round of
-//! this node then starts past a gap, and the tail starts over from it. A
+//! Why this is safe: feed positions are gapless (each numbering gives
+//! `last + 1 ..= last + n` under the `feed_state` lock, held to its
+//! commit), so a run of contiguous positions held here is exactly what the
+//! outbox holds for them. Positions another node gave are not here: the
+//! next numbering on this node then starts past a gap, and the tail starts
+//! over from it (as when this node's sequencer and inbox processor hand
+//! over their rows in the other order). A
 //! reader is answered from here only when its cursor falls inside the run;
 //! anything else (behind it, past it, the tail empty) reads the database.
 //! Entries older than [`MAX_AGE`] are not served, and a prune by this store

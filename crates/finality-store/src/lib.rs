@@ -17,7 +17,9 @@
 //! connection ([`query`]'s `Conn`); the backends supply only what truly
 //! differs (row locks, the claim statements, wake-ups, and how a batch of
 //! writes is sent: arrays on PostgreSQL, rows on SQLite). Every status change
-//! is written by one function, `transition::write_changes`.
+//! is built by one type, `transition::Writes`, and written by
+//! `transition::write_changes` (the inbox processor sends the same
+//! statement with its feed positions and its rows' outcomes added).
 //!
 //! # Layout
 //! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`, `cursors`, [`review`]: the roles.
@@ -206,7 +208,8 @@ pub struct Wakeups {
     /// before the last time does not make the head known again (another
     /// node's positions may have been missed meanwhile).
     feed_epoch: Arc<std::sync::atomic::AtomicU64>,
-    /// The newest events this process's sequencer numbered.
+    /// The newest events this process numbered (its sequencer and its
+    /// inbox processor).
     feed_tail: Arc<feed_tail::FeedTail>,
     /// This store handle's name in feed announcements, so its own are
     /// told from other nodes'.

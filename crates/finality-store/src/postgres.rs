@@ -199,6 +199,7 @@ static DIALECT: Dialect = Dialect {
     row_lock: " FOR UPDATE",
     reclaim_space: None,
     time_partitions: true,
+    writable_cte: true,
     sequence_feed: Some(
         "SELECT feed_seq AS id, event_id, payment_id, type, status, previous_status, source, \
          occurred_at, provider, created_at FROM finality_sequence_feed_rows($1, $2)",

@@ -138,6 +138,9 @@ pub struct Dialect {
     /// numbered (PostgreSQL's `finality_sequence_feed_rows`); without it
     /// the round is run statement by statement.
     pub sequence_feed: Option<&'static str>,
+    /// Whether a statement can hold several writes as `WITH` parts
+    /// (PostgreSQL; one round trip instead of several).
+    pub writable_cte: bool,
     /// Run after retention deleted rows: gives freed pages back to the
     /// file system (SQLite's incremental vacuum); none on PostgreSQL.
     pub reclaim_space: Option<&'static str>,

@@ -128,6 +128,7 @@ static DIALECT: Dialect = Dialect {
     row_lock: "",
     reclaim_space: Some("PRAGMA incremental_vacuum"),
     time_partitions: false,
+    writable_cte: false,
     sequence_feed: None,
 };
 

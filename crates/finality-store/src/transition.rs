@@ -1,9 +1,11 @@
 //! The one transition writer. Every path that changes a status (a webhook,
 //! a poll, a batch of polls, the sweep, a person) decides with
-//! `finality_core::decide` and ends here, in [`write_changes`]: the status,
-//! one history row and one outbox row per step, and what becomes of the
-//! poll job, with event ids and types built in this one place. A batch is
-//! just many changes; the backend sends the columns built here as arrays
+//! `finality_core::decide` and ends here, in [`Writes`]: the status, one
+//! history row and one outbox row per step, and what becomes of the poll
+//! job, with event ids and types built in this one place, then sent by
+//! [`write_changes`] (or, for a batch of webhooks, by the inbox processor
+//! with the same statement plus their feed positions). A batch is just
+//! many changes; the backend sends the columns built here as arrays
 //! (PostgreSQL) or row by row (SQLite).
 
 pub(crate) use crate::plan::{JobAction, Step};

@@ -1121,6 +1121,35 @@ pub async fn feed_destinations_and_pruning(db: Arc<dyn Store>) {
     db.destination_failed(&failed).await.unwrap();
     assert_eq!(db.destination("http:x").await.unwrap(), failed);
 
+    // A pusher's group done: its attempts recorded and the cursor moved
+    // together; with a stale cursor refused, the attempts still recorded.
+    let tried = |seq: i64| DeliveryAttempt {
+        destination: "http:x".into(),
+        event_id: format!("evt_{seq}"),
+        feed_seq: seq,
+        at: T0,
+        status_code: Some(200),
+        latency_ms: 1,
+        error: None,
+    };
+    assert!(db
+        .destination_delivered("http:x", 2, 3, &[tried(3)])
+        .await
+        .unwrap());
+    let d = db.destination("http:x").await.unwrap();
+    assert_eq!(
+        (d.delivered_seq, d.attempts, d.last_error),
+        (3, 0, None),
+        "moved, retry state cleared"
+    );
+    assert!(
+        !db.destination_delivered("http:x", 2, 3, &[tried(3)])
+            .await
+            .unwrap(),
+        "stale cursor refused"
+    );
+    assert_eq!(db.deliveries("http:x", 10).await.unwrap().len(), 2);
+
     // Past retention, but only what every destination has is deleted.
     let later = Timestamp(T0.0 + 1_000_000);
     assert_eq!(db.prune_events(2, later).await.unwrap(), 2);
