@@ -103,19 +103,31 @@ pub trait EventFeed: Send + Sync {
         to: i64,
         attempts: &[DeliveryAttempt],
     ) -> Result<bool> {
-        if let Err(e) = self.record_deliveries(attempts).await {
-            tracing::warn!(error = %e, "recording delivery attempts failed");
-        }
-        if from == to {
-            return Ok(true);
-        }
-        self.destination_advance(name, from, to).await
+        delivered_in_two(self, name, from, to, attempts).await
     }
     async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
 
     /// Delete events at or below feed position `max_seq` that occurred
     /// before `before` (delivered everywhere and past retention).
     async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
+}
+
+/// [`EventFeed::destination_delivered`] in two steps: the attempts (a
+/// failure only logged), then the cursor.
+async fn delivered_in_two<F: EventFeed + ?Sized>(
+    feed: &F,
+    name: &str,
+    from: i64,
+    to: i64,
+    attempts: &[DeliveryAttempt],
+) -> Result<bool> {
+    if let Err(e) = feed.record_deliveries(attempts).await {
+        tracing::warn!(error = %e, "recording delivery attempts failed");
+    }
+    if from == to {
+        return Ok(true);
+    }
+    feed.destination_advance(name, from, to).await
 }
 
 /// A destination's cursor moved from `$2` to `$3`, compare-and-set.
@@ -471,13 +483,7 @@ impl<B: Backend> EventFeed for B {
                 }
             }
         }
-        if let Err(e) = self.record_deliveries(attempts).await {
-            tracing::warn!(error = %e, "recording delivery attempts failed");
-        }
-        if from == to {
-            return Ok(true);
-        }
-        self.destination_advance(name, from, to).await
+        delivered_in_two(self, name, from, to, attempts).await
     }
 
     async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>> {

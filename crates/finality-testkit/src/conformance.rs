@@ -671,6 +671,16 @@ pub async fn inbox_batch_matches_one_at_a_time(db: Arc<dyn Store>) {
     );
 }
 
+/// Sequence what waits; the feed's last position then.
+async fn sequenced_head(db: &dyn Store) -> i64 {
+    db.sequence_feed(1000).await.unwrap();
+    db.feed_after(0, 100_000)
+        .await
+        .unwrap()
+        .last()
+        .map_or(0, |e| e.seq)
+}
+
 /// The inbox processor's transaction gives its events their feed
 /// positions as it commits: a reader sees them without a sequencer round,
 /// and with changes committed elsewhere before and after (left to the
@@ -679,13 +689,7 @@ pub async fn inbox_take_and_process_numbers_its_events(db: Arc<dyn Store>) {
     for id in ["pay_n1", "pay_n2", "pay_n3", "pay_n4"] {
         register(&*db, id, T0).await;
     }
-    db.sequence_feed(1000).await.unwrap();
-    let head = db
-        .feed_after(0, 100_000)
-        .await
-        .unwrap()
-        .last()
-        .map_or(0, |e| e.seq);
+    let head = sequenced_head(&*db).await;
     // Committed by another writer, not numbered yet.
     db.apply(&report("pay_n3", Status::Processing, "e_n3"), T0)
         .await
@@ -741,13 +745,7 @@ pub async fn inbox_take_and_process_numbers_its_events(db: Arc<dyn Store>) {
 /// inbox processor numbers the later one: the earlier comes first.
 pub async fn inbox_numbering_keeps_a_payments_order(db: Arc<dyn Store>) {
     register(&*db, "pay_o1", T0).await;
-    db.sequence_feed(1000).await.unwrap();
-    let head = db
-        .feed_after(0, 100_000)
-        .await
-        .unwrap()
-        .last()
-        .map_or(0, |e| e.seq);
+    let head = sequenced_head(&*db).await;
     // A status query saw it processing (committed, not numbered yet)...
     db.apply(
         &Report {
