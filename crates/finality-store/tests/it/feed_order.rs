@@ -205,3 +205,35 @@ async fn readers_never_skip_a_position_on_postgres() {
 async fn readers_never_skip_a_position_on_sqlite() {
     readers_never_skip_a_position(Backend::Sqlite).await;
 }
+
+/// Another node hears of positions the inbox processor gave (its
+/// statement announces them at the commit, as the sequencer does): its
+/// long-polling readers wake and learn the head without asking.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_nodes_hear_the_inbox_positions() {
+    let db = Backend::Postgres.open().await;
+    let a = db.store.clone();
+    let c: Arc<dyn Store> = finality_store::open(&db.url, 4).await.unwrap();
+    register(&*a, "pay_h", T0).await;
+    a.sequence_feed(1000).await.unwrap();
+    let mut woken = c.subscribe_feed();
+    woken.borrow_and_update();
+    // Let the other node's LISTEN connection start.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.inbox_insert(&[inbox_event("evt_h", "ref_pay_h", Status::Succeeded)], T0)
+        .await
+        .unwrap();
+    let taken = a
+        .inbox_take_and_process(T0, 10, Timestamp(T0.0 + 60_000))
+        .await
+        .unwrap();
+    assert_eq!(taken.len(), 1);
+    let head = a.feed_head().expect("this node knows its own head");
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while c.feed_head() != Some(head) {
+            woken.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("the other node heard the announcement");
+}
