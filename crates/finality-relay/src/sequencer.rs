@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 pub async fn sequence_all(store: &dyn Store) -> finality_store::Result<u64> {
     let mut total = 0;
     loop {
-        // The store records the payments made final (time to final).
         let n = store.sequence_feed(1000).await?;
         total += n;
         if n < 1000 {

@@ -9,7 +9,7 @@ use finality_core::Timestamp;
 
 /// A payment that became final: for the time-to-final histogram.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FinalFact {
+pub(crate) struct FinalFact {
     pub provider: String,
     pub source: finality_core::Source,
     /// From registration to the transition, in milliseconds.
@@ -62,16 +62,11 @@ pub trait EventFeed: Send + Sync {
 
     /// Give feed positions to committed, unsequenced outbox rows (at most
     /// `limit`), in id order, one sequencer at a time. Returns how many.
-    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
-        Ok(self.sequence_feed_finals(limit).await?.0)
-    }
-
-    /// [`EventFeed::sequence_feed`], with the payments those rows made
-    /// final: every transition is sequenced exactly once, so this is where
-    /// "time to final" is measured once per payment however many nodes run
-    /// (the store records them in `finality_time_to_final_seconds`; the
-    /// inbox processor's transaction numbers its own rows the same way).
-    async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)>;
+    /// Every transition gets its position exactly once (here, or in the
+    /// inbox processor's transaction), so that is where "time to final" is
+    /// measured once per payment however many nodes run: the store records
+    /// the payments these rows made final in `finality_time_to_final_seconds`.
+    async fn sequence_feed(&self, limit: u32) -> Result<u64>;
 
     /// Events with a feed position above `cursor`, in feed order. Their
     /// `seq` is the feed position: the next cursor.
@@ -274,20 +269,16 @@ pub(crate) async fn number_in<C: Conn>(conn: &mut C, limit: u32, origin: &str) -
 /// the head, and the payments it made final are recorded in the
 /// time-to-final histogram (each transition is numbered exactly once, on
 /// one node: the one place to count it once). Returns how many were
-/// numbered, and those finals.
-pub(crate) fn numbered_committed(
-    wakeups: &crate::Wakeups,
-    numbered: Numbered,
-    epoch: u64,
-) -> (u64, Vec<FinalFact>) {
+/// numbered.
+pub(crate) fn numbered_committed(wakeups: &crate::Wakeups, numbered: Numbered, epoch: u64) -> u64 {
     let Some(head) = numbered.events.last().map(|e| e.seq) else {
-        return (0, Vec::new());
+        return 0;
     };
     let n = numbered.events.len() as u64;
     wakeups.feed_tail().append(numbered.events);
     wakeups.feed_grew_to_since(head, epoch);
     record_finals(&numbered.finals);
-    (n, numbered.finals)
+    n
 }
 
 /// The time-to-final histogram, fed where transitions get positions.
@@ -321,7 +312,7 @@ impl<B: Backend> EventFeed for B {
         .collect()
     }
 
-    async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<FinalFact>)> {
+    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
         let epoch = self.wakeups().feed_epoch();
         let numbered = match <B::Conn as Conn>::SQL.sequence_feed {
             // One statement, its own transaction (PostgreSQL): the rows

@@ -5,7 +5,7 @@ use crate::backend::Backend;
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
-use crate::query::{placeholders, stmt, Conn, Fields, Stmt};
+use crate::query::{placeholders, stmt, Conn, Fields};
 use finality_core::{contradicts_success, Status, Timestamp};
 
 /// Storing and processing webhook events.
@@ -577,79 +577,29 @@ impl Pending {
     }
 }
 
-/// The `UPDATE` recording one outcome for `n` rows, its placeholders from
-/// `$at`: state, reason, time, then the ids (see [`bind_mark`]).
-fn mark_sql(at: usize, n: usize) -> String {
-    format!(
-        "UPDATE webhook_inbox SET state = ${at}, reason = ${}, processed_at = ${}, \
-         next_attempt_at = NULL WHERE id IN ({})",
-        at + 1,
-        at + 2,
-        placeholders(at + 3, n)
-    )
-}
-
-fn bind_mark<'a>(
-    mut q: Stmt<'a>,
-    (state, reason): &'a (InboxState, Option<String>),
-    ids: &[i64],
-    now: Timestamp,
-) -> Stmt<'a> {
-    q = q
-        .text(state.as_str())
-        .opt_text(reason.as_deref())
-        .int(now.0);
-    for id in ids {
-        q = q.int(*id);
-    }
-    q
-}
-
-/// Write `marks` (a batch's rows' outcomes) and, when `number` is set,
-/// give the transaction's events their feed positions (see
-/// [`crate::feed::number_in`]): one statement on PostgreSQL, the outcomes
-/// as data-modifying `WITH` parts of the numbering call, which does not
-/// need to see them.
+/// Write `marks` (a batch's rows' outcomes, one `UPDATE` per distinct
+/// outcome) and, when `number` is set, give the transaction's events their
+/// feed positions (see [`crate::feed::number_in`]).
 async fn write_marks<C: Conn>(
     conn: &mut C,
     marks: &Marks,
     now: Timestamp,
     number: Option<(u32, &str)>,
 ) -> Result<Option<crate::feed::Numbered>> {
-    if let (Some((limit, origin)), Some(numbering)) = (number, C::SQL.sequence_feed) {
-        if !marks.is_empty() {
-            // One pass over the map: the parts and their arguments in
-            // the same order.
-            let marks: Vec<_> = marks.iter().collect();
-            let mut at = 3;
-            let mut parts = Vec::with_capacity(marks.len());
-            for (k, (_, ids)) in marks.iter().enumerate() {
-                parts.push(format!("m{k} AS ({})", mark_sql(at, ids.len())));
-                at += 3 + ids.len();
-            }
-            let sql = format!("WITH {} {numbering}", parts.join(", "));
-            let mut q = stmt(
-                &sql,
-                "recording webhooks' outcomes and numbering their events",
-            )
-            .int(i64::from(limit))
-            .text(origin);
-            for (outcome, ids) in marks {
-                q = bind_mark(q, outcome, ids, now);
-            }
-            let rows = conn.all(q).await?;
-            return crate::feed::Numbered::of(&rows).map(Some);
+    for ((state, reason), ids) in marks {
+        let sql = format!(
+            "UPDATE webhook_inbox SET state = $1, reason = $2, processed_at = $3, \
+             next_attempt_at = NULL WHERE id IN ({})",
+            placeholders(4, ids.len())
+        );
+        let mut q = stmt(&sql, "recording webhooks' outcomes")
+            .text(state.as_str())
+            .opt_text(reason.as_deref())
+            .int(now.0);
+        for id in ids {
+            q = q.int(*id);
         }
-    }
-    for (outcome, ids) in marks {
-        let sql = mark_sql(1, ids.len());
-        conn.run(bind_mark(
-            stmt(&sql, "recording webhooks' outcomes"),
-            outcome,
-            ids,
-            now,
-        ))
-        .await?;
+        conn.run(q).await?;
     }
     match number {
         Some((limit, origin)) => crate::feed::number_in(conn, limit, origin).await.map(Some),
@@ -904,7 +854,7 @@ impl<B: Backend> WebhookInbox for B {
             return Err(e);
         }
         if let Some(numbered) = numbered {
-            let (n, _) = crate::feed::numbered_committed(self.wakeups(), numbered, epoch);
+            let n = crate::feed::numbered_committed(self.wakeups(), numbered, epoch);
             if n >= u64::from(NUMBER_AT_MOST) {
                 // More may wait unnumbered: the sequencer takes them.
                 self.wakeups().bump_transitions();

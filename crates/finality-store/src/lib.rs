@@ -65,7 +65,7 @@ mod transition;
 
 pub use cursors::{CursorLease, Cursors};
 pub use error::{Result, StoreError};
-pub use feed::{EventFeed, FinalFact};
+pub use feed::EventFeed;
 pub use gauges::{ClusterGauges, Gauges};
 pub use inbox::WebhookInbox;
 pub use lifecycle::Lifecycle;

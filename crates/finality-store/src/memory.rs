@@ -993,7 +993,7 @@ impl EventFeed for MemStore {
             .collect())
     }
 
-    async fn sequence_feed_finals(&self, limit: u32) -> Result<(u64, Vec<crate::feed::FinalFact>)> {
+    async fn sequence_feed(&self, limit: u32) -> Result<u64> {
         let mut s = self.state.lock().await;
         let ids: Vec<i64> = s.unsequenced.iter().take(limit as usize).copied().collect();
         let mut finals = Vec::new();
@@ -1022,7 +1022,7 @@ impl EventFeed for MemStore {
             self.wake.bump_feed();
         }
         crate::feed::record_finals(&finals);
-        Ok((ids.len() as u64, finals))
+        Ok(ids.len() as u64)
     }
 
     async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>> {

@@ -171,26 +171,6 @@ pub(crate) async fn write(conn: &mut PgConnection, w: &Writes) -> Result<()> {
     Ok(())
 }
 
-/// [`WRITE_NUMBERED`]: the status changes, the webhook rows' outcomes
-/// (`(id, state, reason)`) and the events numbered, in position order.
-pub(crate) async fn write_numbered(
-    conn: &mut PgConnection,
-    w: &Writes,
-    marks: &[(i64, &str, Option<&str>)],
-    now: i64,
-    origin: &str,
-) -> Result<Vec<sqlx::postgres::PgRow>> {
-    bind_writes(sqlx::query(WRITE_NUMBERED), w)
-        .bind(now)
-        .bind(marks.iter().map(|m| m.0).collect::<Vec<_>>())
-        .bind(marks.iter().map(|m| m.1).collect::<Vec<_>>())
-        .bind(marks.iter().map(|m| m.2).collect::<Vec<_>>())
-        .bind(origin)
-        .fetch_all(&mut *conn)
-        .await
-        .op("writing status changes and numbering their events")
-}
-
 /// `$1`–`$24` of [`WRITE`] and [`WRITE_NUMBERED`].
 fn bind_writes<'q>(
     q: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
@@ -302,7 +282,15 @@ impl crate::inbox::InboxRows for PgConnection {
         (limit, origin): (u32, &str),
     ) -> Result<Option<crate::feed::Numbered>> {
         use sqlx::Row;
-        let rows = write_numbered(self, writes, marks, now.0, origin).await?;
+        let rows = bind_writes(sqlx::query(WRITE_NUMBERED), writes)
+            .bind(now.0)
+            .bind(marks.iter().map(|m| m.0).collect::<Vec<_>>())
+            .bind(marks.iter().map(|m| m.1).collect::<Vec<_>>())
+            .bind(marks.iter().map(|m| m.2).collect::<Vec<_>>())
+            .bind(origin)
+            .fetch_all(&mut *self)
+            .await
+            .op("writing status changes and numbering their events")?;
         if rows.len() != writes.out_event.len() {
             // No `feed_state` row to advance: nothing was inserted.
             return Err(crate::query::corrupt(

@@ -215,11 +215,33 @@ async fn other_nodes_hear_the_inbox_positions() {
     let a = db.store.clone();
     let c: Arc<dyn Store> = finality_store::open(&db.url, 4).await.unwrap();
     register(&*a, "pay_h", T0).await;
-    a.sequence_feed(1000).await.unwrap();
+    // A subscription starts the other node's LISTEN connection.
     let mut woken = c.subscribe_feed();
+    // Until it has taken hold (it may start late on a
+    // loaded machine): changes numbered by the sequencer, announced the
+    // usual way, until the other node hears one.
+    for i in 0.. {
+        assert!(i < 40, "the other node never heard the sequencer");
+        let id = format!("pay_w{i}");
+        register(&*a, &id, T0).await;
+        let r = Report {
+            payment_id: id,
+            status: Status::Processing,
+            source: Source::StatusQuery,
+            event_id: None,
+            observed_at: T0,
+            reason: None,
+            actor: None,
+        };
+        a.apply(&r, Timestamp(T0.0 + 1)).await.unwrap();
+        a.sequence_feed(1000).await.unwrap();
+        let head = a.feed_head();
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        if head.is_some() && c.feed_head() == head {
+            break;
+        }
+    }
     woken.borrow_and_update();
-    // Let the other node's LISTEN connection start.
-    tokio::time::sleep(Duration::from_millis(300)).await;
     a.inbox_insert(&[inbox_event("evt_h", "ref_pay_h", Status::Succeeded)], T0)
         .await
         .unwrap();
