@@ -16,6 +16,8 @@
 //!   `fault-points` feature, which only the CLI's crash tests enable).
 //! - `config_error`: [`ConfigError`], the one error of every configuration check.
 //! - [`money`]: validated payment fields (`PaymentId`, `Amount`, `Currency`).
+//! - [`reported`]: the amount, currency and account a provider reports, and
+//!   the one check that a final answer is about the registered money.
 #![forbid(unsafe_code)]
 
 pub mod clock;
@@ -24,6 +26,7 @@ pub mod cost;
 pub mod error_class;
 pub mod fault;
 pub mod money;
+pub mod reported;
 pub mod schedule;
 mod serde_duration;
 pub mod status;
@@ -35,4 +38,5 @@ pub use config_error::ConfigError;
 pub use error_class::ErrorClass;
 pub use schedule::{GiveUp, NextPoll, RetryPolicy, Schedule};
 pub use status::{Kind, Source, Status};
+pub use reported::{found_by_adapter, money_mismatch, Reported};
 pub use transition::{contradicts_success, decide, Decision, IgnoreReason};

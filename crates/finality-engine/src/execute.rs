@@ -12,6 +12,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
+/// Whether an answer is about the registered money.
+enum Money {
+    Counts,
+    /// Not the registered amount, currency or account: review, with why.
+    Mismatch(String),
+    /// The registration could not be read to compare: asked again.
+    Unknown(String),
+}
+
 /// Why a provider id found by merchant reference was not adopted.
 enum Adopt {
     Unfound(String),
@@ -201,6 +210,7 @@ impl Engine {
                 status,
                 provider_status,
                 provider_ref: found,
+                reported,
             }) => {
                 attempt.outcome = status.map_or("unknown", |s| s.as_str()).to_string();
                 let mut note = None;
@@ -222,6 +232,26 @@ impl Engine {
                     }
                 }
                 attempt.provider_status = Some(provider_status);
+                match self.money_check(job, status, &reported).await {
+                    Money::Counts => {}
+                    Money::Mismatch(why) => {
+                        // "Paid", but not the registered money (or not to
+                        // this merchant): a human decides, never `succeeded`.
+                        tracing::warn!(payment_id = %job.payment_id, reason = %why, "answer for other money; sent to review");
+                        attempt.outcome = "mismatch".into();
+                        let then = AfterPoll::GiveUp {
+                            reason: why,
+                            count: Count::Attempt,
+                        };
+                        return base(Some(attempt), None, then);
+                    }
+                    // Asked again soon, the attempt not counted.
+                    Money::Unknown(why) => {
+                        tracing::warn!(payment_id = %job.payment_id, reason = %why, "answer not applied");
+                        let then = AfterPoll::defer(spread(done), Some(why));
+                        return base(Some(attempt), None, then);
+                    }
+                }
                 if status.is_some_and(|s| s.is_final()) {
                     self.watch_webhooks(entry, job, done).await;
                 }
@@ -235,6 +265,45 @@ impl Engine {
                 let then = self.after_error(entry, job, done, &err);
                 base(Some(attempt), None, then)
             }
+        }
+    }
+
+    /// Whether an answer of `status` counts for this payment's money
+    /// ([`finality_core::money_mismatch`]). The registration is read only
+    /// when the answer reports money for a status that moves it (about once
+    /// a payment).
+    async fn money_check(
+        &self,
+        job: &ClaimedJob,
+        status: Option<finality_core::Status>,
+        reported: &finality_core::Reported,
+    ) -> Money {
+        let Some(status) = status else {
+            return Money::Counts;
+        };
+        if let Some(why) = finality_core::found_by_adapter(Some(status), reported) {
+            return Money::Mismatch(why.to_string());
+        }
+        if reported.is_empty() || !finality_core::reported::is_checked(status) {
+            return Money::Counts;
+        }
+        match self.store.get(&job.payment_id).await {
+            Ok(Some(v)) => {
+                match finality_core::money_mismatch(
+                    status,
+                    reported,
+                    v.payment.amount,
+                    &v.payment.currency,
+                ) {
+                    Some(why) => Money::Mismatch(why),
+                    None => Money::Counts,
+                }
+            }
+            // Gone meanwhile: the completion finds nothing to change.
+            Ok(None) => Money::Counts,
+            Err(e) => Money::Unknown(format!(
+                "the answer was not applied: the registered amount could not be read ({e})"
+            )),
         }
     }
 

@@ -20,10 +20,14 @@ pub fn inbox_row(
 ) -> finality_store::NewInboxEvent {
     use finality_providers::webhook::Disposition;
     use finality_store::InboxState;
-    let (state, reason) = match ev.disposition {
-        Disposition::Apply => (InboxState::Received, None),
-        Disposition::Ignore(why) => (InboxState::Ignored, Some(why)),
-        Disposition::Review(why) => (InboxState::Review, Some(why)),
+    // Another merchant's event, or money the adapter could not read: kept
+    // for a human, never applied.
+    let wrong = finality_core::found_by_adapter(ev.status, &ev.reported).map(String::from);
+    let (state, reason) = match (ev.disposition, wrong) {
+        (Disposition::Apply, Some(why)) => (InboxState::Review, Some(why)),
+        (Disposition::Apply, None) => (InboxState::Received, None),
+        (Disposition::Ignore(why), _) => (InboxState::Ignored, Some(why)),
+        (Disposition::Review(why), _) => (InboxState::Review, Some(why)),
     };
     finality_store::NewInboxEvent {
         provider: provider.to_string(),
@@ -33,6 +37,10 @@ pub fn inbox_row(
         observed: ev.status,
         provider_status: ev.provider_status,
         occurred_at: ev.occurred_at,
+        reported: finality_core::Reported {
+            mismatch: None,
+            ..ev.reported
+        },
         raw_body,
         headers,
         state,

@@ -42,6 +42,11 @@ pub struct AlipayConfig {
     pub private_key_env: String,
     /// Environment variable holding Alipay's public key (PEM).
     pub alipay_public_key_env: String,
+    /// The merchant's Alipay account (`seller_id`, `2088…`), when known:
+    /// a notification naming another is not applied (Alipay's notification
+    /// rules ask the merchant to check it beside `app_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seller_id: Option<String>,
 }
 
 /// `trade_status` → ours.
@@ -90,6 +95,7 @@ pub fn sign_params(
 pub struct AlipayAdapter {
     gateway: String,
     app_id: String,
+    seller_id: Option<String>,
     key: RsaPrivateKey,
     alipay: RsaPublicKey,
     http: reqwest::Client,
@@ -107,6 +113,7 @@ impl AlipayAdapter {
         Ok(AlipayAdapter {
             gateway: gateway.to_string(),
             app_id: cfg.app_id.clone(),
+            seller_id: cfg.seller_id.clone(),
             key: RsaPrivateKey::from_pkcs8_pem(private_key_pem).map_err(|e| {
                 format!("{}: not a PKCS#8 PEM private key: {e}", cfg.private_key_env)
             })?,
@@ -179,6 +186,7 @@ impl AlipayAdapter {
                         .map(String::from),
                     status: map_trade_status(&s),
                     provider_status: s,
+                    reported: trade_money(|k| r[k].as_str()),
                 })
             }
             "40004" if sub == "ACQ.TRADE_NOT_EXIST" => {
@@ -194,7 +202,26 @@ impl AlipayAdapter {
     }
 }
 
+/// The trade's amount as Alipay reports it: `total_amount` in yuan (or in
+/// `trans_currency`, for a trade priced in another currency).
+fn trade_money<'a>(get: impl Fn(&str) -> Option<&'a str>) -> finality_core::Reported {
+    let currency = get("trans_currency").filter(|c| !c.is_empty()).unwrap_or("CNY");
+    finality_core::Reported::decimal(get("total_amount"), currency)
+}
+
 impl AlipayAdapter {
+    /// A notification's amount, and whether it is for this app and seller:
+    /// Alipay's notification rules require both checks before a trade is
+    /// taken as paid.
+    fn notified_money(&self, params: &BTreeMap<String, String>) -> finality_core::Reported {
+        let get = |k: &str| params.get(k).map(String::as_str);
+        let r = trade_money(get).with_account("app_id", get("app_id"), &self.app_id);
+        match (&r.mismatch, &self.seller_id) {
+            (None, Some(seller)) => r.with_account("seller_id", get("seller_id"), seller),
+            _ => r,
+        }
+    }
+
     /// The response object, once Alipay's signature over its exact text
     /// checks out.
     fn verified_response(&self, text: &str) -> Result<Value, ProviderError> {
@@ -290,6 +317,7 @@ impl Provider for AlipayAdapter {
                 status: None,
                 provider_status: Some(kind.clone()),
                 occurred_at: None,
+                reported: Default::default(),
                 disposition: Disposition::Ignore(format!(
                     "Alipay `{kind}` notification carries no trade_status"
                 )),
@@ -317,6 +345,7 @@ impl Provider for AlipayAdapter {
                 format!("{status} refund_fee={refund_fee}")
             }),
             occurred_at: None,
+            reported: self.notified_money(&params),
             disposition: Disposition::Apply,
         }])
     }

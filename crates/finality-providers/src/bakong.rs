@@ -55,7 +55,8 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
                 "SUCCESS hash={}",
                 envelope["data"]["hash"].as_str().unwrap_or("?")
             ),
-        )),
+        )
+        .reporting(money(&envelope["data"]))),
         (_, Some(1)) => Ok(Observation::new(None, "NOT_FOUND")),
         (_, Some(3)) => Ok(Observation::new(
             Some(Status::Failed),
@@ -72,6 +73,20 @@ pub fn observe(envelope: &Value) -> Result<Observation, ProviderError> {
     }
 }
 
+/// The money a completed transaction names: `amount` is a JSON number in
+/// major units (`1.0` USD), read through its decimal text so no float
+/// arithmetic touches it.
+fn money(data: &Value) -> finality_core::Reported {
+    match (&data["amount"], data["currency"].as_str()) {
+        (Value::Number(n), Some(c)) => finality_core::Reported::decimal(Some(&n.to_string()), c),
+        (_, Some(c)) => finality_core::Reported {
+            currency: Some(c.to_string()),
+            ..Default::default()
+        },
+        _ => finality_core::Reported::default(),
+    }
+}
+
 /// One item of a list answer.
 fn observe_item(item: &Value) -> Observation {
     match item["status"].as_str().unwrap_or_default() {
@@ -81,7 +96,8 @@ fn observe_item(item: &Value) -> Observation {
                 "SUCCESS hash={}",
                 item["data"]["hash"].as_str().unwrap_or("?")
             ),
-        ),
+        )
+        .reporting(money(&item["data"])),
         "FAILED" => Observation::new(Some(Status::Failed), "FAILED"),
         "NOT_FOUND" => Observation::new(None, "NOT_FOUND"),
         other => Observation::new(None, other.to_string()),

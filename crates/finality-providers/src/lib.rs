@@ -9,6 +9,8 @@
 //! - [`config`]: one provider's `[providers.NAME]` table ([`config::Adapter`], a
 //!   tagged enum holding each adapter's own settings, and the shared
 //!   [`config::Settings`]), secrets ([`config::Secret`]) and [`config::build`].
+//! - [`contract`]: every published status and event code of each adapter,
+//!   what finality does with it, and the provider sentence behind it.
 //! - [`http`]: the shared HTTP client (timeouts, request ids) and the
 //!   classification of HTTP failures.
 //! - [`sim`]: the adapter for finality's own simulator.
@@ -28,6 +30,7 @@ pub mod adyen;
 pub mod alipay;
 pub mod bakong;
 pub mod config;
+pub mod contract;
 pub mod generic;
 pub mod http;
 pub mod lookup;
@@ -40,7 +43,7 @@ pub mod webhook;
 pub mod wechat;
 
 use async_trait::async_trait;
-use finality_core::{ErrorClass, Kind, Status};
+use finality_core::{ErrorClass, Kind, Reported, Status};
 use std::time::Duration;
 
 /// What to ask about.
@@ -104,6 +107,10 @@ pub struct Observation {
     /// merchant reference and the answer names it: the engine records it so
     /// later polls and webhooks use it.
     pub provider_ref: Option<String>,
+    /// The amount, currency and account the answer names: a final status
+    /// counts only if they are the registered ones
+    /// ([`finality_core::money_mismatch`]).
+    pub reported: Reported,
 }
 
 impl Observation {
@@ -113,7 +120,14 @@ impl Observation {
             status,
             provider_status: provider_status.into(),
             provider_ref: None,
+            reported: Reported::default(),
         }
+    }
+
+    /// The same answer with the money it reports.
+    pub fn reporting(mut self, reported: Reported) -> Self {
+        self.reported = reported;
+        self
     }
 }
 

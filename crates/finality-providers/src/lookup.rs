@@ -30,6 +30,7 @@ pub fn one_of<T>(
                 status,
                 provider_status,
                 provider_ref: Some(id),
+                reported: Default::default(),
             }
         }
         n => {

@@ -179,6 +179,53 @@ pub fn order_status(order: &Value) -> (Option<Status>, String) {
     (map_capture(cw), format!("COMPLETED capture {cw}{reason}"))
 }
 
+/// The money one PayPal amount object names (`{"value": "10.00",
+/// "currency_code": "USD"}`), in minor units; empty when absent.
+fn amount_of(v: &Value) -> finality_core::Reported {
+    match v["currency_code"].as_str() {
+        Some(c) => finality_core::Reported::decimal(v["value"].as_str(), c),
+        None => finality_core::Reported::default(),
+    }
+}
+
+/// The money an order took: its captures' amounts added up (a completed
+/// order's money is in its captures, and a capture may be for less than
+/// the order), or, before any capture, its purchase units' amounts. Amounts
+/// in more than one currency cannot be compared with one registration:
+/// a mismatch for a human.
+pub fn order_money(order: &Value) -> finality_core::Reported {
+    let units: Vec<&Value> = order["purchase_units"].as_array().into_iter().flatten().collect();
+    let captures: Vec<&Value> = units
+        .iter()
+        .flat_map(|u| u["payments"]["captures"].as_array().into_iter().flatten())
+        .map(|c| &c["amount"])
+        .collect();
+    let amounts: Vec<&Value> = if captures.is_empty() {
+        units.iter().map(|u| &u["amount"]).collect()
+    } else {
+        captures
+    };
+    let mut total = finality_core::Reported::default();
+    for a in amounts.iter().map(|a| amount_of(a)) {
+        if a.mismatch.is_some() {
+            return a;
+        }
+        let (Some(minor), Some(c)) = (a.amount, a.currency) else {
+            continue;
+        };
+        if total.currency.as_deref().is_some_and(|t| t != c) {
+            total.mismatch = Some(format!(
+                "amount_mismatch: the order's amounts are in more than one currency ({} and {c})",
+                total.currency.as_deref().unwrap_or("?")
+            ));
+            return total;
+        }
+        total.amount = Some(total.amount.unwrap_or(0).saturating_add(minor));
+        total.currency = Some(c);
+    }
+    total
+}
+
 /// The capture a refund resource belongs to: the id at the end of its `up`
 /// link (`…/v2/payments/captures/{id}`).
 fn refunded_capture(resource: &Value) -> Option<&str> {
@@ -527,6 +574,14 @@ fn events_of(event: &Value, payments: PaymentObject) -> Result<Vec<WebhookEvent>
     } else {
         Disposition::Apply
     };
+    // The money the event is about: an order's captures, a capture's
+    // amount. A refund or reversal resource's amount is not the payment's
+    // (a partial refund is for less): the capture's status decides those.
+    let reported = match kind {
+        "CHECKOUT.ORDER.COMPLETED" => order_money(resource),
+        "PAYMENT.CAPTURE.COMPLETED" => amount_of(&resource["amount"]),
+        _ => finality_core::Reported::default(),
+    };
     let mut events = vec![WebhookEvent {
         event_id: id.clone(),
         provider_ref: provider_ref.map(String::from),
@@ -534,6 +589,7 @@ fn events_of(event: &Value, payments: PaymentObject) -> Result<Vec<WebhookEvent>
         status,
         provider_status: Some(word),
         occurred_at: None,
+        reported,
         disposition,
     }];
     if kind == "PAYMENT.CAPTURE.REFUNDED" {
@@ -545,6 +601,7 @@ fn events_of(event: &Value, payments: PaymentObject) -> Result<Vec<WebhookEvent>
             status: map_refund(refund_word),
             provider_status: Some(format!("{kind} refund {refund_word}")),
             occurred_at: None,
+            reported: amount_of(&resource["amount"]),
             disposition: Disposition::Apply,
         });
     }
@@ -671,10 +728,10 @@ impl Provider for PayPalAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         if t.kind != Kind::Refund && self.config.payments == PaymentObject::Orders {
             let (status, word) = order_status(&body);
-            return Ok(Observation::new(status, word));
+            return Ok(Observation::new(status, word).reporting(order_money(&body)));
         }
         let word = body["status"].as_str().unwrap_or_default().to_string();
-        Ok(Observation::new(map(&word), word))
+        Ok(Observation::new(map(&word), word).reporting(amount_of(&body["amount"])))
     }
 
     async fn verify_webhook(
@@ -748,6 +805,7 @@ impl Provider for PayPalAdapter {
                     status: None,
                     provider_status: item["event_type"].as_str().map(String::from),
                     occurred_at: None,
+                    reported: Default::default(),
                     disposition: Disposition::Review(format!("listed event unreadable: {e}")),
                 }),
             }

@@ -68,6 +68,12 @@ struct WebhookData {
     status: String,
     #[serde(default)]
     merchant_ref: Option<String>,
+    /// Minor units and currency, when the simulator says (as real
+    /// providers do): compared with the registration.
+    #[serde(default)]
+    amount: Option<i64>,
+    #[serde(default)]
+    currency: Option<String>,
 }
 
 impl SimAdapter {
@@ -84,6 +90,11 @@ impl SimAdapter {
             status: map_status(&b.data.status),
             provider_status: Some(b.data.status),
             occurred_at: Some(Timestamp(ts.saturating_mul(1000))),
+            reported: finality_core::Reported {
+                amount: b.data.amount,
+                currency: b.data.currency,
+                mismatch: None,
+            },
             disposition: Default::default(),
         })
     }
@@ -93,6 +104,10 @@ impl SimAdapter {
 struct StatusBody {
     id: String,
     status: String,
+    #[serde(default)]
+    amount: Option<i64>,
+    #[serde(default)]
+    currency: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -145,7 +160,12 @@ impl Provider for SimAdapter {
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
-        Ok(Observation::new(map_status(&body.status), body.status))
+        let reported = finality_core::Reported {
+            amount: body.amount,
+            currency: body.currency,
+            mismatch: None,
+        };
+        Ok(Observation::new(map_status(&body.status), body.status).reporting(reported))
     }
 
     async fn verify_webhook(

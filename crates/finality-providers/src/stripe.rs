@@ -223,6 +223,13 @@ struct ObjectBody {
     status: String,
     #[serde(default)]
     last_payment_error: Option<serde_json::Value>,
+    /// What a PaymentIntent took; refunds and payouts have only `amount`.
+    #[serde(default)]
+    amount_received: Option<i64>,
+    #[serde(default)]
+    amount: Option<i64>,
+    #[serde(default)]
+    currency: Option<String>,
 }
 
 /// Events per list page (Stripe's maximum).
@@ -289,10 +296,12 @@ impl Provider for StripeAdapter {
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let provider_status = describe(&body);
-        Ok(Observation::new(
-            map_status(object, &body.status),
-            provider_status,
-        ))
+        let reported = finality_core::Reported {
+            amount: body.amount_received.or(body.amount),
+            currency: body.currency.clone(),
+            mismatch: None,
+        };
+        Ok(Observation::new(map_status(object, &body.status), provider_status).reporting(reported))
     }
 
     async fn verify_webhook(
@@ -368,6 +377,7 @@ impl Provider for StripeAdapter {
                     status: None,
                     provider_status: item["type"].as_str().map(String::from),
                     occurred_at: item["created"].as_i64().map(|s| Timestamp(s * 1000)),
+                    reported: Default::default(),
                     disposition: Disposition::Review(format!("listed event unreadable: {e}")),
                 }),
             }

@@ -65,6 +65,11 @@ pub struct WeChatConfig {
     pub platform_keys: std::collections::BTreeMap<String, String>,
     /// Environment variable holding the 32-byte APIv3 key.
     pub api_v3_key_env: String,
+    /// The app id payments are made under (`appid`), when known: an answer
+    /// or notification naming another is not applied (WeChat Pay's
+    /// notification rules ask the merchant to check it beside `mchid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub appid: Option<String>,
 }
 
 /// `trade_state` → ours.
@@ -161,6 +166,7 @@ pub fn decrypt_resource(
 pub struct WeChatAdapter {
     base_url: String,
     mchid: String,
+    appid: Option<String>,
     serial_no: String,
     key: RsaPrivateKey,
     /// Platform keys by the serial they sign under; `None` verifies any
@@ -197,6 +203,7 @@ impl WeChatAdapter {
         Ok(WeChatAdapter {
             base_url: base_url.trim_end_matches('/').to_string(),
             mchid: cfg.mchid.clone(),
+            appid: cfg.appid.clone(),
             serial_no: cfg.serial_no.clone(),
             key,
             platform: vec![(cfg.platform_serial.clone(), platform)],
@@ -314,6 +321,7 @@ impl WeChatAdapter {
                 .map(String::from),
             status: map_trade_state(&state),
             provider_status: state,
+            reported: self.money(&body, false),
         })
     }
 
@@ -332,7 +340,31 @@ impl WeChatAdapter {
                 .map(String::from),
             status: map_refund_status(&state),
             provider_status: state,
+            reported: self.money(&body, true),
         })
+    }
+
+    /// The amount a transaction or refund names (in fen: `amount.total`
+    /// for a payment, `amount.refund` for a refund), its currency, and
+    /// whether it is this merchant's (`mchid`, `appid` where configured; a
+    /// refund answer names no `appid`).
+    fn money(&self, v: &Value, refund: bool) -> finality_core::Reported {
+        let amount = &v["amount"];
+        let minor = if refund {
+            amount["refund"].as_i64()
+        } else {
+            amount["total"].as_i64()
+        };
+        let r = finality_core::Reported {
+            amount: minor,
+            currency: amount["currency"].as_str().map(String::from),
+            mismatch: None,
+        }
+        .with_account("mchid", v["mchid"].as_str(), &self.mchid);
+        match (&r.mismatch, &self.appid) {
+            (None, Some(appid)) => r.with_account("appid", v["appid"].as_str(), appid),
+            _ => r,
+        }
     }
 
     /// Check the platform's signature on an answer (WeChat Pay signs every
@@ -475,6 +507,7 @@ impl Provider for WeChatAdapter {
             .map_err(|_| unparseable("decrypted resource is not JSON"))?;
         // A refund notification carries `refund_status`, a payment's
         // `trade_state`.
+        let refund = tx["refund_status"].is_string();
         let (state, status, provider_ref, merchant_ref) = match tx["refund_status"].as_str() {
             Some(r) => (
                 r,
@@ -499,6 +532,7 @@ impl Provider for WeChatAdapter {
             status,
             provider_status: Some(state.to_string()),
             occurred_at: Some(Timestamp(ts_s * 1000)),
+            reported: self.money(&tx, refund),
             disposition: Default::default(),
         }])
     }

@@ -130,6 +130,7 @@ async fn receive(
                         status: None,
                         provider_status: None,
                         occurred_at: None,
+                        reported: Default::default(),
                         disposition: Default::default(),
                     },
                     &body,

@@ -77,7 +77,8 @@ const NUMBER_AT_MOST: u32 = 1000;
 
 pub(crate) const INBOX_COLUMNS: &str =
     "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
-     provider_status, occurred_at, received_at, state, reason, attempts, source";
+     provider_status, occurred_at, received_at, state, reason, attempts, source, \
+     reported_amount, reported_currency";
 
 pub(crate) fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
     let t = "webhook_inbox";
@@ -90,6 +91,11 @@ pub(crate) fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
         observed: r.opt_parsed("observed_status", t)?,
         provider_status: r.opt_text("provider_status", t)?,
         occurred_at: r.opt_int("occurred_at", t)?.map(Timestamp),
+        reported: finality_core::Reported {
+            amount: r.opt_int("reported_amount", t)?,
+            currency: r.opt_text("reported_currency", t)?,
+            mismatch: None,
+        },
         received_at: Timestamp(r.int("received_at", t)?),
         state: r.parsed("state", t)?,
         reason: r.opt_text("reason", t)?,
@@ -185,14 +191,53 @@ pub(crate) fn webhook_report(ev: &InboxEvent, payment_id: &str, status: Status) 
     }
 }
 
+/// The report a webhook event makes about a payment registered for
+/// `amount` minor units of `currency`, and the mismatch, if the event's
+/// money is not that (see [`finality_core::money_mismatch`]): the report
+/// then moves the payment to `needs_review` with both values, instead of
+/// the status the event names.
+pub(crate) fn checked_report(
+    ev: &InboxEvent,
+    payment_id: &str,
+    status: Status,
+    amount: i64,
+    currency: &str,
+) -> (Report, Option<String>) {
+    let mut report = webhook_report(ev, payment_id, status);
+    let mismatch = finality_core::money_mismatch(status, &ev.reported, amount, currency);
+    if let Some(why) = &mismatch {
+        report.status = Status::NeedsReview;
+        report.reason = Some(match &report.reason {
+            Some(words) => format!("{why} ({words})"),
+            None => why.clone(),
+        });
+    }
+    (report, mismatch)
+}
+
 /// What the inbox row records after its report was applied: the same for
-/// every backend.
+/// every backend. An event whose money did not match (`mismatch`) is a
+/// `review` row with that reason, whatever its report did to the payment.
 pub(crate) fn verdict(
     ev: &InboxEvent,
     status: Status,
     payment_id: String,
     applied: ApplyOutcome,
+    mismatch: Option<String>,
 ) -> (InboxState, Option<String>, InboxOutcome) {
+    if let Some(why) = mismatch {
+        let out = match applied {
+            ApplyOutcome::Applied { from, to } => InboxOutcome::Applied {
+                payment_id,
+                from,
+                to,
+            },
+            _ => InboxOutcome::Review {
+                reason: why.clone(),
+            },
+        };
+        return (InboxState::Review, Some(why), out);
+    }
     match applied {
         ApplyOutcome::Applied { from, to } => (
             InboxState::Applied,
@@ -217,6 +262,19 @@ pub(crate) fn verdict(
             let why = format!(
                 "the provider reports {status} (`{}`) after the payment succeeded: not \
                  applied, kept for review",
+                ev.provider_status.as_deref().unwrap_or("")
+            );
+            (
+                InboxState::Review,
+                Some(why.clone()),
+                InboxOutcome::Review { reason: why },
+            )
+        }
+        // A fact for a human about a payment that is already final (an
+        // Adyen CAPTURE_FAILED after the payment succeeded): kept beside it.
+        ApplyOutcome::Ignored { current, .. } if status == Status::NeedsReview => {
+            let why = format!(
+                "the provider reports `{}` for a payment that is {current}: kept for review",
                 ev.provider_status.as_deref().unwrap_or("")
             );
             (
@@ -268,13 +326,34 @@ async fn archived_reason<C: Conn>(conn: &mut C, ev: &InboxEvent) -> Result<Optio
     .transpose()
 }
 
+/// The amount and currency a payment was registered with.
+async fn registered_money<C: Conn>(conn: &mut C, payment_id: &str) -> Result<(i64, String)> {
+    let row = conn
+        .opt(
+            stmt(
+                "SELECT amount, currency FROM payments WHERE id = $1",
+                "reading a payment's registered amount",
+            )
+            .text(payment_id),
+        )
+        .await?;
+    match row {
+        Some(r) => Ok((r.int("amount", "payments")?, r.text("currency", "payments")?)),
+        // Gone meanwhile: `apply` says so (not found); nothing to compare.
+        None => Ok((0, String::new())),
+    }
+}
+
 /// Why an event waits: the payment it names is not registered (yet).
 pub(crate) const ORPHANED: &str = "no payment tracks this provider reference yet";
 
-/// The reason recorded for an event whose provider status has no mapping.
+/// The reason recorded for an event whose provider status has no mapping:
+/// every status a provider publishes has a row in its adapter's map, so
+/// this is a word the provider added since, kept for a human (a review row)
+/// rather than dropped.
 pub(crate) fn unknown_status(ev: &InboxEvent) -> String {
     format!(
-        "unknown provider status `{}`: recorded, not applied",
+        "unknown provider status `{}`: not in the adapter's map, kept for review, not applied",
         ev.provider_status.as_deref().unwrap_or("")
     )
 }
@@ -335,18 +414,42 @@ async fn inbox_process_in<C: Conn>(
     };
     let Some(status) = ev.observed else {
         let why = unknown_status(ev);
-        set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
-        return Ok(InboxOutcome::Ignored { reason: why });
+        set_inbox_state(conn, ev.id, InboxState::Review, Some(&why), now).await?;
+        return Ok(InboxOutcome::Review { reason: why });
     };
-    let report = webhook_report(ev, &payment_id, status);
-    let (state, reason, out) = verdict(ev, status, payment_id, apply_in(conn, &report, now).await?);
+    let (amount, currency) = registered_money(conn, &payment_id).await?;
+    let (report, mismatch) = checked_report(ev, &payment_id, status, amount, &currency);
+    let applied = apply_in(conn, &report, now).await?;
+    let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
     set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
     Ok(out)
 }
 
 /// Payments found by `(provider, provider_ref)` and locked in the same
 /// statement that took their webhooks: id, status, kind.
-type Locked = std::collections::HashMap<(String, String), (String, Status, finality_core::Kind)>;
+type Locked = std::collections::HashMap<(String, String), (String, Current)>;
+
+/// What the inbox decides an event on: the payment's status and kind, and
+/// the money it was registered for.
+#[derive(Debug, Clone)]
+struct Current {
+    status: Status,
+    kind: finality_core::Kind,
+    amount: i64,
+    currency: String,
+}
+
+impl Current {
+    fn from_row(r: &impl Fields, prefix: &str) -> Result<Self> {
+        let t = "payments";
+        Ok(Current {
+            status: r.parsed(&format!("{prefix}status"), t)?,
+            kind: r.parsed(&format!("{prefix}kind"), t)?,
+            amount: r.int(&format!("{prefix}amount"), t)?,
+            currency: r.text(&format!("{prefix}currency"), t)?,
+        })
+    }
+}
 
 /// Whether a batch's inbox rows must be checked against their leases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -421,11 +524,11 @@ async fn inbox_process_many_in<C: Conn>(
     // 2. Payments by the provider's id, per provider (found and locked
     // already when the events were taken with them).
     let mut by_ref: HashMap<(String, String), String> = HashMap::new();
-    let mut current: HashMap<String, (Status, finality_core::Kind)> = HashMap::new();
+    let mut current: HashMap<String, Current> = HashMap::new();
     if let Some(locked) = locked {
-        for ((provider, r), (id, status, kind)) in locked {
+        for ((provider, r), (id, cur)) in locked {
             by_ref.insert((provider.clone(), r.clone()), id.clone());
-            current.insert(id.clone(), (*status, *kind));
+            current.insert(id.clone(), cur.clone());
         }
     } else {
         let mut providers: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -472,7 +575,8 @@ async fn inbox_process_many_in<C: Conn>(
             let mut ids: Vec<&str> = fast.iter().map(|(_, id, _)| id.as_str()).collect();
             ids.sort_unstable();
             let sql = format!(
-                "SELECT id, status, kind FROM payments WHERE id IN ({}) ORDER BY id{}",
+                "SELECT id, status, kind, amount, currency FROM payments WHERE id IN ({}) \
+                 ORDER BY id{}",
                 placeholders(1, ids.len()),
                 C::SQL.row_lock
             );
@@ -481,34 +585,31 @@ async fn inbox_process_many_in<C: Conn>(
                 q = q.text(id);
             }
             for r in conn.all(q).await? {
-                current.insert(
-                    r.text("id", "payments")?,
-                    (
-                        r.parsed("status", "payments")?,
-                        r.parsed("kind", "payments")?,
-                    ),
-                );
+                current.insert(r.text("id", "payments")?, Current::from_row(&r, "")?);
             }
         }
         // 4. Decide each; 5. one write for every change.
-        let reports: Vec<Report> = fast
+        // Deleted meanwhile: the one-at-a-time path says what it is.
+        let reports: Vec<(usize, &Current, Status, Report, Option<String>)> = fast
             .iter()
-            .map(|(i, id, status)| webhook_report(&evs[*i], id, *status))
+            .filter_map(|(i, id, status)| {
+                let cur = current.get(id)?;
+                let (report, mismatch) =
+                    checked_report(&evs[*i], id, *status, cur.amount, &cur.currency);
+                Some((*i, cur, *status, report, mismatch))
+            })
             .collect();
         let mut changes = Vec::new();
         let mut decided = Vec::new();
-        for ((i, id, status), report) in fast.iter().zip(&reports) {
-            // Deleted meanwhile: the one-at-a-time path says what it is.
-            let Some((cur, kind)) = current.get(id) else {
-                continue;
-            };
-            let (applied, change) = crate::payments::decide_report(report, *kind, *cur, now);
+        for (i, cur, status, report, mismatch) in &reports {
+            let (applied, change) =
+                crate::payments::decide_report(report, cur.kind, cur.status, now);
             changes.extend(change);
-            decided.push((*i, id.clone(), *status, applied));
+            decided.push((*i, report.payment_id.clone(), *status, applied, mismatch.clone()));
         }
         // 6. The rows' outcomes: written by the caller (see [`Pending`]).
-        for (i, id, status, applied) in decided {
-            let (state, reason, o) = verdict(&evs[i], status, id, applied);
+        for (i, id, status, applied, mismatch) in decided {
+            let (state, reason, o) = verdict(&evs[i], status, id, applied, mismatch);
             pending
                 .marks
                 .entry((state, reason))
@@ -650,9 +751,10 @@ pub(crate) async fn insert_inbox_rows<C: Conn>(
                 stmt(
                     "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
                      observed_status, provider_status, occurred_at, raw_body, headers, \
-                     received_at, state, reason, next_attempt_at, source) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-                     ON CONFLICT DO NOTHING",
+                     received_at, state, reason, next_attempt_at, source, reported_amount, \
+                     reported_currency) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
+                     $16) ON CONFLICT DO NOTHING",
                     "storing a webhook",
                 )
                 .text(&e.provider)
@@ -668,7 +770,9 @@ pub(crate) async fn insert_inbox_rows<C: Conn>(
                 .text(e.state.as_str())
                 .opt_text(e.reason.as_deref())
                 .opt_int(due)
-                .text(e.source.as_str()),
+                .text(e.source.as_str())
+                .opt_int(e.reported.amount)
+                .opt_text(e.reported.currency.as_deref()),
             )
             .await?;
         fresh.push(n == 1);
@@ -789,7 +893,8 @@ impl<B: Backend> WebhookInbox for B {
                ORDER BY next_attempt_at, id LIMIT $2{skip}), \
              locked AS MATERIALIZED ( \
                SELECT p.id AS pay_id, p.provider AS pay_provider, \
-                 p.provider_ref AS pay_ref, p.status AS pay_status, p.kind AS pay_kind \
+                 p.provider_ref AS pay_ref, p.status AS pay_status, p.kind AS pay_kind, \
+                 p.amount AS pay_amount, p.currency AS pay_currency \
                FROM payments p WHERE EXISTS (SELECT 1 FROM taken t \
                  WHERE t.provider = p.provider AND t.provider_ref = p.provider_ref \
                  AND t.observed_status IS NOT NULL) \
@@ -817,14 +922,7 @@ impl<B: Backend> WebhookInbox for B {
                 r.opt_text("pay_id", "payments")?,
                 r.opt_text("pay_ref", "payments")?,
             ) {
-                locked.insert(
-                    (ev.provider.clone(), r_ref),
-                    (
-                        id,
-                        r.parsed("pay_status", "payments")?,
-                        r.parsed("pay_kind", "payments")?,
-                    ),
-                );
+                locked.insert((ev.provider.clone(), r_ref), (id, Current::from_row(r, "pay_")?));
             }
             evs.push(ev);
         }

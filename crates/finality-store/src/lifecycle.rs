@@ -87,6 +87,8 @@ pub const WEBHOOK_INBOX: TableSpec = TableSpec {
         ("processed_at", Col::OptInt),
         ("source", Col::Text),
         ("body_dropped_at", Col::OptInt),
+        ("reported_amount", Col::OptInt),
+        ("reported_currency", Col::OptText),
     ],
 };
 

@@ -9,7 +9,7 @@
 //! step, changing maps instead of sending SQL, is this module's.
 
 use crate::error::Result;
-use crate::inbox::{other_object, unknown_status, verdict, webhook_report, ORPHANED};
+use crate::inbox::{other_object, unknown_status, verdict, checked_report, ORPHANED};
 use crate::model::*;
 use crate::payments::decide_report;
 use crate::poll_queue::complete_in;
@@ -819,6 +819,7 @@ impl WebhookInbox for MemStore {
                     observed: e.observed,
                     provider_status: e.provider_status.clone(),
                     occurred_at: e.occurred_at,
+                    reported: e.reported.clone(),
                     received_at: now,
                     state: e.state,
                     reason: e.reason.clone(),
@@ -889,21 +890,22 @@ impl WebhookInbox for MemStore {
         };
         let Some(status) = ev.observed else {
             let why = unknown_status(ev);
-            s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
-            return Ok(InboxOutcome::Ignored { reason: why });
+            s.set_inbox_state(i, InboxState::Review, Some(why.clone()));
+            return Ok(InboxOutcome::Review { reason: why });
         };
-        let report = webhook_report(ev, &payment_id, status);
-        let applied = match s.payments.get(&payment_id) {
-            None => ApplyOutcome::NotFound,
+        let (applied, mismatch) = match s.payments.get(&payment_id) {
+            None => (ApplyOutcome::NotFound, None),
             Some(p) => {
+                let (report, mismatch) =
+                    checked_report(ev, &payment_id, status, p.amount, &p.currency);
                 let (out, change) = decide_report(&report, p.kind, p.status, now);
                 if let Some(change) = change {
                     write_changes(&mut *s, &[change]).await?;
                 }
-                out
+                (out, mismatch)
             }
         };
-        let (state, reason, out) = verdict(ev, status, payment_id, applied);
+        let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
         s.set_inbox_state(i, state, reason);
         drop(s);
         if matches!(out, InboxOutcome::Applied { .. }) {

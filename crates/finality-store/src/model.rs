@@ -385,6 +385,10 @@ pub struct NewInboxEvent {
     pub observed: Option<Status>,
     pub provider_status: Option<String>,
     pub occurred_at: Option<Timestamp>,
+    /// The amount and currency the event names (`mismatch` is never
+    /// stored: an event the adapter found wrong is stored for review): a
+    /// final status counts only for the registered money.
+    pub reported: finality_core::Reported,
     pub raw_body: Vec<u8>,
     /// The headers that matter for audit (signature, ids, timestamps).
     pub headers: Value,
@@ -408,6 +412,8 @@ pub struct InboxEvent {
     pub observed: Option<Status>,
     pub provider_status: Option<String>,
     pub occurred_at: Option<Timestamp>,
+    /// See [`NewInboxEvent::reported`].
+    pub reported: finality_core::Reported,
     pub received_at: Timestamp,
     pub state: InboxState,
     pub reason: Option<String>,

@@ -204,11 +204,13 @@ fn bind_writes<'q>(
 
 const INSERT_INBOX: &str = "INSERT INTO webhook_inbox (provider, event_id, provider_ref, \
      merchant_ref, observed_status, provider_status, occurred_at, raw_body, headers, \
-     received_at, state, reason, next_attempt_at, source) \
-     SELECT u.p, u.e, u.pr, u.mr, u.os, u.ps, u.oa, u.rb, u.h, $10, u.st, u.r, u.d, u.src \
+     received_at, state, reason, next_attempt_at, source, reported_amount, reported_currency) \
+     SELECT u.p, u.e, u.pr, u.mr, u.os, u.ps, u.oa, u.rb, u.h, $10, u.st, u.r, u.d, u.src, \
+     u.ra, u.rc \
      FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-     $7::int8[], $8::bytea[], $9::jsonb[], $11::text[], $12::text[], $13::int8[], $14::text[]) \
-     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, n) ORDER BY u.n \
+     $7::int8[], $8::bytea[], $9::jsonb[], $11::text[], $12::text[], $13::int8[], $14::text[], \
+     $15::int8[], $16::text[]) \
+     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, ra, rc, n) ORDER BY u.n \
      ON CONFLICT DO NOTHING RETURNING provider, event_id";
 
 #[async_trait::async_trait]
@@ -257,6 +259,13 @@ impl crate::inbox::InboxRows for PgConnection {
                     .collect::<Vec<_>>(),
             )
             .bind(text(|e| e.source.as_str().to_string()))
+            .bind(
+                events
+                    .iter()
+                    .map(|e| e.reported.amount)
+                    .collect::<Vec<_>>(),
+            )
+            .bind(opt(|e| e.reported.currency.clone()))
             .fetch_all(&mut *self)
             .await
             .op("storing webhooks")?;

@@ -43,7 +43,8 @@ const INBOX_CLAIM: &str = "WITH due AS ( \
     UPDATE webhook_inbox w SET next_attempt_at = $3, attempts = w.attempts + 1 \
     FROM due WHERE w.id = due.id \
     RETURNING w.id, w.provider, w.event_id, w.provider_ref, w.merchant_ref, w.observed_status, w.provider_status, \
-        w.occurred_at, w.received_at, w.state, w.reason, w.attempts, w.source";
+        w.occurred_at, w.received_at, w.state, w.reason, w.attempts, w.source, w.reported_amount, \
+        w.reported_currency";
 
 /// A `finality_feed` payload: the position reached and, from nodes since
 /// migration 0017, the announcing process (`"N origin"`); `None` when it

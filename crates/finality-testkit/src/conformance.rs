@@ -560,6 +560,7 @@ pub fn inbox_event(event_id: &str, provider_ref: &str, status: Status) -> NewInb
         observed: Some(status),
         provider_status: Some(status.as_str().into()),
         occurred_at: Some(T0),
+        reported: Default::default(),
         raw_body: format!("{{\"id\":\"{event_id}\"}}").into_bytes(),
         headers: serde_json::json!({"webhook-id": event_id}),
         state: InboxState::Received,

@@ -375,6 +375,7 @@ fn webhook(i: usize, d: &Draw) -> NewInboxEvent {
         observed: Some(d.status),
         provider_status: Some(d.status.as_str().into()),
         occurred_at: d.settles_at,
+        reported: Default::default(),
         raw_body: Vec::new(),
         headers: serde_json::json!({}),
         state: InboxState::Received,

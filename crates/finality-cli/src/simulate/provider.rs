@@ -111,6 +111,7 @@ impl Provider for ModelProvider {
                     status: Some(status),
                     provider_status: Some(status.as_str().into()),
                     occurred_at: Some(*t),
+                    reported: Default::default(),
                     disposition: Disposition::Apply,
                 }
             })

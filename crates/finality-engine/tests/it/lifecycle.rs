@@ -37,6 +37,7 @@ fn hook(event: &str, provider_ref: &str, state: InboxState) -> NewInboxEvent {
         observed: Some(Status::Succeeded),
         provider_status: Some("succeeded".into()),
         occurred_at: None,
+        reported: Default::default(),
         raw_body: format!(r#"{{"id":"{event}","email":"customer@example.com"}}"#).into_bytes(),
         headers: serde_json::json!({"webhook-id": event}),
         state,

@@ -31,6 +31,7 @@ fn hook(event: &str, provider_ref: &str) -> NewInboxEvent {
         observed: Some(Status::Succeeded),
         provider_status: Some("succeeded".into()),
         occurred_at: None,
+        reported: Default::default(),
         raw_body: b"{}".to_vec(),
         headers: serde_json::json!({}),
         state: InboxState::Received,

@@ -203,6 +203,7 @@ impl GenericAdapter {
             status: word.as_deref().and_then(|s| self.map(s)),
             provider_status: word,
             occurred_at: None,
+            reported: Default::default(),
             disposition: Default::default(),
         })
     }
@@ -295,6 +296,7 @@ impl Provider for GenericAdapter {
             provider_ref,
             status: self.map(&word),
             provider_status: word,
+            reported: Default::default(),
         })
     }
 

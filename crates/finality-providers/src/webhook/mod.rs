@@ -6,7 +6,7 @@
 pub mod standard;
 pub mod stripe;
 
-use finality_core::{Status, Timestamp};
+use finality_core::{Reported, Status, Timestamp};
 
 /// One event a verified webhook carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,9 @@ pub struct WebhookEvent {
     pub status: Option<Status>,
     pub provider_status: Option<String>,
     pub occurred_at: Option<Timestamp>,
+    /// The amount, currency and account the event names: compared with the
+    /// payment's when it is applied ([`finality_core::money_mismatch`]).
+    pub reported: Reported,
     /// What finality does with it once it is durable.
     pub disposition: Disposition,
 }

@@ -191,6 +191,7 @@ fn event_of(v: &serde_json::Value, merchant_ref_key: &str) -> Result<WebhookEven
         status: None,
         provider_status: Some(format!("{event_type} {word}").trim().to_string()),
         occurred_at: v["created"].as_i64().map(|s| Timestamp(s * 1000)),
+        reported: money(obj),
         disposition: Disposition::Apply,
     };
     match kind {
@@ -255,6 +256,24 @@ fn event_of(v: &serde_json::Value, merchant_ref_key: &str) -> Result<WebhookEven
     Ok(ev)
 }
 
+/// The money a Stripe object names, in the minor units Stripe always
+/// uses: what a PaymentIntent took (`amount_received`), a refund's or a
+/// payout's `amount`, a charge's `amount` (its full refund reverses it all:
+/// `refunded` is true only when `amount_refunded` reached it), a dispute's
+/// `amount` (a partial dispute is then not the registered amount, and a
+/// human decides). `currency` is Stripe's lower-case ISO code.
+pub fn money(obj: &serde_json::Value) -> finality_core::Reported {
+    let amount = match obj["object"].as_str() {
+        Some("payment_intent") => obj["amount_received"].as_i64(),
+        _ => obj["amount"].as_i64(),
+    };
+    finality_core::Reported {
+        amount,
+        currency: obj["currency"].as_str().map(String::from),
+        mismatch: None,
+    }
+}
+
 /// A refund that fails or is canceled after its payment was reversed by
 /// `charge.refunded` means the money is back with the merchant: the
 /// PaymentIntent it names gets a `review` row (`{event id}:payment_intent`),
@@ -276,6 +295,7 @@ fn refund_undone(v: &serde_json::Value) -> Option<WebhookEvent> {
             obj["id"].as_str().unwrap_or("?")
         )),
         occurred_at: v["created"].as_i64().map(|s| Timestamp(s * 1000)),
+        reported: Default::default(),
         disposition: Disposition::Review(format!(
             "refund {} of {pi} is {word}{}: if the payment was marked reversed by its refund, the \
              money is back; decide by hand",

@@ -56,6 +56,7 @@ pub fn wechat_adapter(url: &str, platform_serial: Option<&str>) -> WeChatAdapter
         platform_serial: platform_serial.map(String::from),
         platform_keys: Default::default(),
         api_v3_key_env: "-".into(),
+        appid: None,
     };
     WeChatAdapter::new(
         url,
@@ -77,6 +78,7 @@ pub fn alipay_adapter(app_id: &str, public_pem: &str) -> AlipayAdapter {
         app_id: app_id.into(),
         private_key_env: "-".into(),
         alipay_public_key_env: "-".into(),
+        seller_id: None,
     };
     AlipayAdapter::new(
         "http://127.0.0.1:9/gateway.do",

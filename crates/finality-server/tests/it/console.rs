@@ -91,6 +91,7 @@ async fn fill_queue(app: &TestApp, ids: &[&str]) {
         observed: Some(Status::Succeeded),
         provider_status: Some("succeeded".into()),
         occurred_at: Some(Timestamp(1_700_000_000_000)),
+        reported: Default::default(),
         raw_body: b"{}".to_vec(),
         headers: json!({}),
         state,

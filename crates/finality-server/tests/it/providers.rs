@@ -358,7 +358,7 @@ pub(crate) async fn adyen_app_with(
         cfg.max_attempts = max_attempts;
         let adapter = finality_providers::adyen::AdyenAdapter::new(&[ADYEN_KEY_HEX.into()])
             .unwrap()
-            .with_config(&AdyenConfig { capture });
+            .with_config(&AdyenConfig { capture, merchant_account: None });
         let mut providers = Providers::new();
         providers.insert(
             "adyen".into(),

@@ -19,6 +19,9 @@
 //! Notifications carry no timestamp to bound replays; the event id
 //! (`pspReference:eventCode:success`) deduplicates them.
 
+pub mod contract;
+
+use crate::contract::Action;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
@@ -51,64 +54,154 @@ pub enum Capture {
 pub struct AdyenConfig {
     #[serde(default)]
     pub capture: Capture,
+    /// The merchant account notifications must name
+    /// (`merchantAccountCode`): one naming another is kept for review and
+    /// never applied. Unset: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merchant_account: Option<String>,
 }
 
-/// What a notification means: `(eventCode, success)` → status. Codes about
-/// a modification of a payment name the payment in `originalReference`.
-pub fn map_event(code: &str, success: bool, capture: Capture) -> Option<Status> {
-    match (code, success) {
-        ("AUTHORISATION", true) if capture == Capture::Manual => Some(Status::Processing),
-        ("AUTHORISATION", true) => Some(Status::Succeeded),
-        ("AUTHORISATION", false) => Some(Status::Failed),
-        ("CANCELLATION" | "TECHNICAL_CANCEL", true) => Some(Status::Cancelled),
-        ("CAPTURE", true) => Some(Status::Succeeded),
-        // A capture Adyen refused at once.
-        ("CAPTURE", false) => Some(Status::Failed),
-        // The card scheme failed a capture Adyen had already reported as
-        // CAPTURE success=true: the success is undone (Adyen, "Webhook
-        // types": CAPTURE_FAILED follows a successful CAPTURE).
-        ("CAPTURE_FAILED", _) => Some(Status::Reversed),
-        ("REFUND", true) => Some(Status::Succeeded),
-        ("REFUND", false) => Some(Status::Failed),
-        // REFUND_FAILED follows a successful REFUND: the refund is undone,
-        // the money came back to the merchant.
-        ("REFUND_FAILED", _) => Some(Status::Reversed),
-        ("CHARGEBACK" | "SECOND_CHARGEBACK", _) => Some(Status::Reversed),
-        _ => None,
-    }
-}
-
-/// What a verified event with no status means: kept for a human (money
-/// moved in a way the status model cannot express), or plainly ignored.
-fn disposition(code: &str, success: bool, status: Option<Status>) -> Disposition {
-    if status.is_some() {
-        return Disposition::Apply;
-    }
-    match code {
-        "CHARGEBACK_REVERSED" | "REFUNDED_REVERSED" | "PREARBITRATION_WON" => {
+/// What one verified item means: the status it reports (if any) and what
+/// becomes of it, from its row in [`contract::ROWS`]. A code Adyen has not
+/// published (or published since) is kept for review, never ignored.
+pub fn decide(item: &Value, capture: Capture) -> (Option<Status>, Disposition) {
+    let code = text(item, "eventCode");
+    let success = text(item, "success") == "true";
+    let list = if success { contract::TRUE } else { contract::FALSE };
+    let Some(row) = crate::contract::lookup(contract::ROWS, list, code) else {
+        return (
+            None,
             Disposition::Review(format!(
-                "Adyen {code}: money returned after a chargeback or refund; the payment's status \
-             cannot follow it by itself, decide by hand"
-            ))
+                "Adyen {code} (success={success}) is not in Adyen's published list of event \
+                 codes: kept for review, not applied"
+            )),
+        );
+    };
+    let status = match (row.action, code) {
+        (Action::Status(s), _) => s,
+        (Action::Review, _) => Status::NeedsReview,
+        (Action::Ignore, _) => {
+            return (
+                None,
+                Disposition::Ignore(format!("Adyen {code} (success={success}): {}", row.does)),
+            )
         }
-        _ => Disposition::Ignore(format!(
-            "Adyen {code} (success={success}) changes no status finality follows"
-        )),
+        (Action::Depends, "AUTHORISATION") if capture == Capture::Manual => Status::Processing,
+        (Action::Depends, "AUTHORISATION") => Status::Succeeded,
+        (Action::Depends, "CANCEL_OR_REFUND") => {
+            match item["additionalData"]["modification.action"].as_str() {
+                Some("cancel") => Status::Cancelled,
+                Some("refund") => Status::Reversed,
+                _ => Status::NeedsReview,
+            }
+        }
+        (Action::Depends, _) => Status::NeedsReview,
+    };
+    if names_original(code) && text(item, "originalReference").is_empty() {
+        // Adyen's own dispute examples come without it ("For certain
+        // webhooks, you need to enable receiving ... the
+        // originalReference", DN): no payment can be named.
+        return (
+            None,
+            Disposition::Review(format!(
+                "Adyen {code} names no originalReference, so no payment (enable it in the \
+                 Customer Area): kept for review"
+            )),
+        );
+    }
+    (Some(status), Disposition::Apply)
+}
+
+/// The words recorded with an item: its code, outcome and reason, and for
+/// a review what Adyen says it means.
+fn words(item: &Value, status: Option<Status>) -> String {
+    let code = text(item, "eventCode");
+    let success = text(item, "success");
+    let reason = match text(item, "reason") {
+        "" | "null" => String::new(),
+        r => format!(" ({r})"),
+    };
+    let list = if success == "true" {
+        contract::TRUE
+    } else {
+        contract::FALSE
+    };
+    match (status, crate::contract::lookup(contract::ROWS, list, code)) {
+        (Some(Status::NeedsReview), Some(row)) => {
+            format!("{code}:{success}{reason}: {}", row.does)
+        }
+        _ => format!("{code}:{success}{reason}"),
     }
 }
 
+/// The deduplication key: `pspReference:eventCode:success`, as Adyen's
+/// retries repeat every field. A re-capture after CAPTURE_FAILED (reason
+/// `Transaction Recaptured` or `Transaction Auto-recaptured`, FR) is a new
+/// fact that may carry the first CAPTURE's key: its `eventDate` keeps it
+/// apart, so it is applied, not dropped as a duplicate.
+pub fn event_id(item: &Value) -> String {
+    let base = format!(
+        "{}:{}:{}",
+        text(item, "pspReference"),
+        text(item, "eventCode"),
+        text(item, "success")
+    );
+    if text(item, "reason")
+        .to_ascii_lowercase()
+        .contains("recaptured")
+    {
+        return format!("{base}:recaptured:{}", text(item, "eventDate"));
+    }
+    base
+}
+
+/// The money an item names (`amount.value` in minor units, `currency`),
+/// and whether it is for the configured merchant account.
+fn reported(item: &Value, merchant_account: Option<&str>) -> finality_core::Reported {
+    let amount = &item["amount"];
+    let r = finality_core::Reported {
+        amount: amount["value"].as_i64(),
+        currency: amount["currency"].as_str().map(String::from),
+        mismatch: None,
+    };
+    match merchant_account {
+        Some(m) => r.with_account(
+            "merchantAccountCode",
+            Some(text(item, "merchantAccountCode")),
+            m,
+        ),
+        None => r,
+    }
+}
+
+/// Codes that name the payment in `originalReference` (their own
+/// `pspReference` is the modification's or the dispute's).
 fn names_original(code: &str) -> bool {
     matches!(
         code,
         "CANCELLATION"
             | "TECHNICAL_CANCEL"
+            | "CANCEL_OR_REFUND"
             | "CAPTURE"
             | "CAPTURE_FAILED"
+            | "AUTHORISATION_ADJUSTMENT"
+            | "AUTORESCUE"
+            | "CANCEL_AUTORESCUE"
+            | "MANUAL_REVIEW_ACCEPT"
+            | "MANUAL_REVIEW_REJECT"
             | "CHARGEBACK"
             | "SECOND_CHARGEBACK"
             | "CHARGEBACK_REVERSED"
             | "NOTIFICATION_OF_CHARGEBACK"
+            | "NOTIFICATION_OF_FRAUD"
+            | "REQUEST_FOR_INFORMATION"
+            | "DISPUTE_DEFENSE_PERIOD_ENDED"
+            | "INFORMATION_SUPPLIED"
+            | "ISSUER_COMMENTS"
+            | "ISSUER_RESPONSE_TIMEFRAME_EXPIRED"
+            | "PREARBITRATION_OPEN"
             | "PREARBITRATION_WON"
+            | "PREARBITRATION_LOST"
     )
 }
 
@@ -151,6 +244,7 @@ pub fn decode_key(hex_key: &str) -> Result<Vec<u8>, String> {
 pub struct AdyenAdapter {
     keys: Vec<Vec<u8>>,
     capture: Capture,
+    merchant_account: Option<String>,
 }
 
 impl AdyenAdapter {
@@ -163,11 +257,13 @@ impl AdyenAdapter {
         Ok(AdyenAdapter {
             keys,
             capture: Capture::Automatic,
+            merchant_account: None,
         })
     }
 
     pub fn with_config(mut self, config: &AdyenConfig) -> Self {
         self.capture = config.capture;
+        self.merchant_account = config.merchant_account.clone();
         self
     }
 
@@ -238,7 +334,6 @@ impl Provider for AdyenAdapter {
             .filter(|(_, ok)| **ok)
             .map(|(i, _)| {
                 let code = text(i, "eventCode");
-                let success = text(i, "success") == "true";
                 let psp = text(i, "pspReference");
                 let (provider_ref, merchant_ref) = if names_original(code) {
                     (text(i, "originalReference"), "")
@@ -246,15 +341,16 @@ impl Provider for AdyenAdapter {
                     (psp, text(i, "merchantReference"))
                 };
                 let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
-                let status = map_event(code, success, self.capture);
+                let (status, disposition) = decide(i, self.capture);
                 WebhookEvent {
-                    event_id: format!("{psp}:{code}:{success}"),
+                    event_id: event_id(i),
                     provider_ref: some(provider_ref),
                     merchant_ref: some(merchant_ref),
                     status,
-                    provider_status: Some(format!("{code}:{success}")),
+                    provider_status: Some(words(i, status)),
                     occurred_at: None,
-                    disposition: disposition(code, success, status),
+                    reported: reported(i, self.merchant_account.as_deref()),
+                    disposition,
                 }
             })
             .collect();
@@ -272,6 +368,7 @@ impl Provider for AdyenAdapter {
                 status: None,
                 provider_status: None,
                 occurred_at: None,
+                reported: Default::default(),
                 disposition: Disposition::Review(format!(
                     "{bad} of {} items' hmacSignature matches no configured key, beside items \
                      that do: stored, not applied",
@@ -327,20 +424,71 @@ impl Provider for AdyenAdapter {
 mod tests {
     use super::*;
 
+    fn status_of(code: &str, success: &str, capture: Capture) -> Option<Status> {
+        let mut i = item(code, success);
+        i["originalReference"] = json!("9913140798220028");
+        decide(&i, capture).0
+    }
+
     #[test]
     fn manual_capture_holds_until_captured() {
         let m = Capture::Manual;
+        assert_eq!(status_of("AUTHORISATION", "true", m), Some(Status::Processing));
+        assert_eq!(status_of("CAPTURE", "true", m), Some(Status::Succeeded));
         assert_eq!(
-            map_event("AUTHORISATION", true, m),
-            Some(Status::Processing)
-        );
-        assert_eq!(map_event("CAPTURE", true, m), Some(Status::Succeeded));
-        assert_eq!(map_event("CAPTURE_FAILED", true, m), Some(Status::Reversed));
-        assert_eq!(
-            map_event("AUTHORISATION", true, Capture::Automatic),
+            status_of("AUTHORISATION", "true", Capture::Automatic),
             Some(Status::Succeeded)
         );
     }
+
+    /// FR: "Adyen will try to fix the issue and re-capture the
+    /// transaction": a failed capture or refund is never final on its own.
+    #[test]
+    fn failed_captures_and_refunds_are_not_final() {
+        let a = Capture::Automatic;
+        assert_eq!(status_of("CAPTURE_FAILED", "true", a), Some(Status::NeedsReview));
+        assert_eq!(status_of("REFUND_FAILED", "true", a), Some(Status::NeedsReview));
+        assert_eq!(status_of("OFFER_CLOSED", "true", a), Some(Status::NeedsReview));
+    }
+
+    #[test]
+    fn cancel_or_refund_by_its_modification_action() {
+        let mut i = item("CANCEL_OR_REFUND", "true");
+        i["originalReference"] = json!("9913140798220028");
+        for (action, want) in [
+            (json!("cancel"), Status::Cancelled),
+            (json!("refund"), Status::Reversed),
+            (json!(null), Status::NeedsReview),
+        ] {
+            i["additionalData"]["modification.action"] = action;
+            assert_eq!(decide(&i, Capture::Automatic).0, Some(want));
+        }
+    }
+
+    #[test]
+    fn a_recapture_is_its_own_event() {
+        let mut first = item("CAPTURE", "true");
+        first["eventDate"] = json!("2026-12-01T10:00:00+01:00");
+        let mut again = first.clone();
+        again["reason"] = json!("Transaction Recaptured");
+        again["eventDate"] = json!("2026-12-02T10:00:00+01:00");
+        assert_eq!(event_id(&first), "7914073381342284:CAPTURE:true");
+        assert_eq!(
+            event_id(&again),
+            "7914073381342284:CAPTURE:true:recaptured:2026-12-02T10:00:00+01:00"
+        );
+    }
+
+    #[test]
+    fn unpublished_codes_go_to_review_and_a_missing_original_reference_too() {
+        let (s, d) = decide(&item("SOMETHING_NEW", "true"), Capture::Automatic);
+        assert_eq!(s, None);
+        assert!(matches!(d, Disposition::Review(w) if w.contains("not in Adyen's published list")));
+        let (s, d) = decide(&item("CHARGEBACK", "true"), Capture::Automatic);
+        assert_eq!(s, None);
+        assert!(matches!(d, Disposition::Review(w) if w.contains("no originalReference")));
+    }
+
     use serde_json::json;
 
     const KEY_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
@@ -429,31 +577,64 @@ mod tests {
         ));
     }
 
-    /// Failures after success are mapped (finality then records `reversed`),
-    /// and chargeback reversals are kept for review, never dropped.
+    /// Failures after success wait for a human (or Adyen's retry), never
+    /// `reversed`; chargebacks reverse; their reversals and unknown
+    /// outcomes are kept for review, never dropped.
     #[tokio::test]
     async fn late_failures_and_chargebacks() {
         let key = decode_key(KEY_HEX).unwrap();
         let a = AdyenAdapter::new(&[KEY_HEX.to_string()]).unwrap();
+        let with_original = |code: &str| {
+            let mut i = item(code, "true");
+            i["originalReference"] = json!("9913140798220028");
+            signed(i, &key)
+        };
         let body = batch(vec![
-            signed(item("CAPTURE_FAILED", "true"), &key),
+            with_original("CAPTURE_FAILED"),
             signed(item("REFUND_FAILED", "true"), &key),
-            signed(item("CHARGEBACK", "true"), &key),
-            signed(item("CHARGEBACK_REVERSED", "true"), &key),
+            with_original("CHARGEBACK"),
+            with_original("CHARGEBACK_REVERSED"),
             signed(item("REPORT_AVAILABLE", "true"), &key),
         ]);
         let evs = a
             .verify_webhook(&Default::default(), &body, Timestamp(0))
             .await
             .unwrap();
-        assert_eq!(evs[0].status, Some(Status::Reversed));
-        assert_eq!(evs[1].status, Some(Status::Reversed));
+        assert_eq!(evs[0].status, Some(Status::NeedsReview));
+        assert!(evs[0]
+            .provider_status
+            .as_deref()
+            .unwrap()
+            .contains("Adyen usually re-captures"));
+        assert_eq!(evs[1].status, Some(Status::NeedsReview));
         assert_eq!(evs[2].status, Some(Status::Reversed));
-        assert!(
-            matches!(&evs[3].disposition, Disposition::Review(w) if w.contains("CHARGEBACK_REVERSED"))
-        );
+        assert_eq!(evs[3].status, Some(Status::NeedsReview));
         assert!(
             matches!(&evs[4].disposition, Disposition::Ignore(w) if w.contains("REPORT_AVAILABLE"))
+        );
+        assert_eq!(evs[2].reported, finality_core::Reported::money(1130, "EUR"));
+    }
+
+    #[tokio::test]
+    async fn another_merchant_account_is_a_mismatch() {
+        let key = decode_key(KEY_HEX).unwrap();
+        let a = AdyenAdapter::new(&[KEY_HEX.to_string()])
+            .unwrap()
+            .with_config(&AdyenConfig {
+                capture: Capture::Automatic,
+                merchant_account: Some("OurMerchant".into()),
+            });
+        let body = batch(vec![signed(item("AUTHORISATION", "true"), &key)]);
+        let evs = a
+            .verify_webhook(&Default::default(), &body, Timestamp(0))
+            .await
+            .unwrap();
+        assert_eq!(
+            evs[0].reported.mismatch.as_deref(),
+            Some(
+                "account_mismatch: the provider reports merchantAccountCode `TestMerchant`, \
+                 configured `OurMerchant`"
+            )
         );
     }
 }
