@@ -35,8 +35,8 @@ const PAYMENT: &[(Status, Status)] = &[
 /// returned after the provider had reported it succeeded.
 const REFUND: &[(Status, Status)] = PAYMENT;
 
-/// Payouts can only be cancelled before the provider starts processing them;
-/// a paid-out payout that is returned becomes `reversed`.
+/// Payouts can be cancelled until they are paid; a paid-out payout that is
+/// returned (or fails after `paid`) becomes `reversed`.
 const PAYOUT: &[(Status, Status)] = &[
     (Pending, Processing),
     (Pending, Succeeded),
@@ -45,6 +45,9 @@ const PAYOUT: &[(Status, Status)] = &[
     (Pending, NeedsReview),
     (Processing, Succeeded),
     (Processing, Failed),
+    // Stripe: "The status changes to `paid` if the transaction succeeds,
+    // or to `failed` or `canceled` (within 5 business days)."
+    (Processing, Cancelled),
     (Processing, NeedsReview),
     (NeedsReview, Succeeded),
     (NeedsReview, Failed),
@@ -107,6 +110,9 @@ pub fn decide(kind: Kind, current: Status, observed: Status) -> Decision {
     if current == observed {
         return Decision::Unchanged;
     }
+    if let Some(to) = follow_up(kind, current, observed) {
+        return Decision::Apply(to);
+    }
     if table(kind).contains(&(current, observed)) {
         return Decision::Apply(observed);
     }
@@ -117,6 +123,17 @@ pub fn decide(kind: Kind, current: Status, observed: Status) -> Decision {
     } else {
         Decision::Ignore(IgnoreReason::NotAllowed)
     }
+}
+
+/// What a documented failure after success means: a refund or a payout
+/// that fails once it had succeeded came back, so the money is with the
+/// merchant again, which is `reversed` (Stripe: "Some payouts that fail
+/// might initially show as `paid`, then change to `failed`."; a failed
+/// refund's balance transaction "reverses the initial balance
+/// transaction"). For a payment the same report contradicts the success
+/// and goes to review ([`contradicts_success`]).
+pub fn follow_up(kind: Kind, current: Status, observed: Status) -> Option<Status> {
+    (kind != Kind::Payment && current == Succeeded && observed == Failed).then_some(Reversed)
 }
 
 /// A provider report the table cannot take that may still mean money
@@ -206,8 +223,23 @@ mod tests {
             Decision::Ignore(IgnoreReason::AlreadyFinal)
         );
         assert_eq!(
+            decide(Kind::Payout, Processing, Pending),
+            Decision::Ignore(IgnoreReason::Stale)
+        );
+    }
+
+    #[test]
+    fn a_refund_or_payout_failing_after_success_is_reversed() {
+        for kind in [Kind::Refund, Kind::Payout] {
+            assert_eq!(decide(kind, Succeeded, Failed), Decision::Apply(Reversed));
+        }
+        assert_eq!(
+            decide(Kind::Payment, Succeeded, Failed),
+            Decision::Ignore(IgnoreReason::AlreadyFinal)
+        );
+        assert_eq!(
             decide(Kind::Payout, Processing, Cancelled),
-            Decision::Ignore(IgnoreReason::NotAllowed)
+            Decision::Apply(Cancelled)
         );
     }
 

@@ -41,6 +41,9 @@ pub struct SimEvent {
     pub merchant_ref: Option<String>,
     /// The simulator's status word.
     pub status: &'static str,
+    /// The payment's amount (minor units) and currency.
+    pub amount: i64,
+    pub currency: String,
 }
 
 /// Everything drawn for one payment when it is created.
@@ -321,6 +324,8 @@ impl Simulator {
                 payment_id: plan.id.clone(),
                 merchant_ref: plan.merchant_ref.clone(),
                 status,
+                amount: plan.amount,
+                currency: plan.currency.clone(),
             };
             if plan.processing_at <= now {
                 out.push(event(plan.processing_at, "processing"));

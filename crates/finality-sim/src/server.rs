@@ -18,6 +18,7 @@
 //! - `GET /stripe/v1/payment_intents/{id}`, `GET /stripe/v1/refunds/{id}`
 //!   → the object | 404 `{"error": {"code": "resource_missing"}}`
 
+use crate::wire::Money;
 use crate::model::{Fault, Simulator};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -192,13 +193,15 @@ async fn answer(
     sim: &Arc<Simulator>,
     id: &str,
     headers: &HeaderMap,
-    render: impl Fn(&str, &str) -> serde_json::Value,
+    render: impl Fn(&str, &str, Money<'_>) -> serde_json::Value,
     missing: serde_json::Value,
 ) -> Response {
     let _call = sim.begin_call(id);
     match gate(sim, id, headers).await {
         Err(r) => r,
-        Ok(Some(plan)) => Json(render(id, plan.status_at(sim.now()))).into_response(),
+        Ok(Some(plan)) => {
+            Json(render(id, plan.status_at(sim.now()), Money::of(&plan))).into_response()
+        }
         Ok(None) => (StatusCode::NOT_FOUND, Json(missing)).into_response(),
     }
 }
@@ -208,7 +211,9 @@ async fn status(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let render = |id: &str, word: &str| json!({"id": id, "status": word});
+    let render = |id: &str, word: &str, m: Money<'_>| {
+        json!({"id": id, "status": word, "amount": m.amount, "currency": m.currency})
+    };
     answer(
         &sim,
         &id,
@@ -277,7 +282,7 @@ async fn stripe_search(
         .plans_by_merchant_ref(&wanted)
         .iter()
         .map(|p| {
-            let mut o = crate::wire::stripe_object(&p.id, p.status_at(now));
+            let mut o = crate::wire::stripe_object(&p.id, p.status_at(now), Money::of(p));
             o["metadata"] = json!({ "merchant_ref": wanted });
             o
         })
@@ -351,7 +356,9 @@ async fn wechat_refund(
     let render = |plan: &crate::model::PaymentPlan, word: &str| {
         json!({"refund_id": crate::wire::wechat_refund_id(&plan.id),
                "out_refund_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
-               "status": crate::wire::wechat_refund_status(word)})
+               "status": crate::wire::wechat_refund_status(word),
+               "amount": {"refund": plan.amount, "total": plan.amount,
+                          "currency": plan.currency}})
     };
     wechat_query(sim, id, plan, uri, headers, render).await
 }
@@ -361,8 +368,10 @@ async fn wechat_refund(
 fn wechat_transaction(plan: &crate::model::PaymentPlan, word: &str) -> serde_json::Value {
     let state = crate::wire::wechat_trade_state(word);
     let mut body = json!({"mchid": crate::wire::wechat_keys::MCHID,
+        "appid": crate::wire::wechat_keys::APPID,
         "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
-        "trade_state": state});
+        "trade_state": state,
+        "amount": {"total": plan.amount, "currency": plan.currency}});
     if state != "NOTPAY" {
         body["transaction_id"] = json!(crate::wire::wechat_transaction_id(&plan.id));
     }
@@ -471,6 +480,7 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
         Some(plan) => answer(json!({"code": "10000", "msg": "Success",
             "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
             "trade_no": crate::wire::alipay_trade_no(&plan.id),
+            "total_amount": Money::of(&plan).decimal(),
             "trade_status": crate::wire::alipay_trade_status(plan.status_at(sim.now()))})),
         None => answer(json!({"code": "40004", "msg": "Business Failed",
                               "sub_code": "ACQ.TRADE_NOT_EXIST", "sub_msg": "交易不存在"})),
@@ -520,7 +530,7 @@ async fn paypal_object(
     sim: Arc<Simulator>,
     id: String,
     headers: HeaderMap,
-    shape: fn(&str, &str) -> serde_json::Value,
+    shape: fn(&str, &str, Money<'_>) -> serde_json::Value,
     captures: bool,
 ) -> Response {
     let _call = sim.begin_call(&id);
@@ -539,7 +549,9 @@ async fn paypal_object(
     match faults(&sim).await {
         Err(r) => r,
         Ok(()) => match plan {
-            Some(plan) => Json(shape(&id, plan.status_at(sim.now()))).into_response(),
+            Some(plan) => {
+                Json(shape(&id, plan.status_at(sim.now()), Money::of(&plan))).into_response()
+            }
             None => (
                 StatusCode::NOT_FOUND,
                 Json(json!({"name": "RESOURCE_NOT_FOUND", "message": "The specified resource does not exist."})),
@@ -624,6 +636,10 @@ async fn paypal_events(
                 e.status,
                 "listed",
                 &created,
+                Money {
+                    amount: e.amount,
+                    currency: &e.currency,
+                },
             )?;
             serde_json::from_str(&body).ok()
         })
@@ -667,7 +683,10 @@ async fn paypal_refund(
         sim,
         id,
         headers,
-        |id, s| json!({"id": id, "status": crate::wire::paypal_refund(s)}),
+        |id, s, m| {
+            json!({"id": id, "status": crate::wire::paypal_refund(s),
+                   "amount": crate::wire::paypal_amount(m)})
+        },
         false,
     )
     .await
@@ -682,7 +701,10 @@ async fn paypal_capture(
         sim,
         id,
         headers,
-        |id, s| json!({"id": id, "status": crate::wire::paypal_capture(s)}),
+        |id, s, m| {
+            json!({"id": id, "status": crate::wire::paypal_capture(s),
+                   "amount": crate::wire::paypal_amount(m)})
+        },
         true,
     )
     .await
@@ -778,8 +800,9 @@ async fn bakong_one(sim: Arc<Simulator>, id: String, headers: HeaderMap) -> Resp
     match gate(&sim, &id, &headers).await {
         Err(r) => r,
         Ok(plan) => {
-            let status = plan.map_or("pending", |p| p.status_at(sim.now()));
-            Json(crate::wire::bakong_single(&id, status)).into_response()
+            let status = plan.as_ref().map_or("pending", |p| p.status_at(sim.now()));
+            let m = plan.as_ref().map_or(Money::NONE, Money::of);
+            Json(crate::wire::bakong_single(&id, status, m)).into_response()
         }
     }
 }
@@ -828,7 +851,11 @@ async fn bakong_md5_list(
         .iter()
         .map(|m| {
             let plan = sim.plan(m);
-            crate::wire::bakong_list_item(m, plan.as_ref().map(|p| p.status_at(now)))
+            crate::wire::bakong_list_item(
+                m,
+                plan.as_ref().map(|p| p.status_at(now)),
+                plan.as_ref().map_or(Money::NONE, Money::of),
+            )
         })
         .collect();
     Json(
@@ -918,6 +945,10 @@ async fn stripe_events(
                 &e.payment_id,
                 e.merchant_ref.as_deref(),
                 e.status,
+                Money {
+                    amount: e.amount,
+                    currency: &e.currency,
+                },
             )
         })
         .filter(|v| types.is_empty() || types.iter().any(|t| v["type"] == t.as_str()))

@@ -94,9 +94,20 @@ pub struct Delivery {
     pub merchant_ref: Option<String>,
     pub status: &'static str,
     pub tries: u32,
+    /// The payment's amount (minor units) and currency, which each
+    /// provider's notification names.
+    pub amount: i64,
+    pub currency: String,
 }
 
 impl Delivery {
+    fn money(&self) -> crate::wire::Money<'_> {
+        crate::wire::Money {
+            amount: self.amount,
+            currency: &self.currency,
+        }
+    }
+
     /// The merchant's order number (WeChat Pay, Alipay): the merchant
     /// reference, or the payment's id when it was created without one.
     fn order_no(&self) -> &str {
@@ -116,6 +127,8 @@ pub(crate) fn deliveries(plan: &PaymentPlan, delay: Duration) -> Vec<Delivery> {
         merchant_ref: plan.merchant_ref.clone(),
         status,
         tries: 0,
+        amount: plan.amount,
+        currency: plan.currency.clone(),
     };
     let mut out = Vec::new();
     let Some(settled) = plan.settles_at else {
@@ -225,6 +238,7 @@ impl Simulator {
                     &d.provider_ref,
                     d.merchant_ref.as_deref(),
                     d.status,
+                    d.money(),
                 ) else {
                     return; // nothing Adyen would send
                 };
@@ -236,6 +250,7 @@ impl Simulator {
                     &d.provider_ref,
                     d.order_no(),
                     d.status,
+                    d.money(),
                 ) else {
                     return; // Alipay does not notify while waiting for the buyer
                 };
@@ -250,6 +265,7 @@ impl Simulator {
                     d.order_no(),
                     d.status,
                     ts,
+                    d.money(),
                 ) else {
                     return; // WeChat notifies successes only
                 };
@@ -268,6 +284,7 @@ impl Simulator {
                     d.status,
                     webhook_id,
                     &time,
+                    d.money(),
                 ) else {
                     return; // nothing PayPal would send
                 };
@@ -289,6 +306,7 @@ impl Simulator {
                     &d.provider_ref,
                     d.merchant_ref.as_deref(),
                     d.status,
+                    d.money(),
                 )
                 .to_string();
                 let sig = crate::schemes::stripe_signature(secret, ts, body.as_bytes());

@@ -7,6 +7,46 @@
 
 use serde_json::{json, Value};
 
+/// What a simulated payment is for, as each provider writes it: every
+/// answer and notification names the payment's own amount and currency
+/// (real providers do, and finality compares them with the registration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Money<'a> {
+    /// Minor units.
+    pub amount: i64,
+    /// ISO 4217, upper case.
+    pub currency: &'a str,
+}
+
+impl<'a> Money<'a> {
+    /// For a payment the simulator does not know (its answer names no
+    /// money).
+    pub const NONE: Money<'static> = Money {
+        amount: 0,
+        currency: "EUR",
+    };
+
+    pub fn of(plan: &'a crate::model::PaymentPlan) -> Self {
+        Money {
+            amount: plan.amount,
+            currency: &plan.currency,
+        }
+    }
+
+    /// `12.50`: a decimal in major units (PayPal, Alipay).
+    pub fn decimal(&self) -> String {
+        crate::settlement::decimal(self.amount, self.currency)
+    }
+
+    /// `12.5` as a JSON number in major units (Bakong).
+    pub fn major_number(&self) -> Value {
+        let text = self.decimal();
+        serde_json::from_str::<serde_json::Number>(&text)
+            .map(Value::Number)
+            .unwrap_or(Value::Null)
+    }
+}
+
 /// The webhook signature scheme (and body shape) deliveries use.
 #[derive(Clone)]
 pub enum WireFormat {
@@ -62,12 +102,16 @@ pub fn stripe_refund(sim_status: &str) -> &'static str {
 }
 
 /// The Stripe object for a payment: a refund when its id starts `re_`.
-pub fn stripe_object(id: &str, sim_status: &str) -> Value {
+pub fn stripe_object(id: &str, sim_status: &str, m: Money<'_>) -> Value {
+    let currency = m.currency.to_ascii_lowercase();
     if id.starts_with("re_") {
-        json!({"id": id, "object": "refund", "status": stripe_refund(sim_status)})
+        json!({"id": id, "object": "refund", "status": stripe_refund(sim_status),
+               "amount": m.amount, "currency": currency})
     } else {
         let (status, err) = stripe_payment_intent(sim_status);
+        let received = if status == "succeeded" { m.amount } else { 0 };
         json!({"id": id, "object": "payment_intent", "status": status,
+               "amount": m.amount, "amount_received": received, "currency": currency,
                "last_payment_error": err})
     }
 }
@@ -79,8 +123,9 @@ pub fn stripe_event(
     id: &str,
     merchant_ref: Option<&str>,
     sim_status: &str,
+    m: Money<'_>,
 ) -> Value {
-    let mut object = stripe_object(id, sim_status);
+    let mut object = stripe_object(id, sim_status, m);
     if let Some(m) = merchant_ref {
         object["metadata"] = json!({ "merchant_ref": m });
     }
@@ -105,6 +150,7 @@ pub fn adyen_notification(
     id: &str,
     merchant_ref: Option<&str>,
     sim_status: &str,
+    m: Money<'_>,
 ) -> Option<Value> {
     let merchant_ref = merchant_ref.map_or_else(|| format!("order-{id}"), String::from);
     let (code, success, psp, original) = match sim_status {
@@ -121,6 +167,7 @@ pub fn adyen_notification(
         &merchant_ref,
         code,
         success,
+        m,
     );
     Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
 }
@@ -134,12 +181,13 @@ pub fn adyen_item(
     merchant_ref: &str,
     code: &str,
     success: bool,
+    m: Money<'_>,
 ) -> Value {
     let success = if success { "true" } else { "false" };
     let mut item = json!({
         "pspReference": psp, "originalReference": original,
         "merchantAccountCode": merchant_account, "merchantReference": merchant_ref,
-        "amount": {"value": 1000, "currency": "EUR"}, "eventCode": code, "success": success,
+        "amount": {"value": m.amount, "currency": m.currency}, "eventCode": code, "success": success,
         "eventDate": "2026-11-30T12:00:00+00:00", "reason": "", "additionalData": {}
     });
     item["additionalData"]["hmacSignature"] = json!(crate::schemes::adyen_hmac(key, &item));
@@ -159,8 +207,9 @@ pub fn acme_state(sim_status: &str) -> &'static str {
 }
 
 /// An "Acme" transfer as its status API returns it.
-pub fn acme_transfer(id: &str, sim_status: &str) -> Value {
-    json!({"data": {"id": id, "state": acme_state(sim_status), "amount": "10.00"}})
+pub fn acme_transfer(id: &str, sim_status: &str, m: Money<'_>) -> Value {
+    json!({"data": {"id": id, "state": acme_state(sim_status), "amount": m.decimal(),
+                    "currency": m.currency}})
 }
 
 /// An "Acme" webhook body and its `X-Acme-Signature` under `secret`.
@@ -185,12 +234,12 @@ pub fn bakong_hash(id: &str) -> String {
 }
 
 /// Bakong's answer to a single check for a simulator status word.
-pub fn bakong_single(id: &str, sim_status: &str) -> Value {
+pub fn bakong_single(id: &str, sim_status: &str, m: Money<'_>) -> Value {
     match sim_status {
         "succeeded" => {
             json!({"responseCode": 0, "responseMessage": "Getting transaction successfully.",
             "errorCode": null, "data": {"hash": bakong_hash(id), "fromAccountId": "payer@aclb",
-            "toAccountId": "merchant@abaa", "currency": "USD", "amount": 1.5,
+            "toAccountId": "merchant@abaa", "currency": m.currency, "amount": m.major_number(),
             "description": "", "createdDateMs": 0, "acknowledgedDateMs": 0}})
         }
         "failed" => json!({"responseCode": 1, "responseMessage": "Transaction failed.",
@@ -202,11 +251,11 @@ pub fn bakong_single(id: &str, sim_status: &str) -> Value {
 }
 
 /// One item of Bakong's answer to an MD5 list check.
-pub fn bakong_list_item(md5: &str, sim_status: Option<&str>) -> Value {
+pub fn bakong_list_item(md5: &str, sim_status: Option<&str>, m: Money<'_>) -> Value {
     match sim_status {
         Some("succeeded") => {
             json!({"md5": md5, "status": "SUCCESS", "message": "Getting transaction successfully.",
-            "data": {"hash": bakong_hash(md5), "currency": "USD", "amount": 1.5}})
+            "data": {"hash": bakong_hash(md5), "currency": m.currency, "amount": m.major_number()}})
         }
         Some("failed") => {
             json!({"md5": md5, "status": "FAILED", "message": "Transaction failed.", "data": null})
@@ -234,15 +283,23 @@ pub fn paypal_order(sim_status: &str) -> &'static str {
 
 /// `GET /v2/checkout/orders/{id}` as PayPal answers it: a completed order
 /// carries its capture under `purchase_units[].payments.captures[]`.
-pub fn paypal_order_body(id: &str, sim_status: &str) -> Value {
+pub fn paypal_order_body(id: &str, sim_status: &str, m: Money<'_>) -> Value {
     let status = paypal_order(sim_status);
+    let amount = paypal_amount(m);
     if status != "COMPLETED" {
-        return json!({"id": id, "intent": "CAPTURE", "status": status});
+        return json!({"id": id, "intent": "CAPTURE", "status": status,
+                      "purchase_units": [{"reference_id": "default", "amount": amount}]});
     }
     json!({"id": id, "intent": "CAPTURE", "status": status,
-    "purchase_units": [{"reference_id": "default", "payments": {"captures": [
-        {"id": paypal_capture_id(id), "status": paypal_capture(sim_status), "final_capture": true}
+    "purchase_units": [{"reference_id": "default", "amount": amount, "payments": {"captures": [
+        {"id": paypal_capture_id(id), "status": paypal_capture(sim_status), "final_capture": true,
+         "amount": amount}
     ]}}]})
+}
+
+/// PayPal's amount object: `{"currency_code", "value"}` in major units.
+pub fn paypal_amount(m: Money<'_>) -> Value {
+    json!({"currency_code": m.currency, "value": m.decimal()})
 }
 
 /// PayPal's refund status for a simulator status word.
@@ -329,6 +386,7 @@ pub fn paypal_event(
     sim_status: &str,
     webhook_id: &str,
     time: &str,
+    m: Money<'_>,
 ) -> Option<(String, Vec<(&'static str, String)>)> {
     let (kind, resource) = match sim_status {
         "processing" => (
@@ -338,6 +396,7 @@ pub fn paypal_event(
         "succeeded" => (
             "PAYMENT.CAPTURE.COMPLETED",
             json!({"id": format!("CAP{order_id}"), "status": "COMPLETED",
+                   "amount": paypal_amount(m),
                    "supplementary_data": {"related_ids": {"order_id": order_id}}}),
         ),
         "failed" => (
@@ -390,6 +449,7 @@ pub mod wechat_keys {
     /// 32 bytes, as an APIv3 key is.
     pub const API_V3_KEY: &str = "finality-sim-apiv3-key-32-bytes!";
     pub const MCHID: &str = "1900000109";
+    pub const APPID: &str = "wxd678efh567hg6787";
     pub const SERIAL_NO: &str = "5157F09EFDC096DE15EBE81A47057A7232F1B8E1";
 }
 
@@ -412,6 +472,9 @@ pub fn wechat_refund_status(sim_status: &str) -> &'static str {
         _ => "PROCESSING",
     }
 }
+
+/// The app id the simulated Alipay notifies for.
+pub const ALIPAY_APP_ID: &str = "2021000000000001";
 
 /// Alipay's `trade_no` for the simulator payment `id`.
 pub fn alipay_trade_no(id: &str) -> String {
@@ -438,15 +501,17 @@ pub fn wechat_notification(
     out_trade_no: &str,
     sim_status: &str,
     ts: i64,
+    m: Money<'_>,
 ) -> Option<(String, Vec<(&'static str, String)>)> {
     use rsa::pkcs8::DecodePrivateKey;
     if sim_status != "succeeded" {
         return None;
     }
-    let tx = json!({"mchid": wechat_keys::MCHID, "appid": "wxd678efh567hg6787",
+    let tx = json!({"mchid": wechat_keys::MCHID, "appid": wechat_keys::APPID,
                     "out_trade_no": out_trade_no, "transaction_id": wechat_transaction_id(id),
                     "trade_type": "JSAPI", "trade_state": "SUCCESS", "trade_state_desc": "支付成功",
-                    "amount": {"total": 100, "currency": "CNY"}});
+                    "amount": {"total": m.amount, "payer_total": m.amount,
+                               "currency": m.currency, "payer_currency": m.currency}});
     let nonce = format!(
         "{:0>12}",
         &event_id.chars().rev().take(12).collect::<String>()
@@ -495,9 +560,11 @@ pub fn alipay_notification(
     id: &str,
     out_trade_no: &str,
     sim_status: &str,
+    m: Money<'_>,
 ) -> Option<String> {
     use rsa::pkcs8::DecodePrivateKey;
     let status = alipay_trade_status(sim_status);
+    let total = m.decimal();
     if status == "WAIT_BUYER_PAY" {
         return None;
     }
@@ -506,13 +573,13 @@ pub fn alipay_notification(
         ("notify_time", "2026-11-30 12:00:00"),
         ("notify_type", "trade_status_sync"),
         ("notify_id", notify_id),
-        ("app_id", "2021000000000001"),
+        ("app_id", ALIPAY_APP_ID),
         ("charset", "utf-8"),
         ("version", "1.0"),
         ("sign_type", "RSA2"),
         ("out_trade_no", out_trade_no),
         ("trade_status", status),
-        ("total_amount", "88.88"),
+        ("total_amount", total.as_str()),
     ] {
         p.insert(k.to_string(), v.to_string());
     }

@@ -105,26 +105,20 @@ impl StripeSignature {
     }
 }
 
-/// Stripe's words → ours, per object. PaymentIntents have no `failed`
-/// (a decline returns them to `requires_payment_method`); refunds can fail
-/// after they `succeeded` (finality then records `reversed`); payouts can
-/// fail after `paid` the same way.
+/// Stripe's words → ours, per object, from their rows in
+/// [`crate::stripe::contract::ROWS`]. PaymentIntents have no `failed` (a
+/// decline returns them to `requires_payment_method`); a refund or payout
+/// that fails after it succeeded is recorded `reversed` (the transition
+/// table's follow-up).
 pub fn map_status(object: &str, status: &str) -> Option<Status> {
-    match (object, status) {
-        (
-            "payment_intent",
-            "requires_payment_method" | "requires_confirmation" | "requires_action",
-        ) => Some(Status::Pending),
-        ("payment_intent", "processing" | "requires_capture") => Some(Status::Processing),
-        ("payment_intent" | "refund", "succeeded") => Some(Status::Succeeded),
-        ("payment_intent" | "refund" | "payout", "canceled") => Some(Status::Cancelled),
-        ("refund", "pending" | "requires_action") => Some(Status::Pending),
-        ("refund" | "payout", "failed") => Some(Status::Failed),
-        ("payout", "pending") => Some(Status::Pending),
-        ("payout", "in_transit") => Some(Status::Processing),
-        ("payout", "paid") => Some(Status::Succeeded),
-        _ => None,
-    }
+    use crate::stripe::contract::*;
+    let list = match object {
+        "payment_intent" => PAYMENT_INTENT,
+        "refund" => REFUND_STATUS,
+        "payout" => PAYOUT_STATUS,
+        _ => return None,
+    };
+    crate::contract::status(ROWS, list, status)
 }
 
 /// Parse a verified Stripe event (`{"id", "type", "created", "data": {"object": …}}`).
@@ -194,60 +188,70 @@ fn event_of(v: &serde_json::Value, merchant_ref_key: &str) -> Result<WebhookEven
         reported: money(obj),
         disposition: Disposition::Apply,
     };
-    match kind {
-        "payment_intent" | "refund" | "payout" => {
+    use crate::contract::{lookup, Action};
+    use crate::stripe::contract::{DISPUTE_STATUS, EVENT, ROWS};
+    let Some(row) = lookup(ROWS, EVENT, event_type) else {
+        ev.disposition = Disposition::Review(format!(
+            "Stripe event type `{event_type}` is not in Stripe's published list: kept for \
+             review, not applied"
+        ));
+        return Ok(ev);
+    };
+    match (row.action, kind) {
+        (Action::Ignore, _) => {
+            ev.disposition = Disposition::Ignore(format!("`{event_type}`: {}", row.does));
+        }
+        (Action::Status(_) | Action::Depends, "payment_intent" | "refund" | "payout") => {
             if word.is_empty() {
                 return Err(unparseable("data.object.status missing"));
             }
             ev.status = map_status(kind, word);
         }
-        "charge" | "dispute" => {
-            // About a PaymentIntent's money: find the PaymentIntent.
-            let pi = obj["payment_intent"].as_str().map(String::from);
-            let (status, ignore) = match (event_type, kind) {
-                ("charge.refunded", "charge") if obj["refunded"] == true => {
-                    (Some(Status::Reversed), None)
-                }
-                ("charge.refunded", "charge") => (
+        (_, "charge" | "dispute") => {
+            // About a PaymentIntent's money: the PaymentIntent is named.
+            let Some(pi) = obj["payment_intent"].as_str() else {
+                ev.disposition = Disposition::Ignore(format!(
+                    "`{event_type}` names no PaymentIntent (a charge made without one)"
+                ));
+                return Ok(ev);
+            };
+            ev.provider_ref = Some(pi.to_string());
+            ev.merchant_ref = None;
+            let (status, why) = match (row.action, event_type) {
+                (Action::Review, _) => (Some(Status::NeedsReview), None),
+                (_, "charge.refunded") if obj["refunded"] == true => (Some(Status::Reversed), None),
+                (_, "charge.refunded") => (
                     None,
                     Some(format!(
                         "partial refund ({} of {} refunded): the payment stays succeeded",
                         obj["amount_refunded"], obj["amount"]
                     )),
                 ),
-                ("charge.dispute.funds_withdrawn", "dispute") => (Some(Status::Reversed), None),
-                ("charge.dispute.closed", "dispute") if word == "lost" => {
-                    (Some(Status::Reversed), None)
-                }
-                ("charge.dispute.funds_reinstated", "dispute") => {
-                    ev.disposition = Disposition::Review(format!(
-                        "Stripe reinstated the disputed funds of {}: the payment was reversed \
-                         and the money is back; decide by hand",
-                        pi.as_deref().unwrap_or("an unknown PaymentIntent")
-                    ));
-                    (None, None)
+                (_, "charge.dispute.closed" | "charge.dispute.created") => {
+                    match lookup(ROWS, DISPUTE_STATUS, word).map(|r| (r.action, r.does)) {
+                        Some((Action::Status(s), _)) => (Some(s), None),
+                        Some((Action::Review, _)) => (Some(Status::NeedsReview), None),
+                        Some((_, does)) => (None, Some(format!("dispute {word}: {does}"))),
+                        None => {
+                            ev.disposition = Disposition::Review(format!(
+                                "dispute status `{word}` is not in Stripe's published list: \
+                                 kept for review"
+                            ));
+                            (None, None)
+                        }
+                    }
                 }
                 _ => (
                     None,
-                    Some(format!(
-                        "`{event_type}` changes no status finality follows (PaymentIntents, \
-                         refunds and payouts are followed by their own events)"
-                    )),
+                    Some(format!("`{event_type}` changes no status finality follows")),
                 ),
             };
-            if pi.is_none() && ev.disposition == Disposition::Apply && ignore.is_none() {
-                ev.disposition = Disposition::Ignore(format!(
-                    "`{event_type}` names no PaymentIntent (a charge made without one)"
-                ));
-            }
-            ev.provider_ref = pi;
-            ev.merchant_ref = None;
             ev.status = status;
-            if let Some(why) = ignore {
+            if let Some(why) = why {
                 ev.disposition = Disposition::Ignore(why);
             }
         }
-        other => {
+        (_, other) => {
             ev.disposition = Disposition::Ignore(format!(
                 "`{event_type}` is about a `{other}`, which finality does not track"
             ));

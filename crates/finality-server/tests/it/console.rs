@@ -63,7 +63,7 @@ async fn register(app: &TestApp, body: &Value) {
 /// Register `ids` and wait until each is in review.
 async fn fill_queue(app: &TestApp, ids: &[&str]) {
     for id in ids {
-        let plan = app.sim.create(None);
+        let plan = app.sim.create_priced(None, None, 129_900, "EUR");
         let body = json!({"id": id, "provider": "sim", "provider_ref": plan.id,
             "amount": 129_900, "currency": "EUR", "metadata": {"order": format!("ord-{id}")}});
         register(app, &body).await;

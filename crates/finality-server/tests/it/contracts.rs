@@ -78,12 +78,11 @@ async fn stripe_id_prefix_must_fit_the_kind() {
     assert_eq!(s, StatusCode::CREATED, "{v}");
 }
 
-/// Adyen sends `CAPTURE_FAILED` after `CAPTURE` when the card scheme fails
-/// a capture Adyen had reported: the payment that was `succeeded` becomes
-/// `reversed` with the provider's words, never "ignored: already final".
-/// A chargeback reversal after that is kept for review.
+/// A chargeback reverses a succeeded payment; its reversal (the merchant
+/// defended it, "This stage is not final", Adyen) is kept for review,
+/// never dropped and never applied by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
+async fn adyen_chargeback_reverses_and_its_reversal_is_kept_for_review() {
     let app = adyen_app_with(Duration::from_secs(3600), 10, Capture::Manual).await;
     app.register_at("adyen", "ady_late", "PSP0000000000091")
         .await;
@@ -100,9 +99,9 @@ async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
     app.wait_for_status("ady_late", "succeeded").await;
     adyen_notify(
         &app,
-        "PSP00000000000C9",
+        "PSP00000000000D9",
         "PSP0000000000091",
-        "CAPTURE_FAILED",
+        "CHARGEBACK",
         true,
     )
     .await;
@@ -117,10 +116,7 @@ async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
         "{v}"
     );
     // The provider's own words are in the history.
-    assert_eq!(
-        v["history"][2]["reason"], "provider: CAPTURE_FAILED:true",
-        "{v}"
-    );
+    assert_eq!(v["history"][2]["reason"], "provider: CHARGEBACK:true", "{v}");
     adyen_notify(
         &app,
         "PSP00000000000B9",
@@ -129,14 +125,23 @@ async fn adyen_failure_after_success_is_a_reversal_not_ignored() {
         true,
     )
     .await;
-    let ev = app
-        .db
-        .store
-        .inbox_get("adyen", "PSP00000000000B9:CHARGEBACK_REVERSED:true")
-        .await
-        .unwrap()
-        .expect("stored");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let ev = loop {
+        let ev = app
+            .db
+            .store
+            .inbox_get("adyen", "PSP00000000000B9:CHARGEBACK_REVERSED:true")
+            .await
+            .unwrap()
+            .expect("stored");
+        if ev.state != InboxState::Received || std::time::Instant::now() > deadline {
+            break ev;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!(ev.state, InboxState::Review);
+    let (_, v) = app.get("/v1/payments/ady_late").await;
+    assert_eq!(v["status"], "reversed", "{v}");
 }
 
 fn stripe_refund_event(id: &str, refund: &str, status: &str) -> Vec<u8> {
@@ -165,14 +170,17 @@ async fn post_stripe(app: &TestApp, body: &[u8]) -> StatusCode {
         .status()
 }
 
-/// Stripe refunds can fail after they succeeded. Such a report cannot be
-/// told from a stale one, so it is not applied, and not dropped either:
-/// acknowledged, kept in the inbox as `review` with Stripe's words.
+/// Stripe refunds can fail after they succeeded ("After the refund fails,
+/// this balance transaction describes the adjustment made on your account
+/// balance that reverses the initial balance transaction"): the refund is
+/// `reversed` (the money is back with the merchant), and its
+/// PaymentIntent, which a full refund may have reversed, gets a review row.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn stripe_refund_failing_after_success_is_kept_for_review() {
+async fn stripe_refund_failing_after_success_is_reversed() {
     let app = stripe_app(false, false).await;
+    // The amount of Stripe's published refund object.
     let body = json!({"id": "refund_late", "provider": "stripe", "provider_ref": "re_3LateFail",
-                      "kind": "refund", "amount": 1999, "currency": "USD"});
+                      "kind": "refund", "amount": 100, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body).await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
     let ok = stripe_refund_event("evt_refund_ok", "re_3LateFail", "succeeded");
@@ -180,24 +188,22 @@ async fn stripe_refund_failing_after_success_is_kept_for_review() {
     app.wait_for_status("refund_late", "succeeded").await;
     let failed = stripe_refund_event("evt_refund_failed", "re_3LateFail", "failed");
     assert_eq!(post_stripe(&app, &failed).await, StatusCode::OK);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let row = loop {
-        let row = app
-            .db
-            .store
-            .inbox_get("stripe", "evt_refund_failed")
-            .await
-            .unwrap()
-            .expect("stored");
-        if row.state != InboxState::Received || std::time::Instant::now() > deadline {
-            break row;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert_eq!(row.state, InboxState::Review);
-    assert!(row.reason.unwrap_or_default().contains("refund.failed"));
-    let (_, v) = app.get("/v1/payments/refund_late").await;
-    assert_eq!(v["status"], "succeeded", "{v}");
+    let v = app.wait_for_status("refund_late", "reversed").await;
+    assert_eq!(
+        steps(&v),
+        vec![
+            step("pending", "succeeded", "webhook"),
+            step("succeeded", "reversed", "webhook"),
+        ],
+        "{v}"
+    );
+    assert!(
+        v["history"][1]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("refund.failed"),
+        "{v}"
+    );
     // The PaymentIntent it refunded gets its own review row: if a
     // charge.refunded made it reversed, the money is back.
     let pi_row = app

@@ -7,6 +7,7 @@ mod console;
 mod contracts;
 mod db_outage;
 mod fuzz;
+mod no_false_final;
 mod observability;
 mod openapi;
 mod outage;
@@ -234,7 +235,7 @@ impl TestApp {
 
     /// A payment created at the simulator, as a registration body.
     pub fn payment(&self, id: &str) -> Value {
-        let plan = self.sim.create(None);
+        let plan = self.sim.create_priced(None, None, 4200, "EUR");
         json!({"id": id, "provider": "sim", "provider_ref": plan.id, "amount": 4200, "currency": "EUR", "metadata": {"order": "o-1"}})
     }
 }

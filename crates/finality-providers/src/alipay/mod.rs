@@ -20,6 +20,8 @@
 //!   over every other parameter sorted as above. The answer must be exactly
 //!   `success`, or Alipay keeps retrying (for about a day).
 
+pub mod contract;
+
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
@@ -49,13 +51,24 @@ pub struct AlipayConfig {
     pub seller_id: Option<String>,
 }
 
-/// `trade_status` → ours.
+/// `trade_status` → ours, from its row in [`contract::ROWS`];
+/// `TRADE_CLOSED` is closed unpaid here (`cancelled`): where Alipay says
+/// the trade was paid first, the caller decides (see [`closed_trade`]).
 pub fn map_trade_status(s: &str) -> Option<Status> {
     match s {
-        "WAIT_BUYER_PAY" => Some(Status::Pending),
-        "TRADE_SUCCESS" | "TRADE_FINISHED" => Some(Status::Succeeded),
         "TRADE_CLOSED" => Some(Status::Cancelled),
-        _ => None,
+        _ => crate::contract::status(contract::ROWS, contract::TRADE_STATUS, s),
+    }
+}
+
+/// A `TRADE_CLOSED` trade: "closed unpaid on timeout, or fully refunded
+/// after payment" (`未付款交易超时关闭，或支付完成后全额退款`). A query answer
+/// that names a payment time (`send_pay_date`) was paid, so the close is a
+/// full refund the answer cannot prove: a human decides.
+fn closed_trade(answer: &Value) -> Option<Status> {
+    match answer["send_pay_date"].as_str() {
+        Some(t) if !t.is_empty() => Some(Status::NeedsReview),
+        _ => Some(Status::Cancelled),
     }
 }
 
@@ -184,7 +197,10 @@ impl AlipayAdapter {
                         .as_str()
                         .filter(|id| by_merchant && !id.is_empty())
                         .map(String::from),
-                    status: map_trade_status(&s),
+                    status: match s.as_str() {
+                        "TRADE_CLOSED" => closed_trade(r),
+                        other => map_trade_status(other),
+                    },
                     provider_status: s,
                     reported: trade_money(|k| r[k].as_str()),
                 })

@@ -21,6 +21,8 @@
 //!   is in `resource`, encrypted with AES-256-GCM under the APIv3 key
 //!   (`nonce`, `associated_data`, base64 `ciphertext` with its tag).
 
+pub mod contract;
+
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::{check_timestamp, RejectReason, WebhookError, WebhookEvent};
@@ -72,34 +74,17 @@ pub struct WeChatConfig {
     pub appid: Option<String>,
 }
 
-/// `trade_state` → ours.
+/// `trade_state` → ours, from its row in [`contract::ROWS`].
 pub fn map_trade_state(state: &str) -> Option<Status> {
-    match state {
-        "NOTPAY" => Some(Status::Pending),
-        "USERPAYING" | "ACCEPT" => Some(Status::Processing),
-        // REFUND: the payment succeeded and a refund was started; refunds
-        // are their own payments (kind refund).
-        "SUCCESS" | "REFUND" => Some(Status::Succeeded),
-        "CLOSED" | "REVOKED" => Some(Status::Cancelled),
-        "PAYERROR" => Some(Status::Failed),
-        _ => None,
-    }
+    crate::contract::status(contract::ROWS, contract::TRADE_STATE, state)
 }
 
 /// Refund `status` → ours. `ABNORMAL`: the refund could not reach the
-/// buyer (card closed or frozen); WeChat Pay holds the money for the merchant
-/// to return another way: a human's case (`needs_review`), not a failure.
+/// buyer (card closed or frozen); WeChat Pay holds the money for the
+/// merchant to return another way: a human's case (`needs_review`), not a
+/// failure.
 pub fn map_refund_status(status: &str) -> Option<Status> {
-    match status {
-        "PROCESSING" => Some(Status::Processing),
-        "SUCCESS" => Some(Status::Succeeded),
-        "CLOSED" => Some(Status::Cancelled),
-        // The refund is stuck (the buyer's card was cancelled or frozen):
-        // WeChat Pay documents it as needing the merchant's action (refund
-        // to another account, or offline), not as a final failure.
-        "ABNORMAL" => Some(Status::NeedsReview),
-        _ => None,
-    }
+    crate::contract::status(contract::ROWS, contract::REFUND_STATUS, status)
 }
 
 fn encode(v: &str) -> String {

@@ -15,6 +15,8 @@
 //!   decline as the provider status; it ends as succeeded, canceled, or in
 //!   review when the schedule runs out, never as failed by guess.
 
+pub mod contract;
+
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::webhook::stripe::{events_of, parse_events, StripeSignature, AUDIT_HEADERS};

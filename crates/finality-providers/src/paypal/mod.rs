@@ -21,6 +21,8 @@
 //!   `create_time` read, every page (`links` rel `next`) before the cursor
 //!   moves; listed events are interpreted as verified webhooks are.
 
+pub mod contract;
+
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::oauth::ClientCredentials;
@@ -32,37 +34,19 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Order statuses → ours.
+/// Order statuses → ours (`COMPLETED`: see [`order_status`]).
 pub fn map_order(status: &str) -> Option<Status> {
-    match status {
-        "CREATED" | "SAVED" | "PAYER_ACTION_REQUIRED" => Some(Status::Pending),
-        "APPROVED" => Some(Status::Processing),
-        "COMPLETED" => Some(Status::Succeeded),
-        "VOIDED" => Some(Status::Cancelled),
-        _ => None,
-    }
+    crate::contract::status(contract::ROWS, contract::ORDER, status)
 }
 
-/// Refund (and capture) statuses → ours.
+/// Refund statuses → ours.
 pub fn map_refund(status: &str) -> Option<Status> {
-    match status {
-        "PENDING" => Some(Status::Pending),
-        "COMPLETED" => Some(Status::Succeeded),
-        "FAILED" | "DECLINED" => Some(Status::Failed),
-        "CANCELLED" => Some(Status::Cancelled),
-        _ => None,
-    }
+    crate::contract::status(contract::ROWS, contract::REFUND_STATUS, status)
 }
 
 /// Capture statuses → ours, for a payment tracked as its capture.
 pub fn map_capture(status: &str) -> Option<Status> {
-    match status {
-        "PENDING" => Some(Status::Processing),
-        "COMPLETED" | "PARTIALLY_REFUNDED" => Some(Status::Succeeded),
-        "DECLINED" | "FAILED" => Some(Status::Failed),
-        "REFUNDED" => Some(Status::Reversed),
-        _ => None,
-    }
+    crate::contract::status(contract::ROWS, contract::CAPTURE, status)
 }
 
 /// Transaction Search's one-letter statuses → ours (S success, P pending,
@@ -108,25 +92,22 @@ const CURSOR_GONE: &str = "PayPal no longer lists events from the cursor";
 
 const SEARCH_WINDOW: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// Webhook event types → ours, and whether the payment is named by the
-/// resource's order id (`supplementary_data.related_ids.order_id`).
+/// Webhook event types → ours (from their rows in [`contract::ROWS`]), and
+/// whether the payment is named by the resource's order id
+/// (`supplementary_data.related_ids.order_id`): the capture events.
+/// `PAYMENT.CAPTURE.REFUNDED` has no status of its own: the capture's,
+/// asked again, decides (see [`parse_event`]).
 pub fn map_event(event_type: &str) -> (Option<Status>, bool) {
-    match event_type {
-        "CHECKOUT.ORDER.APPROVED" => (Some(Status::Processing), false),
-        "CHECKOUT.ORDER.COMPLETED" => (Some(Status::Succeeded), false),
-        "CHECKOUT.ORDER.VOIDED" => (Some(Status::Cancelled), false),
-        "PAYMENT.CAPTURE.PENDING" => (Some(Status::Processing), true),
-        "PAYMENT.CAPTURE.COMPLETED" => (Some(Status::Succeeded), true),
-        "PAYMENT.CAPTURE.DENIED" | "PAYMENT.CAPTURE.DECLINED" => (Some(Status::Failed), true),
-        // "PayPal reverses a payment capture" (Payments v2 webhook events):
-        // the resource is the reversal; the capture is its `up` link.
-        "PAYMENT.CAPTURE.REVERSED" => (Some(Status::Reversed), true),
-        // "A merchant refunds a payment capture": sent for every refund,
-        // partial ones too; whether the capture is now wholly refunded is
-        // the capture's own status (see `parse_event`).
-        "PAYMENT.CAPTURE.REFUNDED" => (None, true),
-        _ => (None, false),
-    }
+    let about_capture = event_type.starts_with("PAYMENT.CAPTURE.");
+    let status = match crate::contract::lookup(contract::ROWS, contract::EVENT, event_type) {
+        Some(r) => match r.action {
+            crate::contract::Action::Status(s) => Some(s),
+            crate::contract::Action::Review => Some(Status::NeedsReview),
+            _ => None,
+        },
+        None => None,
+    };
+    (status, about_capture)
 }
 
 /// An order's status, from its captures: PayPal marks an order `COMPLETED`
@@ -224,6 +205,14 @@ pub fn order_money(order: &Value) -> finality_core::Reported {
         total.currency = Some(c);
     }
     total
+}
+
+/// The transaction a dispute is about, as PayPal names it.
+fn disputed(resource: &Value) -> Option<&str> {
+    resource["disputed_transactions"]
+        .as_array()?
+        .first()?["seller_transaction_id"]
+        .as_str()
 }
 
 /// The capture a refund resource belongs to: the id at the end of its `up`
@@ -564,15 +553,34 @@ fn events_of(event: &Value, payments: PaymentObject) -> Result<Vec<WebhookEvent>
             refunded_capture(resource).unwrap_or("?"),
             money(&resource["seller_payable_breakdown"]["total_refunded_amount"]),
         ))
-    } else if status.is_none() {
-        Disposition::Ignore(format!(
-            "PayPal `{kind}` ({}) changes no status finality follows",
+    } else if let Some(row) = crate::contract::lookup(contract::ROWS, contract::EVENT, kind) {
+        match (status, provider_ref) {
+            (None, _) => Disposition::Ignore(format!("PayPal `{kind}`: {}", row.does)),
+            // A dispute names the capture it is about
+            // (`disputed_transactions[].seller_transaction_id`), not the
+            // order: kept for a human beside the payment.
+            (Some(Status::NeedsReview), _) if kind.starts_with("CUSTOMER.DISPUTE.") => {
+                Disposition::Review(format!(
+                    "PayPal `{kind}` ({}) about {}: {}",
+                    resource["status"].as_str().unwrap_or("?"),
+                    disputed(resource).unwrap_or("an unnamed transaction"),
+                    row.does
+                ))
+            }
+            _ => Disposition::Apply,
+        }
+    } else {
+        Disposition::Review(format!(
+            "PayPal event `{kind}` ({}) is not in PayPal's published lists: kept for review, \
+             not applied",
             event["resource_type"]
                 .as_str()
                 .unwrap_or("unknown resource")
         ))
-    } else {
-        Disposition::Apply
+    };
+    let status = match &disposition {
+        Disposition::Apply => status,
+        _ => None,
     };
     // The money the event is about: an order's captures, a capture's
     // amount. A refund or reversal resource's amount is not the payment's
