@@ -200,7 +200,8 @@ async fn stripe_payment_intent_settles_by_polls() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stripe_refund_settles_by_polls() {
     let app = stripe_app(true, false).await;
-    app.sim.create(Some("re_3PollB".into()));
+    app.sim
+        .create_priced(Some("re_3PollB".into()), None, 1999, "USD");
     let body = json!({"id": "refund_1", "provider": "stripe", "provider_ref": "re_3PollB",
                       "kind": "refund", "amount": 1999, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body).await;
@@ -1125,7 +1126,7 @@ async fn alipay_settles_by_signed_notifications_and_rejects_forgeries() {
             .body(body)
             .send()
     };
-    let tampered = form.replace("total_amount=88.88", "total_amount=0.01");
+    let tampered = form.replace("total_amount=19.99", "total_amount=0.01");
     assert_ne!(tampered, form);
     let resp = post(tampered.replace("nid-genuine", "nid-tampered"))
         .await
@@ -1246,7 +1247,7 @@ async fn paypal_capture_found_by_invoice_id_and_polled() {
     let app = paypal_app_full(true, None, PaymentObject::Captures, 60).await;
     app.register_by_merchant_ref("paypal", "pp_inv", "pp_c1", "INV-2026-0001")
         .await;
-    app.sim.create(Some("pp_c2".into()));
+    app.sim.create_priced(Some("pp_c2".into()), None, 1999, "USD");
     let body = json!({"id": "pp_cap", "provider": "paypal", "provider_ref": "CAPpp_c2",
                       "amount": 1999, "currency": "USD"});
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
@@ -1289,7 +1290,7 @@ async fn bakong_by_merchant_ref_goes_to_review_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wechat_by_transaction_id_settles() {
     let app = wechat_app(true).await;
-    app.sim.create(Some("s_wx5".into()));
+    app.sim.create_priced(Some("s_wx5".into()), None, 1999, "USD");
     let body = json!({"id": "wx_5", "provider": "wechat", "provider_ref": "4200s_wx5",
                       "amount": 1999, "currency": "USD"});
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
@@ -1304,7 +1305,7 @@ async fn wechat_by_transaction_id_settles() {
 async fn wechat_refund_settles_by_out_refund_no() {
     let app = wechat_app(true).await;
     app.sim
-        .create_with(Some("s_rf1".into()), Some("RF20261130001".into()));
+        .create_priced(Some("s_rf1".into()), Some("RF20261130001".into()), 500, "CNY");
     let body = json!({"id": "wx_rf", "provider": "wechat", "kind": "refund",
                       "merchant_ref": "RF20261130001", "amount": 500, "currency": "CNY"});
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
