@@ -255,14 +255,22 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         args.payments, args.seed, db.label
     );
     for i in 0..args.payments {
-        let plan = sim.create(Some(format!("sim_{run}_{i:06}")));
+        // The provider holds the payment for the amount it is registered
+        // for (finality compares them on every final answer).
+        let amount = Amount::new(500 + i64::from(i % 97) * 100, Currency::parse("USD")?)?;
+        let plan = sim.create_priced(
+            Some(format!("sim_{run}_{i:06}")),
+            None,
+            amount.minor,
+            amount.currency.as_str(),
+        );
         let p = NewPayment {
             id: PaymentId::parse(&format!("demo_{run}_{i:06}"))?,
             provider: "sim".into(),
             provider_ref: Some(ProviderRef::parse(&plan.id)?),
             merchant_ref: None,
             kind: Kind::Payment,
-            amount: Amount::new(500 + i64::from(i % 97) * 100, Currency::parse("USD")?)?,
+            amount,
             metadata: serde_json::json!({"demo": run}),
         };
         db.store

@@ -45,7 +45,7 @@ async fn three_nodes_stay_within_one_shared_rate_limit() {
 
     let now = clock.now();
     for i in 0..PAYMENTS {
-        let plan = sim.create(None);
+        let plan = sim.create_priced(None, None, 500, "EUR");
         let p = NewPayment {
             id: PaymentId::parse(&format!("pay_rl{i:04}")).unwrap(),
             provider: "sim".into(),

@@ -57,12 +57,14 @@ impl Reported {
     /// `currency`'s minor units; one that does not read is itself a
     /// mismatch (a success for an amount nobody can read is not applied).
     pub fn decimal(text: Option<&str>, currency: &str) -> Self {
+        // No amount: nothing reported (the currency alone is the
+        // adapter's assumption, not the provider's word).
+        let Some(text) = text.filter(|t| !t.is_empty()) else {
+            return Reported::default();
+        };
         let mut r = Reported {
             currency: Some(currency.to_string()),
             ..Reported::default()
-        };
-        let Some(text) = text.filter(|t| !t.is_empty()) else {
-            return r;
         };
         // Zeros after the last significant decimal say nothing (Bakong
         // writes `1250.0` for 1,250 yen).

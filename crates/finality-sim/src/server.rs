@@ -430,7 +430,9 @@ async fn wechat_query(
     }
 }
 
-/// `alipay.trade.query`: the request's RSA2 signature is checked with the
+/// `alipay.trade.query`, and `alipay.trade.fastpay.refund.query` for a
+/// refund (the payment created with the refund's `out_request_no` as its
+/// merchant reference): the request's RSA2 signature is checked with the
 /// app's public key (the simulator's merchant key).
 async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Bytes) -> Response {
     use rsa::pkcs8::DecodePublicKey;
@@ -441,7 +443,13 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
         .get("biz_content")
         .and_then(|b| serde_json::from_str(b).ok())
         .unwrap_or_default();
+    let method = params.get("method").cloned().unwrap_or_default();
+    let refund = method == "alipay.trade.fastpay.refund.query";
     let (id, plan) = match (biz["out_trade_no"].as_str(), biz["trade_no"].as_str()) {
+        _ if refund => {
+            let o = biz["out_request_no"].as_str().unwrap_or_default();
+            (o.to_string(), sim.plan_by_order_no(o))
+        }
         (Some(o), _) => (o.to_string(), sim.plan_by_order_no(o)),
         (None, Some(t)) => (
             t.to_string(),
@@ -459,10 +467,11 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
                     params.get("sign").map_or("", String::as_str),
                 )
             });
+    let key = format!("{}_response", method.replace('.', "_"));
     let answer = |r: serde_json::Value| {
         (
             [(header::CONTENT_TYPE, "application/json")],
-            crate::wire::alipay_answer("alipay_trade_query_response", &r),
+            crate::wire::alipay_answer(&key, &r),
         )
             .into_response()
     };
@@ -477,6 +486,18 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
         return r;
     }
     match plan {
+        // "未返回该字段表示退款请求未收到或者退款失败": no refund_status
+        // until the refund succeeded.
+        Some(plan) if refund => {
+            let mut r = json!({"code": "10000", "msg": "Success",
+                "trade_no": biz["trade_no"], "out_request_no": id,
+                "refund_amount": Money::of(&plan).decimal(),
+                "total_amount": Money::of(&plan).decimal()});
+            if plan.status_at(sim.now()) == "succeeded" {
+                r["refund_status"] = json!("REFUND_SUCCESS");
+            }
+            answer(r)
+        }
         Some(plan) => answer(json!({"code": "10000", "msg": "Success",
             "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
             "trade_no": crate::wire::alipay_trade_no(&plan.id),

@@ -43,6 +43,9 @@ const fn to(s: finality_core::Status) -> Action {
     Action::Status(s)
 }
 
+const REFUSED: &str = "the request was refused; the payment's status stands";
+const SUCCESS_FALSE: &str = "\"If `false`: the event was not executed successfully.\" (W, success)";
+
 /// Every published code, `success` true then false.
 pub const ROWS: &[Row] = &[
     row(TRUE, "AUTHENTICATION", ANY, Ignore, "a 3-D Secure step, not a payment's outcome", "in the enum only: no webhook entry, no description (W)"),
@@ -89,12 +92,48 @@ pub const ROWS: &[Row] = &[
     row(TRUE, "VOID_PENDING_REFUND", REFUND, Review, "a pending POS refund was cancelled: a human checks the refund", "\"The result of the request to cancel a POS refund.\" (W)"),
     // success = "false": "the event was not executed successfully" (W,
     // `success`): the request was refused and nothing changed, except
-    // where the refusal is itself the outcome.
+    // where the refusal is itself the outcome. Every code has its row (no
+    // catch-all), so a deleted one is noticed.
     row(FALSE, "AUTHORISATION", PAYMENT, to(Failed), "the payment was refused", "\"If `false`: The payment request failed. Check the `reason` field for failure information.\" (W)"),
     row(FALSE, "CAPTURE", PAYMENT, Review, "the capture was refused; the authorisation stands: capture again or cancel, by hand", "\"If `false`: the event was not executed successfully.\" (W, success)"),
     row(FALSE, "ORDER_CLOSED", PAYMENT, Review, "the order was not paid in full; its partial payments may hold money", "\"The result of the last partial payment for the order.\" (W)"),
     row(FALSE, "REFUND", REFUND, to(Failed), "the refund was refused", "\"If `false`: the event was not executed successfully.\" (W, success); e.g. \"Transaction hasn't been captured, refund not possible\" (W, example)"),
     row(FALSE, "CAPTURE_FAILED", PAYMENT, Review, "unexpected; a human looks", "no published meaning of success=false for this code (W)"),
     row(FALSE, "REFUND_FAILED", REFUND, Review, "unexpected; a human looks", "no published meaning of success=false for this code (W)"),
-    row(FALSE, "*", ANY, Ignore, "the request was refused; the payment's status stands", "\"If `false`: the event was not executed successfully.\" (W, success)"),
+    row(FALSE, "AUTHENTICATION", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "AUTHORISATION_ADJUSTMENT", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "AUTORESCUE", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "CANCELLATION", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "CANCEL_AUTORESCUE", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "CANCEL_OR_REFUND", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "CHARGEBACK", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "CHARGEBACK_REVERSED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "DISPUTE_DEFENSE_PERIOD_ENDED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "EXPIRE", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "HANDLED_EXTERNALLY", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "INFORMATION_SUPPLIED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "ISSUER_COMMENTS", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "ISSUER_RESPONSE_TIMEFRAME_EXPIRED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "MANUAL_REVIEW_ACCEPT", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "MANUAL_REVIEW_REJECT", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "NOTIFICATION_OF_CHARGEBACK", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "NOTIFICATION_OF_FRAUD", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "OFFER_CLOSED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "ORDER_OPENED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PAIDOUT_REVERSED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PAYOUT_DECLINE", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PAYOUT_EXPIRE", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PAYOUT_THIRDPARTY", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "POSTPONED_REFUND", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PREARBITRATION_LOST", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PREARBITRATION_OPEN", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "PREARBITRATION_WON", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "RECURRING_CONTRACT", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "REFUNDED_REVERSED", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "REFUND_WITH_DATA", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "REPORT_AVAILABLE", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "REQUEST_FOR_INFORMATION", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "SECOND_CHARGEBACK", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "TECHNICAL_CANCEL", ANY, Ignore, REFUSED, SUCCESS_FALSE),
+    row(FALSE, "VOID_PENDING_REFUND", ANY, Ignore, REFUSED, SUCCESS_FALSE),
 ];

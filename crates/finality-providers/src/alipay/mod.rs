@@ -28,7 +28,7 @@ use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::wechat::{sign, verify};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
-use finality_core::{Status, Timestamp};
+use finality_core::{Kind, Status, Timestamp};
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey};
 use rsa::{RsaPrivateKey, RsaPublicKey};
 use serde::{Deserialize, Serialize};
@@ -137,29 +137,18 @@ impl AlipayAdapter {
         })
     }
 
-    /// `alipay.trade.query` by `out_trade_no` (`by_merchant`) or `trade_no`.
-    async fn query(
-        &self,
-        reference: &str,
-        by_merchant: bool,
-    ) -> Result<Observation, ProviderError> {
+    /// One signed gateway call of `method`: the response object (under
+    /// `{method with _}_response`), once Alipay's signature checks out.
+    async fn call(&self, method: &str, biz_content: Value) -> Result<Value, ProviderError> {
         let mut params = BTreeMap::new();
         params.insert("app_id".to_string(), self.app_id.clone());
-        params.insert("method".into(), "alipay.trade.query".into());
+        params.insert("method".into(), method.into());
         params.insert("format".into(), "JSON".into());
         params.insert("charset".into(), "utf-8".into());
         params.insert("sign_type".into(), "RSA2".into());
         params.insert("timestamp".into(), request_timestamp(chrono::Utc::now()));
         params.insert("version".into(), "1.0".into());
-        params.insert(
-            "biz_content".into(),
-            if by_merchant {
-                json!({"out_trade_no": reference})
-            } else {
-                json!({"trade_no": reference})
-            }
-            .to_string(),
-        );
+        params.insert("biz_content".into(), biz_content.to_string());
         let signature = sign_params(&self.key, &params, false);
         params.insert("sign".into(), signature);
         let resp = self
@@ -179,18 +168,24 @@ impl AlipayAdapter {
             .text()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
-        let r = self.verified_response(&text)?;
+        self.verified_response(&text, &format!("{}_response", method.replace('.', "_")))
+    }
+
+    /// `alipay.trade.query` by `out_trade_no` (`by_merchant`) or `trade_no`.
+    async fn query(
+        &self,
+        reference: &str,
+        by_merchant: bool,
+    ) -> Result<Observation, ProviderError> {
+        let biz = if by_merchant {
+            json!({"out_trade_no": reference})
+        } else {
+            json!({"trade_no": reference})
+        };
+        let r = self.call("alipay.trade.query", biz).await?;
         let r = &r;
-        let code = r["code"].as_str().unwrap_or_default();
-        let sub = r["sub_code"].as_str().unwrap_or_default();
-        let msg = format!(
-            "{code} {sub} {}",
-            r["sub_msg"]
-                .as_str()
-                .unwrap_or(r["msg"].as_str().unwrap_or_default())
-        );
-        match code {
-            "10000" => {
+        match code_of(r) {
+            Answer::Ok => {
                 let s = r["trade_status"].as_str().unwrap_or_default().to_string();
                 Ok(Observation {
                     provider_ref: r["trade_no"]
@@ -205,15 +200,37 @@ impl AlipayAdapter {
                     reported: trade_money(|k| r[k].as_str()),
                 })
             }
-            "40004" if sub == "ACQ.TRADE_NOT_EXIST" => {
-                Ok(Observation::new(None, "ACQ.TRADE_NOT_EXIST"))
+            Answer::NotFound => Ok(Observation::new(None, "ACQ.TRADE_NOT_EXIST")),
+            Answer::Err(e) => Err(e),
+        }
+    }
+
+    /// `alipay.trade.fastpay.refund.query`: a refund is read through the
+    /// refund query, never inferred from its trade. It is named by its
+    /// trade and the merchant's refund request number, registered as
+    /// `provider_ref = "TRADE_NO:OUT_REQUEST_NO"`. No `refund_status` in a
+    /// success answer is "not received, or failed" and "may still
+    /// succeed later" (Alipay's refund query): not final, asked again.
+    async fn query_refund(&self, provider_ref: &str) -> Result<Observation, ProviderError> {
+        let Some((trade_no, out_request_no)) = split_refund_ref(provider_ref) else {
+            return Err(ProviderError::Permanent {
+                message: format!("Alipay refund reference `{provider_ref}` is not TRADE_NO:OUT_REQUEST_NO"),
+            });
+        };
+        let biz = json!({"trade_no": trade_no, "out_request_no": out_request_no});
+        let r = self.call("alipay.trade.fastpay.refund.query", biz).await?;
+        match code_of(&r) {
+            Answer::Ok => {
+                let s = r["refund_status"].as_str().unwrap_or_default();
+                let word = if s.is_empty() { "(no refund_status)" } else { s };
+                Ok(
+                    Observation::new(contract_refund(s), word).reporting(
+                        finality_core::Reported::decimal(r["refund_amount"].as_str(), "CNY"),
+                    ),
+                )
             }
-            "20001" | "40002" | "40006" => Err(ProviderError::Permanent {
-                message: format!("Alipay refused the call (credentials or configuration): {msg}"),
-            }),
-            _ => Err(ProviderError::Transient {
-                message: format!("Alipay answered {msg}"),
-            }),
+            Answer::NotFound => Ok(Observation::new(None, "ACQ.TRADE_NOT_EXIST")),
+            Answer::Err(e) => Err(e),
         }
     }
 }
@@ -221,8 +238,49 @@ impl AlipayAdapter {
 /// The trade's amount as Alipay reports it: `total_amount` in yuan (or in
 /// `trans_currency`, for a trade priced in another currency).
 fn trade_money<'a>(get: impl Fn(&str) -> Option<&'a str>) -> finality_core::Reported {
-    let currency = get("trans_currency").filter(|c| !c.is_empty()).unwrap_or("CNY");
+    let currency = get("trans_currency")
+        .filter(|c| !c.is_empty())
+        .unwrap_or("CNY");
     finality_core::Reported::decimal(get("total_amount"), currency)
+}
+
+/// A refund's `provider_ref`: `TRADE_NO:OUT_REQUEST_NO`.
+fn split_refund_ref(r: &str) -> Option<(&str, &str)> {
+    r.split_once(':')
+        .filter(|(t, o)| !t.is_empty() && !o.is_empty())
+}
+
+/// `refund_status` → ours.
+fn contract_refund(s: &str) -> Option<Status> {
+    crate::contract::status(contract::ROWS, contract::REFUND_STATUS, s)
+}
+
+/// How a gateway answer's `code` reads.
+enum Answer {
+    Ok,
+    NotFound,
+    Err(ProviderError),
+}
+
+fn code_of(r: &Value) -> Answer {
+    let code = r["code"].as_str().unwrap_or_default();
+    let sub = r["sub_code"].as_str().unwrap_or_default();
+    let msg = format!(
+        "{code} {sub} {}",
+        r["sub_msg"]
+            .as_str()
+            .unwrap_or(r["msg"].as_str().unwrap_or_default())
+    );
+    match code {
+        "10000" => Answer::Ok,
+        "40004" if sub == "ACQ.TRADE_NOT_EXIST" => Answer::NotFound,
+        "20001" | "40002" | "40006" => Answer::Err(ProviderError::Permanent {
+            message: format!("Alipay refused the call (credentials or configuration): {msg}"),
+        }),
+        _ => Answer::Err(ProviderError::Transient {
+            message: format!("Alipay answered {msg}"),
+        }),
+    }
 }
 
 impl AlipayAdapter {
@@ -240,23 +298,22 @@ impl AlipayAdapter {
 
     /// The response object, once Alipay's signature over its exact text
     /// checks out.
-    fn verified_response(&self, text: &str) -> Result<Value, ProviderError> {
-        #[derive(Deserialize)]
-        struct Envelope<'a> {
-            #[serde(borrow)]
-            alipay_trade_query_response: &'a serde_json::value::RawValue,
-            #[serde(default)]
-            sign: Option<String>,
-        }
-        let env: Envelope<'_> =
+    fn verified_response(&self, text: &str, key: &str) -> Result<Value, ProviderError> {
+        let env: std::collections::HashMap<&str, &serde_json::value::RawValue> =
             serde_json::from_str(text).map_err(|e| ProviderError::Transient {
                 message: format!("Alipay answer is not the expected JSON: {e}"),
             })?;
-        let raw = env.alipay_trade_query_response.get();
+        let raw = env
+            .get(key)
+            .ok_or_else(|| ProviderError::Transient {
+                message: format!("Alipay answer has no `{key}`"),
+            })?
+            .get();
+        let sign: Option<String> = env.get("sign").and_then(|s| serde_json::from_str(s.get()).ok());
         let r: Value = serde_json::from_str(raw).map_err(|e| ProviderError::Transient {
             message: format!("Alipay response is not JSON: {e}"),
         })?;
-        match env.sign.as_deref() {
+        match sign.as_deref() {
             Some(sig) if verify(&self.alipay, raw, sig) => Ok(r),
             // Alipay does not sign some gateway errors (e.g. a bad app
             // signature): those are classified by their code, never trusted
@@ -278,15 +335,34 @@ impl AlipayAdapter {
 #[async_trait]
 impl Provider for AlipayAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
-        match (t.merchant_ref, t.provider_ref) {
-            (Some(m), _) => self.query(m, true).await,
-            (None, Some(r)) => self.query(r, false).await,
-            (None, None) => Err(t.no_reference()),
+        match (t.kind, t.merchant_ref, t.provider_ref) {
+            (Kind::Refund, _, Some(r)) => self.query_refund(r).await,
+            (Kind::Refund, _, None) => Err(t.no_reference()),
+            (_, Some(m), _) => self.query(m, true).await,
+            (_, None, Some(r)) => self.query(r, false).await,
+            (_, None, None) => Err(t.no_reference()),
         }
     }
 
     fn unqueryable(&self, t: &PollTarget<'_>) -> Option<String> {
+        if t.kind == Kind::Refund && t.provider_ref.is_none() {
+            return Some(
+                "Alipay refunds are queried by their trade and refund request number: register \
+                 the refund with provider_ref = \"TRADE_NO:OUT_REQUEST_NO\""
+                    .into(),
+            );
+        }
         crate::lookup::needs_some_ref(t)
+    }
+
+    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), String> {
+        match kind {
+            Kind::Refund if split_refund_ref(provider_ref).is_none() => Err(format!(
+                "an Alipay refund is named by its trade and its refund request number, \
+                 `TRADE_NO:OUT_REQUEST_NO`; `{provider_ref}` is not"
+            )),
+            _ => Ok(()),
+        }
     }
 
     async fn verify_webhook(

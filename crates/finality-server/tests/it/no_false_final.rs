@@ -394,7 +394,44 @@ async fn adyen_offer_closed_then_authorised(b: Backend) {
     app.wait_for_status("offer", "succeeded").await;
 }
 
+/// A refund is read through the provider's refund query, never inferred
+/// from its trade: Alipay's `alipay.trade.fastpay.refund.query` by the
+/// trade and the refund request number.
+async fn alipay_refund_is_read_by_the_refund_query(b: Backend) {
+    let app = spawn(
+        b,
+        "alipay",
+        "/alipay/gateway.do",
+        alipay_table(finality_sim::wire::ALIPAY_APP_ID),
+        true,
+    )
+    .await;
+    app.sim
+        .create_priced(Some("s_arf".into()), Some("RQ-1".into()), 500, "CNY");
+    let (s, v) = app
+        .post(
+            "/v1/payments",
+            json!({"id": "arf", "provider": "alipay", "kind": "refund",
+                   "provider_ref": "2026s_arf:RQ-1", "amount": 500, "currency": "CNY"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let v = app.wait_for_status("arf", "succeeded").await;
+    assert!(app.sim.calls_for("RQ-1") >= 1, "{v}");
+    // Named by the trade alone, it is refused at registration.
+    let (s, v) = app
+        .post(
+            "/v1/payments",
+            json!({"id": "arf2", "provider": "alipay", "kind": "refund",
+                   "provider_ref": "2026s_arf", "amount": 500, "currency": "CNY"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "provider_ref", "{v}");
+}
+
 finality_testkit::on_both_backends!(
+    alipay_refund_is_read_by_the_refund_query,
     stripe_amount_or_currency_mismatch,
     wechat_amount_or_currency_mismatch,
     alipay_amount_or_currency_mismatch,
