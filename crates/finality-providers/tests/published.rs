@@ -174,6 +174,13 @@ mod stripe {
             "merchant_ref",
         )
         .unwrap();
+        // Not final: the dispute can still be won.
+        assert_eq!(
+            (ev.provider_ref.as_deref(), ev.status),
+            (Some("pi_disputed"), Some(Status::NeedsReview))
+        );
+        dispute["status"] = serde_json::json!("lost");
+        let ev = parse_event(&event("charge.dispute.closed", &dispute), "merchant_ref").unwrap();
         assert_eq!(
             (ev.provider_ref.as_deref(), ev.status),
             (Some("pi_disputed"), Some(Status::Reversed))
@@ -183,7 +190,10 @@ mod stripe {
             "merchant_ref",
         )
         .unwrap();
-        assert!(matches!(ev.disposition, Disposition::Review(_)));
+        assert_eq!(ev.status, Some(Status::NeedsReview));
+        // An event type Stripe does not publish is kept for review.
+        let ev = parse_event(&event("charge.unheard_of", &charge), "merchant_ref").unwrap();
+        assert!(matches!(ev.disposition, Disposition::Review(_)), "{ev:?}");
     }
 
     #[test]
@@ -877,6 +887,34 @@ mod bakong {
         assert!(not_yet.status.is_none_or(|s| !s.is_final()), "{not_yet:?}");
         let failed = observe(&json("bakong/sample_check_transaction_failed.json")).unwrap();
         assert_eq!(failed.status, Some(Status::Failed));
+        // The published success names the money it is for.
+        assert_eq!(ok.reported, finality_core::Reported::money(100, "USD"));
+    }
+
+    /// Each documented answer is decided as its row in
+    /// `bakong::contract::ROWS` says (NBC publishes no machine-readable
+    /// list, so the rows are held to its samples).
+    #[test]
+    fn documented_answers_follow_their_rows() {
+        use finality_providers::bakong::contract::{ANSWER, ROWS};
+        use finality_providers::contract::{lookup, Action};
+        for (file, value) in [
+            ("bakong/nbc_doc_sample_check_transaction_by_md5_success.json", "responseCode 0"),
+            ("bakong/nbc_doc_sample_check_transaction_not_found.json", "errorCode 1"),
+            ("bakong/sample_check_transaction_failed.json", "errorCode 3"),
+        ] {
+            let row = lookup(ROWS, ANSWER, value).unwrap();
+            let got = observe(&json(file)).unwrap().status;
+            match row.action {
+                // Not final: the adapter leaves it unknown or open.
+                Action::Status(Status::Pending) => assert!(got.is_none_or(|s| !s.is_final())),
+                Action::Status(s) => assert_eq!(got, Some(s), "{file}"),
+                other => panic!("{value}: {other:?}"),
+            }
+        }
+        let unauthorised = serde_json::json!({"responseCode": 1, "errorCode": 6,
+            "responseMessage": "Unauthorized", "data": null});
+        assert!(observe(&unauthorised).is_err());
     }
 }
 

@@ -636,7 +636,7 @@ pub async fn inbox_batch_matches_one_at_a_time(db: Arc<dyn Store>) {
                 InboxOutcome::Applied { .. },
                 InboxOutcome::Applied { .. },
                 InboxOutcome::Orphaned,
-                InboxOutcome::Ignored { .. },
+                InboxOutcome::Review { .. },
                 InboxOutcome::Applied { .. },
                 InboxOutcome::LeaseLost,
             ]
@@ -664,7 +664,8 @@ pub async fn inbox_batch_matches_one_at_a_time(db: Arc<dyn Store>) {
     };
     assert_eq!(state("evt_b1").await, InboxState::Applied);
     assert_eq!(state("evt_b3").await, InboxState::Orphaned);
-    assert_eq!(state("evt_b4").await, InboxState::Ignored);
+    // A status no adapter row maps: kept for a human, never dropped.
+    assert_eq!(state("evt_b4").await, InboxState::Review);
     assert_ne!(
         state("evt_b6").await,
         InboxState::Applied,
@@ -1923,6 +1924,86 @@ macro_rules! cases {
     };
 }
 
+/// The money an event names is the registered money, or the event goes to
+/// review: a success for another amount or currency moves the payment to
+/// `needs_review` with both values (the row a `review` row), never to
+/// `succeeded`; on a payment already final it is a `review` row beside it;
+/// the same money is applied. The same on every way the inbox applies
+/// events: one at a time, as a claimed batch, and taken and applied at once.
+pub async fn inbox_money_mismatch_goes_to_review(db: Arc<dyn Store>) {
+    let with = |ev: &str, pay: &str, amount: i64, currency: &str| NewInboxEvent {
+        reported: finality_core::Reported::money(amount, currency),
+        ..inbox_event(ev, &format!("ref_{pay}"), Status::Succeeded)
+    };
+    for (way, p) in [("one", "m1"), ("batch", "m2"), ("take", "m3")] {
+        let (amt, ccy, ok) = (format!("pay_{p}a"), format!("pay_{p}c"), format!("pay_{p}o"));
+        for id in [&amt, &ccy, &ok] {
+            register(&*db, id, T0).await;
+        }
+        let rows = [
+            with(&format!("evt_{p}a"), &amt, 1249, "USD"),
+            with(&format!("evt_{p}c"), &ccy, 1250, "eur"),
+            with(&format!("evt_{p}o"), &ok, 1250, "usd"),
+        ];
+        db.inbox_insert(&rows, T0).await.unwrap();
+        match way {
+            "take" => {
+                db.inbox_take_and_process(T0, 50, Timestamp(T0.0 + LEASE_MS))
+                    .await
+                    .unwrap();
+            }
+            _ => {
+                let evs = db
+                    .inbox_claim(T0, 50, Timestamp(T0.0 + LEASE_MS))
+                    .await
+                    .unwrap();
+                if way == "batch" {
+                    db.inbox_process_batch(&evs, T0).await.unwrap();
+                } else {
+                    for ev in &evs {
+                        db.inbox_process(ev, T0).await.unwrap();
+                    }
+                }
+            }
+        }
+        let status = |id: String| {
+            let db = db.clone();
+            async move { db.get(&id).await.unwrap().unwrap() }
+        };
+        let a = status(amt.clone()).await;
+        assert_eq!(a.payment.status, Status::NeedsReview, "{way}");
+        let why = a.history.last().unwrap().reason.clone().unwrap_or_default();
+        assert!(
+            why.starts_with(
+                "amount_mismatch: the provider reports succeeded for 1249 USD, registered 1250 USD"
+            ),
+            "{way}: {why}"
+        );
+        let c = status(ccy.clone()).await;
+        assert_eq!(c.payment.status, Status::NeedsReview, "{way}");
+        let row = db.inbox_get("sim", &format!("evt_{p}c")).await.unwrap().unwrap();
+        assert_eq!(row.state, InboxState::Review, "{way}");
+        assert!(
+            row.reason.unwrap_or_default().contains("1250 EUR, registered 1250 USD"),
+            "{way}"
+        );
+        assert_eq!(status(ok.clone()).await.payment.status, Status::Succeeded, "{way}");
+        // On a payment already final: a review row, the payment unchanged.
+        let late = with(&format!("evt_{p}l"), &ok, 1, "USD");
+        db.inbox_insert(&[late], T0).await.unwrap();
+        let evs = db
+            .inbox_claim(T0, 50, Timestamp(T0.0 + LEASE_MS))
+            .await
+            .unwrap();
+        for ev in &evs {
+            db.inbox_process(ev, T0).await.unwrap();
+        }
+        let row = db.inbox_get("sim", &format!("evt_{p}l")).await.unwrap().unwrap();
+        assert_eq!(row.state, InboxState::Review, "{way}");
+        assert_eq!(status(ok).await.payment.status, Status::Succeeded, "{way}");
+    }
+}
+
 /// Every case of the suite, by name.
 pub const CASES: &[(&str, Case)] = cases![
     register_is_idempotent,
@@ -1954,6 +2035,7 @@ pub const CASES: &[(&str, Case)] = cases![
     inbox_take_and_process_numbers_its_events,
     inbox_numbering_keeps_a_payments_order,
     review_queue_and_audit_trail,
+    inbox_money_mismatch_goes_to_review,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's

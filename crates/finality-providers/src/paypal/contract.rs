@@ -89,6 +89,7 @@ pub const ROWS: &[Row] = &[
     row(EVENT, "RISK.DISPUTE.CREATED", PAYMENT, Ignore, "the deprecated dispute event; CUSTOMER.DISPUTE.CREATED is followed", "\"RISK.DISPUTE.CREATED\" (EV, older page)"),
     row(EVENT, "PAYMENT.PAYOUTSBATCH.*", ANY, Ignore, "PayPal Payouts are not followed by this adapter", "PayPal, Payouts webhook event names"),
     row(EVENT, "PAYMENT.PAYOUTS-ITEM.*", ANY, Ignore, "PayPal Payouts are not followed by this adapter", "PayPal, Payouts webhook event names"),
+    row(EVENT, "PAYMENT.SALE.*", ANY, Ignore, "a Payments V1 sale, not an order or capture this adapter follows", "PayPal, Webhook event names: Payments V1"),
     row(EVENT, "BILLING.*", ANY, Ignore, "subscriptions and plans, not a payment's status", "EV, older page"),
     row(EVENT, "INVOICING.*", ANY, Ignore, "invoices, not a payment's status", "EV, older page"),
     row(EVENT, "IDENTITY.*", ANY, Ignore, "consents, not a payment's status", "EV, older page"),

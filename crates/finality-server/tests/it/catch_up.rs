@@ -98,7 +98,7 @@ async fn caught_up(b: Backend, wire: Wire) {
     let policy = providers[name].policy.clone();
     for (i, id) in ids.iter().enumerate() {
         clock.advance_to(clock.now().plus(Duration::from_secs(20 * i as u64)));
-        let plan = sim.create(Some(format!("{prefix}cu{i}")));
+        let plan = sim.create_priced(Some(format!("{prefix}cu{i}")), None, 500, "USD");
         let p = finality_store::NewPayment {
             id: finality_core::money::PaymentId::parse(id).unwrap(),
             provider: name.into(),

@@ -193,7 +193,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
         listener,
         node_stop.clone(),
     ));
-    let plan = sim.create(None);
+    let plan = sim.create_priced(None, None, 100, "EUR");
     let p = finality_store::NewPayment {
         id: finality_core::money::PaymentId::parse("pay_hung").unwrap(),
         provider: "sim".into(),

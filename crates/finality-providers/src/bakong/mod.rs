@@ -24,6 +24,8 @@
 //!   not seen here: it must be found on the account statement. Issue one QR
 //!   per order (a unique bill number) so a repeat is rare and visible there.
 
+pub mod contract;
+
 use crate::http::Traced;
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
