@@ -155,7 +155,10 @@ mod tests {
     fn the_registered_money_counts() {
         let r = Reported::money(1250, "eur");
         assert_eq!(money_mismatch(Status::Succeeded, &r, 1250, "EUR"), None);
-        assert_eq!(money_mismatch(Status::Succeeded, &Reported::default(), 1, "EUR"), None);
+        assert_eq!(
+            money_mismatch(Status::Succeeded, &Reported::default(), 1, "EUR"),
+            None
+        );
     }
 
     #[test]
@@ -172,7 +175,12 @@ mod tests {
     #[test]
     fn only_money_that_moved_is_compared() {
         let r = Reported::money(1, "EUR");
-        for s in [Status::Pending, Status::Processing, Status::Failed, Status::Cancelled] {
+        for s in [
+            Status::Pending,
+            Status::Processing,
+            Status::Failed,
+            Status::Cancelled,
+        ] {
             assert_eq!(money_mismatch(s, &r, 1250, "EUR"), None, "{s}");
         }
     }

@@ -148,7 +148,11 @@ mod tests {
     fn renders_a_table_per_list() {
         let md = render(ROWS);
         assert!(md.contains("`status`:"));
-        assert!(md.contains("| `paid` | payment | **succeeded**: the money arrived | \"Paid.\" (docs) |"));
-        assert!(md.contains("| `customer.*` | payment, refund, payout | ignore: not a payment | - |"));
+        assert!(md.contains(
+            "| `paid` | payment | **succeeded**: the money arrived | \"Paid.\" (docs) |"
+        ));
+        assert!(
+            md.contains("| `customer.*` | payment, refund, payout | ignore: not a payment | - |")
+        );
     }
 }

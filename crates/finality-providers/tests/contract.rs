@@ -115,7 +115,10 @@ fn adyen() -> Vec<Published> {
     .iter()
     .flat_map(|s| subtree_enum(&x, &format!("/components/schemas/{s}/properties/eventCode")))
     .collect();
-    let from = format!("Adyen/adyen-openapi {} Webhooks-v1.json eventCode", x["commit"]);
+    let from = format!(
+        "Adyen/adyen-openapi {} Webhooks-v1.json eventCode",
+        x["commit"]
+    );
     vec![
         Published {
             list: TRUE,
@@ -153,7 +156,10 @@ fn paypal() -> Vec<Published> {
                     .iter()
                     .map(|v| v.as_str().unwrap().to_string())
                     .collect(),
-                from: format!("paypal-rest-api-specifications {} {file} {pointer}", x["commit"]),
+                from: format!(
+                    "paypal-rest-api-specifications {} {file} {pointer}",
+                    x["commit"]
+                ),
             });
         }
     }
@@ -196,7 +202,10 @@ fn sdk_enums(file: &str, lists: &[(&'static str, &str)]) -> Vec<Published> {
             // The values are the ones the vendored source lines name.
             let excerpt = e["excerpt"].as_str().unwrap();
             for v in &values {
-                assert!(excerpt.contains(v.as_str()), "{file} {name}: `{v}` not in the excerpt");
+                assert!(
+                    excerpt.contains(v.as_str()),
+                    "{file} {name}: `{v}` not in the excerpt"
+                );
             }
             Published {
                 list,
@@ -211,7 +220,10 @@ fn wechat() -> Vec<Published> {
     use finality_providers::wechat::contract::*;
     sdk_enums(
         "wechatpay/spec/status_enums.json",
-        &[(TRADE_STATE, "trade_state"), (REFUND_STATUS, "refund_status")],
+        &[
+            (TRADE_STATE, "trade_state"),
+            (REFUND_STATUS, "refund_status"),
+        ],
     )
 }
 
@@ -219,18 +231,37 @@ fn alipay() -> Vec<Published> {
     use finality_providers::alipay::contract::*;
     sdk_enums(
         "alipay/spec/status_enums.json",
-        &[(TRADE_STATUS, "trade_status"), (REFUND_STATUS, "refund_status")],
+        &[
+            (TRADE_STATUS, "trade_status"),
+            (REFUND_STATUS, "refund_status"),
+        ],
     )
 }
 
 /// Every adapter's rows beside the lists its provider publishes.
 fn adapters() -> Vec<(&'static str, &'static [Row], Vec<Published>)> {
     vec![
-        ("stripe", finality_providers::stripe::contract::ROWS, stripe()),
+        (
+            "stripe",
+            finality_providers::stripe::contract::ROWS,
+            stripe(),
+        ),
         ("adyen", finality_providers::adyen::contract::ROWS, adyen()),
-        ("paypal", finality_providers::paypal::contract::ROWS, paypal()),
-        ("wechat", finality_providers::wechat::contract::ROWS, wechat()),
-        ("alipay", finality_providers::alipay::contract::ROWS, alipay()),
+        (
+            "paypal",
+            finality_providers::paypal::contract::ROWS,
+            paypal(),
+        ),
+        (
+            "wechat",
+            finality_providers::wechat::contract::ROWS,
+            wechat(),
+        ),
+        (
+            "alipay",
+            finality_providers::alipay::contract::ROWS,
+            alipay(),
+        ),
     ]
 }
 
@@ -281,7 +312,8 @@ fn a_deleted_row_is_found() {
                 .collect();
             let gone = missing(&fewer, &published);
             assert!(
-                gone.iter().any(|m| m.starts_with(&format!("`{}` ({}", row.value, row.list))),
+                gone.iter()
+                    .any(|m| m.starts_with(&format!("`{}` ({}", row.value, row.list))),
                 "{name}: deleting the row for `{}` ({}) went unnoticed",
                 row.value,
                 row.list
@@ -297,7 +329,11 @@ fn every_row_has_words_and_a_source() {
         for r in rows {
             assert!(!r.does.trim().is_empty(), "{name} {}: no words", r.value);
             assert!(!r.source.trim().is_empty(), "{name} {}: no source", r.value);
-            assert!(!r.kinds.is_empty(), "{name} {}: applies to nothing", r.value);
+            assert!(
+                !r.kinds.is_empty(),
+                "{name} {}: applies to nothing",
+                r.value
+            );
         }
     }
 }
@@ -314,7 +350,10 @@ fn providers_md_shows_the_rows() {
     // samples in published.rs, and shown here the same way.
     tables.push(("bakong", finality_providers::bakong::contract::ROWS));
     for (name, rows) in tables {
-        let (open, close) = (format!("<!-- contract:{name} -->"), format!("<!-- /contract:{name} -->"));
+        let (open, close) = (
+            format!("<!-- contract:{name} -->"),
+            format!("<!-- /contract:{name} -->"),
+        );
         let (Some(a), Some(b)) = (doc.find(&open), doc.find(&close)) else {
             panic!("docs/PROVIDERS.md has no {open} … {close} section");
         };

@@ -899,8 +899,14 @@ mod bakong {
         use finality_providers::bakong::contract::{ANSWER, ROWS};
         use finality_providers::contract::{lookup, Action};
         for (file, value) in [
-            ("bakong/nbc_doc_sample_check_transaction_by_md5_success.json", "responseCode 0"),
-            ("bakong/nbc_doc_sample_check_transaction_not_found.json", "errorCode 1"),
+            (
+                "bakong/nbc_doc_sample_check_transaction_by_md5_success.json",
+                "responseCode 0",
+            ),
+            (
+                "bakong/nbc_doc_sample_check_transaction_not_found.json",
+                "errorCode 1",
+            ),
             ("bakong/sample_check_transaction_failed.json", "errorCode 3"),
         ] {
             let row = lookup(ROWS, ANSWER, value).unwrap();

@@ -21,6 +21,7 @@
 
 pub mod config;
 pub mod model;
+pub mod published;
 pub mod schemes;
 pub mod server;
 pub mod settlement;

@@ -128,6 +128,9 @@ pub struct Simulator {
     tokens: Mutex<HashMap<String, i64>>,
     /// Event ids of webhooks the receiver acknowledged (2xx).
     acked: Mutex<std::collections::HashSet<String>>,
+    /// Published words a payment's status API answers with instead of its
+    /// plan's (`published::Simulator::answer_with`).
+    pub(crate) words: Mutex<HashMap<String, String>>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -151,7 +154,7 @@ pub(crate) struct Counters {
     pub webhooks_dropped: AtomicU64,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a simulator lock leaves only counters behind.
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -180,6 +183,7 @@ impl Simulator {
             call_times: Mutex::new(Vec::new()),
             tokens: Mutex::new(HashMap::new()),
             acked: Mutex::new(Default::default()),
+            words: Mutex::new(HashMap::new()),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()

@@ -18,8 +18,8 @@
 //! - `GET /stripe/v1/payment_intents/{id}`, `GET /stripe/v1/refunds/{id}`
 //!   → the object | 404 `{"error": {"code": "resource_missing"}}`
 
-use crate::wire::Money;
 use crate::model::{Fault, Simulator};
+use crate::wire::Money;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -39,6 +39,7 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         .route("/stripe/v1/payment_intents/search", get(stripe_search))
         .route("/stripe/v1/payment_intents/{id}", get(stripe_object))
         .route("/stripe/v1/refunds/{id}", get(stripe_object))
+        .route("/stripe/v1/payouts/{id}", get(stripe_object))
         .route("/acme/v2/transfers/{id}", get(acme_transfer))
         .route(
             "/wechat/v3/pay/transactions/out-trade-no/{id}",
@@ -70,6 +71,8 @@ pub fn router(sim: Arc<Simulator>) -> Router {
             post(bakong_md5_list),
         )
         .route("/sim/stats", get(stats))
+        .route("/sim/payments/{id}/answer", post(answer_word))
+        .route("/sim/payments/{id}/notify", post(notify_word))
         .route("/sim/settlement-report", get(settlement_report))
         .with_state(sim)
 }
@@ -200,7 +203,15 @@ async fn answer(
     match gate(sim, id, headers).await {
         Err(r) => r,
         Ok(Some(plan)) => {
-            Json(render(id, plan.status_at(sim.now()), Money::of(&plan))).into_response()
+            let mut v = render(id, plan.status_at(sim.now()), Money::of(&plan));
+            if let Some(w) = sim.word_for(&plan.id) {
+                v["status"] = json!(w);
+                // A PaymentIntent collects its amount when it succeeds.
+                if v["object"] == "payment_intent" {
+                    v["amount_received"] = json!(if w == "succeeded" { plan.amount } else { 0 });
+                }
+            }
+            Json(v).into_response()
         }
         Ok(None) => (StatusCode::NOT_FOUND, Json(missing)).into_response(),
     }
@@ -211,9 +222,7 @@ async fn status(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let render = |id: &str, word: &str, m: Money<'_>| {
-        json!({"id": id, "status": word, "amount": m.amount, "currency": m.currency})
-    };
+    let render = |id: &str, word: &str, m: Money<'_>| json!({"id": id, "status": word, "amount": m.amount, "currency": m.currency});
     answer(
         &sim,
         &id,
@@ -411,7 +420,16 @@ async fn wechat_query(
     }
     match plan {
         Some(plan) => {
-            let text = render(&plan, plan.status_at(sim.now())).to_string();
+            let mut v = render(&plan, plan.status_at(sim.now()));
+            if let Some(w) = sim.word_for(&plan.id) {
+                let field = if v.get("trade_state").is_some() {
+                    "trade_state"
+                } else {
+                    "status"
+                };
+                v[field] = json!(w);
+            }
+            let text = v.to_string();
             let mut resp =
                 ([(header::CONTENT_TYPE, "application/json")], text.clone()).into_response();
             let ts = sim.now().millis() / 1000;
@@ -493,16 +511,22 @@ async fn alipay_gateway(State(sim): State<Arc<Simulator>>, body: axum::body::Byt
                 "trade_no": biz["trade_no"], "out_request_no": id,
                 "refund_amount": Money::of(&plan).decimal(),
                 "total_amount": Money::of(&plan).decimal()});
-            if plan.status_at(sim.now()) == "succeeded" {
-                r["refund_status"] = json!("REFUND_SUCCESS");
+            match sim.word_for(&plan.id) {
+                Some(w) => r["refund_status"] = json!(w),
+                None if plan.status_at(sim.now()) == "succeeded" => {
+                    r["refund_status"] = json!("REFUND_SUCCESS")
+                }
+                None => {}
             }
             answer(r)
         }
         Some(plan) => answer(json!({"code": "10000", "msg": "Success",
-            "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
-            "trade_no": crate::wire::alipay_trade_no(&plan.id),
-            "total_amount": Money::of(&plan).decimal(),
-            "trade_status": crate::wire::alipay_trade_status(plan.status_at(sim.now()))})),
+        "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
+        "trade_no": crate::wire::alipay_trade_no(&plan.id),
+        "total_amount": Money::of(&plan).decimal(),
+        "trade_status": sim.word_for(&plan.id).unwrap_or_else(|| {
+            crate::wire::alipay_trade_status(plan.status_at(sim.now())).to_string()
+        })})),
         None => answer(json!({"code": "40004", "msg": "Business Failed",
                               "sub_code": "ACQ.TRADE_NOT_EXIST", "sub_msg": "交易不存在"})),
     }
@@ -571,7 +595,11 @@ async fn paypal_object(
         Err(r) => r,
         Ok(()) => match plan {
             Some(plan) => {
-                Json(shape(&id, plan.status_at(sim.now()), Money::of(&plan))).into_response()
+                let mut v = shape(&id, plan.status_at(sim.now()), Money::of(&plan));
+                if let Some(w) = sim.word_for(&plan.id) {
+                    v["status"] = json!(w);
+                }
+                Json(v).into_response()
             }
             None => (
                 StatusCode::NOT_FOUND,
@@ -1012,6 +1040,51 @@ async fn stripe_object(
     let missing = json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
                                    "message": format!("No such object: '{id}'")}});
     answer(&sim, &id, &headers, crate::wire::stripe_object, missing).await
+}
+
+#[derive(serde::Deserialize)]
+struct WordIn {
+    word: String,
+    #[serde(default = "yes")]
+    success: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `POST /sim/payments/{id}/answer {"word"}`: the status API answers this
+/// published word for the payment from now on.
+async fn answer_word(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    Json(w): Json<WordIn>,
+) -> Response {
+    if sim.plan(&id).is_none() {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "no such payment"})),
+        )
+            .into_response();
+    }
+    sim.answer_with(&id, &w.word);
+    Json(json!({"id": id, "answers": w.word})).into_response()
+}
+
+/// `POST /sim/payments/{id}/notify {"word", "success"?}`: the webhook
+/// target's provider notifies this published word about the payment, now.
+async fn notify_word(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    Json(w): Json<WordIn>,
+) -> Response {
+    match sim.notify_word(&id, &w.word, w.success).await {
+        Ok((status, event_id)) => {
+            Json(json!({"id": id, "sent": w.word, "event_id": event_id, "answered": status}))
+                .into_response()
+        }
+        Err(e) => (StatusCode::BAD_REQUEST, Json(json!({"error": e}))).into_response(),
+    }
 }
 
 async fn stats(State(sim): State<Arc<Simulator>>) -> Json<crate::model::Stats> {

@@ -104,6 +104,17 @@ pub fn stripe_refund(sim_status: &str) -> &'static str {
 /// The Stripe object for a payment: a refund when its id starts `re_`.
 pub fn stripe_object(id: &str, sim_status: &str, m: Money<'_>) -> Value {
     let currency = m.currency.to_ascii_lowercase();
+    if id.starts_with("po_") {
+        let status = match sim_status {
+            "succeeded" => "paid",
+            "processing" => "in_transit",
+            "failed" => "failed",
+            "canceled" => "canceled",
+            _ => "pending",
+        };
+        return json!({"id": id, "object": "payout", "status": status,
+                      "amount": m.amount, "currency": currency});
+    }
     if id.starts_with("re_") {
         json!({"id": id, "object": "refund", "status": stripe_refund(sim_status),
                "amount": m.amount, "currency": currency})
@@ -414,6 +425,18 @@ pub fn paypal_event(
     if let Some(inv) = invoice_id {
         resource["invoice_id"] = json!(inv);
     }
+    Some(paypal_event_of(event_id, kind, &resource, webhook_id, time))
+}
+
+/// A PayPal event `kind` carrying `resource`, signed for `webhook_id`, with
+/// its `paypal-transmission-*` headers.
+pub fn paypal_event_of(
+    event_id: &str,
+    kind: &str,
+    resource: &Value,
+    webhook_id: &str,
+    time: &str,
+) -> (String, Vec<(&'static str, String)>) {
     // In PayPal's own key order (id, create_time, resource_type, …), not
     // sorted: a receiver that re-serialises the event before asking PayPal
     // to verify it gets FAILURE, as it would from PayPal.
@@ -437,7 +460,7 @@ pub fn paypal_event(
         ("paypal-transmission-sig", sig),
         ("paypal-transmission-time", time.to_string()),
     ];
-    Some((event, headers))
+    (event, headers)
 }
 
 /// The simulator's throw-away WeChat Pay keys (`testdata/wechat/README.md`).
@@ -503,7 +526,6 @@ pub fn wechat_notification(
     ts: i64,
     m: Money<'_>,
 ) -> Option<(String, Vec<(&'static str, String)>)> {
-    use rsa::pkcs8::DecodePrivateKey;
     if sim_status != "succeeded" {
         return None;
     }
@@ -512,21 +534,36 @@ pub fn wechat_notification(
                     "trade_type": "JSAPI", "trade_state": "SUCCESS", "trade_state_desc": "支付成功",
                     "amount": {"total": m.amount, "payer_total": m.amount,
                                "currency": m.currency, "payer_currency": m.currency}});
+    wechat_notification_of(api_v3_key, event_id, "transaction", &tx, ts)
+}
+
+/// A WeChat Pay v3 notification carrying `resource` (a transaction or a
+/// refund, `kind`), encrypted under `api_v3_key` and signed by the
+/// platform key, with its headers.
+pub fn wechat_notification_of(
+    api_v3_key: &[u8; 32],
+    event_id: &str,
+    kind: &str,
+    resource: &Value,
+    ts: i64,
+) -> Option<(String, Vec<(&'static str, String)>)> {
+    use rsa::pkcs8::DecodePrivateKey;
     let nonce = format!(
         "{:0>12}",
         &event_id.chars().rev().take(12).collect::<String>()
     );
-    let ciphertext = crate::schemes::wechat_encrypt(
-        api_v3_key,
-        &nonce,
-        "transaction",
-        tx.to_string().as_bytes(),
-    );
+    let ciphertext =
+        crate::schemes::wechat_encrypt(api_v3_key, &nonce, kind, resource.to_string().as_bytes());
+    let event_type = if kind == "refund" {
+        "REFUND.SUCCESS"
+    } else {
+        "TRANSACTION.SUCCESS"
+    };
     let body = json!({"id": event_id, "create_time": "2026-11-30T12:00:00+08:00",
-                      "resource_type": "encrypt-resource", "event_type": "TRANSACTION.SUCCESS",
+                      "resource_type": "encrypt-resource", "event_type": event_type,
                       "summary": "支付成功",
-                      "resource": {"original_type": "transaction", "algorithm": "AEAD_AES_256_GCM",
-                                   "ciphertext": ciphertext, "associated_data": "transaction",
+                      "resource": {"original_type": kind, "algorithm": "AEAD_AES_256_GCM",
+                                   "ciphertext": ciphertext, "associated_data": kind,
                                    "nonce": nonce}})
     .to_string();
     let header_nonce = format!("n{ts}");
@@ -562,12 +599,24 @@ pub fn alipay_notification(
     sim_status: &str,
     m: Money<'_>,
 ) -> Option<String> {
-    use rsa::pkcs8::DecodePrivateKey;
     let status = alipay_trade_status(sim_status);
-    let total = m.decimal();
     if status == "WAIT_BUYER_PAY" {
         return None;
     }
+    alipay_notification_of(notify_id, id, out_trade_no, status, m)
+}
+
+/// An Alipay `trade_status_sync` notification form with `trade_status`,
+/// signed with "Alipay's" key (the simulator's platform key).
+pub fn alipay_notification_of(
+    notify_id: &str,
+    id: &str,
+    out_trade_no: &str,
+    status: &str,
+    m: Money<'_>,
+) -> Option<String> {
+    use rsa::pkcs8::DecodePrivateKey;
+    let total = m.decimal();
     let mut p = std::collections::BTreeMap::new();
     for (k, v) in [
         ("notify_time", "2026-11-30 12:00:00"),

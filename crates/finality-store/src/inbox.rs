@@ -338,7 +338,10 @@ async fn registered_money<C: Conn>(conn: &mut C, payment_id: &str) -> Result<(i6
         )
         .await?;
     match row {
-        Some(r) => Ok((r.int("amount", "payments")?, r.text("currency", "payments")?)),
+        Some(r) => Ok((
+            r.int("amount", "payments")?,
+            r.text("currency", "payments")?,
+        )),
         // Gone meanwhile: `apply` says so (not found); nothing to compare.
         None => Ok((0, String::new())),
     }
@@ -605,7 +608,13 @@ async fn inbox_process_many_in<C: Conn>(
             let (applied, change) =
                 crate::payments::decide_report(report, cur.kind, cur.status, now);
             changes.extend(change);
-            decided.push((*i, report.payment_id.clone(), *status, applied, mismatch.clone()));
+            decided.push((
+                *i,
+                report.payment_id.clone(),
+                *status,
+                applied,
+                mismatch.clone(),
+            ));
         }
         // 6. The rows' outcomes: written by the caller (see [`Pending`]).
         for (i, id, status, applied, mismatch) in decided {
@@ -922,7 +931,10 @@ impl<B: Backend> WebhookInbox for B {
                 r.opt_text("pay_id", "payments")?,
                 r.opt_text("pay_ref", "payments")?,
             ) {
-                locked.insert((ev.provider.clone(), r_ref), (id, Current::from_row(r, "pay_")?));
+                locked.insert(
+                    (ev.provider.clone(), r_ref),
+                    (id, Current::from_row(r, "pay_")?),
+                );
             }
             evs.push(ev);
         }

@@ -9,7 +9,7 @@
 //! step, changing maps instead of sending SQL, is this module's.
 
 use crate::error::Result;
-use crate::inbox::{other_object, unknown_status, verdict, checked_report, ORPHANED};
+use crate::inbox::{checked_report, other_object, unknown_status, verdict, ORPHANED};
 use crate::model::*;
 use crate::payments::decide_report;
 use crate::poll_queue::complete_in;

@@ -259,12 +259,7 @@ impl crate::inbox::InboxRows for PgConnection {
                     .collect::<Vec<_>>(),
             )
             .bind(text(|e| e.source.as_str().to_string()))
-            .bind(
-                events
-                    .iter()
-                    .map(|e| e.reported.amount)
-                    .collect::<Vec<_>>(),
-            )
+            .bind(events.iter().map(|e| e.reported.amount).collect::<Vec<_>>())
             .bind(opt(|e| e.reported.currency.clone()))
             .fetch_all(&mut *self)
             .await

@@ -1936,7 +1936,11 @@ pub async fn inbox_money_mismatch_goes_to_review(db: Arc<dyn Store>) {
         ..inbox_event(ev, &format!("ref_{pay}"), Status::Succeeded)
     };
     for (way, p) in [("one", "m1"), ("batch", "m2"), ("take", "m3")] {
-        let (amt, ccy, ok) = (format!("pay_{p}a"), format!("pay_{p}c"), format!("pay_{p}o"));
+        let (amt, ccy, ok) = (
+            format!("pay_{p}a"),
+            format!("pay_{p}c"),
+            format!("pay_{p}o"),
+        );
         for id in [&amt, &ccy, &ok] {
             register(&*db, id, T0).await;
         }
@@ -1981,13 +1985,23 @@ pub async fn inbox_money_mismatch_goes_to_review(db: Arc<dyn Store>) {
         );
         let c = status(ccy.clone()).await;
         assert_eq!(c.payment.status, Status::NeedsReview, "{way}");
-        let row = db.inbox_get("sim", &format!("evt_{p}c")).await.unwrap().unwrap();
+        let row = db
+            .inbox_get("sim", &format!("evt_{p}c"))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(row.state, InboxState::Review, "{way}");
         assert!(
-            row.reason.unwrap_or_default().contains("1250 EUR, registered 1250 USD"),
+            row.reason
+                .unwrap_or_default()
+                .contains("1250 EUR, registered 1250 USD"),
             "{way}"
         );
-        assert_eq!(status(ok.clone()).await.payment.status, Status::Succeeded, "{way}");
+        assert_eq!(
+            status(ok.clone()).await.payment.status,
+            Status::Succeeded,
+            "{way}"
+        );
         // On a payment already final: a review row, the payment unchanged.
         let late = with(&format!("evt_{p}l"), &ok, 1, "USD");
         db.inbox_insert(&[late], T0).await.unwrap();
@@ -1998,7 +2012,11 @@ pub async fn inbox_money_mismatch_goes_to_review(db: Arc<dyn Store>) {
         for ev in &evs {
             db.inbox_process(ev, T0).await.unwrap();
         }
-        let row = db.inbox_get("sim", &format!("evt_{p}l")).await.unwrap().unwrap();
+        let row = db
+            .inbox_get("sim", &format!("evt_{p}l"))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(row.state, InboxState::Review, "{way}");
         assert_eq!(status(ok).await.payment.status, Status::Succeeded, "{way}");
     }

@@ -67,7 +67,11 @@ pub struct AdyenConfig {
 pub fn decide(item: &Value, capture: Capture) -> (Option<Status>, Disposition) {
     let code = text(item, "eventCode");
     let success = text(item, "success") == "true";
-    let list = if success { contract::TRUE } else { contract::FALSE };
+    let list = if success {
+        contract::TRUE
+    } else {
+        contract::FALSE
+    };
     let Some(row) = crate::contract::lookup(contract::ROWS, list, code) else {
         return (
             None,
@@ -433,7 +437,10 @@ mod tests {
     #[test]
     fn manual_capture_holds_until_captured() {
         let m = Capture::Manual;
-        assert_eq!(status_of("AUTHORISATION", "true", m), Some(Status::Processing));
+        assert_eq!(
+            status_of("AUTHORISATION", "true", m),
+            Some(Status::Processing)
+        );
         assert_eq!(status_of("CAPTURE", "true", m), Some(Status::Succeeded));
         assert_eq!(
             status_of("AUTHORISATION", "true", Capture::Automatic),
@@ -446,9 +453,18 @@ mod tests {
     #[test]
     fn failed_captures_and_refunds_are_not_final() {
         let a = Capture::Automatic;
-        assert_eq!(status_of("CAPTURE_FAILED", "true", a), Some(Status::NeedsReview));
-        assert_eq!(status_of("REFUND_FAILED", "true", a), Some(Status::NeedsReview));
-        assert_eq!(status_of("OFFER_CLOSED", "true", a), Some(Status::NeedsReview));
+        assert_eq!(
+            status_of("CAPTURE_FAILED", "true", a),
+            Some(Status::NeedsReview)
+        );
+        assert_eq!(
+            status_of("REFUND_FAILED", "true", a),
+            Some(Status::NeedsReview)
+        );
+        assert_eq!(
+            status_of("OFFER_CLOSED", "true", a),
+            Some(Status::NeedsReview)
+        );
     }
 
     #[test]

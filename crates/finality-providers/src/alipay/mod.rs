@@ -214,7 +214,9 @@ impl AlipayAdapter {
     async fn query_refund(&self, provider_ref: &str) -> Result<Observation, ProviderError> {
         let Some((trade_no, out_request_no)) = split_refund_ref(provider_ref) else {
             return Err(ProviderError::Permanent {
-                message: format!("Alipay refund reference `{provider_ref}` is not TRADE_NO:OUT_REQUEST_NO"),
+                message: format!(
+                    "Alipay refund reference `{provider_ref}` is not TRADE_NO:OUT_REQUEST_NO"
+                ),
             });
         };
         let biz = json!({"trade_no": trade_no, "out_request_no": out_request_no});
@@ -222,12 +224,14 @@ impl AlipayAdapter {
         match code_of(&r) {
             Answer::Ok => {
                 let s = r["refund_status"].as_str().unwrap_or_default();
-                let word = if s.is_empty() { "(no refund_status)" } else { s };
-                Ok(
-                    Observation::new(contract_refund(s), word).reporting(
-                        finality_core::Reported::decimal(r["refund_amount"].as_str(), "CNY"),
-                    ),
-                )
+                let word = if s.is_empty() {
+                    "(no refund_status)"
+                } else {
+                    s
+                };
+                Ok(Observation::new(contract_refund(s), word).reporting(
+                    finality_core::Reported::decimal(r["refund_amount"].as_str(), "CNY"),
+                ))
             }
             Answer::NotFound => Ok(Observation::new(None, "ACQ.TRADE_NOT_EXIST")),
             Answer::Err(e) => Err(e),
@@ -309,7 +313,9 @@ impl AlipayAdapter {
                 message: format!("Alipay answer has no `{key}`"),
             })?
             .get();
-        let sign: Option<String> = env.get("sign").and_then(|s| serde_json::from_str(s.get()).ok());
+        let sign: Option<String> = env
+            .get("sign")
+            .and_then(|s| serde_json::from_str(s.get()).ok());
         let r: Value = serde_json::from_str(raw).map_err(|e| ProviderError::Transient {
             message: format!("Alipay response is not JSON: {e}"),
         })?;

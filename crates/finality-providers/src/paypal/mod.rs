@@ -175,7 +175,11 @@ fn amount_of(v: &Value) -> finality_core::Reported {
 /// in more than one currency cannot be compared with one registration:
 /// a mismatch for a human.
 pub fn order_money(order: &Value) -> finality_core::Reported {
-    let units: Vec<&Value> = order["purchase_units"].as_array().into_iter().flatten().collect();
+    let units: Vec<&Value> = order["purchase_units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .collect();
     let captures: Vec<&Value> = units
         .iter()
         .flat_map(|u| u["payments"]["captures"].as_array().into_iter().flatten())
@@ -209,10 +213,7 @@ pub fn order_money(order: &Value) -> finality_core::Reported {
 
 /// The transaction a dispute is about, as PayPal names it.
 fn disputed(resource: &Value) -> Option<&str> {
-    resource["disputed_transactions"]
-        .as_array()?
-        .first()?["seller_transaction_id"]
-        .as_str()
+    resource["disputed_transactions"].as_array()?.first()?["seller_transaction_id"].as_str()
 }
 
 /// The capture a refund resource belongs to: the id at the end of its `up`

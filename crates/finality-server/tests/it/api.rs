@@ -363,12 +363,8 @@ async fn event_feed_pages_transitions(b: Backend) {
 /// twice, and retrying the registration is still the same body.
 async fn merchant_ref_registration_finds_the_provider_id(b: Backend) {
     let app = spawn_app(b, Duration::from_millis(600)).await;
-    app.sim.create_priced(
-        Some("sim_lost_1".into()),
-        Some("ord-77".into()),
-        100,
-        "USD",
-    );
+    app.sim
+        .create_priced(Some("sim_lost_1".into()), Some("ord-77".into()), 100, "USD");
     let body = json!({"id": "pay_m", "provider": "sim", "merchant_ref": "ord-77",
                       "amount": 100, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body.clone()).await;

@@ -116,7 +116,10 @@ async fn adyen_chargeback_reverses_and_its_reversal_is_kept_for_review() {
         "{v}"
     );
     // The provider's own words are in the history.
-    assert_eq!(v["history"][2]["reason"], "provider: CHARGEBACK:true", "{v}");
+    assert_eq!(
+        v["history"][2]["reason"], "provider: CHARGEBACK:true",
+        "{v}"
+    );
     adyen_notify(
         &app,
         "PSP00000000000B9",
@@ -154,7 +157,11 @@ fn stripe_refund_event(id: &str, refund: &str, status: &str) -> Vec<u8> {
     object["status"] = json!(status);
     object["payment_intent"] = json!("pi_3LateFailPaid");
     // Stripe publishes refund.created, refund.updated and refund.failed.
-    let kind = if status == "failed" { "refund.failed" } else { "refund.updated" };
+    let kind = if status == "failed" {
+        "refund.failed"
+    } else {
+        "refund.updated"
+    };
     json!({"id": id, "object": "event", "type": kind, "created": now_s(),
            "data": {"object": object}})
     .to_string()

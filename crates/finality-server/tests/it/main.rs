@@ -6,6 +6,7 @@ mod catch_up;
 mod console;
 mod contracts;
 mod db_outage;
+mod every_row;
 mod fuzz;
 mod no_false_final;
 mod observability;

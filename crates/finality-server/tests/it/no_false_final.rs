@@ -7,8 +7,8 @@
 
 use super::providers::{adyen_key, money, STRIPE_WHSEC};
 use super::*;
-use finality_sim::wire::Money;
 use finality_sim::webhooks::WebhookTarget;
+use finality_sim::wire::Money;
 use finality_store::InboxState;
 use finality_testkit::Backend;
 
@@ -16,13 +16,29 @@ use finality_testkit::Backend;
 /// (`base_url` is set to the simulator's `path`), with the engine polling
 /// when `poll` and the simulator sending its webhooks to `webhooks`.
 async fn spawn(b: Backend, name: &str, path: &str, table: Value, poll: bool) -> TestApp {
+    spawn_with(b, name, path, table, poll, Duration::from_millis(300)).await
+}
+
+/// [`spawn`] with the simulator's payments settling after `settle`.
+pub(crate) async fn spawn_with(
+    b: Backend,
+    name: &str,
+    path: &str,
+    table: Value,
+    poll: bool,
+    settle: Duration,
+) -> TestApp {
     let (name, path) = (name.to_string(), path.to_string());
-    let mut config = SimConfig::deterministic(Duration::from_millis(300));
+    let mut config = SimConfig::deterministic(settle);
     config.webhooks.lost = 0.0;
     config.webhooks.delayed = 0.0;
     config.webhooks.duplicated = 0.0;
     config.webhooks.reordered = 0.0;
-    config.api_key = Some("sk_test_finality_simulator".into());
+    config.api_key = Some(if name == "paypal" {
+        super::providers::PAYPAL_CREDENTIALS.to_string()
+    } else {
+        "sk_test_finality_simulator".to_string()
+    });
     spawn_app_custom(b, config, poll, move |sim_url| {
         let mut table = table;
         table["base_url"] = json!(format!("{sim_url}{path}"));
@@ -38,15 +54,18 @@ async fn spawn(b: Backend, name: &str, path: &str, table: Value, poll: bool) -> 
     .await
 }
 
-fn stripe_table() -> Value {
+pub(crate) fn stripe_table() -> Value {
     std::env::set_var("FINALITY_TEST_NFF_STRIPE_KEY", "sk_test_finality_simulator");
     std::env::set_var("FINALITY_TEST_NFF_STRIPE_WHSEC", STRIPE_WHSEC);
     json!({"adapter": "stripe", "api_key_env": "FINALITY_TEST_NFF_STRIPE_KEY",
            "webhook_secret_envs": ["FINALITY_TEST_NFF_STRIPE_WHSEC"]})
 }
 
-fn adyen_table(capture: &str, merchant_account: Option<&str>) -> Value {
-    std::env::set_var("FINALITY_TEST_NFF_ADYEN_HMAC", super::providers::ADYEN_KEY_HEX);
+pub(crate) fn adyen_table(capture: &str, merchant_account: Option<&str>) -> Value {
+    std::env::set_var(
+        "FINALITY_TEST_NFF_ADYEN_HMAC",
+        super::providers::ADYEN_KEY_HEX,
+    );
     let mut adyen = json!({"capture": capture});
     if let Some(m) = merchant_account {
         adyen["merchant_account"] = json!(m);
@@ -55,7 +74,7 @@ fn adyen_table(capture: &str, merchant_account: Option<&str>) -> Value {
            "adyen": adyen})
 }
 
-fn wechat_table(appid: &str) -> Value {
+pub(crate) fn wechat_table(appid: &str) -> Value {
     use finality_sim::wire::wechat_keys as k;
     std::env::set_var("FINALITY_TEST_NFF_WECHAT_KEY", k::MERCHANT_PRIVATE_PEM);
     std::env::set_var("FINALITY_TEST_NFF_WECHAT_PLATFORM", k::PLATFORM_PUBLIC_PEM);
@@ -67,7 +86,7 @@ fn wechat_table(appid: &str) -> Value {
                       "api_v3_key_env": "FINALITY_TEST_NFF_WECHAT_APIV3"}})
 }
 
-fn alipay_table(app_id: &str) -> Value {
+pub(crate) fn alipay_table(app_id: &str) -> Value {
     use finality_sim::wire::wechat_keys as k;
     std::env::set_var("FINALITY_TEST_NFF_ALIPAY_KEY", k::MERCHANT_PRIVATE_PEM);
     std::env::set_var("FINALITY_TEST_NFF_ALIPAY_PUBLIC", k::PLATFORM_PUBLIC_PEM);
@@ -76,7 +95,7 @@ fn alipay_table(app_id: &str) -> Value {
                       "alipay_public_key_env": "FINALITY_TEST_NFF_ALIPAY_PUBLIC"}})
 }
 
-fn webhooks_to(app: &TestApp, provider: &str) {
+pub(crate) fn webhooks_to(app: &TestApp, provider: &str) {
     let url = format!("{}/webhooks/{provider}", app.base);
     let target = match provider {
         "stripe" => WebhookTarget::stripe(url, STRIPE_WHSEC),
@@ -89,6 +108,7 @@ fn webhooks_to(app: &TestApp, provider: &str) {
                 .unwrap(),
         ),
         "alipay" => WebhookTarget::alipay(url),
+        "paypal" => WebhookTarget::paypal(url, super::providers::PAYPAL_WEBHOOK_ID),
         other => panic!("no webhook target for {other}"),
     };
     app.sim.set_webhook_target(target);
@@ -126,7 +146,7 @@ async fn register(
     assert_eq!(s, StatusCode::CREATED, "{v}");
 }
 
-fn last_reason(v: &Value) -> String {
+pub(crate) fn last_reason(v: &Value) -> String {
     v["history"]
         .as_array()
         .and_then(|h| h.last())
@@ -167,7 +187,10 @@ async fn mismatch_goes_to_review(b: Backend, provider: &str, path: &str, table: 
         register(&app, provider, "ok", m, m).await;
         let v = app.wait_for_status("amt", "needs_review").await;
         let why = last_reason(&v);
-        assert!(why.starts_with("amount_mismatch"), "{provider} {via_poll}: {v}");
+        assert!(
+            why.starts_with("amount_mismatch"),
+            "{provider} {via_poll}: {v}"
+        );
         assert!(
             why.contains(&format!("{} {}", m.amount, m.currency))
                 && why.contains(&format!("registered {} {}", fewer.amount, m.currency)),
@@ -206,20 +229,38 @@ async fn adyen_amount_or_currency_mismatch(b: Backend) {
     webhooks_to(&app, "adyen");
     let m = money("adyen");
     register(&app, "adyen", "amt", m, Money { amount: 1, ..m }).await;
-    register(&app, "adyen", "ccy", m, Money { currency: "EUR", ..m }).await;
+    register(
+        &app,
+        "adyen",
+        "ccy",
+        m,
+        Money {
+            currency: "EUR",
+            ..m
+        },
+    )
+    .await;
     let v = app.wait_for_status("amt", "needs_review").await;
     assert!(
-        last_reason(&v)
-            .starts_with("amount_mismatch: the provider reports succeeded for 1999 USD, registered 1 USD"),
+        last_reason(&v).starts_with(
+            "amount_mismatch: the provider reports succeeded for 1999 USD, registered 1 USD"
+        ),
         "{v}"
     );
     let v = app.wait_for_status("ccy", "needs_review").await;
-    assert!(last_reason(&v).contains("1999 USD, registered 1999 EUR"), "{v}");
+    assert!(
+        last_reason(&v).contains("1999 USD, registered 1999 EUR"),
+        "{v}"
+    );
 }
 
 /// A notification for another merchant is kept for review with both
 /// values and never applied.
-async fn wait_for_inbox(app: &TestApp, provider: &str, pred: impl Fn(&InboxState) -> bool) -> (InboxState, String) {
+pub(crate) async fn wait_for_inbox(
+    app: &TestApp,
+    provider: &str,
+    pred: impl Fn(&InboxState) -> bool,
+) -> (InboxState, String) {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let rows = app
@@ -233,16 +274,34 @@ async fn wait_for_inbox(app: &TestApp, provider: &str, pred: impl Fn(&InboxState
                 return (r.state, r.reason.clone().unwrap_or_default());
             }
         }
-        assert!(std::time::Instant::now() < deadline, "no review row for {provider}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no review row for {provider}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 async fn another_account_is_not_applied(b: Backend) {
     let cases = [
-        ("alipay", "/alipay/gateway.do", alipay_table("2021000000000999"), "app_id `2021000000000001`, configured `2021000000000999`"),
-        ("wechat", "/wechat", wechat_table("wx_another_app"), "appid `wxd678efh567hg6787`, configured `wx_another_app`"),
-        ("adyen", "", adyen_table("automatic", Some("AnotherMerchant")), "merchantAccountCode `FinalitySimulator`, configured `AnotherMerchant`"),
+        (
+            "alipay",
+            "/alipay/gateway.do",
+            alipay_table("2021000000000999"),
+            "app_id `2021000000000001`, configured `2021000000000999`",
+        ),
+        (
+            "wechat",
+            "/wechat",
+            wechat_table("wx_another_app"),
+            "appid `wxd678efh567hg6787`, configured `wx_another_app`",
+        ),
+        (
+            "adyen",
+            "",
+            adyen_table("automatic", Some("AnotherMerchant")),
+            "merchantAccountCode `FinalitySimulator`, configured `AnotherMerchant`",
+        ),
     ];
     for (provider, path, table, both) in cases {
         let app = spawn(b, provider, path, table, false).await;
@@ -250,7 +309,10 @@ async fn another_account_is_not_applied(b: Backend) {
         let m = money(provider);
         register(&app, provider, "acct", m, m).await;
         let (_, reason) = wait_for_inbox(&app, provider, |s| *s == InboxState::Review).await;
-        assert!(reason.starts_with("account_mismatch"), "{provider}: {reason}");
+        assert!(
+            reason.starts_with("account_mismatch"),
+            "{provider}: {reason}"
+        );
         assert!(reason.contains(both), "{provider}: {reason}");
         let (_, v) = app.get("/v1/payments/acct").await;
         assert_eq!(v["status"], "pending", "{provider}: {v}");
@@ -260,7 +322,13 @@ async fn another_account_is_not_applied(b: Backend) {
 
 /// Adyen items posted as Adyen sends them, with fields outside the signed
 /// string (`reason`, `additionalData`) set by `edit`.
-async fn adyen_post(app: &TestApp, psp: &str, original: &str, code: &str, edit: impl FnOnce(&mut Value)) {
+async fn adyen_post(
+    app: &TestApp,
+    psp: &str,
+    original: &str,
+    code: &str,
+    edit: impl FnOnce(&mut Value),
+) {
     let mut item = finality_sim::wire::adyen_item(
         &adyen_key(),
         "FinalitySimulator",
@@ -305,16 +373,28 @@ async fn adyen_capture_failed_then_recaptured(b: Backend) {
     adyen_register(&app, "m", "PSPM000000000001").await;
     adyen_post(&app, "PSPM000000000001", "", "AUTHORISATION", |_| {}).await;
     app.wait_for_status("m", "processing").await;
-    adyen_post(&app, "PSPM0000000000C1", "PSPM000000000001", "CAPTURE_FAILED", |i| {
-        i["reason"] = json!("Capture Failed");
-    })
+    adyen_post(
+        &app,
+        "PSPM0000000000C1",
+        "PSPM000000000001",
+        "CAPTURE_FAILED",
+        |i| {
+            i["reason"] = json!("Capture Failed");
+        },
+    )
     .await;
     let v = app.wait_for_status("m", "needs_review").await;
     assert!(last_reason(&v).contains("Adyen usually re-captures"), "{v}");
-    adyen_post(&app, "PSPM0000000000C1", "PSPM000000000001", "CAPTURE", |i| {
-        i["reason"] = json!("Transaction Recaptured");
-        i["eventDate"] = json!("2026-12-02T09:00:00+01:00");
-    })
+    adyen_post(
+        &app,
+        "PSPM0000000000C1",
+        "PSPM000000000001",
+        "CAPTURE",
+        |i| {
+            i["reason"] = json!("Transaction Recaptured");
+            i["eventDate"] = json!("2026-12-02T09:00:00+01:00");
+        },
+    )
     .await;
     let v = app.wait_for_status("m", "succeeded").await;
     never_reversed(&v);
@@ -334,23 +414,52 @@ async fn adyen_capture_failed_then_recaptured(b: Backend) {
     adyen_register(&app, "a", "PSPA000000000001").await;
     adyen_post(&app, "PSPA000000000001", "", "AUTHORISATION", |_| {}).await;
     app.wait_for_status("a", "succeeded").await;
-    adyen_post(&app, "PSPA0000000000C1", "PSPA000000000001", "CAPTURE", |_| {}).await;
-    adyen_post(&app, "PSPA0000000000C1", "PSPA000000000001", "CAPTURE_FAILED", |_| {}).await;
+    adyen_post(
+        &app,
+        "PSPA0000000000C1",
+        "PSPA000000000001",
+        "CAPTURE",
+        |_| {},
+    )
+    .await;
+    adyen_post(
+        &app,
+        "PSPA0000000000C1",
+        "PSPA000000000001",
+        "CAPTURE_FAILED",
+        |_| {},
+    )
+    .await;
     let (_, reason) = wait_for_inbox(&app, "adyen", |s| *s == InboxState::Review).await;
-    assert!(reason.contains("CAPTURE_FAILED") && reason.contains("succeeded"), "{reason}");
-    adyen_post(&app, "PSPA0000000000C1", "PSPA000000000001", "CAPTURE", |i| {
-        i["reason"] = json!("Transaction Recaptured");
-        i["eventDate"] = json!("2026-12-02T09:00:00+01:00");
-    })
+    assert!(
+        reason.contains("CAPTURE_FAILED") && reason.contains("succeeded"),
+        "{reason}"
+    );
+    adyen_post(
+        &app,
+        "PSPA0000000000C1",
+        "PSPA000000000001",
+        "CAPTURE",
+        |i| {
+            i["reason"] = json!("Transaction Recaptured");
+            i["eventDate"] = json!("2026-12-02T09:00:00+01:00");
+        },
+    )
     .await;
     let id = "PSPA0000000000C1:CAPTURE:true:recaptured:2026-12-02T09:00:00+01:00";
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let row = app.db.store.inbox_get("adyen", id).await.unwrap();
-        if row.as_ref().is_some_and(|r| r.state != InboxState::Received) {
+        if row
+            .as_ref()
+            .is_some_and(|r| r.state != InboxState::Received)
+        {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "recapture not stored: {row:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "recapture not stored: {row:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (_, v) = app.get("/v1/payments/a").await;
@@ -366,16 +475,35 @@ async fn adyen_cancel_or_refund(b: Backend) {
     adyen_register(&app, "cancelled", "PSPK000000000001").await;
     adyen_post(&app, "PSPR000000000001", "", "AUTHORISATION", |_| {}).await;
     adyen_post(&app, "PSPK000000000001", "", "AUTHORISATION", |_| {}).await;
-    adyen_post(&app, "PSPR0000000000C1", "PSPR000000000001", "CAPTURE", |_| {}).await;
+    adyen_post(
+        &app,
+        "PSPR0000000000C1",
+        "PSPR000000000001",
+        "CAPTURE",
+        |_| {},
+    )
+    .await;
     app.wait_for_status("refunded", "succeeded").await;
     app.wait_for_status("cancelled", "processing").await;
-    adyen_post(&app, "PSPR0000000000R1", "PSPR000000000001", "CANCEL_OR_REFUND", |i| {
-        i["additionalData"]["modification.action"] = json!("refund");
-    })
+    adyen_post(
+        &app,
+        "PSPR0000000000R1",
+        "PSPR000000000001",
+        "CANCEL_OR_REFUND",
+        |i| {
+            i["additionalData"]["modification.action"] = json!("refund");
+        },
+    )
     .await;
-    adyen_post(&app, "PSPK0000000000R1", "PSPK000000000001", "CANCEL_OR_REFUND", |i| {
-        i["additionalData"]["modification.action"] = json!("cancel");
-    })
+    adyen_post(
+        &app,
+        "PSPK0000000000R1",
+        "PSPK000000000001",
+        "CANCEL_OR_REFUND",
+        |i| {
+            i["additionalData"]["modification.action"] = json!("cancel");
+        },
+    )
     .await;
     app.wait_for_status("refunded", "reversed").await;
     app.wait_for_status("cancelled", "cancelled").await;

@@ -3,7 +3,6 @@
 //! polls; the same by the provider's own signed webhooks; a forged webhook
 //! turned away.
 
-use finality_sim::wire::Money;
 use super::*;
 use finality_core::Schedule;
 use finality_providers::adyen::{AdyenConfig, Capture};
@@ -11,6 +10,7 @@ use finality_providers::paypal::{PayPalConfig, PaymentObject};
 use finality_providers::stripe::StripeAdapter;
 use finality_providers::webhook::stripe::{sign as stripe_sign, StripeSignature};
 use finality_sim::webhooks::WebhookTarget;
+use finality_sim::wire::Money;
 
 const STRIPE_KEY: &str = "sk_test_finality_simulator";
 pub(crate) const STRIPE_WHSEC: &str = "whsec_stripe_simulator_secret";
@@ -259,16 +259,15 @@ async fn stripe_settles_by_signed_webhooks() {
 async fn stripe_forged_webhook_is_rejected() {
     let app = stripe_app(false, false).await;
     app.register_at("stripe", "order_pi_4", "pi_3Forged").await;
-    let body =
-        finality_sim::wire::stripe_event(
-            "evt_forged",
-            now_s(),
-            "pi_3Forged",
-            None,
-            "succeeded",
-            money("stripe"),
-        )
-            .to_string();
+    let body = finality_sim::wire::stripe_event(
+        "evt_forged",
+        now_s(),
+        "pi_3Forged",
+        None,
+        "succeeded",
+        money("stripe"),
+    )
+    .to_string();
     let forged = stripe_sign("whsec_not_the_secret", now_s(), body.as_bytes());
     let resp = app
         .http
@@ -282,16 +281,15 @@ async fn stripe_forged_webhook_is_rejected() {
     let v: Value = resp.json().await.unwrap();
     assert_eq!(v["error"]["code"], "invalid_signature", "{v}");
     // A genuine event is accepted.
-    let body =
-        finality_sim::wire::stripe_event(
-            "evt_genuine",
-            now_s(),
-            "pi_3Forged",
-            None,
-            "succeeded",
-            money("stripe"),
-        )
-            .to_string();
+    let body = finality_sim::wire::stripe_event(
+        "evt_genuine",
+        now_s(),
+        "pi_3Forged",
+        None,
+        "succeeded",
+        money("stripe"),
+    )
+    .to_string();
     let good = stripe_sign(STRIPE_WHSEC, now_s(), body.as_bytes());
     let resp = app
         .http
@@ -373,7 +371,8 @@ fn now_s() -> i64 {
     SystemClock.now().millis() / 1000
 }
 
-pub(crate) const ADYEN_KEY_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+pub(crate) const ADYEN_KEY_HEX: &str =
+    "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 
 /// Adyen, webhook-only: the engine "polls" on `delays` only to notice that
 /// no notification came, `max_attempts` times.
@@ -397,7 +396,10 @@ pub(crate) async fn adyen_app_with(
         cfg.max_attempts = max_attempts;
         let adapter = finality_providers::adyen::AdyenAdapter::new(&[ADYEN_KEY_HEX.into()])
             .unwrap()
-            .with_config(&AdyenConfig { capture, merchant_account: None });
+            .with_config(&AdyenConfig {
+                capture,
+                merchant_account: None,
+            });
         let mut providers = Providers::new();
         providers.insert(
             "adyen".into(),
@@ -722,8 +724,8 @@ async fn bakong_polls_are_coalesced_into_bulk_requests() {
     );
 }
 
-const PAYPAL_CREDENTIALS: &str = "AYSq3RDGsmBLJE-otTkBtM:EGnHDxD_qRPdaLdZz8iCr8N7_MzF";
-const PAYPAL_WEBHOOK_ID: &str = "1JE4291016473214C";
+pub(crate) const PAYPAL_CREDENTIALS: &str = "AYSq3RDGsmBLJE-otTkBtM:EGnHDxD_qRPdaLdZz8iCr8N7_MzF";
+pub(crate) const PAYPAL_WEBHOOK_ID: &str = "1JE4291016473214C";
 
 async fn paypal_app(engine: bool, token_ttl: Option<Duration>) -> TestApp {
     paypal_app_full(engine, token_ttl, PaymentObject::Orders, 60).await
@@ -1247,7 +1249,8 @@ async fn paypal_capture_found_by_invoice_id_and_polled() {
     let app = paypal_app_full(true, None, PaymentObject::Captures, 60).await;
     app.register_by_merchant_ref("paypal", "pp_inv", "pp_c1", "INV-2026-0001")
         .await;
-    app.sim.create_priced(Some("pp_c2".into()), None, 1999, "USD");
+    app.sim
+        .create_priced(Some("pp_c2".into()), None, 1999, "USD");
     let body = json!({"id": "pp_cap", "provider": "paypal", "provider_ref": "CAPpp_c2",
                       "amount": 1999, "currency": "USD"});
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
@@ -1290,7 +1293,8 @@ async fn bakong_by_merchant_ref_goes_to_review_with_the_reason() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wechat_by_transaction_id_settles() {
     let app = wechat_app(true).await;
-    app.sim.create_priced(Some("s_wx5".into()), None, 1999, "USD");
+    app.sim
+        .create_priced(Some("s_wx5".into()), None, 1999, "USD");
     let body = json!({"id": "wx_5", "provider": "wechat", "provider_ref": "4200s_wx5",
                       "amount": 1999, "currency": "USD"});
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
@@ -1304,8 +1308,12 @@ async fn wechat_by_transaction_id_settles() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wechat_refund_settles_by_out_refund_no() {
     let app = wechat_app(true).await;
-    app.sim
-        .create_priced(Some("s_rf1".into()), Some("RF20261130001".into()), 500, "CNY");
+    app.sim.create_priced(
+        Some("s_rf1".into()),
+        Some("RF20261130001".into()),
+        500,
+        "CNY",
+    );
     let body = json!({"id": "wx_rf", "provider": "wechat", "kind": "refund",
                       "merchant_ref": "RF20261130001", "amount": 500, "currency": "CNY"});
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
