@@ -70,12 +70,14 @@ impl Simulator {
                 let item = crate::wire::adyen_item(
                     key,
                     merchant_account,
-                    &psp,
-                    &original,
-                    plan.merchant_ref.as_deref().unwrap_or("order"),
-                    word,
-                    success,
-                    m,
+                    crate::wire::AdyenItem {
+                        psp: &psp,
+                        original: &original,
+                        merchant_ref: plan.merchant_ref.as_deref().unwrap_or("order"),
+                        code: word,
+                        success,
+                        money: m,
+                    },
                 );
                 let body = json!({"live": "false",
                                   "notificationItems": [{"NotificationRequestItem": item}]});

@@ -173,32 +173,38 @@ pub fn adyen_notification(
     let item = adyen_item(
         key,
         merchant_account,
-        &psp,
-        &original,
-        &merchant_ref,
-        code,
-        success,
-        m,
+        AdyenItem {
+            psp: &psp,
+            original: &original,
+            merchant_ref: &merchant_ref,
+            code,
+            success,
+            money: m,
+        },
     );
     Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
 }
 
+/// What one Adyen `NotificationRequestItem` says: its references, event
+/// code, outcome and money.
+#[derive(Debug, Clone, Copy)]
+pub struct AdyenItem<'a> {
+    pub psp: &'a str,
+    pub original: &'a str,
+    pub merchant_ref: &'a str,
+    pub code: &'a str,
+    pub success: bool,
+    pub money: Money<'a>,
+}
+
 /// One signed Adyen `NotificationRequestItem`, any event code.
-pub fn adyen_item(
-    key: &[u8],
-    merchant_account: &str,
-    psp: &str,
-    original: &str,
-    merchant_ref: &str,
-    code: &str,
-    success: bool,
-    m: Money<'_>,
-) -> Value {
-    let success = if success { "true" } else { "false" };
+pub fn adyen_item(key: &[u8], merchant_account: &str, i: AdyenItem<'_>) -> Value {
+    let success = if i.success { "true" } else { "false" };
     let mut item = json!({
-        "pspReference": psp, "originalReference": original,
-        "merchantAccountCode": merchant_account, "merchantReference": merchant_ref,
-        "amount": {"value": m.amount, "currency": m.currency}, "eventCode": code, "success": success,
+        "pspReference": i.psp, "originalReference": i.original,
+        "merchantAccountCode": merchant_account, "merchantReference": i.merchant_ref,
+        "amount": {"value": i.money.amount, "currency": i.money.currency},
+        "eventCode": i.code, "success": success,
         "eventDate": "2026-11-30T12:00:00+00:00", "reason": "", "additionalData": {}
     });
     item["additionalData"]["hmacSignature"] = json!(crate::schemes::adyen_hmac(key, &item));

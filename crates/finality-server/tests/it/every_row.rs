@@ -34,21 +34,33 @@ fn kind_of(row: &Row) -> Kind {
     row.kinds.first().copied().unwrap_or(Kind::Payment)
 }
 
-/// A payment for each row, created at the simulator under `sim_id(i, row)`
-/// and registered here (by `provider_ref`, or by `merchant_ref` when
-/// `by_order_no`); returns `(payment id, sim id, row)`.
+/// One adapter's app and how its payments are named.
+struct Setup<'a> {
+    b: Backend,
+    provider: &'a str,
+    /// The simulator's path for this provider (its `base_url`).
+    path: &'a str,
+    table: Value,
+    /// Registered by `merchant_ref` (the order number) instead of the
+    /// provider's id (WeChat Pay and Alipay trades).
+    by_order_no: bool,
+    /// The simulator's id for the payment of row `i`.
+    sim_id: fn(usize, &Row) -> String,
+    /// The provider's id finality is given for a simulator id.
+    provider_ref: fn(&str) -> String,
+}
+
+/// A payment for each row, created at the simulator and registered here;
+/// returns `(payment id, sim id, row)`.
 async fn register_rows<'r>(
     app: &TestApp,
-    provider: &str,
+    s: &Setup<'_>,
     rows: &[&'r Row],
-    sim_id: impl Fn(usize, &Row) -> String,
-    provider_ref: impl Fn(&str) -> String,
-    by_order_no: bool,
 ) -> Vec<(String, String, &'r Row)> {
-    let m = money(provider);
+    let m = money(s.provider);
     let mut out = Vec::new();
     for (i, row) in rows.iter().enumerate() {
-        let sid = sim_id(i, row);
+        let sid = (s.sim_id)(i, row);
         let id = format!("row_{i:03}");
         let order_no = format!("ord-{sid}");
         // The merchant's reference is known to the provider either way
@@ -59,15 +71,15 @@ async fn register_rows<'r>(
             m.amount,
             m.currency,
         );
-        let mut body = json!({"id": id, "provider": provider, "kind": kind_of(row).as_str(),
+        let mut body = json!({"id": id, "provider": s.provider, "kind": kind_of(row).as_str(),
                               "amount": m.amount, "currency": m.currency});
-        if by_order_no {
+        if s.by_order_no {
             body["merchant_ref"] = json!(order_no);
         } else {
-            body["provider_ref"] = json!(provider_ref(&sid));
+            body["provider_ref"] = json!((s.provider_ref)(&sid));
         }
-        let (s, v) = app.post("/v1/payments", body).await;
-        assert_eq!(s, StatusCode::CREATED, "{}: {v}", row.value);
+        let (st, v) = app.post("/v1/payments", body).await;
+        assert_eq!(st, StatusCode::CREATED, "{}: {v}", row.value);
         out.push((id, sid, *row));
     }
     out
@@ -152,43 +164,24 @@ fn rows_of<'a>(rows: &'a [Row], lists: &[&str]) -> Vec<&'a Row> {
 }
 
 /// Published statuses, answered by the provider's status API.
-async fn polled(
-    b: Backend,
-    provider: &str,
-    path: &str,
-    table: Value,
-    rows: Vec<&Row>,
-    sim_id: impl Fn(usize, &Row) -> String,
-    provider_ref: impl Fn(&str) -> String,
-    by_order_no: bool,
-) {
-    let app = spawn_with(b, provider, path, table, true, LATER).await;
+async fn polled(s: Setup<'_>, rows: Vec<&Row>) {
+    let app = spawn_with(s.b, s.provider, s.path, s.table.clone(), true, LATER).await;
     // Said before registration: the first poll hears it.
-    let ids: Vec<String> = rows.iter().enumerate().map(|(i, r)| sim_id(i, r)).collect();
-    for (sid, row) in ids.iter().zip(&rows) {
-        app.sim.answer_with(sid, row.value);
+    for (i, row) in rows.iter().enumerate() {
+        app.sim.answer_with(&(s.sim_id)(i, row), row.value);
     }
-    let cases = register_rows(&app, provider, &rows, sim_id, provider_ref, by_order_no).await;
+    let cases = register_rows(&app, &s, &rows).await;
     let cases: Vec<_> = cases.into_iter().map(|(a, b, r)| (a, b, r, None)).collect();
-    check(&app, provider, &cases).await;
+    check(&app, s.provider, &cases).await;
     app.stop.cancel();
 }
 
-/// Published notifications, sent by the provider to the webhook endpoint.
-async fn notified(
-    b: Backend,
-    provider: &str,
-    path: &str,
-    table: Value,
-    rows: Vec<&Row>,
-    sim_id: impl Fn(usize, &Row) -> String,
-    provider_ref: impl Fn(&str) -> String,
-    by_order_no: bool,
-    success: impl Fn(&Row) -> bool,
-) {
-    let app = spawn_with(b, provider, path, table, false, LATER).await;
-    webhooks_to(&app, provider);
-    let cases = register_rows(&app, provider, &rows, sim_id, provider_ref, by_order_no).await;
+/// Published notifications, sent by the provider to the webhook endpoint
+/// (`success`: Adyen's flag for the row).
+async fn notified(s: Setup<'_>, rows: Vec<&Row>, success: fn(&Row) -> bool) {
+    let app = spawn_with(s.b, s.provider, s.path, s.table.clone(), false, LATER).await;
+    webhooks_to(&app, s.provider);
+    let cases = register_rows(&app, &s, &rows).await;
     let mut sent = Vec::new();
     for (id, sid, row) in cases {
         let word = row.value.replace('*', "simulated");
@@ -196,7 +189,7 @@ async fn notified(
         let (status, event) = app.sim.notify_word(&sid, &word, ok).await.unwrap();
         assert!((200..300).contains(&status), "`{word}`: answered {status}");
         // Adyen's items are deduplicated by `pspReference:eventCode:success`.
-        let event = if provider == "adyen" {
+        let event = if s.provider == "adyen" {
             let (psp, _) = finality_sim::published::adyen_references(&word, &sid);
             format!("{psp}:{word}:{ok}")
         } else {
@@ -204,139 +197,95 @@ async fn notified(
         };
         sent.push((id, sid, row, Some(event)));
     }
-    check(&app, provider, &sent).await;
+    check(&app, s.provider, &sent).await;
     app.stop.cancel();
+}
+
+fn always(_: &Row) -> bool {
+    true
+}
+
+fn stripe_id(i: usize, r: &Row) -> String {
+    match kind_of(r) {
+        Kind::Refund => format!("re_row{i}"),
+        Kind::Payout => format!("po_row{i}"),
+        Kind::Payment => format!("pi_row{i}"),
+    }
 }
 
 async fn stripe_rows(b: Backend) {
     use finality_providers::stripe::contract::*;
-    let id = |i: usize, r: &Row| match (r.list, kind_of(r)) {
-        (_, Kind::Refund) => format!("re_row{i}"),
-        (_, Kind::Payout) => format!("po_row{i}"),
-        _ => format!("pi_row{i}"),
+    let setup = || Setup {
+        b,
+        provider: "stripe",
+        path: "/stripe",
+        table: stripe_table(),
+        by_order_no: false,
+        sim_id: stripe_id,
+        provider_ref: same,
     };
-    let rows = rows_of(ROWS, &[PAYMENT_INTENT, REFUND_STATUS, PAYOUT_STATUS]);
     polled(
-        b,
-        "stripe",
-        "/stripe",
-        stripe_table(),
-        rows,
-        id,
-        same,
-        false,
+        setup(),
+        rows_of(ROWS, &[PAYMENT_INTENT, REFUND_STATUS, PAYOUT_STATUS]),
     )
     .await;
-    let rows = rows_of(ROWS, &[EVENT]);
-    notified(
-        b,
-        "stripe",
-        "/stripe",
-        stripe_table(),
-        rows,
-        id,
-        same,
-        false,
-        |_| true,
-    )
-    .await;
+    notified(setup(), rows_of(ROWS, &[EVENT]), always).await;
 }
 
 async fn adyen_rows(b: Backend) {
     use finality_providers::adyen::contract::*;
-    let id = |i: usize, _: &Row| format!("PSPROW{i:010}");
-    let rows = rows_of(ROWS, &[TRUE, FALSE]);
-    notified(
+    let setup = Setup {
         b,
-        "adyen",
-        "",
-        adyen_table("automatic", None),
-        rows,
-        id,
-        same,
-        false,
-        |r| r.list == TRUE,
-    )
-    .await;
+        provider: "adyen",
+        path: "",
+        table: adyen_table("automatic", None),
+        by_order_no: false,
+        sim_id: |i, _| format!("PSPROW{i:010}"),
+        provider_ref: same,
+    };
+    notified(setup, rows_of(ROWS, &[TRUE, FALSE]), |r| r.list == TRUE).await;
 }
 
 async fn wechat_rows(b: Backend) {
     use finality_providers::wechat::contract::*;
-    // Refunds are known by their out_refund_no (the simulator's refunds
-    // start `rf`).
-    let id = |i: usize, r: &Row| match kind_of(r) {
-        Kind::Refund => format!("rf_row{i}"),
-        _ => format!("wx_row{i}"),
+    let setup = || Setup {
+        b,
+        provider: "wechat",
+        path: "/wechat",
+        table: wechat_table(finality_sim::wire::wechat_keys::APPID),
+        by_order_no: true,
+        // Refunds are known by their out_refund_no (the simulator's
+        // refunds start `rf`).
+        sim_id: |i, r| match kind_of(r) {
+            Kind::Refund => format!("rf_row{i}"),
+            _ => format!("wx_row{i}"),
+        },
+        provider_ref: same,
     };
-    let appid = finality_sim::wire::wechat_keys::APPID;
     let rows = rows_of(ROWS, &[TRADE_STATE, REFUND_STATUS]);
-    polled(
-        b,
-        "wechat",
-        "/wechat",
-        wechat_table(appid),
-        rows.clone(),
-        id,
-        same,
-        true,
-    )
-    .await;
-    notified(
-        b,
-        "wechat",
-        "/wechat",
-        wechat_table(appid),
-        rows,
-        id,
-        same,
-        true,
-        |_| true,
-    )
-    .await;
+    polled(setup(), rows.clone()).await;
+    notified(setup(), rows, always).await;
 }
 
 async fn alipay_rows(b: Backend) {
     use finality_providers::alipay::contract::*;
-    let table = || alipay_table(finality_sim::wire::ALIPAY_APP_ID);
+    let setup = |by_order_no| Setup {
+        b,
+        provider: "alipay",
+        path: "/alipay/gateway.do",
+        table: alipay_table(finality_sim::wire::ALIPAY_APP_ID),
+        by_order_no,
+        sim_id: |i, r| match kind_of(r) {
+            Kind::Refund => format!("arf_row{i}"),
+            _ => format!("ali_row{i}"),
+        },
+        // A refund is named by its trade and its refund request number.
+        provider_ref: |sid| format!("2026{sid}:ord-{sid}"),
+    };
     let trades = rows_of(ROWS, &[TRADE_STATUS]);
-    let trade_id = |i: usize, _: &Row| format!("ali_row{i}");
-    polled(
-        b,
-        "alipay",
-        "/alipay/gateway.do",
-        table(),
-        trades.clone(),
-        trade_id,
-        same,
-        true,
-    )
-    .await;
-    notified(
-        b,
-        "alipay",
-        "/alipay/gateway.do",
-        table(),
-        trades,
-        trade_id,
-        same,
-        true,
-        |_| true,
-    )
-    .await;
-    // Refunds by the refund query: the trade and the refund request number.
-    let refunds = rows_of(ROWS, &[REFUND_STATUS]);
-    let refund_id = |i: usize, _: &Row| format!("arf_row{i}");
-    polled(
-        b,
-        "alipay",
-        "/alipay/gateway.do",
-        table(),
-        refunds,
-        refund_id,
-        |sid| format!("2026{sid}:ord-{sid}"),
-        false,
-    )
-    .await;
+    polled(setup(true), trades.clone()).await;
+    notified(setup(true), trades, always).await;
+    polled(setup(false), rows_of(ROWS, &[REFUND_STATUS])).await;
 }
 
 fn paypal_table(payments: &str) -> Value {
@@ -355,46 +304,24 @@ fn paypal_table(payments: &str) -> Value {
 
 async fn paypal_rows(b: Backend) {
     use finality_providers::paypal::contract::*;
-    let id = |i: usize, _: &Row| format!("PPROW{i:04}");
-    let orders = rows_of(ROWS, &[ORDER, REFUND_STATUS]);
-    polled(
+    let setup = |payments, provider_ref| Setup {
         b,
-        "paypal",
-        "/paypal",
-        paypal_table("orders"),
-        orders,
-        id,
-        same,
-        false,
+        provider: "paypal",
+        path: "/paypal",
+        table: paypal_table(payments),
+        by_order_no: false,
+        sim_id: |i, _| format!("PPROW{i:04}"),
+        provider_ref,
+    };
+    polled(
+        setup("orders", same),
+        rows_of(ROWS, &[ORDER, REFUND_STATUS]),
     )
     .await;
     // A capture's id is `CAP` and its payment's, at the simulator.
-    let captures = rows_of(ROWS, &[CAPTURE]);
-    let cap = |sid: &str| format!("CAP{sid}");
-    polled(
-        b,
-        "paypal",
-        "/paypal",
-        paypal_table("captures"),
-        captures,
-        id,
-        cap,
-        false,
-    )
-    .await;
-    let events = rows_of(ROWS, &[EVENT]);
-    notified(
-        b,
-        "paypal",
-        "/paypal",
-        paypal_table("orders"),
-        events,
-        id,
-        same,
-        false,
-        |_| true,
-    )
-    .await;
+    let cap: fn(&str) -> String = |sid| format!("CAP{sid}");
+    polled(setup("captures", cap), rows_of(ROWS, &[CAPTURE])).await;
+    notified(setup("orders", same), rows_of(ROWS, &[EVENT]), always).await;
 }
 
 finality_testkit::on_both_backends!(

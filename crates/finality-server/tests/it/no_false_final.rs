@@ -332,12 +332,14 @@ async fn adyen_post(
     let mut item = finality_sim::wire::adyen_item(
         &adyen_key(),
         "FinalitySimulator",
-        psp,
-        original,
-        "order-x",
-        code,
-        true,
-        money("adyen"),
+        finality_sim::wire::AdyenItem {
+            psp,
+            original,
+            merchant_ref: "order-x",
+            code,
+            success: true,
+            money: money("adyen"),
+        },
     );
     edit(&mut item);
     let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});

@@ -1394,12 +1394,14 @@ pub(crate) async fn adyen_notify(
     let item = finality_sim::wire::adyen_item(
         &adyen_key(),
         "FinalitySimulator",
-        psp,
-        original,
-        "order-m",
-        code,
-        success,
-        money("adyen"),
+        finality_sim::wire::AdyenItem {
+            psp,
+            original,
+            merchant_ref: "order-m",
+            code,
+            success,
+            money: money("adyen"),
+        },
     );
     let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
     let resp = app
