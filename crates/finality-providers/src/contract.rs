@@ -48,6 +48,30 @@ pub struct Row {
     pub source: &'static str,
 }
 
+/// A row, in the tables' one-line form.
+pub const fn row(
+    list: &'static str,
+    value: &'static str,
+    kinds: &'static [Kind],
+    action: Action,
+    does: &'static str,
+    source: &'static str,
+) -> Row {
+    Row {
+        list,
+        value,
+        kinds,
+        action,
+        does,
+        source,
+    }
+}
+
+/// Applied as `s`.
+pub const fn to(s: Status) -> Action {
+    Action::Status(s)
+}
+
 /// Payments only.
 pub const PAYMENT: &[Kind] = &[Kind::Payment];
 /// Refunds only.

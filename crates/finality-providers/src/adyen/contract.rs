@@ -12,7 +12,7 @@
 //! dispute-notifications). Notes with the full quotes:
 //! `testdata/research/adyen_contract.md`.
 
-use crate::contract::{Action, Row, ANY, PAYMENT, REFUND};
+use crate::contract::{row, to, Action, Row, ANY, PAYMENT, REFUND};
 use finality_core::Status::*;
 
 /// The list of codes with `success = "true"`.
@@ -20,28 +20,7 @@ pub const TRUE: &str = "eventCode";
 /// The same codes with `success = "false"`.
 pub const FALSE: &str = "eventCode success=false";
 
-const fn row(
-    list: &'static str,
-    value: &'static str,
-    kinds: &'static [finality_core::Kind],
-    action: Action,
-    does: &'static str,
-    source: &'static str,
-) -> Row {
-    Row {
-        list,
-        value,
-        kinds,
-        action,
-        does,
-        source,
-    }
-}
-
 use Action::{Depends, Ignore, Review};
-const fn to(s: finality_core::Status) -> Action {
-    Action::Status(s)
-}
 
 const REFUSED: &str = "the request was refused; the payment's status stands";
 const SUCCESS_FALSE: &str = "\"If `false`: the event was not executed successfully.\" (W, success)";

@@ -7,33 +7,11 @@
 //! `testdata/alipay/spec/`). Notes:
 //! `testdata/research/wechat_alipay_contract.md`.
 
-use crate::contract::{Action, Row, PAYMENT, REFUND};
+use crate::contract::{row, to, Action, Row, PAYMENT, REFUND};
 use finality_core::Status::*;
 
 pub const TRADE_STATUS: &str = "trade_status";
 pub const REFUND_STATUS: &str = "refund_status";
-
-const fn row(
-    list: &'static str,
-    value: &'static str,
-    kinds: &'static [finality_core::Kind],
-    action: Action,
-    does: &'static str,
-    source: &'static str,
-) -> Row {
-    Row {
-        list,
-        value,
-        kinds,
-        action,
-        does,
-        source,
-    }
-}
-
-const fn to(s: finality_core::Status) -> Action {
-    Action::Status(s)
-}
 
 pub const ROWS: &[Row] = &[
     row(TRADE_STATUS, "WAIT_BUYER_PAY", PAYMENT, to(Pending), "not final", "`WAIT_BUYER_PAY（交易创建，等待买家付款）` (SDK, trade_status)"),

@@ -6,31 +6,13 @@
 //! `SOURCES.md`) by `tests/published.rs`, which checks that the adapter
 //! decides each sample as its row says.
 
-use crate::contract::{Action, Row, ANY, PAYMENT};
+use crate::contract::{row, Action, Row, ANY, PAYMENT};
 use finality_core::Status::*;
 
 /// A single check's answer, by `responseCode` / `errorCode`.
 pub const ANSWER: &str = "check answer";
 /// An item of `check_transaction_by_md5_list`, by `status`.
 pub const LIST_ITEM: &str = "md5_list status";
-
-const fn row(
-    list: &'static str,
-    value: &'static str,
-    kinds: &'static [finality_core::Kind],
-    action: Action,
-    does: &'static str,
-    source: &'static str,
-) -> Row {
-    Row {
-        list,
-        value,
-        kinds,
-        action,
-        does,
-        source,
-    }
-}
 
 pub const ROWS: &[Row] = &[
     row(ANSWER, "responseCode 0", PAYMENT, Action::Status(Succeeded), "a completed transaction: final, for `data.amount` `data.currency` (checked)", "\"Getting transaction successfully.\" (NBC sample, check_transaction_by_md5)"),

@@ -14,7 +14,7 @@
 //! PayPal's own pages do not describe are quoted from the SDK copies named
 //! in `testdata/research/paypal_contract.md`, marked third-party there.
 
-use crate::contract::{Action, Row, ANY, PAYMENT, REFUND};
+use crate::contract::{row, to, Action, Row, ANY, PAYMENT, REFUND};
 use finality_core::Status::*;
 
 pub const ORDER: &str = "order.status";
@@ -23,28 +23,7 @@ pub const REFUND_STATUS: &str = "refund.status";
 pub const AUTHORIZATION: &str = "authorization.status";
 pub const EVENT: &str = "event_type";
 
-const fn row(
-    list: &'static str,
-    value: &'static str,
-    kinds: &'static [finality_core::Kind],
-    action: Action,
-    does: &'static str,
-    source: &'static str,
-) -> Row {
-    Row {
-        list,
-        value,
-        kinds,
-        action,
-        does,
-        source,
-    }
-}
-
 use Action::{Depends, Ignore, Review};
-const fn to(s: finality_core::Status) -> Action {
-    Action::Status(s)
-}
 
 const AUTH: &str = "an authorization: the order, or its capture, decides";
 

@@ -12,7 +12,7 @@
 //! page (docs.stripe.com/api/refunds/cancel); "DC" is the Disputes API's
 //! close page. Full quotes: `testdata/research/stripe_contract.md`.
 
-use crate::contract::{Action, Row, ANY, PAYMENT, PAYOUT, REFUND};
+use crate::contract::{row, to, Action, Row, ANY, PAYMENT, PAYOUT, REFUND};
 use finality_core::Status::*;
 
 pub const PAYMENT_INTENT: &str = "payment_intent.status";
@@ -22,28 +22,7 @@ pub const CHARGE_STATUS: &str = "charge.status";
 pub const DISPUTE_STATUS: &str = "dispute.status";
 pub const EVENT: &str = "event_type";
 
-const fn row(
-    list: &'static str,
-    value: &'static str,
-    kinds: &'static [finality_core::Kind],
-    action: Action,
-    does: &'static str,
-    source: &'static str,
-) -> Row {
-    Row {
-        list,
-        value,
-        kinds,
-        action,
-        does,
-        source,
-    }
-}
-
 use Action::{Depends, Ignore, Review};
-const fn to(s: finality_core::Status) -> Action {
-    Action::Status(s)
-}
 
 const FAMILY: &str = "a family of event types about other objects (S, enabled_events)";
 const BY_OBJECT: &str = "the object's own status decides";

@@ -9,33 +9,11 @@
 //! enum comment; "GO" is wechatpay-go's refund model comment. Notes:
 //! `testdata/research/wechat_alipay_contract.md`.
 
-use crate::contract::{Action, Row, PAYMENT, REFUND};
+use crate::contract::{row, to, Action, Row, PAYMENT, REFUND};
 use finality_core::Status::*;
 
 pub const TRADE_STATE: &str = "trade_state";
 pub const REFUND_STATUS: &str = "refund_status";
-
-const fn row(
-    list: &'static str,
-    value: &'static str,
-    kinds: &'static [finality_core::Kind],
-    action: Action,
-    does: &'static str,
-    source: &'static str,
-) -> Row {
-    Row {
-        list,
-        value,
-        kinds,
-        action,
-        does,
-        source,
-    }
-}
-
-const fn to(s: finality_core::Status) -> Action {
-    Action::Status(s)
-}
 
 pub const ROWS: &[Row] = &[
     row(TRADE_STATE, "SUCCESS", PAYMENT, to(Succeeded), "final, for `amount.total` to this `mchid`/`appid` (checked)", "`SUCCESS:支付成功` (Q)"),

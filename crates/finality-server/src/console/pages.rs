@@ -747,9 +747,10 @@ pub async fn providers(
         Ok(s) => s,
         Err(e) => return api_error(e, "/console/review"),
     };
-    let (failed, orphaned, sweeps, reports) = match tokio::try_join!(
+    let (failed, orphaned, review, sweeps, reports) = match tokio::try_join!(
         app.store.inbox_in_state(InboxState::Failed, None, 50),
         app.store.inbox_in_state(InboxState::Orphaned, None, 50),
+        app.store.inbox_in_state(InboxState::Review, None, 50),
         app.store.sweep_runs(10),
         app.store.recon_runs(10),
     ) {
@@ -862,6 +863,7 @@ pub async fn providers(
         providers: views,
         failed: failed.into_iter().map(hook_row).collect(),
         orphaned: orphaned.into_iter().map(hook_row).collect(),
+        review: review.into_iter().map(hook_row).collect(),
         sweeps: sweeps
             .into_iter()
             .map(|r| SweepView {

@@ -213,6 +213,9 @@ pub struct Providers {
     pub providers: Vec<ProviderView>,
     pub failed: Vec<HookRow>,
     pub orphaned: Vec<HookRow>,
+    /// Authentic events kept for a human (another merchant's, other
+    /// money, a word no row maps, a fact beside a final payment).
+    pub review: Vec<HookRow>,
     pub sweeps: Vec<SweepView>,
     pub reports: Vec<ReconView>,
 }

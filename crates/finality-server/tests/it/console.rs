@@ -111,6 +111,20 @@ async fn fill_queue(app: &TestApp, ids: &[&str]) {
         )
         .await
         .unwrap();
+    // Another merchant's notification, kept for a human.
+    app.db
+        .store
+        .inbox_insert(
+            &[hook(
+                "evt_other_merchant",
+                "sim_y",
+                InboxState::Review,
+                Some("account_mismatch: the provider reports app_id `1`, configured `2`"),
+            )],
+            finality_core::SystemClock.now(),
+        )
+        .await
+        .unwrap();
     let orphan = hook("evt_orphan", "sim_nobody", InboxState::Received, None);
     app.db
         .store
@@ -762,6 +776,11 @@ async fn review_queue_in_headless_chromium() {
     let sim = text(c, "#provider-sim").await;
     assert!(sim.contains("4 (") && sim.contains("0 in review"), "{sim}");
     assert!(text(c, "#failed-webhooks").await.contains("evt_unparsable"));
+    let kept = text(c, "#review-webhooks").await;
+    assert!(
+        kept.contains("evt_other_merchant") && kept.contains("account_mismatch"),
+        "{kept}"
+    );
     assert!(text(c, "#sweep-runs").await.contains("node-console"));
     let reports = text(c, "#settlement-reports").await;
     assert!(
