@@ -32,6 +32,13 @@ fn check_token(field: &'static str, v: &str) -> Result<(), FieldError> {
             "may only contain printable ASCII without spaces or '/'",
         ));
     }
+    // In a URL path these walk it (`/payments/../status` is `/status`).
+    if v == "." || v == ".." {
+        return Err(FieldError::new(
+            field,
+            "must not be `.` or `..` (a URL path would walk up with it)",
+        ));
+    }
     Ok(())
 }
 

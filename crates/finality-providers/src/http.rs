@@ -14,9 +14,13 @@ pub struct Timeouts {
     pub total: Duration,
 }
 
-/// A pooled rustls client with the provider's timeouts.
+/// A pooled rustls client with the provider's timeouts. It follows no
+/// redirect: a redirected request would carry the provider's credentials
+/// (API key headers, signed bodies) to wherever the `Location` points, so
+/// a 3xx is an error naming it ([`classify_status`]).
 pub fn client(t: Timeouts) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(t.connect)
         .timeout(t.total)
         .pool_idle_timeout(Duration::from_secs(60))
@@ -25,6 +29,24 @@ pub fn client(t: Timeouts) -> Result<reqwest::Client, ProviderError> {
         .map_err(|e| ProviderError::Permanent {
             message: format!("cannot build HTTP client: {e}"),
         })
+}
+
+/// `v` as one URL path segment: every byte but the unreserved ones
+/// (RFC 3986 §2.3) percent-encoded, so a provider reference cannot add a
+/// segment, a query or a fragment to the provider's URL. (`.` and `..`,
+/// which walk a path, are refused at registration.) Hand-written: eight
+/// lines, where the `url` crate offers only form encoding (`+` for space).
+pub fn segment(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
 }
 
 /// A fresh id for one outgoing request, sent as `X-Request-Id` and logged,
@@ -79,6 +101,18 @@ pub fn classify_status(status: StatusCode, headers: &HeaderMap, body: &str) -> P
             retry_after,
             message,
         }
+    } else if status.is_redirection() {
+        let to = headers
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("(no Location)");
+        ProviderError::Permanent {
+            message: format!(
+                "HTTP {}: redirect to {to} not followed (finality sends credentials to the \
+                 configured base_url only): fix base_url, or what sits in front of the provider",
+                status.as_u16()
+            ),
+        }
     } else if status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT {
         ProviderError::Transient { message }
     } else {
@@ -125,5 +159,22 @@ mod tests {
             classify_status(StatusCode::UNAUTHORIZED, &none, ""),
             ProviderError::Permanent { .. }
         ));
+        let mut to = HeaderMap::new();
+        to.insert(
+            reqwest::header::LOCATION,
+            HeaderValue::from_static("http://elsewhere.test/steal"),
+        );
+        let ProviderError::Permanent { message } =
+            classify_status(StatusCode::TEMPORARY_REDIRECT, &to, "")
+        else {
+            panic!("a redirect is permanent")
+        };
+        assert!(message.contains("redirect to http://elsewhere.test/steal not followed"));
+    }
+
+    #[test]
+    fn a_reference_is_one_path_segment() {
+        assert_eq!(segment("pi_3Mtw-._~"), "pi_3Mtw-._~");
+        assert_eq!(segment("a?b#c%d/e f"), "a%3Fb%23c%25d%2Fe%20f");
     }
 }

@@ -119,7 +119,7 @@ struct SearchBody {
 impl Provider for SimAdapter {
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
         let url = match (t.provider_ref, t.merchant_ref) {
-            (Some(r), _) => format!("{}/v1/payments/{r}", self.base_url),
+            (Some(r), _) => format!("{}/v1/payments/{}", self.base_url, crate::http::segment(r)),
             (None, Some(m)) => format!(
                 "{}/v1/payments?merchant_ref={}",
                 self.base_url,

@@ -28,7 +28,10 @@ impl HttpSink {
         timeout: Duration,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, String> {
+        // No redirect is followed: it would carry the signed event to
+        // wherever `Location` points. A 3xx is a failed delivery naming it.
         let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .build()
@@ -91,6 +94,17 @@ impl Sink for HttpSink {
         let code = resp.status().as_u16();
         if resp.status().is_success() {
             Ok(Some(code))
+        } else if resp.status().is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("(no Location)")
+                .to_string();
+            Err(SinkError {
+                status_code: Some(code),
+                message: format!("HTTP {code}: redirect to {to} not followed (fix the url)"),
+            })
         } else {
             let text: String = resp
                 .text()

@@ -74,6 +74,12 @@ pub async fn start(
                 ep.name, ep.secret_env
             )
         })?;
+        check_push_secret(&secret).map_err(|why| {
+            format!(
+                "events.http `{}`: {} (secret_env) {why}",
+                ep.name, ep.secret_env
+            )
+        })?;
         let key = standardwebhooks::Webhook::new(secret.trim()).map_err(|e| {
             format!(
                 "events.http `{}`: {} (secret_env) is not whsec_<base64>: {e}",
@@ -121,6 +127,32 @@ pub async fn start(
         shutdown,
     )));
     Ok(tasks)
+}
+
+/// Fewest key bytes a push signing secret may have: with `whsec_` (an
+/// empty key) every receiver's signature check would pass for anyone.
+pub const MIN_PUSH_SECRET_BYTES: usize = 16;
+
+/// Refuse a push secret whose key (the base64 after `whsec_`) is shorter
+/// than [`MIN_PUSH_SECRET_BYTES`]; the reason, for the caller to name the
+/// variable.
+pub fn check_push_secret(secret: &str) -> Result<(), String> {
+    use base64::Engine as _;
+    let b64 = secret
+        .trim()
+        .strip_prefix("whsec_")
+        .unwrap_or(secret.trim());
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_err(|e| format!("is not whsec_<base64>: {e}"))?;
+    if key.len() < MIN_PUSH_SECRET_BYTES {
+        return Err(format!(
+            "holds a {}-byte key; a push signing secret needs at least {MIN_PUSH_SECRET_BYTES} \
+             (every receiver's signature check would be defeated)",
+            key.len()
+        ));
+    }
+    Ok(())
 }
 
 /// Delete events past retention that every destination has (with no push

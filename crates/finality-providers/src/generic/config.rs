@@ -313,8 +313,9 @@ pub fn expand_env(value: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A value in a URL: one path segment's encoding, valid in a query too.
 pub(super) fn encode(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+    crate::http::segment(s)
 }
 
 /// A value as the inside of a JSON string.

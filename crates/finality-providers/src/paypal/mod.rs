@@ -717,6 +717,7 @@ impl Provider for PayPalAdapter {
             (None, Some(m)) => return self.find(t, m).await,
             (None, None) => t.require_provider_ref()?,
         };
+        let r = &crate::http::segment(r);
         let (path, map): (String, fn(&str) -> Option<Status>) = match (t.kind, self.config.payments)
         {
             (Kind::Refund, _) => (format!("/v2/payments/refunds/{r}"), map_refund),

@@ -282,7 +282,7 @@ impl Provider for StripeAdapter {
                 message: check_ref(t.kind, r).err().unwrap_or_default(),
             });
         };
-        let url = format!("{}/v1/{path}/{r}", self.base_url);
+        let url = format!("{}/v1/{path}/{}", self.base_url, crate::http::segment(r));
         let (resp, rid) = self.get(&url).await?;
         let status = resp.status();
         if status == StatusCode::NOT_FOUND {

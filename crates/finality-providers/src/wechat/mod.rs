@@ -87,10 +87,6 @@ pub fn map_refund_status(status: &str) -> Option<Status> {
     crate::contract::status(contract::ROWS, contract::REFUND_STATUS, status)
 }
 
-fn encode(v: &str) -> String {
-    url::form_urlencoded::byte_serialize(v.as_bytes()).collect()
-}
-
 /// Sign `message` as WeChat Pay does (base64 RSA-SHA256, PKCS#1 v1.5).
 pub fn sign(key: &RsaPrivateKey, message: &str) -> String {
     let signer = SigningKey::<Sha256>::new(key.clone());
@@ -292,7 +288,7 @@ impl WeChatAdapter {
         let segment = if by_merchant { "out-trade-no" } else { "id" };
         let path = format!(
             "/v3/pay/transactions/{segment}/{}?mchid={}",
-            encode(reference),
+            crate::http::segment(reference),
             self.mchid
         );
         let Some(body) = self.signed_get(&path).await? else {
@@ -313,7 +309,10 @@ impl WeChatAdapter {
     /// One refund, by the merchant's refund number (the only way WeChat Pay
     /// offers); its `refund_id` is recorded.
     async fn query_refund(&self, out_refund_no: &str) -> Result<Observation, ProviderError> {
-        let path = format!("/v3/refund/domestic/refunds/{}", encode(out_refund_no));
+        let path = format!(
+            "/v3/refund/domestic/refunds/{}",
+            crate::http::segment(out_refund_no)
+        );
         let Some(body) = self.signed_get(&path).await? else {
             return Ok(Observation::new(None, "RESOURCE_NOT_EXISTS"));
         };

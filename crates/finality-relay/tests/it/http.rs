@@ -179,3 +179,62 @@ async fn type_filter_skips_unwanted_events_in_order() {
     assert_eq!(got.len(), 5);
     assert!(got.iter().all(|v| v["type"] == "payment.succeeded"));
 }
+
+/// Hostile: a destination that answers 307 to another address does not
+/// get the signed event forwarded there (reqwest used to follow it); the
+/// failed delivery names the `Location`, and the event waits in the feed.
+#[tokio::test]
+async fn hostile_a_redirecting_destination_gets_no_forwarded_event() {
+    let db = testing::sqlite().await;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let (elsewhere, to) = spawn_receiver(0).await;
+    let app = axum::Router::new().fallback(move || {
+        let to = to.clone();
+        async move { (StatusCode::TEMPORARY_REDIRECT, [("location", to)], "moved") }
+    });
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await });
+    two_transitions(&*db.store, "r1").await;
+    finality_relay::sequencer::sequence_all(&*db.store)
+        .await
+        .unwrap();
+    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
+    let sink = HttpSink::new(
+        "moved",
+        &url,
+        key,
+        vec![],
+        Duration::from_secs(5),
+        clock.clone(),
+    )
+    .unwrap();
+    let pusher = Pusher::new(
+        db.store.clone(),
+        clock,
+        Arc::new(sink),
+        PushConfig::default(),
+    );
+    pusher.push_once().await.unwrap();
+    let st = db.store.destination("http:moved").await.unwrap();
+    assert_eq!(st.delivered_seq, 0, "{st:?}");
+    let err = st.last_error.unwrap_or_default();
+    assert!(
+        err.contains("HTTP 307: redirect to http://") && err.contains("not followed"),
+        "{err}"
+    );
+    assert!(
+        elsewhere.got.lock().unwrap().is_empty(),
+        "the event was forwarded"
+    );
+}
+
+/// Hostile: a push signing secret with no key (`whsec_`) or a short one
+/// would make every receiver's signature check pass for anyone: refused.
+#[test]
+fn hostile_push_secrets_have_a_length_floor() {
+    for s in ["whsec_", "whsec_dGVzdA==", "not-base64!"] {
+        assert!(finality_relay::check_push_secret(s).is_err(), "{s}");
+    }
+    assert!(finality_relay::check_push_secret(SECRET).is_ok());
+}

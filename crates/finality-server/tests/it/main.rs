@@ -8,6 +8,7 @@ mod contracts;
 mod db_outage;
 mod every_row;
 mod fuzz;
+mod hostile;
 mod no_false_final;
 mod observability;
 mod openapi;

@@ -1,0 +1,162 @@
+//! Hostile traffic against the providers' HTTP clients, over real HTTP on
+//! loopback: a provider (or something in front of it) that redirects must
+//! not receive-and-forward finality's credentials, and a provider reference
+//! must stay one path segment of the provider's URL.
+#![allow(clippy::unwrap_used)] // test code: a panic is how a test reports
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use finality_core::Kind;
+use finality_providers::config::{build, ProviderConfig};
+use finality_providers::{PollTarget, ProviderError};
+use serde_json::json;
+use std::sync::{Arc, Mutex};
+
+/// What the loopback servers saw: paths asked for, and any request that
+/// reached the redirect's target.
+#[derive(Default)]
+struct Seen {
+    paths: Mutex<Vec<String>>,
+    stolen: Mutex<Vec<String>>,
+}
+
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+/// A provider that answers every status query with a 307 to `elsewhere`,
+/// and `elsewhere`, which records the API key of anything that reaches it.
+async fn redirecting(seen: Arc<Seen>) -> String {
+    async fn thief(State(seen): State<Arc<Seen>>, headers: HeaderMap) -> StatusCode {
+        let key = headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("-")
+            .to_string();
+        seen.stolen.lock().unwrap().push(key);
+        StatusCode::OK
+    }
+    let elsewhere = serve(
+        Router::new()
+            .route("/steal/{*rest}", get(thief))
+            .with_state(seen),
+    )
+    .await;
+    let to = format!("{elsewhere}/steal/it");
+    serve(Router::new().fallback(move || {
+        let to = to.clone();
+        async move { (StatusCode::TEMPORARY_REDIRECT, [("location", to)]).into_response() }
+    }))
+    .await
+}
+
+fn generic(base_url: &str) -> ProviderConfig {
+    std::env::set_var("FINALITY_HOSTILE_API_KEY", "sk_live_do_not_leak_0123456789");
+    let cfg: ProviderConfig = serde_json::from_value(json!({
+        "adapter": "generic",
+        "base_url": base_url,
+        "generic": {
+            "url": "{base_url}/v1/transfers/{provider_ref}/status",
+            "headers": {"X-Api-Key": "${FINALITY_HOSTILE_API_KEY}"},
+            "status_pointer": "/state",
+            "status_map": {"DONE": "succeeded"}
+        }
+    }))
+    .unwrap();
+    cfg.validate().unwrap();
+    cfg
+}
+
+/// Before: reqwest followed the 307 and sent `X-Api-Key` to the other
+/// address (it drops only `Authorization` and `Cookie`).
+#[tokio::test]
+async fn a_redirect_is_an_error_and_no_credential_follows_it() {
+    let seen = Arc::new(Seen::default());
+    let url = redirecting(seen.clone()).await;
+    let a = build("acme", &generic(&url)).unwrap();
+    let err = a
+        .query_status(&PollTarget::by_provider_ref("p", "tr_1", Kind::Payment))
+        .await
+        .unwrap_err();
+    let ProviderError::Permanent { message } = err else {
+        panic!("a redirect is a configuration problem: {err:?}")
+    };
+    assert!(
+        message.contains("redirect to http://") && message.contains("/steal/it not followed"),
+        "{message}"
+    );
+    assert!(
+        seen.stolen.lock().unwrap().is_empty(),
+        "the credential reached the redirect's target"
+    );
+}
+
+/// A provider that records the path of every status query.
+async fn recording(seen: Arc<Seen>) -> String {
+    async fn status(
+        State(seen): State<Arc<Seen>>,
+        uri: axum::http::Uri,
+        Path(rest): Path<String>,
+    ) -> Response {
+        seen.paths.lock().unwrap().push(uri.to_string());
+        // Both shapes at once: the generic adapter's `state`, the sim's.
+        axum::Json(json!({"id": rest, "status": "pending", "state": "OPEN"})).into_response()
+    }
+    serve(
+        Router::new()
+            .route("/v1/transfers/{*rest}", get(status))
+            .route("/v1/payments/{*rest}", get(status))
+            .with_state(seen),
+    )
+    .await
+}
+
+/// Before: `?`, `#` and `%` went into the sim's, Stripe's and PayPal's
+/// paths raw, so `tr_1?x=1#frag` asked for `tr_1` with a query, and `%2F`
+/// smuggled a `/` past the provider's router.
+#[tokio::test]
+async fn a_reference_is_one_path_segment() {
+    let seen = Arc::new(Seen::default());
+    let url = recording(seen.clone()).await;
+    let sim: ProviderConfig =
+        serde_json::from_value(json!({"adapter": "sim", "base_url": url})).unwrap();
+    for a in [
+        build("acme", &generic(&url)).unwrap(),
+        build("sim", &sim).unwrap(),
+    ] {
+        for r in ["tr_1?x=1#frag", "tr_%2F..%2Fadmin"] {
+            a.query_status(&PollTarget::by_provider_ref("p", r, Kind::Payment))
+                .await
+                .unwrap();
+        }
+    }
+    let paths = seen.paths.lock().unwrap().clone();
+    assert_eq!(
+        paths,
+        [
+            "/v1/transfers/tr_1%3Fx%3D1%23frag/status",
+            "/v1/transfers/tr_%252F..%252Fadmin/status",
+            "/v1/payments/tr_1%3Fx%3D1%23frag",
+            "/v1/payments/tr_%252F..%252Fadmin",
+        ]
+    );
+}
+
+/// `.` and `..` would walk the path (`/transfers/../status` is `/status`):
+/// refused where every reference is parsed, naming the field.
+#[test]
+fn dot_segments_are_refused_as_references() {
+    use finality_core::money::ProviderRef;
+    for r in [".", ".."] {
+        let e = ProviderRef::parse(r).unwrap_err();
+        assert_eq!(e.field, "provider_ref");
+        assert!(e.message.contains("walk"), "{}", e.message);
+    }
+    assert!(ProviderRef::parse("..a").is_ok());
+}
