@@ -12,9 +12,15 @@ pub enum ErrorClass {
     RateLimited,
     /// Timeout, connect error, 5xx: try again on the schedule.
     Transient,
-    /// Authentication or configuration (401/403, other 4xx): retrying cannot
-    /// help, so the provider is paused and an alert raised.
+    /// Authentication or configuration (401/403, a redirect, a bad
+    /// signature): retrying cannot help, so the provider is paused and an
+    /// alert raised.
     Permanent,
+    /// The provider refused the request about this one payment (another
+    /// 4xx: an unknown or malformed reference): that payment goes to
+    /// review; the provider pauses only when several distinct payments are
+    /// refused within minutes (then it is the provider, not the payment).
+    Refused,
 }
 
 impl ErrorClass {
@@ -23,6 +29,7 @@ impl ErrorClass {
             ErrorClass::RateLimited => "rate_limited",
             ErrorClass::Transient => "transient",
             ErrorClass::Permanent => "permanent",
+            ErrorClass::Refused => "refused",
         }
     }
 }

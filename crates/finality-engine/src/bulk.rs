@@ -142,6 +142,12 @@ async fn run(
                 }
             }
             Err(e) => {
+                // A refusal of a request about many payments is about the
+                // request, not one payment: the provider's problem.
+                let e = match e {
+                    ProviderError::Refused { message } => ProviderError::Permanent { message },
+                    e => e,
+                };
                 for r in batch {
                     let _ = r.reply.send(Answer::Result(Err(e.clone())));
                 }

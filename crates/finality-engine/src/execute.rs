@@ -470,6 +470,27 @@ impl Engine {
                 tracing::warn!(%provider, ?wait, "provider is rate limiting; pausing its polls");
                 wait
             }
+            ProviderError::Refused { .. } => {
+                let distinct = self.health.refused(provider, &job.payment_id, done);
+                if distinct < crate::health::REFUSALS_TO_PAUSE {
+                    // About this payment (its reference), whoever caused
+                    // it: a human looks at it; the provider's other
+                    // payments go on.
+                    tracing::warn!(payment_id = %job.payment_id, %provider, error = %err, "the provider refused this payment's status query; sent to review");
+                    return AfterPoll::GiveUp {
+                        reason: format!(
+                            "the provider refused the status query for this payment ({err}): \
+                             check its reference"
+                        ),
+                        count: Count::Attempt,
+                    };
+                }
+                tracing::error!(
+                    %provider, error = %err, distinct, pause = ?entry.pause_on_permanent_error,
+                    "ALERT: the provider refused queries for many distinct payments; provider paused"
+                );
+                entry.pause_on_permanent_error
+            }
             ProviderError::Permanent { .. } => {
                 tracing::error!(
                     %provider, error = %err, pause = ?entry.pause_on_permanent_error,
@@ -479,14 +500,20 @@ impl Engine {
             }
         };
         let until = done.plus(pause_for);
+        // Refusals across many payments are the provider's problem: paused
+        // and alerted as a permanent error is.
+        let class = match err.class() {
+            finality_core::ErrorClass::Refused => finality_core::ErrorClass::Permanent,
+            c => c,
+        };
         // For alerting: a pause in force while this is in the future.
-        metrics::gauge!("finality_provider_paused_until_seconds", "provider" => provider.clone(), "class" => err.class().as_str())
+        metrics::gauge!("finality_provider_paused_until_seconds", "provider" => provider.clone(), "class" => class.as_str())
             .set(until.0 as f64 / 1000.0);
         self.health.pause(
             provider,
             Pause {
                 until,
-                class: err.class(),
+                class,
                 reason: err.to_string(),
             },
         );

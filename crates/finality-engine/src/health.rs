@@ -28,10 +28,19 @@ struct WebhookWatch {
     outage_since: Option<Timestamp>,
 }
 
+/// How long a refusal counts toward pausing its provider.
+const REFUSALS_WINDOW_MS: i64 = 10 * 60 * 1000;
+
+/// Distinct payments refused within [`REFUSALS_WINDOW_MS`] that make it
+/// the provider's problem (a changed API, a wrong account), not theirs.
+pub const REFUSALS_TO_PAUSE: usize = 5;
+
 /// Shared by the engine (writes) and `/readyz` (reads).
 #[derive(Debug, Default)]
 pub struct Health {
     paused: Mutex<HashMap<String, Pause>>,
+    /// Per provider, the payments it refused lately and when.
+    refusals: Mutex<HashMap<String, HashMap<String, Timestamp>>>,
     breakers: Breakers,
     webhooks: Mutex<HashMap<String, WebhookWatch>>,
     /// Registration-to-webhook delays, for `webhook_wait_quantile`.
@@ -47,6 +56,7 @@ impl Health {
     pub fn with_breakers(breakers: Breakers) -> Self {
         Health {
             paused: Mutex::default(),
+            refusals: Mutex::default(),
             breakers,
             webhooks: Mutex::default(),
             webhook_waits: Default::default(),
@@ -55,6 +65,17 @@ impl Health {
 
     pub fn breakers(&self) -> &Breakers {
         &self.breakers
+    }
+
+    /// Record that `provider` refused a request about `payment_id`: how
+    /// many distinct payments it refused within the window. One payment's
+    /// refusals (however many, and whoever caused them) count once.
+    pub fn refused(&self, provider: &str, payment_id: &str, now: Timestamp) -> usize {
+        let mut map = self.refusals.lock().unwrap_or_else(|p| p.into_inner());
+        let seen = map.entry(provider.to_string()).or_default();
+        seen.retain(|_, at| now.0 - at.0 < REFUSALS_WINDOW_MS);
+        seen.insert(payment_id.to_string(), now);
+        seen.len()
     }
 
     /// Pause `provider` until `until` (extending, never shortening, a pause).

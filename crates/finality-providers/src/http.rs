@@ -78,8 +78,9 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 /// Classify a non-success HTTP status: 429 is a rate limit (honouring
-/// `Retry-After` in seconds), 408 and 5xx are transient, other 4xx are
-/// permanent (authentication or configuration: retrying cannot help).
+/// `Retry-After` in seconds), 408 and 5xx are transient, 401/403/407 and
+/// redirects are permanent (credentials or configuration: retrying cannot
+/// help), other 4xx refuse this one request (its payment goes to review).
 /// A non-2xx answer, classified (its body read, in part, for the message).
 pub async fn failure(resp: reqwest::Response) -> ProviderError {
     let status = resp.status();
@@ -115,6 +116,17 @@ pub fn classify_status(status: StatusCode, headers: &HeaderMap, body: &str) -> P
         }
     } else if status.is_server_error() || status == StatusCode::REQUEST_TIMEOUT {
         ProviderError::Transient { message }
+    } else if status.is_client_error()
+        && !matches!(
+            status,
+            StatusCode::UNAUTHORIZED
+                | StatusCode::FORBIDDEN
+                | StatusCode::PROXY_AUTHENTICATION_REQUIRED
+        )
+    {
+        // About this request (its reference), not the credentials: the
+        // engine sends the one payment to review.
+        ProviderError::Refused { message }
     } else {
         ProviderError::Permanent { message }
     }
@@ -159,6 +171,20 @@ mod tests {
             classify_status(StatusCode::UNAUTHORIZED, &none, ""),
             ProviderError::Permanent { .. }
         ));
+        assert!(matches!(
+            classify_status(StatusCode::FORBIDDEN, &none, ""),
+            ProviderError::Permanent { .. }
+        ));
+        for one_payment in [
+            StatusCode::BAD_REQUEST,
+            StatusCode::NOT_FOUND,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ] {
+            assert!(matches!(
+                classify_status(one_payment, &none, ""),
+                ProviderError::Refused { .. }
+            ));
+        }
         let mut to = HeaderMap::new();
         to.insert(
             reqwest::header::LOCATION,

@@ -143,6 +143,10 @@ pub enum ProviderError {
     Transient { message: String },
     #[error("permanent: {message}")]
     Permanent { message: String },
+    /// The provider refused the request about this one payment (a 4xx
+    /// other than 401/403/408/429): see [`ErrorClass::Refused`].
+    #[error("refused: {message}")]
+    Refused { message: String },
 }
 
 impl ProviderError {
@@ -151,6 +155,7 @@ impl ProviderError {
             ProviderError::RateLimited { .. } => ErrorClass::RateLimited,
             ProviderError::Transient { .. } => ErrorClass::Transient,
             ProviderError::Permanent { .. } => ErrorClass::Permanent,
+            ProviderError::Refused { .. } => ErrorClass::Refused,
         }
     }
 }

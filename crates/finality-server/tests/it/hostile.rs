@@ -27,4 +27,102 @@ async fn dot_segment_references_are_refused(b: Backend) {
     }
 }
 
-finality_testkit::on_both_backends!(dot_segment_references_are_refused);
+/// A provider that answers 400 for references starting `bad` and `DONE`
+/// for the others.
+async fn refusing_provider() -> String {
+    use axum::extract::Path;
+    async fn status(Path(r): Path<String>) -> axum::response::Response {
+        use axum::response::IntoResponse;
+        if r.starts_with("bad") {
+            (StatusCode::BAD_REQUEST, "invalid transfer id").into_response()
+        } else {
+            axum::Json(json!({"state": "DONE"})).into_response()
+        }
+    }
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    let app = axum::Router::new().route("/v1/transfers/{r}/status", axum::routing::get(status));
+    tokio::spawn(async move { axum::serve(l, app).await });
+    url
+}
+
+async fn acme_app(b: Backend, url: String) -> TestApp {
+    spawn_app_custom(
+        b,
+        SimConfig::deterministic(Duration::from_secs(60)),
+        true,
+        move |_| {
+            let cfg: ProviderConfig = serde_json::from_value(json!({
+                "adapter": "generic",
+                "base_url": url,
+                "schedule": {"kind": "fixed", "delays": ["200ms"]},
+                "generic": {"url": "{base_url}/v1/transfers/{provider_ref}/status",
+                            "status_pointer": "/state", "status_map": {"DONE": "succeeded"}}
+            }))
+            .unwrap();
+            cfg.validate().unwrap();
+            let adapter = finality_providers::config::build("acme", &cfg).unwrap();
+            let mut providers = Providers::new();
+            providers.insert("acme".into(), ProviderEntry::from_config(adapter, &cfg));
+            providers
+        },
+    )
+    .await
+}
+
+async fn register_acme(app: &TestApp, id: &str, r: &str) {
+    let (s, v) = app
+        .post(
+            "/v1/payments",
+            json!({"id": id, "provider": "acme", "provider_ref": r,
+                   "amount": 100, "currency": "EUR"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+}
+
+/// Before: one payment registered with a reference the provider answers
+/// 400 for paused every payment of that provider (a single `service`
+/// token could do it). Now that payment goes to review, saying why, and
+/// the provider's other payments settle; only refusals for several
+/// distinct payments pause the provider.
+async fn one_payments_refusal_does_not_pause_its_provider(b: Backend) {
+    let app = acme_app(b, refusing_provider().await).await;
+    register_acme(&app, "bad", "bad_1").await;
+    let v = app.wait_for_status("bad", "needs_review").await;
+    let why = v["history"][0]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        why.contains("refused the status query for this payment") && why.contains("HTTP 400"),
+        "{why}"
+    );
+    register_acme(&app, "good", "tr_1").await;
+    app.wait_for_status("good", "succeeded").await;
+    let (_, ready) = app.get("/readyz").await;
+    assert_eq!(ready["paused_providers"], json!({}), "{ready}");
+
+    // The same refusal for five distinct payments is the provider's
+    // problem: paused, as a permanent error is.
+    for i in 2..=5 {
+        register_acme(&app, &format!("bad{i}"), &format!("bad_{i}")).await;
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, ready) = app.get("/readyz").await;
+        if ready["paused_providers"].get("acme").is_some() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never paused: {ready}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+finality_testkit::on_both_backends!(
+    dot_segment_references_are_refused,
+    one_payments_refusal_does_not_pause_its_provider,
+);
