@@ -647,7 +647,8 @@ fn build_adapter(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, 
                     webhook_id,
                     timeouts,
                 )?
-                .with_config(paypal.clone()),
+                .with_config(paypal.clone())
+                .with_tolerance(cfg.webhook_tolerance),
             ))
         }
         Adapter::Bakong => {

@@ -160,3 +160,87 @@ fn dot_segments_are_refused_as_references() {
     }
     assert!(ProviderRef::parse("..a").is_ok());
 }
+
+/// A PayPal stand-in that counts every request made to it (token, verify).
+async fn counting() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let n = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = n.clone();
+    let url = serve(Router::new().fallback(move || {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { StatusCode::SERVICE_UNAVAILABLE }
+    }))
+    .await;
+    (url, n)
+}
+
+/// Before: every unsigned PayPal webhook made two outbound calls (token,
+/// verify), so anyone could spend the merchant's PayPal rate limit. Now a
+/// stale or far-future transmission time, or a certificate URL off
+/// PayPal's hosts, is refused before PayPal is asked.
+#[tokio::test]
+async fn paypal_webhooks_are_checked_locally_before_paypal_is_asked() {
+    use finality_providers::paypal::PayPalAdapter;
+    use finality_providers::webhook::{RejectReason, WebhookError};
+    use finality_providers::Provider;
+    let (url, calls) = counting().await;
+    let timeouts = finality_providers::http::Timeouts {
+        connect: std::time::Duration::from_secs(2),
+        total: std::time::Duration::from_secs(2),
+    };
+    let a = PayPalAdapter::new(&url, "client:secret", Some("WH-1".into()), timeouts).unwrap();
+    let now = finality_core::Timestamp(1_764_000_000_000);
+    let at = |secs: i64| {
+        chrono::DateTime::from_timestamp(secs, 0)
+            .unwrap()
+            .to_rfc3339()
+    };
+    let headers = |time: &str, cert: &str| {
+        let mut h = reqwest::header::HeaderMap::new();
+        for (k, v) in [
+            ("paypal-auth-algo", "SHA256withRSA"),
+            ("paypal-cert-url", cert),
+            ("paypal-transmission-id", "tx-1"),
+            ("paypal-transmission-sig", "forged"),
+            ("paypal-transmission-time", time),
+        ] {
+            h.insert(k, v.parse().unwrap());
+        }
+        h
+    };
+    let body = br#"{"id":"WH-X","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{}}"#;
+    let good_cert = "https://api.paypal.com/v1/notifications/certs/CERT-1";
+    for (h, reason) in [
+        (
+            headers(&at(now.0 / 1000 - 3600), good_cert),
+            RejectReason::StaleTimestamp,
+        ),
+        (
+            headers(&at(now.0 / 1000 + 3600), good_cert),
+            RejectReason::FutureTimestamp,
+        ),
+        (headers("yesterday", good_cert), RejectReason::BadTimestamp),
+        (
+            headers(&at(now.0 / 1000), "https://paypal.com.evil.test/cert"),
+            RejectReason::BadSignature,
+        ),
+        (
+            headers(&at(now.0 / 1000), "http://api.paypal.com/cert"),
+            RejectReason::BadSignature,
+        ),
+    ] {
+        match a.verify_webhook(&h, body, now).await {
+            Err(WebhookError::Rejected { reason: r, .. }) => assert_eq!(r, reason),
+            other => panic!("expected {reason:?}, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        calls.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "PayPal was asked"
+    );
+    // What passes the local checks is asked of PayPal, as before.
+    let _ = a
+        .verify_webhook(&headers(&at(now.0 / 1000), good_cert), body, now)
+        .await;
+    assert!(calls.load(std::sync::atomic::Ordering::SeqCst) > 0);
+}

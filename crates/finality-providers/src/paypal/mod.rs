@@ -237,6 +237,58 @@ pub struct PayPalAdapter {
     http: reqwest::Client,
     timeouts: Timeouts,
     config: PayPalConfig,
+    /// How far `paypal-transmission-time` may be from now.
+    tolerance: Duration,
+}
+
+/// The hosts PayPal serves its signing certificates from: a
+/// `paypal-cert-url` elsewhere is not PayPal's (checked before PayPal is
+/// asked to verify, so a forged webhook costs no outbound call).
+fn paypal_cert_host(host: &str) -> bool {
+    host == "paypal.com" || host.ends_with(".paypal.com")
+}
+
+/// What can be checked of a webhook before asking PayPal: the
+/// transmission time within `tolerance` of `now`, and the certificate URL
+/// on PayPal's hosts over https. Anyone can post to the endpoint; only
+/// what passes costs the merchant's PayPal rate limit.
+pub fn precheck(
+    headers: &reqwest::header::HeaderMap,
+    now: Timestamp,
+    tolerance: Duration,
+) -> Result<(), WebhookError> {
+    let h = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| {
+                WebhookError::reject(
+                    RejectReason::MissingHeader,
+                    format!("missing header {name}"),
+                )
+            })
+    };
+    let time = h("paypal-transmission-time")?;
+    let at = chrono::DateTime::parse_from_rfc3339(time).map_err(|e| {
+        WebhookError::reject(
+            RejectReason::BadTimestamp,
+            format!("paypal-transmission-time `{time}` is not RFC 3339: {e}"),
+        )
+    })?;
+    crate::webhook::check_timestamp(at.timestamp(), now, tolerance)?;
+    let cert = h("paypal-cert-url")?;
+    let ok = url::Url::parse(cert)
+        .ok()
+        .filter(|u| u.scheme() == "https")
+        .and_then(|u| u.host_str().map(paypal_cert_host))
+        .unwrap_or(false);
+    if !ok {
+        return Err(WebhookError::reject(
+            RejectReason::BadSignature,
+            format!("paypal-cert-url `{cert}` is not an https URL on PayPal's hosts"),
+        ));
+    }
+    Ok(())
 }
 
 impl PayPalAdapter {
@@ -271,7 +323,14 @@ impl PayPalAdapter {
             http: client(timeouts)?,
             timeouts,
             config: PayPalConfig::default(),
+            tolerance: Duration::from_secs(300),
         })
+    }
+
+    /// How far `paypal-transmission-time` may be from now (default 5 min).
+    pub fn with_tolerance(mut self, tolerance: Duration) -> Self {
+        self.tolerance = tolerance;
+        self
     }
 
     pub fn with_config(mut self, config: PayPalConfig) -> Self {
@@ -748,12 +807,13 @@ impl Provider for PayPalAdapter {
         &self,
         headers: &reqwest::header::HeaderMap,
         body: &[u8],
-        _now: Timestamp,
+        now: Timestamp,
     ) -> Result<Vec<WebhookEvent>, WebhookError> {
         let webhook_id = self
             .webhook_id
             .as_deref()
             .ok_or(WebhookError::NotConfigured)?;
+        precheck(headers, now, self.tolerance)?;
         let raw: &serde_json::value::RawValue = serde_json::from_slice(body).map_err(|e| {
             WebhookError::reject(
                 RejectReason::BadSignature,
