@@ -17,14 +17,26 @@ pub(crate) async fn require_token(
         .headers()
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(bearer)
         .unwrap_or_default();
     let identity: Identity = match app.tokens.find(given.as_bytes()) {
         Some(t) if !given.is_empty() => app.tokens.identity(t),
-        _ => return Err(ApiError::Unauthorized),
+        _ => {
+            // Counted and logged, never with what was sent.
+            metrics::counter!("finality_auth_failures_total", "surface" => "api").increment(1);
+            tracing::warn!(path = %req.uri().path(), "API request with a missing or unknown token");
+            return Err(ApiError::Unauthorized);
+        }
     };
     req.extensions_mut().insert(identity);
     Ok(next.run(req).await)
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme is
+/// case-insensitive (RFC 9110 §11.1): `bearer` is as good as `Bearer`.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// The authenticated caller of a `/v1` request and the address it came

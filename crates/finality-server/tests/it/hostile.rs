@@ -122,7 +122,32 @@ async fn one_payments_refusal_does_not_pause_its_provider(b: Backend) {
     }
 }
 
+/// The `Authorization` scheme is case-insensitive (RFC 9110 §11.1):
+/// `bearer` used to be refused. A wrong token still is.
+async fn the_bearer_scheme_is_case_insensitive(b: Backend) {
+    let app = spawn_app(b, Duration::from_secs(3600)).await;
+    for scheme in ["Bearer", "bearer", "BEARER"] {
+        let r = app
+            .http
+            .get(format!("{}/v1/payments?limit=1", app.base))
+            .header("authorization", format!("{scheme} {}", super::TOKEN))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{scheme}");
+    }
+    let r = app
+        .http
+        .get(format!("{}/v1/payments?limit=1", app.base))
+        .header("authorization", "bearer not-the-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+}
+
 finality_testkit::on_both_backends!(
     dot_segment_references_are_refused,
     one_payments_refusal_does_not_pause_its_provider,
+    the_bearer_scheme_is_case_insensitive,
 );
