@@ -20,37 +20,62 @@ fn secret_key(key: &str) -> bool {
             .any(|s| k.contains(s))
 }
 
-/// A URL without its secrets: the password of `user:PASSWORD@` (or the
-/// whole userinfo when it is one token, `nats://TOKEN@host`), and every
-/// query value (`?token=…`, `?password=…`).
+/// A URL without its secrets, by its structure rather than by what looks
+/// secret: the password of `user:PASSWORD@` (split at the *last* `@`, so a
+/// password holding `@` is masked whole; the whole userinfo when it is one
+/// token, `nats://TOKEN@host`), every path segment past the first (a push
+/// or webhook URL's path often is a capability token:
+/// `https://hooks.example/services/T0/B0/XXXX`), and every query value.
 fn mask_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return mask_query(url);
     };
     let (rest, query) = match rest.split_once('?') {
         Some((r, q)) => (r, Some(q)),
         None => (rest, None),
     };
-    let rest = match rest.split_once('@') {
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let authority = match authority.rsplit_once('@') {
         Some((auth, host)) => match auth.split_once(':') {
             Some((user, _)) => format!("{user}:****@{host}"),
             None => format!("****@{host}"),
         },
-        None => rest.to_string(),
+        None => authority.to_string(),
     };
-    let query = query.map(|q| {
-        q.split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) => format!("{k}=****"),
-                None => kv.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("&")
-    });
+    let path: String = path
+        .split('/')
+        .enumerate()
+        .map(|(i, seg)| if i < 2 || seg.is_empty() { seg } else { "****" })
+        .collect::<Vec<_>>()
+        .join("/");
+    let url = format!("{scheme}://{authority}{path}");
     match query {
-        Some(q) => format!("{scheme}://{rest}?{q}"),
-        None => format!("{scheme}://{rest}"),
+        Some(q) => format!("{url}?{}", mask_pairs(q)),
+        None => url,
     }
+}
+
+/// A template without a scheme (`{base_url}/v1/x?key=…`): its query values.
+fn mask_query(text: &str) -> String {
+    match text.split_once('?') {
+        Some((head, q)) if q.contains('=') => format!("{head}?{}", mask_pairs(q)),
+        _ => text.to_string(),
+    }
+}
+
+/// `k=v&k=v` with every value masked, `${VAR}` references kept.
+fn mask_pairs(q: &str) -> String {
+    q.split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if v.starts_with("${") && v.ends_with('}') => format!("{k}={v}"),
+            Some((k, _)) => format!("{k}=****"),
+            None => kv.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
 }
 
 /// The `${VAR}` references in a value.
@@ -96,7 +121,7 @@ fn walk_in(v: &mut toml::Value, key: &str, in_headers: bool, vars: &mut Vec<Stri
                 || (secret_key(key) && !s.is_empty() && refs.is_empty())
             {
                 *s = "****".into();
-            } else if s.contains("://") {
+            } else if s.contains("://") || s.contains('?') {
                 *s = mask_url(s);
             }
         }
@@ -156,6 +181,20 @@ mod tests {
             "postgres://db/f?user=****&password=****"
         );
         assert_eq!(mask_url("https://hook.example/x"), "https://hook.example/x");
+        // Hostile: a password holding `@`, a token in a push URL's path, a
+        // key in a generic adapter's URL template.
+        assert_eq!(
+            mask_url("postgres://app:p@ss@w0rd@db:5432/f"),
+            "postgres://app:****@db:5432/f"
+        );
+        assert_eq!(
+            mask_url("https://hooks.example/services/T0AB/B0CD/xyzSECRET"),
+            "https://hooks.example/services/****/****/****"
+        );
+        assert_eq!(
+            mask_url("{base_url}/v1/transfers/{provider_ref}?key=sk_live_9&v=${API_V}"),
+            "{base_url}/v1/transfers/{provider_ref}?key=****&v=${API_V}"
+        );
         let mut v: toml::Value = toml::from_str(
             "[providers.acme.headers]\nAuthorization = \"Bearer abc123\"\nX-Api-Key = \"${ACME_KEY}\"\n",
         )
