@@ -80,6 +80,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         gauges: Some(config.metrics.clone()),
         shutdown_grace: Some(config.server.shutdown_grace),
         client_timeout: Some(config.server.client_timeout),
+        max_connections: Some(config.server.max_connections),
     };
     finality_server::run(state, background, listener, shutdown)
         .await

@@ -34,6 +34,10 @@ pub struct ServerSection {
     /// must not hold a connection forever).
     #[serde(with = "humantime_serde")]
     pub client_timeout: std::time::Duration,
+    /// Connections served at once; more are closed at once. Keep it below
+    /// the file-descriptor limit (`ulimit -n`, systemd `LimitNOFILE`) less
+    /// the database pool.
+    pub max_connections: usize,
 }
 
 impl Default for ServerSection {
@@ -44,6 +48,7 @@ impl Default for ServerSection {
             tokens: Vec::new(),
             shutdown_grace: finality_server::SHUTDOWN_GRACE,
             client_timeout: finality_server::serve::CLIENT_TIMEOUT,
+            max_connections: finality_server::serve::MAX_CONNECTIONS,
         }
     }
 }

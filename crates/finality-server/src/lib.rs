@@ -88,6 +88,8 @@ pub struct Background {
     /// How long a client may take to send a request's headers, and then
     /// its body (default [`serve::CLIENT_TIMEOUT`]).
     pub client_timeout: Option<std::time::Duration>,
+    /// Connections served at once (default [`serve::MAX_CONNECTIONS`]).
+    pub max_connections: Option<usize>,
 }
 
 /// The default grace period of a shutdown.
@@ -366,7 +368,8 @@ pub async fn run(
     let client_timeout = background.client_timeout.unwrap_or(serve::CLIENT_TIMEOUT);
     let inbox = inbox_writer::InboxWriter::start(state.store.clone(), state.clock.clone());
     let app = router(state, inbox, client_timeout);
-    let serving = serve::serve(listener, app, client_timeout, stop);
+    let max_connections = background.max_connections.unwrap_or(serve::MAX_CONNECTIONS);
+    let serving = serve::serve(listener, app, client_timeout, max_connections, stop);
     // In-flight requests get the grace period (a long-polling feed reader
     // must not hold the process).
     let cut_off = async {

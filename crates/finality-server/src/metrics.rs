@@ -52,7 +52,8 @@ pub const CATALOG: &[Entry] = &[
     ("finality_catch_up_errors_total", Kind::Counter, Unit::Count, "Failed event-list reads, by provider."),
     ("finality_catch_up_restarts_total", Kind::Counter, Unit::Count, "Event-list reads restarted from the newest event (cursor lost), by provider."),
     ("finality_time_to_final_seconds", Kind::Histogram, Unit::Seconds, "From registration to the final status, by provider and by what settled it (webhook, status_query, sweep, manual)."),
-    // Authentication.
+    // Connections and authentication.
+    ("finality_connections_refused_total", Kind::Counter, Unit::Count, "Connections closed at once because server.max_connections were open."),
     ("finality_auth_failures_total", Kind::Counter, Unit::Count, "Requests refused for a missing or unknown token, by surface (api)."),
     // Webhooks.
     ("finality_webhooks_received_total", Kind::Counter, Unit::Count, "Webhooks verified and stored, by provider."),

@@ -151,3 +151,87 @@ finality_testkit::on_both_backends!(
     one_payments_refusal_does_not_pause_its_provider,
     the_bearer_scheme_is_case_insensitive,
 );
+
+/// Before: a connection that sent nothing, or only the HTTP/2 preface,
+/// stayed open for good (20,000 of them exhausted file descriptors and
+/// `/healthz` stopped answering). Now each is closed after the client
+/// timeout (the preface-only one when its ping goes unanswered).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_and_preface_only_connections_are_closed() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app_with(Backend::Sqlite, Duration::from_secs(3600), false).await;
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let closed_within = |preface: &'static [u8], limit: Duration| {
+        let addr = addr.clone();
+        async move {
+            let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            s.write_all(preface).await.unwrap();
+            let started = std::time::Instant::now();
+            let mut buf = [0u8; 4096];
+            loop {
+                match tokio::time::timeout(limit, s.read(&mut buf)).await {
+                    Ok(Ok(0)) | Ok(Err(_)) => return Some(started.elapsed()),
+                    Ok(Ok(_)) => continue, // the server's SETTINGS, its pings
+                    Err(_) => return None,
+                }
+            }
+        }
+    };
+    let (silent, preface) = tokio::join!(
+        closed_within(b"", CLIENT_TIMEOUT * 3),
+        closed_within(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", CLIENT_TIMEOUT * 4),
+    );
+    let silent = silent.expect("a silent connection stayed open");
+    assert!(
+        silent >= CLIENT_TIMEOUT - Duration::from_millis(300),
+        "{silent:?}"
+    );
+    preface.expect("a preface-only HTTP/2 connection stayed open");
+    // The server answers as ever.
+    assert_eq!(app.get("/healthz").await.0, StatusCode::OK);
+}
+
+/// More connections than `max_connections` are closed at once, and the
+/// server serves again when the others go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_beyond_the_cap_are_closed_at_once() {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+    tokio::spawn(finality_server::serve::serve(
+        listener,
+        router,
+        Duration::from_secs(30),
+        2,
+        stop.clone(),
+    ));
+    let held: Vec<_> = futures_join(addr, 2).await;
+    let mut third = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(5), third.read(&mut buf))
+        .await
+        .expect("the connection beyond the cap was left open")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "closed without an answer");
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ok = reqwest::get(format!("http://{addr}/")).await.unwrap();
+    assert_eq!(ok.status(), StatusCode::OK);
+    stop.cancel();
+}
+
+/// `n` open connections, each having started a request (so each holds a
+/// slot) without finishing it.
+async fn futures_join(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::TcpStream> {
+    use tokio::io::AsyncWriteExt;
+    let mut v = Vec::new();
+    for _ in 0..n {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        v.push(s);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    v
+}

@@ -173,6 +173,7 @@ pub async fn spawn_app_background(
         gauges: None,
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),
+        max_connections: None,
     };
     adjust(&mut background);
     tokio::spawn(finality_server::run(
