@@ -85,6 +85,9 @@ impl Simulator {
             }
             WireFormat::WeChat { api_v3_key } => {
                 let order_no = plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone());
+                // WeChat Pay notifies a refund's `refund_status` and a
+                // trade's `trade_state`: the simulator's refunds are the
+                // payments whose id starts `rf`.
                 let refund = plan.id.starts_with("rf");
                 let resource = if refund {
                     json!({"mchid": crate::wire::wechat_keys::MCHID,

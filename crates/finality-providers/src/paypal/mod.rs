@@ -248,6 +248,22 @@ fn paypal_cert_host(host: &str) -> bool {
     host == "paypal.com" || host.ends_with(".paypal.com")
 }
 
+/// A `paypal-*` header, or the rejection naming it.
+fn header<'a>(
+    headers: &'a reqwest::header::HeaderMap,
+    name: &str,
+) -> Result<&'a str, WebhookError> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| {
+            WebhookError::reject(
+                RejectReason::MissingHeader,
+                format!("missing header {name}"),
+            )
+        })
+}
+
 /// What can be checked of a webhook before asking PayPal: the
 /// transmission time within `tolerance` of `now`, and the certificate URL
 /// on PayPal's hosts over https. Anyone can post to the endpoint; only
@@ -257,17 +273,7 @@ pub fn precheck(
     now: Timestamp,
     tolerance: Duration,
 ) -> Result<(), WebhookError> {
-    let h = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| {
-                WebhookError::reject(
-                    RejectReason::MissingHeader,
-                    format!("missing header {name}"),
-                )
-            })
-    };
+    let h = |name: &str| header(headers, name);
     let time = h("paypal-transmission-time")?;
     let at = chrono::DateTime::parse_from_rfc3339(time).map_err(|e| {
         WebhookError::reject(
@@ -745,17 +751,7 @@ pub fn verification_request(
         webhook_id: &'a str,
         webhook_event: &'a serde_json::value::RawValue,
     }
-    let h = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .ok_or_else(|| {
-                WebhookError::reject(
-                    RejectReason::MissingHeader,
-                    format!("missing header {name}"),
-                )
-            })
-    };
+    let h = |name: &str| header(headers, name);
     serde_json::to_string(&Request {
         auth_algo: h("paypal-auth-algo")?,
         cert_url: h("paypal-cert-url")?,
