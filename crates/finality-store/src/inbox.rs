@@ -420,7 +420,13 @@ async fn inbox_process_in<C: Conn>(
         set_inbox_state(conn, ev.id, InboxState::Review, Some(&why), now).await?;
         return Ok(InboxOutcome::Review { reason: why });
     };
-    let (amount, currency) = registered_money(conn, &payment_id).await?;
+    // The registration is read only when there is money to compare.
+    let (amount, currency) =
+        if ev.reported.is_empty() || !finality_core::reported::is_checked(status) {
+            (0, String::new())
+        } else {
+            registered_money(conn, &payment_id).await?
+        };
     let (report, mismatch) = checked_report(ev, &payment_id, status, amount, &currency);
     let applied = apply_in(conn, &report, now).await?;
     let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
