@@ -162,6 +162,15 @@ mod stripe {
             (ev.provider_ref.as_deref(), ev.status),
             (Some("pi_refunded"), Some(Status::Reversed))
         );
+        // A full refund is for the charge's `amount`, in Stripe's minor
+        // units and lower-case currency (fixtures3.json's charge).
+        assert_eq!(
+            ev.reported,
+            finality_core::Reported::money(
+                charge["amount"].as_i64().unwrap(),
+                charge["currency"].as_str().unwrap()
+            )
+        );
         charge["refunded"] = serde_json::json!(false);
         let ev = parse_event(&event("charge.refunded", &charge), "merchant_ref").unwrap();
         assert!(matches!(ev.disposition, Disposition::Ignore(_)));
@@ -298,6 +307,17 @@ mod adyen {
         .unwrap()
     }
 
+    /// The `amount` of a documented example notification, as Adyen writes
+    /// it (minor units, ISO currency).
+    fn item_money(code: &str) -> finality_core::Reported {
+        let body = json(&format!("adyen/{code}.json"));
+        let a = &body["notificationItems"][0]["NotificationRequestItem"]["amount"];
+        finality_core::Reported::money(
+            a["value"].as_i64().unwrap(),
+            a["currency"].as_str().unwrap(),
+        )
+    }
+
     /// Adyen's documented example notifications (Adyen/adyen-openapi
     /// json/Webhooks-v1.json), re-signed with the published test key because
     /// the documentation's signatures are placeholders. This pins the
@@ -338,6 +358,9 @@ mod adyen {
                 .unwrap();
             let ev = &evs[0];
             assert_eq!(ev.provider_ref, expected_ref, "{code}");
+            // Every documented item names its money (minor units).
+            let amount = &item_money(code);
+            assert_eq!(ev.reported, *amount, "{code}");
             match (code, want) {
                 // The documented REFUND example has success "false".
                 (&"REFUND", _) => {
@@ -553,6 +576,21 @@ mod alipay {
         assert_eq!(
             evs[0].merchant_ref.as_deref(),
             Some("20190815155618536-564-57")
+        );
+        // The money it names: total_amount 0.10 yuan, for this app.
+        assert_eq!(evs[0].reported, finality_core::Reported::money(10, "CNY"));
+        // The same real notification for an adapter set up for another
+        // app: another merchant's, never applied.
+        let other = common::alipay_adapter(
+            "2021000000000999",
+            "alipay/nodejs_sdk_notify_test_inline_public_key_trade_status_sync.pem",
+        )
+        .verify_webhook(&HeaderMap::new(), form.trim_ascii_end(), at(0))
+        .await
+        .unwrap();
+        assert_eq!(
+            other[0].reported.mismatch.as_deref(),
+            Some("account_mismatch: the provider reports app_id `2019073166072302`, configured `2021000000000999`")
         );
         // The SDK's negative vector.
         let bad: String =
@@ -778,6 +816,15 @@ mod paypal {
         assert_eq!(
             (ev.provider_ref.as_deref(), ev.status),
             (Some("892032536L382192T"), Some(Status::Succeeded))
+        );
+        // A completed capture names its money: `amount` in major units.
+        let zencart = one(
+            "zencart_PAYMENT.CAPTURE.COMPLETED.json",
+            PaymentObject::Captures,
+        );
+        assert_eq!(
+            zencart.reported,
+            finality_core::Reported::money(5700, "USD")
         );
         let ev = one(
             "docs_trustly_PAYMENT.CAPTURE.PENDING.json",
