@@ -79,7 +79,10 @@ impl Engine {
                     now,
                     attempt: None,
                     observed: None,
-                    then: AfterPoll::defer(now, None),
+                    then: match job.resume_at {
+                        Some(resume) => early_look_then(AfterPoll::defer(now, None), resume),
+                        None => AfterPoll::defer(now, None),
+                    },
                 }
             } else {
                 self.poll(&job).await
@@ -99,6 +102,14 @@ impl Engine {
     }
 
     async fn poll(&self, job: &ClaimedJob) -> Completion {
+        let mut c = self.look(job).await;
+        if let Some(resume) = job.resume_at {
+            c.then = early_look_then(c.then, resume);
+        }
+        c
+    }
+
+    async fn look(&self, job: &ClaimedJob) -> Completion {
         let now = self.clock.now();
         let base = |attempt, observed, then| Completion {
             payment_id: job.payment_id.clone(),
@@ -401,6 +412,15 @@ impl Engine {
         note: Option<String>,
         queried: bool,
     ) -> AfterPoll {
+        if let Some(resume) = job.resume_at {
+            // An early look that left the payment open: back to the
+            // schedule, uncounted (it can never be what gives up).
+            return AfterPoll::Reschedule {
+                next_poll_at: resume,
+                count: Count::Nothing,
+                last_error: note,
+            };
+        }
         let attempts = job.attempts + 1;
         match entry.policy_now(&self.health, &job.provider).next_poll(
             job.registered_at,
@@ -440,6 +460,9 @@ impl Engine {
                 // failing (breaker open) not even that (docs/state_machine.md).
                 if !self.health.breakers().is_closed(provider) {
                     return AfterPoll::defer(spread(done), Some(err.to_string()));
+                }
+                if let Some(resume) = job.resume_at {
+                    return AfterPoll::defer(resume, Some(err.to_string()));
                 }
                 return match entry.policy_now(&self.health, provider).next_after_error(
                     job.registered_at,
@@ -518,5 +541,28 @@ impl Engine {
             },
         );
         AfterPoll::defer(until, Some(err.to_string()))
+    }
+}
+
+/// What an early look (a poll brought forward by an unverified webhook,
+/// [`ClaimedJob::resume_at`]) leaves behind: never a counted attempt or
+/// error, and never a next poll later than `resume`, where the schedule had
+/// it, nor earlier (a deferral waits at least until then). Give-ups stand:
+/// they are about the answer (a refusal, other money), not the count.
+fn early_look_then(then: AfterPoll, resume: Timestamp) -> AfterPoll {
+    match then {
+        AfterPoll::Reschedule {
+            next_poll_at,
+            count,
+            last_error,
+        } => AfterPoll::Reschedule {
+            next_poll_at: match count {
+                Count::Nothing => next_poll_at.max(resume),
+                Count::Attempt | Count::Error => resume,
+            },
+            count: Count::Nothing,
+            last_error,
+        },
+        other => other,
     }
 }

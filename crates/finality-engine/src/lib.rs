@@ -58,6 +58,8 @@ pub struct ProviderEntry {
     /// Unverified webhooks may hurry a tracked payment's next poll at most
     /// this often per minute (they never apply anything themselves).
     pub nudges_per_minute: u32,
+    /// Early looks one payment gets in its life (none spends an attempt).
+    pub nudges_per_payment: u32,
     /// Calls per second across every node, if the provider limits them.
     pub rate_limit: Option<finality_store::Bucket>,
     /// The schedule while the provider's webhooks are down (`None`: no
@@ -83,6 +85,7 @@ impl ProviderEntry {
             policy: cfg.policy(),
             pause_on_permanent_error: cfg.pause_on_permanent_error,
             nudges_per_minute: cfg.unverified_nudges_per_minute,
+            nudges_per_payment: cfg.unverified_nudges_per_payment,
             rate_limit: cfg.rate_limit.map(|r| finality_store::Bucket {
                 per_second: r.per_second,
                 burst: f64::from(r.burst),

@@ -266,6 +266,11 @@ pub struct Settings {
     /// that payment's next poll forward, at most this many times a minute.
     #[serde(default = "default_nudges")]
     pub unverified_nudges_per_minute: u32,
+    /// Early looks (polls brought forward by unverified webhooks) one
+    /// payment gets in its life. None spends an attempt; the bound keeps
+    /// a forger from spending the provider's calls on one payment.
+    #[serde(default = "default_nudges_per_payment")]
+    pub unverified_nudges_per_payment: u32,
     /// Calls per second to this provider across every node (a token bucket
     /// in the database); none by default.
     #[serde(default)]
@@ -340,6 +345,10 @@ fn default_nudges() -> u32 {
     60
 }
 
+fn default_nudges_per_payment() -> u32 {
+    3
+}
+
 fn default_tolerance() -> Duration {
     Duration::from_secs(300)
 }
@@ -361,6 +370,7 @@ impl ProviderConfig {
                 webhook_secret_envs: Vec::new(),
                 webhook_tolerance: default_tolerance(),
                 unverified_nudges_per_minute: default_nudges(),
+                unverified_nudges_per_payment: default_nudges_per_payment(),
                 rate_limit: None,
                 webhook_outage_after: default_outage_after(),
                 catch_up: None,

@@ -160,8 +160,8 @@ pub(crate) async fn render(
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)
 }
 
-/// Export the per-provider and per-destination state gauges at 0 from the
-/// start, so a dashboard and an alert see "healthy" rather than "no data"
+/// Export the per-provider and per-destination state gauges (and the
+/// counter an alert takes the increase of) at 0 from the start, so a dashboard and an alert see "healthy" rather than "no data"
 /// before the first incident.
 pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &[String]) {
     for p in providers {
@@ -172,6 +172,11 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
         ] {
             metrics::gauge!(name, "provider" => p.to_string()).set(0.0);
         }
+        // `increase()` over a series that appears with its first 1 misses
+        // that 1: the review alert would stay quiet for the first webhook
+        // kept for a person.
+        metrics::counter!("finality_webhooks_review_total", "provider" => p.to_string())
+            .absolute(0);
     }
     for d in destinations {
         metrics::gauge!("finality_event_destination_failing", "destination" => d.clone()).set(0.0);

@@ -101,14 +101,7 @@ async fn receive(
         Err(WebhookError::Rejected { reason, detail }) => {
             metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => reason.as_str()).increment(1);
             tracing::warn!(reason = reason.as_str(), %detail, "webhook rejected; body not stored");
-            nudge(
-                &app,
-                &provider,
-                entry.adapter.peek_ref(&body),
-                now,
-                entry.nudges_per_minute,
-            )
-            .await;
+            nudge(&app, &provider, entry, entry.adapter.peek_ref(&body), now).await;
             return Err(ApiError::BadSignature(reason.as_str()));
         }
         Err(WebhookError::Unparseable { event_id, detail }) => {
@@ -196,28 +189,34 @@ async fn receive(
 }
 
 /// An unverified webhook may still be a true signal (a rotated secret, a
-/// provider bug): if it names a payment finality tracks, poll it sooner.
+/// provider bug): if it names a payment finality tracks, take an early
+/// look at it. Anyone can send one, so the look spends no attempt (the
+/// payment's fate stays the schedule's) and is bounded per provider a
+/// minute and per payment in its life.
 async fn nudge(
     app: &AppState,
     provider: &str,
+    entry: &finality_engine::ProviderEntry,
     provider_ref: Option<String>,
     now: Timestamp,
-    per_minute: u32,
 ) {
     let Some(r) = provider_ref else { return };
-    if !app.nudges.allow(provider, now, per_minute) {
+    if !app.nudges.allow(provider, now, entry.nudges_per_minute) {
         return;
     }
-    match app.store.find_by_ref(provider, &r).await {
+    match app
+        .store
+        .look_early(provider, &r, now, entry.nudges_per_payment)
+        .await
+    {
         Ok(Some(id)) => {
-            if let Err(e) = app.store.poll_now(&id, now).await {
-                tracing::warn!(error = %e, "nudging a poll failed");
-            } else {
-                metrics::counter!("finality_webhooks_nudges_total", "provider" => provider.to_string()).increment(1);
-                tracing::info!(payment_id = %id, "unverified webhook: polling this payment now instead");
-            }
+            metrics::counter!("finality_webhooks_nudges_total", "provider" => provider.to_string())
+                .increment(1);
+            tracing::info!(payment_id = %id, "unverified webhook: an early look at this payment (not counted as an attempt)");
         }
+        // Not tracked, final, parked, leased, already due, or its early
+        // looks spent.
         Ok(None) => {}
-        Err(e) => tracing::warn!(error = %e, "looking up an unverified webhook's payment failed"),
+        Err(e) => tracing::warn!(error = %e, "an unverified webhook's early look failed"),
     }
 }

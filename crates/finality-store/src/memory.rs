@@ -73,6 +73,9 @@ struct Job {
     registered_at: Timestamp,
     next_poll_at: Option<i64>,
     due_at: Option<i64>,
+    /// While an early look is pending: the time it displaced.
+    resume_at: Option<i64>,
+    early_looks: u32,
     attempts: i32,
     errors: i32,
     locked_by: Option<String>,
@@ -358,6 +361,7 @@ impl Writer for MemState {
                     j.errors + w.job_einc[i]
                 };
                 j.due_at = None;
+                j.resume_at = None;
                 j.locked_by = None;
                 j.locked_until = None;
                 j.lock_token = None;
@@ -441,6 +445,8 @@ impl PaymentStore for MemStore {
                 registered_at: now,
                 next_poll_at: None,
                 due_at: None,
+                resume_at: None,
+                early_looks: 0,
                 attempts: 0,
                 errors: 0,
                 locked_by: None,
@@ -619,6 +625,7 @@ impl PollQueue for MemStore {
                 attempts: u32::try_from(j.attempts).unwrap_or(0),
                 errors: u32::try_from(j.errors).unwrap_or(0),
                 due_at: Timestamp(at),
+                resume_at: j.resume_at.map(Timestamp),
                 lock_token: token,
             });
         }
@@ -666,6 +673,37 @@ impl PollQueue for MemStore {
         Ok(out)
     }
 
+    async fn look_early(
+        &self,
+        provider: &str,
+        provider_ref: &str,
+        now: Timestamp,
+        per_payment: u32,
+    ) -> Result<Option<String>> {
+        let mut s = self.state.lock().await;
+        let key = (provider.to_string(), provider_ref.to_string());
+        let Some(id) = s.by_ref.get(&key).cloned() else {
+            return Ok(None);
+        };
+        let Some(j) = s.jobs.get_mut(&id) else {
+            return Ok(None);
+        };
+        let open = j.resume_at.is_none()
+            && j.next_poll_at.is_some_and(|at| at > now.0)
+            && j.early_looks < per_payment
+            && j.locked_until.is_none_or(|u| u <= now.0);
+        if !open {
+            return Ok(None);
+        }
+        j.resume_at = j.next_poll_at;
+        j.early_looks += 1;
+        j.due_at = None;
+        s.set_next_poll(&id, Some(now.0));
+        drop(s);
+        self.wake.bump();
+        Ok(Some(id))
+    }
+
     async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64> {
         let mut s = self.state.lock().await;
         let ids: Vec<String> = s
@@ -673,15 +711,18 @@ impl PollQueue for MemStore {
             .iter()
             .filter(|(_, j)| {
                 j.provider == provider
-                    && j.next_poll_at.is_some_and(|n| n > by.0)
+                    && (j.next_poll_at.is_some_and(|n| n > by.0)
+                        || j.resume_at.is_some_and(|n| n > by.0))
                     && j.locked_until.is_none_or(|u| u <= now.0)
             })
             .map(|(id, _)| id.clone())
             .collect();
         for id in &ids {
-            s.set_next_poll(id, Some(by.0));
+            let next = s.jobs.get(id).and_then(|j| j.next_poll_at);
+            s.set_next_poll(id, next.map(|n| n.min(by.0)));
             if let Some(j) = s.jobs.get_mut(id) {
                 j.due_at = None;
+                j.resume_at = j.resume_at.map(|r| r.min(by.0));
             }
         }
         drop(s);
@@ -1398,6 +1439,8 @@ impl crate::Sweep for MemStore {
                 registered_at: p.created_at,
                 next_poll_at: None,
                 due_at: None,
+                resume_at: None,
+                early_looks: 0,
                 attempts: 0,
                 errors: 0,
                 locked_by: None,

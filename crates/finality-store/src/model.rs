@@ -196,6 +196,11 @@ pub struct ClaimedJob {
     pub errors: u32,
     /// When this poll was due (for lateness).
     pub due_at: Timestamp,
+    /// Set when this poll is an early look (brought forward by a webhook
+    /// that failed verification): the time the schedule had it due. An
+    /// early look spends no attempt; unless it finds the payment final,
+    /// the job goes back to this time ([`crate::PollQueue::look_early`]).
+    pub resume_at: Option<Timestamp>,
     /// Fences every later write of this claim.
     pub lock_token: i64,
 }

@@ -46,8 +46,8 @@ macro_rules! write_jobs {
            UPDATE poll_jobs j SET next_poll_at = u.next, \
            attempts = j.attempts + u.inc, \
            errors = CASE WHEN u.reset THEN u.einc ELSE j.errors + u.einc END, \
-           due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
-           last_error = CASE WHEN u.park THEN COALESCE(u.err, j.last_error) ELSE u.err END \
+           due_at = NULL, resume_at = NULL, locked_by = NULL, locked_until = NULL, \
+           lock_token = NULL, last_error = CASE WHEN u.park THEN COALESCE(u.err, j.last_error) ELSE u.err END \
            FROM UNNEST($18::text[], $19::int8[], $20::int4[], $21::text[], $22::bool[], \
            $23::int4[], $24::bool[]) AS u(id, next, inc, err, park, einc, reset) \
            WHERE j.payment_id = u.id AND NOT (j.payment_id = ANY($17::text[]))) "

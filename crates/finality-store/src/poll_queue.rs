@@ -31,6 +31,21 @@ pub trait PollQueue: Send + Sync {
     /// Make a payment's next poll due now (unparking a reviewed one).
     async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
 
+    /// An early look at the payment `provider` knows as `provider_ref`
+    /// (a webhook naming it failed verification, so it may be true): its
+    /// next poll made due now, the time it displaced kept so the look is
+    /// not counted as an attempt and the job goes back there. Only when the
+    /// job is unleased, not parked, not already due, has no look pending,
+    /// and the payment has had fewer than `per_payment` early looks. The
+    /// payment's id when the look was scheduled.
+    async fn look_early(
+        &self,
+        provider: &str,
+        provider_ref: &str,
+        now: Timestamp,
+        per_payment: u32,
+    ) -> Result<Option<String>>;
+
     /// Bring `provider`'s unleased, unparked jobs due after `by` forward to
     /// `by` (the provider's webhooks are down: poll sooner). Returns how many.
     async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64>;
@@ -75,6 +90,7 @@ fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
         attempts: r.count("attempts", t)?,
         errors: r.count("errors", t)?,
         due_at: Timestamp(r.int("due_at", t)?),
+        resume_at: r.opt_int("resume_at", t)?.map(Timestamp),
         lock_token: r.int("lock_token", t)?,
     })
 }
@@ -293,13 +309,56 @@ impl<B: Backend> PollQueue for B {
         Ok(out)
     }
 
+    async fn look_early(
+        &self,
+        provider: &str,
+        provider_ref: &str,
+        now: Timestamp,
+        per_payment: u32,
+    ) -> Result<Option<String>> {
+        let mut tx = self.begin_write().await?;
+        let row = tx
+            .opt(
+                stmt(
+                    "UPDATE poll_jobs SET resume_at = next_poll_at, next_poll_at = $3, \
+                     due_at = NULL, early_looks = early_looks + 1 \
+                     WHERE payment_id = (SELECT id FROM payments \
+                       WHERE provider = $1 AND provider_ref = $2) \
+                     AND resume_at IS NULL AND next_poll_at > $3 AND early_looks < $4 \
+                     AND (locked_until IS NULL OR locked_until <= $3) \
+                     RETURNING payment_id",
+                    "scheduling an early look",
+                )
+                .text(provider)
+                .text(provider_ref)
+                .int(now.0)
+                .int(i64::from(per_payment)),
+            )
+            .await?;
+        let id = row.map(|r| r.text("payment_id", "poll_jobs")).transpose()?;
+        if id.is_some() {
+            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
+                tx.run(stmt(sql, "notifying workers")).await?;
+            }
+        }
+        tx.commit().await.op("committing an early look")?;
+        if id.is_some() {
+            self.wakeups().bump();
+        }
+        Ok(id)
+    }
+
     async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64> {
         let mut conn = self.read().await?;
         let n = conn
             .run(
                 stmt(
-                    "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
-                     WHERE provider = $1 AND next_poll_at > $2 \
+                    // A pending early look keeps its place; the time it
+                    // goes back to is brought forward instead.
+                    "UPDATE poll_jobs SET \
+                     next_poll_at = CASE WHEN next_poll_at > $2 THEN $2 ELSE next_poll_at END, \
+                     resume_at = CASE WHEN resume_at > $2 THEN $2 ELSE resume_at END, due_at = NULL \
+                     WHERE provider = $1 AND (next_poll_at > $2 OR resume_at > $2) \
                      AND (locked_until IS NULL OR locked_until <= $3)",
                     "bringing polls forward",
                 )

@@ -32,7 +32,7 @@ pub const CLAIM: &str = "WITH due AS ( \
         locked_by = $4, lock_token = $5 \
     FROM due WHERE j.payment_id = due.payment_id \
     RETURNING j.payment_id, j.provider, j.provider_ref, j.merchant_ref, j.kind, j.registered_at, j.attempts, \
-        j.errors, j.due_at, j.lock_token";
+        j.errors, j.due_at, j.resume_at, j.lock_token";
 
 /// Lease due webhooks: `next_attempt_at` moves to the lease end and
 /// `attempts` (the fence) goes up by one.

@@ -25,7 +25,7 @@ pub const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_a
         SELECT payment_id FROM poll_jobs \
         WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 \
         ORDER BY next_poll_at LIMIT $2) \
-    RETURNING payment_id, provider, provider_ref, merchant_ref, kind, registered_at, attempts, errors, due_at, lock_token";
+    RETURNING payment_id, provider, provider_ref, merchant_ref, kind, registered_at, attempts, errors, due_at, resume_at, lock_token";
 
 const INBOX_CLAIM: &str = "UPDATE webhook_inbox SET next_attempt_at = $3, attempts = attempts + 1 \
     WHERE id IN (SELECT id FROM webhook_inbox \
@@ -181,7 +181,7 @@ const INSERT_OUTBOX: &str = "INSERT INTO outbox (event_id, payment_id, type, sta
      previous_status, source, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 const UPDATE_JOB: &str = "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
      errors = CASE WHEN $7 THEN $6 ELSE errors + $6 END, \
-     due_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
+     due_at = NULL, resume_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \
      last_error = CASE WHEN $5 THEN COALESCE($4, last_error) ELSE $4 END WHERE payment_id = $1";
 
 // SQLite runs in-process with one writer: a statement per row costs no

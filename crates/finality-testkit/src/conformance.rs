@@ -1310,6 +1310,72 @@ pub async fn hurry_brings_unleased_polls_forward(db: Arc<dyn Store>) {
     assert_eq!(db.hurry("sim", hour, by).await.unwrap(), 0);
 }
 
+/// Early looks (an unverified webhook named the payment): due now, the
+/// displaced time carried on the claim so the engine can go back there
+/// uncounted; one pending at a time, none for a payment already due or
+/// leased, at most `per_payment` in its life; a hurry moves the time it
+/// goes back to.
+pub async fn early_looks_are_bounded_and_resume_the_schedule(db: Arc<dyn Store>) {
+    let hour = Timestamp(T0.0 + 3_600_000);
+    register(&*db, "pay_e", hour).await;
+    register(&*db, "pay_due", T0).await;
+    let look = |now: Timestamp| {
+        let db = db.clone();
+        async move { db.look_early("sim", "ref_pay_e", now, 2).await.unwrap() }
+    };
+    assert_eq!(
+        db.look_early("sim", "ref_pay_due", T0, 2).await.unwrap(),
+        None,
+        "already due"
+    );
+    assert_eq!(db.look_early("sim", "ref_nope", T0, 2).await.unwrap(), None);
+    assert_eq!(look(T0).await.as_deref(), Some("pay_e"));
+    assert_eq!(look(T0).await, None, "one pending at a time");
+    let by = Timestamp(T0.0 + 60_000);
+    assert_eq!(db.hurry("sim", by, T0).await.unwrap(), 1);
+    let job = claim_one(&*db, "pay_e", T0).await;
+    assert_eq!(job.resume_at, Some(by), "the hurried time it goes back to");
+    assert_eq!(look(T0).await, None, "leased");
+    let t1 = Timestamp(T0.0 + 100);
+    db.complete(&Completion {
+        payment_id: "pay_e".into(),
+        lock_token: job.lock_token,
+        now: t1,
+        attempt: Some(attempt(&job, "W", T0, "pending")),
+        observed: Some(Status::Pending),
+        then: AfterPoll::Reschedule {
+            next_poll_at: by,
+            count: Count::Nothing,
+            last_error: None,
+        },
+    })
+    .await
+    .unwrap();
+    let poll = db.get("pay_e").await.unwrap().unwrap().poll.unwrap();
+    assert_eq!((poll.attempts, poll.next_poll_at), (0, Some(by)));
+    // The second and last look; a completed write clears `resume_at`.
+    assert_eq!(look(t1).await.as_deref(), Some("pay_e"));
+    let job = claim_one(&*db, "pay_e", t1).await;
+    assert_eq!(job.resume_at, Some(by));
+    db.complete(&Completion {
+        payment_id: "pay_e".into(),
+        lock_token: job.lock_token,
+        now: t1,
+        attempt: None,
+        observed: None,
+        then: AfterPoll::Reschedule {
+            next_poll_at: by,
+            count: Count::Nothing,
+            last_error: None,
+        },
+    })
+    .await
+    .unwrap();
+    assert_eq!(look(t1).await, None, "its early looks are spent");
+    let job = claim_one(&*db, "pay_e", by).await;
+    assert_eq!(job.resume_at, None, "a scheduled poll is counted as ever");
+}
+
 /// The event-list cursor: one holder at a time until its lease ends, saved
 /// only by its holder, kept across holders; and the newest registration per
 /// provider that paces the reading.
@@ -2054,6 +2120,7 @@ pub const CASES: &[(&str, Case)] = cases![
     inbox_numbering_keeps_a_payments_order,
     review_queue_and_audit_trail,
     inbox_money_mismatch_goes_to_review,
+    early_looks_are_bounded_and_resume_the_schedule,
 ];
 
 /// Run every case, each against a fresh database of `backend`. The case's

@@ -90,6 +90,7 @@ pub fn engine(
             },
             pause_on_permanent_error: Duration::from_secs(60),
             nudges_per_minute: 0,
+            nudges_per_payment: 0,
             rate_limit: None,
         },
     );

@@ -80,6 +80,7 @@ pub fn providers(
             policy,
             pause_on_permanent_error: Duration::from_secs(300),
             nudges_per_minute: 60,
+            nudges_per_payment: 3,
             rate_limit: None,
         },
     );

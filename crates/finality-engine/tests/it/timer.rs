@@ -38,6 +38,7 @@ fn recorder_providers(rec: Arc<Recorder>) -> Arc<Providers> {
             policy: quick_policy(5, Duration::from_secs(3600)),
             pause_on_permanent_error: Duration::from_secs(60),
             nudges_per_minute: 0,
+            nudges_per_payment: 0,
             rate_limit: None,
         },
     );

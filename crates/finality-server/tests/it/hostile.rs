@@ -146,7 +146,62 @@ async fn the_bearer_scheme_is_case_insensitive(b: Backend) {
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
 }
 
+/// Before: a webhook failing its signature check hurried its payment's
+/// poll, and that poll counted as an attempt: 40 forged posts naming one
+/// payment's provider reference (often visible to the paying browser) sent
+/// it to `needs_review`. Now each forged post may bring an early look, at
+/// most three in the payment's life, and none spends an attempt.
+async fn forged_webhooks_spend_no_attempts(b: Backend) {
+    use super::webhooks::signed;
+    // Ten attempts, as in the report's reproduction (the default is 60).
+    let app = spawn_app_custom(
+        b,
+        SimConfig::deterministic(Duration::from_secs(3600)),
+        true,
+        |sim_url| {
+            let mut providers = sim_providers(sim_url);
+            let mut cfg = ProviderConfig::sim(sim_url);
+            cfg.max_attempts = 10;
+            if let Some(e) = providers.get_mut("sim") {
+                e.policy = cfg.policy();
+            }
+            providers
+        },
+    )
+    .await;
+    let r = app.register("pay_forged").await;
+    let wrong = "whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==";
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    };
+    for i in 0..40 {
+        let (h, body) = signed(wrong, &format!("msg_forged_{i}"), now(), &r, "failed");
+        let (s, v) = app.webhook(&h, &body).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{v}");
+        // Time for the look it may have brought to finish.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, v) = app.get("/v1/payments/pay_forged").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    let counted = v["poll"]["attempts"].as_u64().unwrap();
+    let (_, calls) = app.get("/v1/payments/pay_forged/attempts").await;
+    let queries = calls["attempts"].as_array().unwrap().len() as u64;
+    assert!(
+        queries > counted,
+        "the forged posts still brought early looks ({queries} queries, {counted} counted)"
+    );
+    assert!(
+        queries - counted <= 3,
+        "at most three early looks a payment: {queries} queries, {counted} counted"
+    );
+    assert!(counted < 10, "only the schedule's polls count: {counted}");
+}
+
 finality_testkit::on_both_backends!(
+    forged_webhooks_spend_no_attempts,
     dot_segment_references_are_refused,
     one_payments_refusal_does_not_pause_its_provider,
     the_bearer_scheme_is_case_insensitive,
