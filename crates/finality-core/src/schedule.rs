@@ -64,6 +64,11 @@ pub enum Schedule {
         #[serde(default = "default_jitter")]
         jitter: f64,
     },
+    /// At every step the shortest delay of any schedule in `of`: never
+    /// polls less often than any of them. The webhook outage schedule is
+    /// the fastest of the polls-only default and the provider's own, so an
+    /// operator's quicker `schedule` is never slowed down by an outage.
+    Fastest { of: Vec<Schedule> },
 }
 
 /// A schedule that cannot work as written.
@@ -153,6 +158,8 @@ impl Schedule {
                 check_base_cap_jitter("fibonacci", *base, *cap, *jitter)
             }
             Schedule::QuickThen { then, .. } => then.validate(),
+            Schedule::Fastest { of } if of.is_empty() => bad("fastest: `of` is empty"),
+            Schedule::Fastest { of } => of.iter().try_for_each(Schedule::validate),
             Schedule::Piecewise {
                 every,
                 factor,
@@ -201,6 +208,7 @@ impl Schedule {
             // Without the payment's age (a retry loop), as if every poll so
             // far had come `every` apart.
             Schedule::Piecewise { every, .. } => self.nominal_at(n, every.mul_f64(f64::from(n))),
+            Schedule::Fastest { of } => fastest(of, |s| s.nominal(n)),
         }
     }
 
@@ -233,6 +241,7 @@ impl Schedule {
                     then.nominal_at(n - count, age)
                 }
             }
+            Schedule::Fastest { of } => fastest(of, |s| s.nominal_at(n, age)),
             _ => self.nominal(n),
         }
     }
@@ -247,6 +256,7 @@ impl Schedule {
                 let nominal = self.nominal_at(n, age).as_secs_f64();
                 cap_secs(nominal * (1.0 + jitter * unit.clamp(-1.0, 1.0)), *cap)
             }
+            Schedule::Fastest { of } => fastest(of, |s| s.delay_at(n, age, unit)),
             _ => self.delay(n, unit),
         }
     }
@@ -265,9 +275,16 @@ impl Schedule {
                 let u = unit.clamp(-1.0, 1.0);
                 cap_secs(nominal * (1.0 + jitter * u), *cap)
             }
+            Schedule::Fastest { of } => fastest(of, |s| s.delay(n, unit)),
             _ => self.nominal(n),
         }
     }
+}
+
+/// The shortest of `of`'s delays (zero for an empty list, which
+/// [`Schedule::validate`] refuses).
+fn fastest(of: &[Schedule], delay: impl Fn(&Schedule) -> Duration) -> Duration {
+    of.iter().map(delay).min().unwrap_or(Duration::ZERO)
 }
 
 fn check_base_cap_jitter(
@@ -619,6 +636,29 @@ mod tests {
             }
             _ => None,
         }
+    }
+
+    proptest! {
+        /// The fastest of two schedules is at every step no slower than
+        /// either, and is one of them.
+        #[test]
+        fn fastest_is_never_slower_than_any(a in any_schedule(), b in any_schedule(),
+                                            n in 0u32..200, age_s in 0u64..1_000_000,
+                                            unit in -1.0f64..=1.0) {
+            let f = Schedule::Fastest { of: vec![a.clone(), b.clone()] };
+            prop_assert!(f.validate().is_ok());
+            let age = Duration::from_secs(age_s);
+            let (da, db, df) = (a.delay_at(n, age, unit), b.delay_at(n, age, unit), f.delay_at(n, age, unit));
+            prop_assert!(df <= da && df <= db);
+            prop_assert!(df == da || df == db);
+            prop_assert_eq!(f.nominal_at(n, age), a.nominal_at(n, age).min(b.nominal_at(n, age)));
+        }
+    }
+
+    #[test]
+    fn fastest_of_nothing_is_refused() {
+        let e = Schedule::Fastest { of: vec![] }.validate().unwrap_err();
+        assert!(e.0.contains("`of` is empty"), "{e}");
     }
 
     proptest! {

@@ -91,11 +91,18 @@ impl ProviderEntry {
                 burst: f64::from(r.burst),
             }),
             // With webhooks down, polls are the only way again: the
-            // schedule a provider without webhooks gets. Not with an event
-            // list: it finds what the webhooks miss, down or not.
+            // schedule a provider without webhooks gets, or the provider's
+            // own where that polls more often at a step (an outage never
+            // slows an operator's schedule down). Not with an event list:
+            // it finds what the webhooks miss, down or not.
             outage_policy: (!cfg.webhook_secret_envs.is_empty() && cfg.catch_up.is_none()).then(
                 || RetryPolicy {
-                    schedule: finality_core::Schedule::default_polls_only(),
+                    schedule: finality_core::Schedule::Fastest {
+                        of: vec![
+                            finality_core::Schedule::default_polls_only(),
+                            cfg.schedule(),
+                        ],
+                    },
                     ..cfg.policy()
                 },
             ),
@@ -201,5 +208,76 @@ impl Engine {
 
     pub fn worker_id(&self) -> &str {
         &self.config.worker_id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use finality_core::{Schedule, Timestamp};
+    use finality_providers::config::ProviderConfig;
+    use finality_providers::http::Timeouts;
+    use finality_providers::sim::SimAdapter;
+    use std::time::Duration;
+
+    fn entry(schedule: Option<Schedule>) -> ProviderEntry {
+        let mut cfg = ProviderConfig::sim("http://127.0.0.1:9");
+        cfg.webhook_secret_envs = vec!["FINALITY_SIM_WEBHOOK_SECRET".into()];
+        cfg.schedule_override = schedule;
+        let t = Timeouts {
+            connect: cfg.connect_timeout,
+            total: cfg.timeout,
+        };
+        let adapter = SimAdapter::new(&cfg.base_url, None, t).unwrap();
+        ProviderEntry::from_config(Arc::new(adapter), &cfg)
+    }
+
+    fn outage(h: &Health) {
+        assert!(h.settled_by_poll("sim", Timestamp(0), 1));
+    }
+
+    fn delays(e: &ProviderEntry, h: &Health) -> Vec<i64> {
+        let reg = Timestamp(1_000_000);
+        let mut at = e.first_poll_at(h, "sim", reg);
+        let mut out = vec![at.0 - reg.0];
+        for n in 1..14 {
+            match e.policy_now(h, "sim").next_poll(reg, at, n, 0.0) {
+                finality_core::NextPoll::At(next) => {
+                    out.push(next.0 - at.0);
+                    at = next;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        out
+    }
+
+    /// Before: the outage schedule replaced the provider's own, so an
+    /// operator's `schedule` polling twice a second was slowed to the
+    /// polls-only default's steps while the webhooks were down. Now the
+    /// outage schedule is, at each step, the faster of the two.
+    #[test]
+    fn an_outage_never_slows_the_configured_schedule() {
+        let twice_a_second = Schedule::Fixed {
+            delays: vec![Duration::from_millis(500)],
+        };
+        let e = entry(Some(twice_a_second));
+        let h = Health::new();
+        let normal = delays(&e, &h);
+        outage(&h);
+        let during = delays(&e, &h);
+        assert!(
+            during.iter().zip(&normal).all(|(d, n)| d <= n),
+            "during an outage {during:?}, normally {normal:?}"
+        );
+        // A provider left on the webhooks-first default is still polled
+        // sooner during an outage than normally (what the outage is for).
+        let e = entry(None);
+        let h = Health::new();
+        let normal = delays(&e, &h);
+        outage(&h);
+        let during = delays(&e, &h);
+        assert!(during[0] < normal[0], "{during:?} vs {normal:?}");
+        assert!(during.iter().zip(&normal).all(|(d, n)| d <= n));
     }
 }
