@@ -92,42 +92,38 @@ impl MerchantRef {
     }
 }
 
-/// An ISO 4217 alphabetic code: three upper-case ASCII letters.
+/// A currency of ISO 4217's list with a minor unit (the `iso_currency`
+/// crate's table): any three letters used to pass, and an amount in a
+/// made-up currency can be checked against nothing. Codes without a minor
+/// unit (gold `XAU`, the test code `XTS`, `XXX`) are refused: an amount in
+/// minor units means nothing in them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Currency([u8; 3]);
+pub struct Currency(iso_currency::Currency);
 
 impl Currency {
     pub fn parse(v: &str) -> Result<Self, FieldError> {
-        let b = v.as_bytes();
-        if b.len() != 3 || !b.iter().all(u8::is_ascii_uppercase) {
-            return Err(FieldError::new(
+        let known =
+            iso_currency::Currency::from_code(v).filter(|c| v.len() == 3 && c.exponent().is_some());
+        known.map(Currency).ok_or_else(|| {
+            FieldError::new(
                 "currency",
-                format!("`{v}` is not an ISO 4217 code (three upper-case letters, e.g. USD)"),
-            ));
-        }
-        Ok(Currency([b[0], b[1], b[2]]))
+                format!(
+                    "`{}` is not an ISO 4217 currency code with a minor unit \
+                     (three upper-case letters, e.g. USD, EUR, JPY)",
+                    v.chars().take(16).collect::<String>()
+                ),
+            )
+        })
     }
     pub fn as_str(&self) -> &str {
-        // Only ever built from three ASCII letters.
-        std::str::from_utf8(&self.0).unwrap_or("???")
+        self.0.code()
     }
 
-    /// Decimal places of the minor unit (ISO 4217): two for most, none or
-    /// three for these few.
+    /// Decimal places of the minor unit (ISO 4217): two for most, none
+    /// (JPY, KRW, …), three (KWD, BHD, …) or four (CLF, UYW).
     pub fn exponent(&self) -> u32 {
-        const ZERO: &[&str] = &[
-            "BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI",
-            "VND", "VUV", "XAF", "XOF", "XPF",
-        ];
-        const THREE: &[&str] = &["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"];
-        let code = self.as_str();
-        if ZERO.contains(&code) {
-            0
-        } else if THREE.contains(&code) {
-            3
-        } else {
-            2
-        }
+        // `parse` only keeps codes that have one.
+        self.0.exponent().map_or(2, u32::from)
     }
 
     /// `12.50` in this currency as minor units (`1250`), exactly: no float.
@@ -177,6 +173,12 @@ pub struct Amount {
 }
 
 impl Amount {
+    /// The largest amount finality takes, in minor units: 2^53 − 1, the
+    /// largest integer a JSON reader holding numbers as doubles (every
+    /// JavaScript consumer of the events) reads exactly. Far above what any
+    /// provider accepts; each adapter checks its own, lower bound.
+    pub const MAX_MINOR: i64 = 9_007_199_254_740_991;
+
     pub fn new(minor: i64, currency: Currency) -> Result<Self, FieldError> {
         if minor <= 0 {
             return Err(FieldError::new(
@@ -184,8 +186,65 @@ impl Amount {
                 "must be a positive integer number of minor units",
             ));
         }
+        if minor > Self::MAX_MINOR {
+            return Err(FieldError::new(
+                "amount",
+                format!(
+                    "{minor} is above the largest amount finality takes ({} minor units)",
+                    Self::MAX_MINOR
+                ),
+            ));
+        }
         Ok(Amount { minor, currency })
     }
+
+    /// `1250` EUR as `12.50`: the currency's own decimal places.
+    pub fn decimal(&self) -> String {
+        decimal(self.minor, self.currency.exponent())
+    }
+}
+
+/// `minor` units with `exponent` decimal places, exactly (no float).
+pub fn decimal(minor: i64, exponent: u32) -> String {
+    let sign = if minor < 0 { "-" } else { "" };
+    let abs = minor.unsigned_abs();
+    if exponent == 0 {
+        return format!("{sign}{abs}");
+    }
+    let unit = 10u64.pow(exponent);
+    format!(
+        "{sign}{}.{:0width$}",
+        abs / unit,
+        abs % unit,
+        width = exponent as usize
+    )
+}
+
+/// Free text a person or a client writes (a resolve's `reason` and `note`,
+/// an actor's name): at most `max` characters, so one request cannot store
+/// a megabyte on a payment's history and in every audit record and event.
+pub fn bounded_text(field: &'static str, v: &str, max: usize) -> Result<(), FieldError> {
+    let n = v.chars().count();
+    if n > max {
+        return Err(FieldError::new(
+            field,
+            format!("is {n} characters long; at most {max}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Limits on what callers write, with their defaults documented in
+/// `docs/SECURITY.md`.
+pub mod limits {
+    /// A resolve's `reason` (kept on the history row and in events).
+    pub const REASON_CHARS: usize = 500;
+    /// A resolve's `note` (kept in the audit record).
+    pub const NOTE_CHARS: usize = 2_000;
+    /// An `actor` named in a body (the shared token only).
+    pub const ACTOR_CHARS: usize = 100;
+    /// A payment's `metadata`, as compact JSON.
+    pub const METADATA_BYTES: usize = 16_384;
 }
 
 #[cfg(test)]
@@ -219,6 +278,27 @@ mod tests {
         }
     }
 
+    /// Minor units from ISO 4217's table, as each currency's amounts are
+    /// written (e.g. ¥1250, 1.250 KWD, 12.50 €, 1.2345 CLF).
+    #[test]
+    fn exponents_and_display_follow_iso_4217() {
+        for (code, minor, text) in [
+            ("JPY", 1250, "1250"),
+            ("KRW", 1250, "1250"),
+            ("KWD", 1250, "1.250"),
+            ("BHD", 5, "0.005"),
+            ("EUR", 1250, "12.50"),
+            ("USD", 7, "0.07"),
+            ("CLF", 12345, "1.2345"),
+        ] {
+            let c = Currency::parse(code).unwrap();
+            let a = Amount::new(minor, c).unwrap();
+            assert_eq!(a.decimal(), text, "{code}");
+            assert_eq!(c.parse_decimal(text), Ok(minor), "{code}");
+        }
+        assert_eq!(decimal(-1250, 2), "-12.50");
+    }
+
     proptest::proptest! {
         #[test]
         fn minor_units_round_trip(minor in -10_000_000_000i64..10_000_000_000) {
@@ -238,6 +318,16 @@ mod tests {
         );
         let usd = Currency::parse("USD").unwrap();
         assert_eq!(Amount::new(-5, usd).unwrap_err().field, "amount");
+        // Three letters are not a currency; a code without a minor unit
+        // takes no amount in minor units.
+        for bad in ["ABC", "ZZZ", "XAU", "XTS", "XXX", "US", "EURO", ""] {
+            let e = Currency::parse(bad).unwrap_err();
+            assert_eq!(e.field, "currency", "{bad}");
+            assert!(e.message.contains("ISO 4217"), "{bad}: {e}");
+        }
+        let e = Amount::new(i64::MAX, usd).unwrap_err();
+        assert!(e.message.contains("largest amount"), "{e}");
+        assert!(Amount::new(Amount::MAX_MINOR, usd).is_ok());
         assert_eq!(PaymentId::parse("a b").unwrap_err().field, "id");
         assert_eq!(ProviderRef::parse("").unwrap_err().field, "provider_ref");
         assert_eq!(MerchantRef::parse("a b").unwrap_err().field, "merchant_ref");

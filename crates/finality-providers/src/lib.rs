@@ -186,6 +186,15 @@ pub trait Provider: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Whether the provider takes an operation of `amount` at all, where it
+    /// documents a bound (checked at registration, 422 naming `amount`): a
+    /// payment it could never have made is a caller's mistake, not a
+    /// week of polls. The default: finality's own bound only
+    /// ([`finality_core::money::Amount::MAX_MINOR`]).
+    fn check_amount(&self, _amount: &finality_core::money::Amount) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Verify a webhook request and parse its events. Async because some
     /// providers verify by asking them (PayPal). The default: this provider
     /// accepts no webhooks.

@@ -9,7 +9,9 @@ use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::Json;
-use finality_core::money::{Amount, Currency, MerchantRef, PaymentId, ProviderRef};
+use finality_core::money::{
+    bounded_text, limits, Amount, Currency, MerchantRef, PaymentId, ProviderRef,
+};
 use finality_core::{Kind, Source, Status};
 use finality_store::manual::{ResolveError, Resolved};
 use finality_store::{
@@ -92,12 +94,15 @@ struct PaymentIn {
     /// `payment` (default), `refund` or `payout`.
     #[schema(value_type = Option<Kind>)]
     kind: Option<String>,
-    /// Minor units (cents), positive.
-    #[schema(required = true, value_type = i64)]
+    /// Minor units of the currency (cents; yen for JPY), positive, at most
+    /// 2^53 − 1 and what the provider takes.
+    #[schema(required = true, value_type = i64, minimum = 1, maximum = 9_007_199_254_740_991_i64)]
     amount: Option<i64>,
-    /// ISO 4217, upper case.
+    /// An ISO 4217 code with a minor unit, upper case.
     #[schema(required = true, value_type = String)]
     currency: Option<String>,
+    /// Your own keys and values, kept on the payment and returned (at
+    /// most 16,384 bytes as compact JSON).
     #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
 }
@@ -151,11 +156,27 @@ impl PaymentIn {
         }
         let currency = Currency::parse(&required(self.currency, "currency")?)?;
         let amount = Amount::new(required(self.amount, "amount")?, currency)?;
+        app.providers[&provider]
+            .adapter
+            .check_amount(&amount)
+            .map_err(|e| ApiError::invalid("amount", e))?;
         let metadata = match self.metadata {
             None | Some(Value::Null) => json!({}),
             Some(v @ Value::Object(_)) => v,
             Some(_) => return Err(ApiError::invalid("metadata", "must be a JSON object")),
         };
+        // Stored on the payment and carried by its events: bounded, so one
+        // registration cannot store megabytes a hundred times over.
+        let size = metadata.to_string().len();
+        if size > limits::METADATA_BYTES {
+            return Err(ApiError::invalid(
+                "metadata",
+                format!(
+                    "is {size} bytes as JSON; at most {}",
+                    limits::METADATA_BYTES
+                ),
+            ));
+        }
         Ok(NewPayment {
             id,
             provider,
@@ -535,12 +556,14 @@ struct ResolveIn {
     #[schema(required = true, value_type = Status)]
     status: Option<String>,
     /// Why (kept on the history row).
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 500)]
     reason: Option<String>,
     /// Free text kept in the audit record beside the reason.
+    #[schema(max_length = 2000)]
     note: Option<String>,
     /// Only with the one shared token, which cannot tell people apart;
     /// with named tokens the actor is the token's name.
+    #[schema(max_length = 100)]
     actor: Option<String>,
 }
 
@@ -551,6 +574,19 @@ pub(crate) struct ResolveAsk<'a> {
     pub note: Option<&'a str>,
     /// The name given in the body (the shared token only).
     pub actor: Option<&'a str>,
+}
+
+/// The bounds on what a person writes when resolving (the console checks
+/// them before its confirm page too).
+pub(crate) fn check_resolve_text(ask: &ResolveAsk<'_>) -> Result<(), ApiError> {
+    bounded_text("reason", ask.reason.trim(), limits::REASON_CHARS)?;
+    if let Some(n) = ask.note {
+        bounded_text("note", n, limits::NOTE_CHARS)?;
+    }
+    if let Some(a) = ask.actor {
+        bounded_text("actor", a.trim(), limits::ACTOR_CHARS)?;
+    }
+    Ok(())
 }
 
 /// Settle one payment by hand as `caller`: the rules of who may, the actor
@@ -571,6 +607,7 @@ pub(crate) async fn resolve_as(
     if reason.is_empty() {
         return Err(ApiError::invalid("reason", "missing field `reason`"));
     }
+    check_resolve_text(&ask)?;
     let given = ask.actor.map(str::trim).filter(|a| !a.is_empty());
     let actor = if caller.identity.shared {
         // One token for everyone: the caller says who they are, as before

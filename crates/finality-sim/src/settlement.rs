@@ -172,18 +172,7 @@ impl Row<'_> {
 /// with the currency's own number of decimals.
 pub fn decimal(amount: i64, currency: &str) -> String {
     let exp = Currency::parse(currency).map_or(2, |c| c.exponent());
-    if exp == 0 {
-        return amount.to_string();
-    }
-    let scale = 10i64.pow(exp);
-    let sign = if amount < 0 { "-" } else { "" };
-    let a = amount.unsigned_abs();
-    format!(
-        "{sign}{}.{:0width$}",
-        a / scale as u64,
-        a % scale as u64,
-        width = exp as usize
-    )
+    finality_core::money::decimal(amount, exp)
 }
 
 fn date(t: Timestamp) -> String {

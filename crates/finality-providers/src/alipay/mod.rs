@@ -371,6 +371,19 @@ impl Provider for AlipayAdapter {
         }
     }
 
+    /// `total_amount` is in yuan, "取值范围[0.01,100000000]" (Alipay's
+    /// alipay.trade.pay / alipay.trade.query reference).
+    fn check_amount(&self, amount: &finality_core::money::Amount) -> Result<(), String> {
+        const MAX_FEN: i64 = 10_000_000_000;
+        if amount.currency.as_str() == "CNY" && amount.minor > MAX_FEN {
+            return Err(format!(
+                "{} CNY is more than an Alipay trade takes (total_amount at most 100000000.00)",
+                amount.decimal()
+            ));
+        }
+        Ok(())
+    }
+
     async fn verify_webhook(
         &self,
         _headers: &reqwest::header::HeaderMap,

@@ -336,6 +336,21 @@ impl Provider for StripeAdapter {
         check_ref(kind, provider_ref)
     }
 
+    /// Stripe's amounts have "up to eight digits" (docs.stripe.com/currencies,
+    /// "Minimum and maximum charge amounts"), twelve for IDR; accounts can be
+    /// granted more, so the bound taken is the twelve digits no Stripe
+    /// amount exceeds.
+    fn check_amount(&self, amount: &finality_core::money::Amount) -> Result<(), String> {
+        const MAX: i64 = 999_999_999_999;
+        if amount.minor > MAX {
+            return Err(format!(
+                "{} minor units is more than Stripe takes (at most twelve digits, {MAX})",
+                amount.minor
+            ));
+        }
+        Ok(())
+    }
+
     fn peek_ref(&self, body: &[u8]) -> Option<String> {
         let v: serde_json::Value = serde_json::from_slice(body).ok()?;
         v["data"]["object"]["id"].as_str().map(String::from)

@@ -6,7 +6,7 @@ use super::session::{self, Session};
 use super::views::*;
 use crate::auth::remote_addr;
 use crate::identity::Permission;
-use crate::payments::{poll_now_as, resolve_as, ResolveAsk};
+use crate::payments::{check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
 use crate::{ApiError, AppState};
 use askama::Template;
 use axum::body::Bytes;
@@ -598,6 +598,16 @@ fn check_resolve_form(s: &Session, form: &Form, back: &str) -> Result<(), Box<Re
             "reason: say why (what you checked); it is kept on the payment's history",
             back,
         )));
+    }
+    let (reason, note) = (form.text("reason"), form.text("note"));
+    let ask = ResolveAsk {
+        status: &status,
+        reason: &reason,
+        note: Some(note.as_str()),
+        actor: None,
+    };
+    if let Err(e) = check_resolve_text(&ask) {
+        return Err(Box::new(api_error(e, back)));
     }
     Ok(())
 }

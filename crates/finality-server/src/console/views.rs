@@ -286,17 +286,9 @@ pub fn age(ms: i64) -> String {
 /// Minor units in major units with the currency's ISO 4217 exponent.
 pub fn amount(minor: i64, currency: &str) -> String {
     let digits = finality_core::money::Currency::parse(currency).map_or(2, |c| c.exponent());
-    if digits == 0 {
-        return format!("{minor} {currency}");
-    }
-    let scale = 10_u64.pow(digits);
-    let sign = if minor < 0 { "-" } else { "" };
-    let m = minor.unsigned_abs();
     format!(
-        "{sign}{}.{:0width$} {currency}",
-        m / scale,
-        m % scale,
-        width = digits as usize
+        "{} {currency}",
+        finality_core::money::decimal(minor, digits)
     )
 }
 

@@ -202,6 +202,7 @@ async fn forged_webhooks_spend_no_attempts(b: Backend) {
 
 finality_testkit::on_both_backends!(
     forged_webhooks_spend_no_attempts,
+    oversized_text_unknown_currencies_and_huge_amounts_are_refused,
     dot_segment_references_are_refused,
     one_payments_refusal_does_not_pause_its_provider,
     the_bearer_scheme_is_case_insensitive,
@@ -289,4 +290,66 @@ async fn futures_join(addr: std::net::SocketAddr, n: usize) -> Vec<tokio::net::T
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     v
+}
+
+/// Before: a 900 KB `reason` was accepted and stored (on the history row,
+/// in the audit record and in every event), any three letters passed as a
+/// currency, and `i64::MAX` as an amount. Now each is a 422 naming the
+/// field, and nothing is stored or changed.
+async fn oversized_text_unknown_currencies_and_huge_amounts_are_refused(b: Backend) {
+    let app = spawn_app_with(b, Duration::from_secs(3600), false).await;
+    let base = json!({"provider": "sim", "amount": 100, "currency": "EUR"});
+    let with = |id: &str, k: &str, v: Value| {
+        let mut p = base.clone();
+        p["id"] = json!(id);
+        p["provider_ref"] = json!(format!("ref_{id}"));
+        p[k] = v;
+        p
+    };
+    let big_metadata = json!({"blob": "x".repeat(20_000)});
+    for (id, field, body) in [
+        ("c1", "currency", with("c1", "currency", json!("ABC"))),
+        ("c2", "currency", with("c2", "currency", json!("XAU"))),
+        ("a1", "amount", with("a1", "amount", json!(i64::MAX))),
+        ("m1", "metadata", with("m1", "metadata", big_metadata)),
+    ] {
+        let (s, v) = app.post("/v1/payments", body).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{id}: {v}");
+        assert_eq!(v["error"]["field"], field, "{id}: {v}");
+        let (s, _) = app.get(&format!("/v1/payments/{id}")).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{id} was stored");
+    }
+    // What a person writes when resolving.
+    let (s, v) = app
+        .post("/v1/payments", with("r1", "amount", json!(100)))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    for (field, body) in [
+        (
+            "reason",
+            json!({"status": "failed", "reason": "x".repeat(900_000), "actor": "ops"}),
+        ),
+        (
+            "note",
+            json!({"status": "failed", "reason": "checked", "note": "n".repeat(2_001), "actor": "ops"}),
+        ),
+        (
+            "actor",
+            json!({"status": "failed", "reason": "checked", "actor": "a".repeat(101)}),
+        ),
+    ] {
+        let (s, v) = app.post("/v1/payments/r1/resolve", body).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{field}: {v}");
+        assert_eq!(v["error"]["field"], field, "{v}");
+    }
+    let (_, v) = app.get("/v1/payments/r1").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    // At the bounds, accepted.
+    let (s, v) = app
+        .post(
+            "/v1/payments/r1/resolve",
+            json!({"status": "failed", "reason": "r".repeat(500), "note": "n".repeat(2_000), "actor": "ops"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
 }
