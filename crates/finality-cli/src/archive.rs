@@ -57,7 +57,11 @@ pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
         cfg.archive_dir = d;
     }
     let url = args.database_url.unwrap_or_else(|| config.database_url());
-    let store = finality_store::open(&url, config.database.max_connections)
+    let store = finality_store::open_with(
+        &url,
+        config.database.max_connections,
+        config.database.statement_timeout,
+    )
         .await
         .context("cannot open the database")?;
     match args.command {

@@ -41,7 +41,11 @@ pub fn cancel_on_signal(token: CancellationToken) {
 
 async fn open(config: &Config, url: Option<String>) -> anyhow::Result<Arc<dyn Store>> {
     let url = url.unwrap_or_else(|| config.database_url());
-    finality_store::open(&url, config.database.max_connections)
+    finality_store::open_with(
+        &url,
+        config.database.max_connections,
+        config.database.statement_timeout,
+    )
         .await
         .context("cannot open the database")
 }

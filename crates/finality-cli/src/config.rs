@@ -111,6 +111,10 @@ pub struct DatabaseSection {
     /// Name of an environment variable that, when set, overrides `url`.
     pub url_env: String,
     pub max_connections: u32,
+    /// PostgreSQL cancels a statement running longer than this (`0s`: no
+    /// limit); a `statement_timeout` in the URL's options wins.
+    #[serde(with = "humantime_serde")]
+    pub statement_timeout: std::time::Duration,
 }
 
 impl Default for DatabaseSection {
@@ -119,6 +123,7 @@ impl Default for DatabaseSection {
             url: "sqlite://finality.db".into(),
             url_env: "FINALITY_DATABASE_URL".into(),
             max_connections: 10,
+            statement_timeout: finality_store::postgres::DEFAULT_STATEMENT_TIMEOUT,
         }
     }
 }

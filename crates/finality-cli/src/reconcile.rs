@@ -82,7 +82,11 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
         .build()
         .map_err(|e| anyhow!("--{}: {}", e.field.replace('_', "-"), e.message))?;
     let url = args.database_url.unwrap_or_else(|| config.database_url());
-    let store = finality_store::open(&url, config.database.max_connections)
+    let store = finality_store::open_with(
+        &url,
+        config.database.max_connections,
+        config.database.statement_timeout,
+    )
         .await
         .context("cannot open the database")?;
     let name = args.file.file_name().map_or_else(

@@ -382,10 +382,21 @@ impl WeakWakeups {
 
 /// Open the store a URL names: `sqlite://…` or `postgres://…`, and migrate it.
 pub async fn open(url: &str, max_connections: u32) -> Result<Arc<dyn Store>> {
+    open_with(url, max_connections, postgres::DEFAULT_STATEMENT_TIMEOUT).await
+}
+
+/// [`open`] with PostgreSQL's statements bounded by `statement_timeout`
+/// (zero: unbounded; SQLite has no such setting, its writes are bounded by
+/// its busy timeout).
+pub async fn open_with(
+    url: &str,
+    max_connections: u32,
+    statement_timeout: std::time::Duration,
+) -> Result<Arc<dyn Store>> {
     let store: Arc<dyn Store> = if url.starts_with("sqlite:") {
         Arc::new(sqlite::SqliteStore::connect(url, max_connections).await?)
     } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-        Arc::new(postgres::PgStore::connect(url, max_connections).await?)
+        Arc::new(postgres::PgStore::connect_timed(url, max_connections, statement_timeout).await?)
     } else {
         // Only the scheme is echoed: the rest may hold a password.
         let scheme = url.split(':').next().unwrap_or_default();

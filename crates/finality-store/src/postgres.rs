@@ -64,14 +64,50 @@ pub struct PgStore {
     listener: std::sync::Arc<Once>,
 }
 
+/// How long one statement may run before PostgreSQL cancels it
+/// (`[database] statement_timeout`): a statement stuck behind a lock or on
+/// a sick server fails, is logged and retried, instead of holding a pool
+/// connection (and the work waiting on it) for good. Every statement
+/// finality runs is bounded (claims by `batch_size`, scans and deletes by
+/// chunks), so 30 s is far above any healthy one; migrations run without it.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `opts` with `statement_timeout` set for every connection, unless the URL
+/// already sets one (`?options=-c statement_timeout=…` wins) or `timeout`
+/// is zero (no limit).
+pub fn with_statement_timeout(opts: PgConnectOptions, timeout: Duration) -> PgConnectOptions {
+    let given = opts
+        .get_options()
+        .is_some_and(|o| o.contains("statement_timeout"));
+    if timeout.is_zero() || given {
+        return opts;
+    }
+    opts.options([("statement_timeout", format!("{}ms", timeout.as_millis()))])
+}
+
 impl PgStore {
-    /// Connect with a pool of at most `max_connections`.
+    /// Connect with a pool of at most `max_connections`, statements bounded
+    /// by [`DEFAULT_STATEMENT_TIMEOUT`].
     pub async fn connect(url: &str, max_connections: u32) -> crate::Result<Self> {
+        Self::connect_timed(url, max_connections, DEFAULT_STATEMENT_TIMEOUT).await
+    }
+
+    /// [`PgStore::connect`] with statements bounded by `statement_timeout`
+    /// (zero: unbounded).
+    pub async fn connect_timed(
+        url: &str,
+        max_connections: u32,
+        statement_timeout: Duration,
+    ) -> crate::Result<Self> {
         let opts = PgConnectOptions::from_str(url).map_err(|e| crate::StoreError::Url {
             url: "postgres://…".into(),
             detail: e.to_string(),
         })?;
-        Self::connect_with(opts, max_connections).await
+        Self::connect_with(
+            with_statement_timeout(opts, statement_timeout),
+            max_connections,
+        )
+        .await
     }
 
     pub async fn connect_with(opts: PgConnectOptions, max_connections: u32) -> crate::Result<Self> {
@@ -224,9 +260,21 @@ impl Backend for PgStore {
         self.pool.begin().await.op("starting a transaction")
     }
     async fn run_migrations(&self) -> Result<()> {
-        sqlx::migrate!("migrations/postgres")
-            .run(&self.pool)
-            .await?;
+        // On a connection of their own without the statement timeout (an
+        // index built over a large table may take longer): the same
+        // options, the timeout lifted (a later `-c` wins), closed after.
+        let opts = (*self.pool.connect_options())
+            .clone()
+            .options([("statement_timeout", "0")]);
+        let pool = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(10))
+            .connect_with(opts)
+            .await
+            .op("connecting to migrate")?;
+        let run = sqlx::migrate!("migrations/postgres").run(&pool).await;
+        pool.close().await;
+        run?;
         Ok(())
     }
     fn start_listener(&self) {

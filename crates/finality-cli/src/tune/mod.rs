@@ -66,7 +66,11 @@ pub async fn run(config: Config, args: TuneArgs) -> anyhow::Result<()> {
         .database_url
         .clone()
         .unwrap_or_else(|| config.database_url());
-    let store = finality_store::open(&url, config.database.max_connections)
+    let store = finality_store::open_with(
+        &url,
+        config.database.max_connections,
+        config.database.statement_timeout,
+    )
         .await
         .context("cannot open the database")?;
     let now = finality_core::SystemClock.now();

@@ -8,6 +8,7 @@ mod enqueue;
 mod feed_order;
 mod feed_tail;
 mod partitions;
+mod statement_timeout;
 mod upgrade;
 
 use finality_testkit::conformance;
