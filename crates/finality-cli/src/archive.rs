@@ -62,8 +62,8 @@ pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
         config.database.max_connections,
         config.database.statement_timeout,
     )
-        .await
-        .context("cannot open the database")?;
+    .await
+    .context("cannot open the database")?;
     match args.command {
         None => {
             let holder = format!("archive-cli-{}", std::process::id());

@@ -46,8 +46,8 @@ async fn open(config: &Config, url: Option<String>) -> anyhow::Result<Arc<dyn St
         config.database.max_connections,
         config.database.statement_timeout,
     )
-        .await
-        .context("cannot open the database")
+    .await
+    .context("cannot open the database")
 }
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
@@ -71,6 +71,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         health: Arc::new(Health::new()),
         tokens: Arc::new(tokens),
         nudges: Arc::default(),
+        throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
     };
     let shutdown = CancellationToken::new();

@@ -93,6 +93,7 @@ async fn serve_console(
         health: Arc::new(Health::new()),
         tokens: Arc::new(tokens),
         nudges: Arc::default(),
+        throttle: Arc::default(),
         metrics: None,
     };
     let listener = tokio::net::TcpListener::bind(&args.listen)
@@ -235,6 +236,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             args.seed
         ))),
         nudges: Arc::default(),
+        throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
     };
     let api = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

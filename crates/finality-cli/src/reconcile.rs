@@ -87,8 +87,8 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
         config.database.max_connections,
         config.database.statement_timeout,
     )
-        .await
-        .context("cannot open the database")?;
+    .await
+    .context("cannot open the database")?;
     let name = args.file.file_name().map_or_else(
         || args.file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -2,6 +2,7 @@
 //! on the request as an [`Identity`] for the handlers to check.
 
 use crate::identity::Identity;
+use crate::throttle::Verdict;
 use crate::{ApiError, AppState};
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
@@ -24,8 +25,14 @@ pub(crate) async fn require_token(
         _ => {
             // Counted and logged, never with what was sent.
             metrics::counter!("finality_auth_failures_total", "surface" => "api").increment(1);
-            tracing::warn!(path = %req.uri().path(), "API request with a missing or unknown token");
-            return Err(ApiError::Unauthorized);
+            let source = req
+                .extensions()
+                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+                .map(|c| c.0.ip().to_string());
+            let now = app.clock.now().0;
+            return Err(refuse("api", &app, source.as_deref(), None, now, || {
+                tracing::warn!(path = %req.uri().path(), remote = ?source, "API request with a missing or unknown token");
+            }));
         }
     };
     req.extensions_mut().insert(identity);
@@ -67,6 +74,43 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
 }
 
 /// The peer's address as the server accepted the connection.
+/// The answer to a failed authentication from `source` (naming the token
+/// `name`, when the credential says whose it is): 401 and `log`, or, over
+/// the limit, 429 logged once per window (see [`crate::throttle`]).
+pub(crate) fn refuse(
+    surface: &'static str,
+    app: &AppState,
+    source: Option<&str>,
+    name: Option<&str>,
+    now_ms: i64,
+    log: impl FnOnce(),
+) -> ApiError {
+    match app.throttle.failed(source, name, now_ms) {
+        Verdict::Refuse => {
+            log();
+            ApiError::Unauthorized
+        }
+        Verdict::Throttled { retry_after, first } => {
+            metrics::counter!("finality_auth_throttled_total", "surface" => surface).increment(1);
+            if first {
+                tracing::warn!(
+                    surface,
+                    remote = ?source,
+                    token = ?name,
+                    "ALERT: failed authentications over the limit; answered 429 (and logged once) \
+                     for the rest of the minute"
+                );
+            }
+            ApiError::TooMany {
+                message: format!(
+                    "too many failed authentications from this address; retry in {retry_after}s"
+                ),
+                retry_after,
+            }
+        }
+    }
+}
+
 pub(crate) fn remote_addr(parts: &axum::http::request::Parts) -> Option<String> {
     parts
         .extensions

@@ -50,6 +50,10 @@ pub enum ApiError {
         /// The full error, for the log only.
         detail: String,
     },
+    /// 429: too many failures (or uploads) from this caller; retry after
+    /// `retry_after` seconds.
+    #[error("{message}")]
+    TooMany { message: String, retry_after: u64 },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -67,6 +71,7 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -128,6 +133,16 @@ impl IntoResponse for ApiError {
                 return (
                     StatusCode::SERVICE_UNAVAILABLE,
                     [(axum::http::header::RETRY_AFTER, "5")],
+                    Json(body),
+                )
+                    .into_response();
+            }
+            ApiError::TooMany { retry_after, .. } => {
+                let body =
+                    json!({"error": {"code": "too_many_requests", "message": self.to_string()}});
+                return (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [(axum::http::header::RETRY_AFTER, retry_after.to_string())],
                     Json(body),
                 )
                     .into_response();

@@ -32,6 +32,7 @@ mod reconciliations;
 pub mod serve;
 mod stats;
 mod sweep;
+pub mod throttle;
 mod webhooks;
 
 pub use webhooks::Nudges;
@@ -56,6 +57,8 @@ pub struct AppState {
     /// The bearer tokens `/v1` accepts, with their names and roles. Never logged.
     pub tokens: Arc<identity::Tokens>,
     pub nudges: Arc<Nudges>,
+    /// Failed authentication per source and name, uploads in progress.
+    pub throttle: Arc<throttle::Throttle>,
     /// What `/metrics` renders: the recorder the binary installed
     /// ([`metrics::install`]); `None` renders nothing.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,

@@ -54,7 +54,8 @@ pub const CATALOG: &[Entry] = &[
     ("finality_time_to_final_seconds", Kind::Histogram, Unit::Seconds, "From registration to the final status, by provider and by what settled it (webhook, status_query, sweep, manual)."),
     // Connections and authentication.
     ("finality_connections_refused_total", Kind::Counter, Unit::Count, "Connections closed at once because server.max_connections were open."),
-    ("finality_auth_failures_total", Kind::Counter, Unit::Count, "Requests refused for a missing or unknown token, by surface (api)."),
+    ("finality_auth_failures_total", Kind::Counter, Unit::Count, "Requests refused for a missing or unknown token, by surface (api, console)."),
+    ("finality_auth_throttled_total", Kind::Counter, Unit::Count, "Failed authentications answered 429: their source or token name was over its limit, by surface."),
     // Webhooks.
     ("finality_webhooks_received_total", Kind::Counter, Unit::Count, "Webhooks verified and stored, by provider."),
     ("finality_webhooks_rejected_total", Kind::Counter, Unit::Count, "Webhooks refused (bad signature, stale, malformed), by provider and reason."),

@@ -222,14 +222,6 @@ fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format,
 }
 
 /// A temporary file removed when dropped.
-struct TempFile(std::path::PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// Import a settlement report sent as the body (CSV), streamed to a
 /// temporary file and checked line by line like `finality reconcile`. The
 /// same file imported again changes nothing.
@@ -242,6 +234,7 @@ impl Drop for TempFile {
         (status = 403, description = "The token's role may not import reports", body = ErrorBody),
         (status = 409, description = "The same report is being imported right now", body = ErrorBody),
         (status = 413, description = "Larger than 2 GiB", body = ErrorBody),
+        (status = 429, description = "Too many uploads are in progress", body = ErrorBody),
         (status = 422, description = "A parameter is invalid, or a line does not read (nothing was applied)", body = ErrorBody),
     ))]
 async fn import(
@@ -274,14 +267,26 @@ async fn import(
             "1 to 200 characters, no path",
         ));
     }
-    let dir = std::env::temp_dir().join(format!("finality-upload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| ApiError::Internal(e.to_string()))?;
-    static UPLOADS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = UPLOADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = TempFile(dir.join(format!("{n}-{}", now_ms(&app))));
-    let mut file = tokio::fs::File::create(&tmp.0)
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    // Each upload may be 2 GiB on disk: a few at a time.
+    let Ok(_permit) = app.throttle.uploads.try_acquire() else {
+        return Err(ApiError::TooMany {
+            message: format!(
+                "{} report uploads are in progress; retry when one has finished",
+                crate::throttle::CONCURRENT_UPLOADS
+            ),
+            retry_after: 10,
+        });
+    };
+    // A name no other user of the machine can guess or claim first
+    // (created exclusively, mode 0600), removed when the import ends.
+    let tmp = tempfile::Builder::new()
+        .prefix("finality-upload-")
+        .tempfile()
+        .map_err(|e| ApiError::Internal(format!("creating the upload's temporary file: {e}")))?;
+    let mut file =
+        tokio::fs::File::from_std(tmp.reopen().map_err(|e| {
+            ApiError::Internal(format!("opening the upload's temporary file: {e}"))
+        })?);
     let mut stream = body.into_data_stream();
     let mut size = 0u64;
     loop {
@@ -317,26 +322,27 @@ async fn import(
         format: &format,
         period,
     };
-    let out = match finality_engine::reconcile::reconcile(&*app.store, &import, &tmp.0, now).await {
-        Ok(o) => o,
-        Err(finality_engine::reconcile::ReconcileError::Report { error, .. }) => {
-            return Err(ApiError::invalid(
-                format!("line {}: {}", error.line, error.column),
-                format!("{name}: {error} (nothing was applied)"),
-            ))
-        }
-        Err(e @ finality_engine::reconcile::ReconcileError::Busy { .. }) => {
-            return Err(ApiError::Conflict {
-                code: "import_running",
-                message: e.to_string(),
-                field: None,
-            })
-        }
-        Err(finality_engine::reconcile::ReconcileError::Io { error, .. }) => {
-            return Err(ApiError::Internal(error.to_string()))
-        }
-        Err(finality_engine::reconcile::ReconcileError::Store(e)) => return Err(e.into()),
-    };
+    let out =
+        match finality_engine::reconcile::reconcile(&*app.store, &import, tmp.path(), now).await {
+            Ok(o) => o,
+            Err(finality_engine::reconcile::ReconcileError::Report { error, .. }) => {
+                return Err(ApiError::invalid(
+                    format!("line {}: {}", error.line, error.column),
+                    format!("{name}: {error} (nothing was applied)"),
+                ))
+            }
+            Err(e @ finality_engine::reconcile::ReconcileError::Busy { .. }) => {
+                return Err(ApiError::Conflict {
+                    code: "import_running",
+                    message: e.to_string(),
+                    field: None,
+                })
+            }
+            Err(finality_engine::reconcile::ReconcileError::Io { error, .. }) => {
+                return Err(ApiError::Internal(error.to_string()))
+            }
+            Err(finality_engine::reconcile::ReconcileError::Store(e)) => return Err(e.into()),
+        };
     let mut audit = caller.audit(
         "reconcile",
         None,
@@ -363,8 +369,4 @@ async fn import(
             counts: out.counts,
         }),
     ))
-}
-
-fn now_ms(app: &AppState) -> i64 {
-    app.clock.now().0
 }

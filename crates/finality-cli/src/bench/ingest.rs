@@ -53,6 +53,7 @@ pub fn webhook_state(store: Arc<dyn finality_store::Store>) -> anyhow::Result<Ap
         health: Arc::new(Health::new()),
         tokens: Arc::new(finality_server::identity::Tokens::shared(TOKEN)),
         nudges: Arc::default(),
+        throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
     })
 }

@@ -71,8 +71,8 @@ pub async fn run(config: Config, args: TuneArgs) -> anyhow::Result<()> {
         config.database.max_connections,
         config.database.statement_timeout,
     )
-        .await
-        .context("cannot open the database")?;
+    .await
+    .context("cannot open the database")?;
     let now = finality_core::SystemClock.now();
     let since = Timestamp(now.0 - i64::try_from(args.window.as_millis()).unwrap_or(i64::MAX));
     let providers: Vec<String> = match &args.provider {

@@ -208,12 +208,30 @@ pub async fn login(
         .find(given.as_bytes())
         .filter(|_| !given.is_empty())
     else {
-        tracing::warn!(remote = ?remote, "console sign-in with an invalid token");
+        metrics::counter!("finality_auth_failures_total", "surface" => "console").increment(1);
+        let now = app.clock.now().0;
+        let refused = crate::auth::refuse("console", &app, remote.as_deref(), None, now, || {
+            tracing::warn!(remote = ?remote, "console sign-in with an invalid token");
+        });
+        let (status, error, retry) = match refused {
+            ApiError::TooMany {
+                message,
+                retry_after,
+            } => (StatusCode::TOO_MANY_REQUESTS, message, Some(retry_after)),
+            _ => (
+                StatusCode::UNAUTHORIZED,
+                "That is not a valid API token.".to_string(),
+                None,
+            ),
+        };
         let mut r = render(&Login {
             next,
-            error: Some("That is not a valid API token.".into()),
+            error: Some(error),
         });
-        *r.status_mut() = StatusCode::UNAUTHORIZED;
+        *r.status_mut() = status;
+        if let Some(s) = retry.and_then(|s| s.to_string().parse().ok()) {
+            r.headers_mut().insert(axum::http::header::RETRY_AFTER, s);
+        }
         return r;
     };
     if app.tokens.is_shared() {

@@ -67,6 +67,17 @@ pub fn verify<'t>(tokens: &'t Tokens, value: &str, now: Timestamp) -> Option<&'t
     (exp > now.0).then_some(token)
 }
 
+/// The configured token a cookie names when its signature does not hold
+/// (an expired but genuine session is not a failure).
+fn forged_name(tokens: &Tokens, value: &str) -> Option<String> {
+    let name_hex = value.split('.').next()?;
+    let name = String::from_utf8(hex::decode(name_hex).ok()?).ok()?;
+    tokens.by_name(&name)?;
+    // At the earliest time there is, only the signature can fail.
+    let genuine = verify(tokens, value, Timestamp(i64::MIN)).is_some();
+    (!genuine).then_some(name)
+}
+
 /// The form token of a session: every console form carries it, and a POST
 /// without the right one is refused (a page on another site cannot read it).
 pub fn csrf_token(token: &ApiToken, cookie: &str) -> String {
@@ -146,6 +157,28 @@ impl axum::extract::FromRequestParts<AppState> for Session {
         let found =
             cookie_value(&parts.headers).and_then(|v| verify(&app.tokens, &v, now).map(|t| (t, v)));
         let Some((token, value)) = found else {
+            // A cookie naming a configured token whose signature fails is
+            // a forgery (or a changed secret): counted against its source
+            // and that name, as a failed sign-in.
+            if let Some(name) = cookie_value(&parts.headers)
+                .as_deref()
+                .and_then(|v| forged_name(&app.tokens, v))
+            {
+                metrics::counter!("finality_auth_failures_total", "surface" => "console")
+                    .increment(1);
+                let source = crate::auth::remote_addr(parts);
+                let refused = crate::auth::refuse(
+                    "console",
+                    app,
+                    source.as_deref(),
+                    Some(&name),
+                    now.0,
+                    || tracing::warn!(remote = ?source, token = %name, "console session cookie with a bad signature"),
+                );
+                if let crate::ApiError::TooMany { .. } = refused {
+                    return Err(refused.into_response());
+                }
+            }
             // Not signed in (or expired): to the sign-in page, then back.
             let next = parts
                 .uri

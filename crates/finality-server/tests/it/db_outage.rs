@@ -170,6 +170,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
         health: Arc::new(Health::new()),
         tokens: Arc::new(finality_server::identity::Tokens::shared(TOKEN)),
         nudges: Arc::default(),
+        throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
     };
     let node_stop = CancellationToken::new();

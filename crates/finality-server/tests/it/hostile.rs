@@ -202,6 +202,8 @@ async fn forged_webhooks_spend_no_attempts(b: Backend) {
 
 finality_testkit::on_both_backends!(
     forged_webhooks_spend_no_attempts,
+    failed_authentication_is_throttled_per_source,
+    uploads_use_unpredictable_paths_and_are_bounded,
     oversized_text_unknown_currencies_and_huge_amounts_are_refused,
     dot_segment_references_are_refused,
     one_payments_refusal_does_not_pause_its_provider,
@@ -352,4 +354,127 @@ async fn oversized_text_unknown_currencies_and_huge_amounts_are_refused(b: Backe
         )
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
+}
+
+/// Before: failed tokens were answered 401 without end, each logged.
+/// Now, past 20 failures a minute from one address, the failures are
+/// answered 429 with `Retry-After` (logged once); a valid token from the
+/// same address still passes (behind a proxy every client shares it).
+/// Console sign-ins are counted the same way.
+async fn failed_authentication_is_throttled_per_source(b: Backend) {
+    let app = spawn_app_with(b, Duration::from_secs(3600), false).await;
+    let try_token = |t: &'static str| {
+        let app = &app;
+        async move {
+            app.http
+                .get(format!("{}/v1/payments?limit=1", app.base))
+                .header("authorization", format!("Bearer {t}"))
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    for i in 0..20 {
+        assert_eq!(
+            try_token("wrong-token-0000").await.status(),
+            StatusCode::UNAUTHORIZED,
+            "failure {i}"
+        );
+    }
+    let r = try_token("wrong-token-0000").await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "too_many_requests", "{v}");
+    assert_eq!(try_token(super::TOKEN).await.status(), StatusCode::OK);
+
+    // The console's sign-in shares the address's count: throttled at once.
+    let r = app
+        .http
+        .post(format!("{}/console/login", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("origin", &app.base)
+        .body("token=not-a-token&next=%2Fconsole")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(r.headers().contains_key("retry-after"));
+
+    let text = app
+        .http
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for want in [
+        "finality_auth_failures_total{surface=\"api\"} 21",
+        "finality_auth_failures_total{surface=\"console\"} 1",
+        "finality_auth_throttled_total{surface=\"api\"} 1",
+        "finality_auth_throttled_total{surface=\"console\"} 1",
+    ] {
+        assert!(text.contains(want), "{want} in\n{text}");
+    }
+}
+
+/// Before: an upload went to `$TMPDIR/finality-upload-<pid>/<n>-<ms>`, a
+/// path another user of the machine could create first (as a link to a
+/// directory of theirs), and any number could stream at once, each up to
+/// 2 GiB. Now each goes to a file created exclusively under a random name,
+/// and at most two are in progress (more: 429).
+async fn uploads_use_unpredictable_paths_and_are_bounded(b: Backend) {
+    use tokio::io::AsyncWriteExt;
+    let app = spawn_app_with(b, Duration::from_secs(3600), false).await;
+    let theirs = std::env::temp_dir().join(format!("theirs-{}", std::process::id()));
+    std::fs::create_dir_all(&theirs).unwrap();
+    let predictable = std::env::temp_dir().join(format!("finality-upload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&predictable);
+    let _ = std::fs::remove_file(&predictable);
+    std::os::unix::fs::symlink(&theirs, &predictable).unwrap();
+
+    let addr = app.base.trim_start_matches("http://").to_string();
+    let path = "/v1/reconciliations?provider=sim&format=csv&reference=ref&amount=gross\
+                &currency=ccy&decimal=true&file_name=day1.csv";
+    // An upload that has sent its headers and a first line, and waits.
+    let start = || {
+        let addr = addr.clone();
+        async move {
+            let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            let head = format!(
+                "POST {path} HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {}\r\n\
+                 content-type: text/csv\r\ncontent-length: 100000\r\n\r\nref,gross,ccy\n",
+                super::TOKEN
+            );
+            s.write_all(head.as_bytes()).await.unwrap();
+            s
+        }
+    };
+    let _first = start().await;
+    let _second = start().await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        std::fs::read_dir(&theirs).unwrap().count(),
+        0,
+        "nothing was written through the predictable path"
+    );
+    let r = app
+        .http
+        .post(format!("{}{path}", app.base))
+        .header("authorization", format!("Bearer {}", super::TOKEN))
+        .header("content-type", "text/csv")
+        .body("ref,gross,ccy\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
+    let _ = std::fs::remove_file(&predictable);
+    let _ = std::fs::remove_dir_all(&theirs);
 }

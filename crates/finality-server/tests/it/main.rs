@@ -156,6 +156,7 @@ pub async fn spawn_app_background(
         health: Arc::new(Health::new()),
         tokens: Arc::new(tokens),
         nudges: Arc::default(),
+        throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -78,6 +78,7 @@ impl Rig {
             health: health.clone(),
             tokens: Arc::new(finality_server::identity::Tokens::shared(TOKEN)),
             nudges: Arc::default(),
+            throttle: Arc::default(),
             metrics: finality_server::metrics::install(),
         };
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

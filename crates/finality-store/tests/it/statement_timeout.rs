@@ -96,5 +96,8 @@ async fn migrations_are_not_cut_off() {
     let files = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/postgres"))
         .unwrap()
         .count() as i64;
-    assert_eq!(applied, files, "every migration applied under a 1 ms timeout");
+    assert_eq!(
+        applied, files,
+        "every migration applied under a 1 ms timeout"
+    );
 }

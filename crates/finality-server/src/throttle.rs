@@ -1,0 +1,179 @@
+//! Limits on what one caller can make the server do by failing: failed
+//! authentication per source address and per token name, and report
+//! uploads in progress at once.
+//!
+//! A source over its limit gets `429` (with `Retry-After`) for every
+//! credential that fails, and one log line per window instead of one per
+//! attempt. A valid credential is always let through: finality usually
+//! sits behind a proxy, where every client shares one source address, and
+//! a throttle that refused valid tokens too would let anyone lock every
+//! client (or, by forging a person's session cookies, that person) out of
+//! the API. Guessing a token is made hopeless by its length
+//! ([`crate::identity::MIN_SECRET`] bytes), not by the throttle; the
+//! throttle keeps a flood of failures from flooding the log and says who
+//! is failing (`finality_auth_throttled_total`).
+//!
+//! Written by hand: the rate limiters on crates.io (governor, tower's)
+//! limit requests, not failures of a request whose outcome is only known
+//! after it ran, and none keys by two things at once.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+/// Failures a source address (or a token name) may have in a window
+/// before its failures are answered `429`.
+pub const AUTH_FAILURES_PER_MINUTE: u32 = 20;
+const WINDOW_MS: i64 = 60_000;
+/// Keys tracked at most (addresses and names); past it, windows that have
+/// ended are dropped, and if none has, the oldest counts start over.
+const MAX_KEYS: usize = 10_000;
+/// Report uploads streamed to disk at once (each may be 2 GiB).
+pub const CONCURRENT_UPLOADS: usize = 2;
+
+/// What the server keeps about failing callers (one per process).
+#[derive(Debug)]
+pub struct Throttle {
+    per_minute: u32,
+    failures: Mutex<HashMap<String, Window>>,
+    /// Permits for report uploads in progress.
+    pub uploads: tokio::sync::Semaphore,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: i64,
+    failures: u32,
+    warned: bool,
+}
+
+/// What a failed authentication is answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Under the limit: the usual 401, logged.
+    Refuse,
+    /// Over it: 429, retry after this many seconds; `first` for the first
+    /// failure over the limit in this window (the one that is logged).
+    Throttled { retry_after: u64, first: bool },
+}
+
+impl Default for Throttle {
+    fn default() -> Self {
+        Throttle::new(AUTH_FAILURES_PER_MINUTE)
+    }
+}
+
+impl Throttle {
+    /// At most `per_minute` failures a minute per source and per name (0:
+    /// no limit).
+    pub fn new(per_minute: u32) -> Self {
+        Throttle {
+            per_minute,
+            failures: Mutex::new(HashMap::new()),
+            uploads: tokio::sync::Semaphore::new(CONCURRENT_UPLOADS),
+        }
+    }
+
+    /// Record a failed authentication from `source` (an address) naming
+    /// `name` (a configured token's name, when the credential said whose it
+    /// was), at `now_ms`. Throttled when either is over its limit.
+    pub fn failed(&self, source: Option<&str>, name: Option<&str>, now_ms: i64) -> Verdict {
+        if self.per_minute == 0 {
+            return Verdict::Refuse;
+        }
+        let mut map = self.failures.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= MAX_KEYS {
+            map.retain(|_, w| now_ms - w.start < WINDOW_MS);
+            if map.len() >= MAX_KEYS {
+                map.clear();
+            }
+        }
+        let keys = [
+            source.map(|s| format!("source {s}")),
+            name.map(|n| format!("name {n}")),
+        ];
+        let mut verdict = Verdict::Refuse;
+        for key in keys.into_iter().flatten() {
+            let w = map.entry(key).or_insert(Window {
+                start: now_ms,
+                failures: 0,
+                warned: false,
+            });
+            if now_ms - w.start >= WINDOW_MS {
+                *w = Window {
+                    start: now_ms,
+                    failures: 0,
+                    warned: false,
+                };
+            }
+            w.failures = w.failures.saturating_add(1);
+            if w.failures > self.per_minute {
+                let left = (w.start + WINDOW_MS - now_ms).max(1_000);
+                let first = !w.warned;
+                w.warned = true;
+                let retry_after = u64::try_from(left).map_or(60, |l| l.div_ceil(1_000));
+                verdict = match verdict {
+                    Verdict::Throttled {
+                        retry_after: r,
+                        first: f,
+                    } => Verdict::Throttled {
+                        retry_after: r.max(retry_after),
+                        first: f || first,
+                    },
+                    Verdict::Refuse => Verdict::Throttled { retry_after, first },
+                };
+            }
+        }
+        verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn over_the_limit_per_source_and_per_name_then_a_new_window() {
+        let t = Throttle::new(3);
+        for _ in 0..3 {
+            assert_eq!(t.failed(Some("10.0.0.1"), None, 0), Verdict::Refuse);
+        }
+        assert_eq!(
+            t.failed(Some("10.0.0.1"), None, 1_000),
+            Verdict::Throttled {
+                retry_after: 59,
+                first: true
+            }
+        );
+        assert_eq!(
+            t.failed(Some("10.0.0.1"), None, 2_000),
+            Verdict::Throttled {
+                retry_after: 58,
+                first: false
+            }
+        );
+        // Another address is its own count; a name is counted across
+        // addresses.
+        assert_eq!(t.failed(Some("10.0.0.2"), None, 2_000), Verdict::Refuse);
+        for i in 0..3 {
+            let src = format!("10.1.0.{i}");
+            assert_eq!(t.failed(Some(&src), Some("alice"), 2_000), Verdict::Refuse);
+        }
+        assert!(matches!(
+            t.failed(Some("10.1.0.9"), Some("alice"), 2_000),
+            Verdict::Throttled { .. }
+        ));
+        // The window ends.
+        assert_eq!(t.failed(Some("10.0.0.1"), None, 60_000), Verdict::Refuse);
+        assert_eq!(Throttle::new(0).failed(Some("x"), None, 0), Verdict::Refuse);
+    }
+
+    #[test]
+    fn the_tracked_keys_are_bounded() {
+        let t = Throttle::new(1);
+        for i in 0..(MAX_KEYS + 10) {
+            t.failed(Some(&i.to_string()), None, 0);
+        }
+        let n = t.failures.lock().map(|m| m.len()).unwrap_or(0);
+        assert!(n <= MAX_KEYS, "{n}");
+    }
+}
