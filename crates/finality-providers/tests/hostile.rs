@@ -244,3 +244,128 @@ async fn paypal_webhooks_are_checked_locally_before_paypal_is_asked() {
         .await;
     assert!(calls.load(std::sync::atomic::Ordering::SeqCst) > 0);
 }
+
+/// A PayPal that hands out tokens and answers verification: SUCCESS for
+/// the signature `genuine`, FAILURE otherwise; counting verify calls.
+async fn verifying_paypal() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let n = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = n.clone();
+    let router = Router::new()
+        .route(
+            "/v1/oauth2/token",
+            axum::routing::post(|| async {
+                axum::Json(json!({"access_token": "A21AA-test", "expires_in": 3600}))
+            }),
+        )
+        .route(
+            "/v1/notifications/verify-webhook-signature",
+            axum::routing::post(move |body: String| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move {
+                    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+                    let ok = v["transmission_sig"] == "genuine";
+                    axum::Json(
+                        json!({"verification_status": if ok { "SUCCESS" } else { "FAILURE" }}),
+                    )
+                }
+            }),
+        );
+    (serve(router).await, n)
+}
+
+/// Before: a genuine webhook replayed within the tolerance (or one that
+/// passes the local checks, sent again and again) was asked of PayPal
+/// every time, without limit. Now PayPal's verdict is kept by transmission
+/// (id, signature and body) and verification calls are held to
+/// `verify_per_second`; past it the webhook is answered "busy" (429) and
+/// PayPal delivers it again.
+#[tokio::test]
+async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
+    use finality_providers::paypal::{PayPalAdapter, PayPalConfig};
+    use finality_providers::webhook::WebhookError;
+    use finality_providers::Provider;
+    let (url, calls) = verifying_paypal().await;
+    let timeouts = finality_providers::http::Timeouts {
+        connect: std::time::Duration::from_secs(2),
+        total: std::time::Duration::from_secs(2),
+    };
+    let a = PayPalAdapter::new(&url, "client:secret", Some("WH-1".into()), timeouts)
+        .unwrap()
+        .with_config(PayPalConfig {
+            verify_per_second: Some(1),
+            ..PayPalConfig::default()
+        });
+    let now = finality_core::Timestamp(
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis(),
+        )
+        .unwrap(),
+    );
+    let time = chrono::DateTime::from_timestamp_millis(now.0)
+        .unwrap()
+        .to_rfc3339();
+    let headers = |id: &str, sig: &str| {
+        let mut h = reqwest::header::HeaderMap::new();
+        for (k, v) in [
+            ("paypal-auth-algo", "SHA256withRSA"),
+            (
+                "paypal-cert-url",
+                "https://api.paypal.com/v1/notifications/certs/CERT-1",
+            ),
+            ("paypal-transmission-id", id),
+            ("paypal-transmission-sig", sig),
+            ("paypal-transmission-time", time.as_str()),
+        ] {
+            h.insert(k, v.parse().unwrap());
+        }
+        h
+    };
+    // PayPal's own example event (developer.paypal.com, "Webhook event
+    // names", PAYMENT.CAPTURE.COMPLETED), trimmed to what is read.
+    let body = br#"{"id":"WH-2WR32451HC0233532-67976317FL4543714","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"42311647XV020574X","status":"COMPLETED","amount":{"currency_code":"USD","value":"10.00"},"supplementary_data":{"related_ids":{"order_id":"5O190127TN364715T"}}}}"#;
+    let count = || calls.load(std::sync::atomic::Ordering::SeqCst);
+
+    for _ in 0..5 {
+        let events = a
+            .verify_webhook(&headers("tx-genuine", "genuine"), body, now)
+            .await
+            .unwrap();
+        assert_eq!(events.len(), 1);
+    }
+    assert_eq!(count(), 1, "asked once for five deliveries of one transmission");
+
+    // The same transmission id with another body is another question: a
+    // verdict is never borrowed by a different body or signature.
+    let other = br#"{"id":"WH-OTHER","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"X","status":"COMPLETED"}}"#;
+    let r = a
+        .verify_webhook(&headers("tx-genuine", "forged"), other, now)
+        .await;
+    assert!(matches!(r, Err(WebhookError::Rejected { .. })), "{r:?}");
+    assert_eq!(count(), 2);
+    // Replayed, that forgery costs nothing more.
+    for _ in 0..3 {
+        let r = a
+            .verify_webhook(&headers("tx-genuine", "forged"), other, now)
+            .await;
+        assert!(matches!(r, Err(WebhookError::Rejected { .. })), "{r:?}");
+    }
+    assert_eq!(count(), 2);
+
+    // New transmissions past the rate (1/s, bursts of 2): busy, not asked.
+    let mut busy = 0;
+    for i in 0..6 {
+        match a
+            .verify_webhook(&headers(&format!("tx-new-{i}"), "forged"), body, now)
+            .await
+        {
+            Err(WebhookError::Busy { .. }) => busy += 1,
+            Err(WebhookError::Rejected { .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(busy >= 4, "{busy} of 6 were busy");
+    assert!(count() <= 4, "{} verify calls", count());
+}

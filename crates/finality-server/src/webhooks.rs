@@ -98,6 +98,14 @@ async fn receive(
                 "webhooks are not configured for provider `{provider}` (set webhook_secret_envs)"
             )))
         }
+        Err(WebhookError::Busy { detail }) => {
+            metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "busy").increment(1);
+            tracing::warn!(%detail, "webhook not verified now; answered 429");
+            return Err(ApiError::TooMany {
+                message: format!("{detail}; nothing was stored"),
+                retry_after: 1,
+            });
+        }
         Err(WebhookError::Rejected { reason, detail }) => {
             metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => reason.as_str()).increment(1);
             tracing::warn!(reason = reason.as_str(), %detail, "webhook rejected; body not stored");

@@ -78,6 +78,64 @@ pub enum PaymentObject {
 pub struct PayPalConfig {
     #[serde(default)]
     pub payments: PaymentObject,
+    /// Verification calls to PayPal a second, at most (each webhook that
+    /// passes the local checks costs one, on the merchant's rate limit);
+    /// webhooks over it are answered 429 and PayPal delivers them again.
+    /// `None`: [`VERIFY_PER_SECOND`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_per_second: Option<u32>,
+}
+
+/// Default of `verify_per_second` (bursts of twice as many).
+pub const VERIFY_PER_SECOND: u32 = 10;
+
+/// Verdicts remembered, by transmission: a genuine webhook replayed within
+/// the tolerance (or redelivered by PayPal) is not asked about again.
+const VERIFIED_KEPT: usize = 10_000;
+
+/// PayPal's verdicts on transmissions seen lately, and the pace of asking.
+struct Verifications {
+    /// sha256 of (transmission id, signature, body) → verification_status
+    /// was SUCCESS. Entries older than the tolerance are never looked up
+    /// again (the transmission time check refuses them first).
+    verdicts: std::sync::Mutex<lru::LruCache<[u8; 32], bool>>,
+    limiter: governor::DefaultDirectRateLimiter,
+}
+
+impl Verifications {
+    fn new(per_second: u32) -> Self {
+        let rate = std::num::NonZeroU32::new(per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
+        let burst = rate.saturating_mul(std::num::NonZeroU32::new(2).unwrap_or(rate));
+        let kept = std::num::NonZeroUsize::new(VERIFIED_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
+        Verifications {
+            verdicts: std::sync::Mutex::new(lru::LruCache::new(kept)),
+            limiter: governor::RateLimiter::direct(
+                governor::Quota::per_second(rate).allow_burst(burst),
+            ),
+        }
+    }
+
+    fn key(headers: &reqwest::header::HeaderMap, body: &[u8]) -> [u8; 32] {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        for name in ["paypal-transmission-id", "paypal-transmission-sig"] {
+            let v = headers.get(name).map(|v| v.as_bytes()).unwrap_or_default();
+            h.update((v.len() as u64).to_be_bytes());
+            h.update(v);
+        }
+        h.update(body);
+        h.finalize().into()
+    }
+
+    fn get(&self, key: &[u8; 32]) -> Option<bool> {
+        let mut v = self.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+        v.get(key).copied()
+    }
+
+    fn put(&self, key: [u8; 32], verdict: bool) {
+        let mut v = self.verdicts.lock().unwrap_or_else(|p| p.into_inner());
+        v.put(key, verdict);
+    }
 }
 
 /// How far back Transaction Search looks for an invoice id (PayPal allows
@@ -239,6 +297,7 @@ pub struct PayPalAdapter {
     config: PayPalConfig,
     /// How far `paypal-transmission-time` may be from now.
     tolerance: Duration,
+    verifications: Verifications,
 }
 
 /// The hosts PayPal serves its signing certificates from: a
@@ -330,6 +389,7 @@ impl PayPalAdapter {
             timeouts,
             config: PayPalConfig::default(),
             tolerance: Duration::from_secs(300),
+            verifications: Verifications::new(VERIFY_PER_SECOND),
         })
     }
 
@@ -340,6 +400,8 @@ impl PayPalAdapter {
     }
 
     pub fn with_config(mut self, config: PayPalConfig) -> Self {
+        self.verifications =
+            Verifications::new(config.verify_per_second.unwrap_or(VERIFY_PER_SECOND));
         self.config = config;
         self
     }
@@ -816,7 +878,23 @@ impl Provider for PayPalAdapter {
                 format!("not JSON, cannot be verified: {e}"),
             )
         })?;
-        if !self.verify_with_paypal(webhook_id, headers, raw).await? {
+        let key = Verifications::key(headers, body);
+        let verdict = match self.verifications.get(&key) {
+            Some(v) => v,
+            None => {
+                if self.verifications.limiter.check().is_err() {
+                    return Err(WebhookError::Busy {
+                        detail: "PayPal verification calls are over verify_per_second; \
+                                 PayPal delivers the webhook again"
+                            .into(),
+                    });
+                }
+                let v = self.verify_with_paypal(webhook_id, headers, raw).await?;
+                self.verifications.put(key, v);
+                v
+            }
+        };
+        if !verdict {
             return Err(WebhookError::reject(
                 RejectReason::BadSignature,
                 "PayPal answered verification_status FAILURE",

@@ -82,6 +82,10 @@ pub enum WebhookError {
     /// This provider has no webhook verification configured.
     #[error("webhooks are not configured for this provider")]
     NotConfigured,
+    /// Not checked now (verifying would go over a limit on calls to the
+    /// provider): 429, nothing stored; the provider delivers it again.
+    #[error("not verified now: {detail}")]
+    Busy { detail: String },
 }
 
 impl WebhookError {

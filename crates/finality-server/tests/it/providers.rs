@@ -759,7 +759,10 @@ async fn paypal_app_full(
             },
         )
         .unwrap()
-        .with_config(PayPalConfig { payments });
+        .with_config(PayPalConfig {
+            payments,
+            ..PayPalConfig::default()
+        });
         let mut providers = Providers::new();
         providers.insert(
             "paypal".into(),
