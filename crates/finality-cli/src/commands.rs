@@ -287,9 +287,8 @@ pub async fn sim(cmd: SimCommand) -> anyhow::Result<()> {
             let sim = Simulator::new(SimConfig::default(), clock, seed);
             let stop = CancellationToken::new();
             if let (Some(url), Some(var)) = (webhook_url, webhook_secret_env) {
-                let secret = std::env::var(&var)
-                    .map_err(|_| anyhow!("{var} (--webhook-secret-env) is not set"))?;
-                let key = finality_providers::webhook::standard::decode_secret(&secret)
+                let secret = finality_core::secret::Secret::from_env(&var, "--webhook-secret-env")?;
+                let key = finality_providers::webhook::standard::decode_secret(secret.expose())
                     .map_err(|e| anyhow!("{var}: {e}"))?;
                 sim.set_webhook_target(finality_sim::webhooks::WebhookTarget::standard(url, key));
                 sim.spawn_webhook_sender(stop.clone());

@@ -70,33 +70,27 @@ impl ServerSection {
     /// The tokens the API accepts, secrets read from the environment: the
     /// named list when there is one, else the one shared token.
     pub fn build_tokens(&self) -> anyhow::Result<finality_server::identity::Tokens> {
+        use finality_core::secret::{Secret, SecretError};
         use finality_server::identity::{ApiToken, Tokens, MIN_SECRET};
         if self.tokens.is_empty() {
-            let token = std::env::var(&self.api_token_env).map_err(|_| {
-                anyhow!(
+            let token =
+                Secret::from_env_min(&self.api_token_env, "server.api_token_env", MIN_SECRET)
+                    .map_err(|e| match e {
+                        SecretError::Unset { .. } => anyhow!(
                     "set {} to the bearer token the API must require (server.api_token_env), \
                      or configure named tokens in [[server.tokens]]",
                     self.api_token_env
-                )
-            })?;
-            if token.len() < MIN_SECRET {
-                return Err(anyhow!(
-                    "{} is shorter than {MIN_SECRET} characters; use a long random token",
-                    self.api_token_env
-                ));
-            }
-            return Ok(Tokens::shared(token));
+                ),
+                        other => anyhow!("{other}; use a long random token"),
+                    })?;
+            return Ok(Tokens::shared(token.expose()));
         }
         let mut list = Vec::with_capacity(self.tokens.len());
         for t in &self.tokens {
-            let secret = std::env::var(&t.secret_env).map_err(|_| {
-                anyhow!(
-                    "set {} to the secret of token `{}` (server.tokens, secret_env)",
-                    t.secret_env,
-                    t.name
-                )
-            })?;
-            list.push(ApiToken::new(t.name.clone(), t.role, secret));
+            let secret =
+                Secret::from_env_min(&t.secret_env, "server.tokens secret_env", MIN_SECRET)
+                    .map_err(|e| anyhow!("token `{}`: {e}", t.name))?;
+            list.push(ApiToken::new(t.name.clone(), t.role, secret.expose()));
         }
         Tokens::named(list).map_err(|e| anyhow!("server.tokens: {e}"))
     }

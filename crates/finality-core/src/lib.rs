@@ -16,6 +16,7 @@
 //!   `fault-points` feature, which only the CLI's crash tests enable).
 //! - `config_error`: [`ConfigError`], the one error of every configuration check.
 //! - [`money`]: validated payment fields (`PaymentId`, `Amount`, `Currency`).
+//! - [`secret`]: [`secret::Secret`], the one reader of secrets from the environment.
 //! - [`reported`]: the amount, currency and account a provider reports, and
 //!   the one check that a final answer is about the registered money.
 #![forbid(unsafe_code)]
@@ -28,6 +29,7 @@ pub mod fault;
 pub mod money;
 pub mod reported;
 pub mod schedule;
+pub mod secret;
 mod serde_duration;
 pub mod status;
 pub mod trace_context;

@@ -211,8 +211,9 @@ impl Engine {
     }
 }
 
+/// Hostile input (the `hostile` suite): what an outage does to a schedule.
 #[cfg(test)]
-mod tests {
+mod hostile {
     use super::*;
     use finality_core::{Schedule, Timestamp};
     use finality_providers::config::ProviderConfig;

@@ -437,63 +437,26 @@ impl ProviderConfig {
     }
 }
 
-/// A secret read from the environment once, at start. It never prints:
-/// `Debug` shows the variable's name, and there is no `Display`.
-#[derive(Clone)]
-pub struct Secret {
-    var: String,
-    value: String,
+pub use finality_core::secret::Secret;
+
+/// `var` (named by the provider's setting `what`), read by the one secret
+/// reader, the error naming the provider.
+fn secret(provider: &str, var: &str, what: &str) -> Result<Secret, ProviderError> {
+    Secret::from_env(var, what).map_err(|e| ProviderError::Permanent {
+        message: format!("provider `{provider}`: {e}"),
+    })
 }
 
-impl Secret {
-    /// Read `var`; `what` names the setting in the error (`api_key_env`).
-    pub fn from_env(provider: &str, var: &str, what: &str) -> Result<Self, ProviderError> {
-        Self::read(provider, var, what, "")
-    }
-
-    /// A webhook secret: an empty one is refused saying what it would mean.
-    pub fn webhook_secret(provider: &str, var: &str) -> Result<Self, ProviderError> {
-        Self::read(
-            provider,
-            var,
-            "webhook_secret_envs",
-            ": webhooks would be forgeable",
-        )
-    }
-
-    fn read(provider: &str, var: &str, what: &str, if_empty: &str) -> Result<Self, ProviderError> {
-        let value = std::env::var(var).map_err(|_| ProviderError::Permanent {
-            message: format!(
-                "provider `{provider}`: environment variable {var} ({what}) is not set"
-            ),
-        })?;
-        if value.trim().is_empty() {
-            return Err(ProviderError::Permanent {
-                message: format!(
-                    "provider `{provider}`: environment variable {var} ({what}) is empty{if_empty}"
-                ),
-            });
-        }
-        Ok(Secret {
-            var: var.to_string(),
-            value,
-        })
-    }
-
-    /// The value, for the one call that needs it.
-    pub fn expose(&self) -> &str {
-        &self.value
-    }
-
-    pub fn var(&self) -> &str {
-        &self.var
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Secret(${})", self.var)
-    }
+/// A webhook secret: an empty one is refused saying what it would mean.
+fn webhook_secret(provider: &str, var: &str) -> Result<Secret, ProviderError> {
+    Secret::from_env(var, "webhook_secret_envs").map_err(|e| ProviderError::Permanent {
+        message: match e {
+            finality_core::secret::SecretError::Empty { .. } => {
+                format!("provider `{provider}`: {e}: webhooks would be forgeable")
+            }
+            _ => format!("provider `{provider}`: {e}"),
+        },
+    })
 }
 
 /// Fewest bytes a webhook secret may have. An empty secret makes every
@@ -560,7 +523,7 @@ fn build_adapter(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, 
     let api_key = cfg
         .api_key_env
         .as_deref()
-        .map(|var| Secret::from_env(name, var, "api_key_env"))
+        .map(|var| secret(name, var, "api_key_env"))
         .transpose()?;
     let timeouts = Timeouts {
         connect: cfg.connect_timeout,
@@ -570,9 +533,9 @@ fn build_adapter(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, 
     for var in &cfg.webhook_secret_envs {
         // PayPal's entry is the webhook's id at PayPal, checked by PayPal.
         let secret = if matches!(cfg.adapter, Adapter::PayPal { .. }) {
-            Secret::from_env(name, var, "the PayPal webhook id")?
+            secret(name, var, "the PayPal webhook id")?
         } else {
-            let secret = Secret::webhook_secret(name, var)?;
+            let secret = webhook_secret(name, var)?;
             check_secret(name, cfg, &secret)?;
             secret
         };
@@ -581,7 +544,7 @@ fn build_adapter(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, 
     let permanent = |e: String| ProviderError::Permanent {
         message: format!("provider `{name}`: {e}"),
     };
-    let env = |var: &str, what: &str| Secret::from_env(name, var, what);
+    let env = |var: &str, what: &str| secret(name, var, what);
     match &cfg.adapter {
         Adapter::Sim => {
             let mut a = SimAdapter::new(

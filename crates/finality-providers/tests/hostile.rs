@@ -335,7 +335,11 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
             .unwrap();
         assert_eq!(events.len(), 1);
     }
-    assert_eq!(count(), 1, "asked once for five deliveries of one transmission");
+    assert_eq!(
+        count(),
+        1,
+        "asked once for five deliveries of one transmission"
+    );
 
     // The same transmission id with another body is another question: a
     // verdict is never borrowed by a different body or signature.

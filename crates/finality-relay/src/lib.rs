@@ -68,13 +68,10 @@ pub async fn start(
     )));
     let mut names = Vec::new();
     for ep in &cfg.http {
-        let secret = std::env::var(&ep.secret_env).map_err(|_| {
-            format!(
-                "events.http `{}`: environment variable {} (secret_env) is not set",
-                ep.name, ep.secret_env
-            )
-        })?;
-        check_push_secret(&secret).map_err(|why| {
+        let secret = finality_core::secret::Secret::from_env(&ep.secret_env, "secret_env")
+            .map_err(|e| format!("events.http `{}`: {e}", ep.name))?;
+        let secret = secret.expose();
+        check_push_secret(secret).map_err(|why| {
             format!(
                 "events.http `{}`: {} (secret_env) {why}",
                 ep.name, ep.secret_env

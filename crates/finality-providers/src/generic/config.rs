@@ -305,7 +305,9 @@ pub fn expand_env(value: &str) -> Result<String, String> {
             .ok_or_else(|| format!("unclosed ${{ in `{value}`"))?;
         let var = &after[..end];
         out.push_str(
-            &std::env::var(var).map_err(|_| format!("environment variable {var} is not set"))?,
+            finality_core::secret::Secret::from_env(var, "a ${VAR} reference")
+                .map_err(|e| e.to_string())?
+                .expose(),
         );
         rest = &after[end + 1..];
     }

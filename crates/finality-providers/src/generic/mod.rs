@@ -67,12 +67,9 @@ impl GenericAdapter {
             None => None,
             Some(o) => {
                 let env = |var: &str| {
-                    std::env::var(var)
-                        .ok()
-                        .filter(|v| !v.trim().is_empty())
-                        .ok_or_else(|| {
-                            format!("environment variable {var} (oauth2) is not set or empty")
-                        })
+                    finality_core::secret::Secret::from_env(var, "oauth2")
+                        .map(|s| s.expose().to_string())
+                        .map_err(|e| e.to_string())
                 };
                 Some(
                     ClientCredentials::new(

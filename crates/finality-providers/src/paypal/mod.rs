@@ -104,9 +104,11 @@ struct Verifications {
 
 impl Verifications {
     fn new(per_second: u32) -> Self {
-        let rate = std::num::NonZeroU32::new(per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
+        let rate =
+            std::num::NonZeroU32::new(per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
         let burst = rate.saturating_mul(std::num::NonZeroU32::new(2).unwrap_or(rate));
-        let kept = std::num::NonZeroUsize::new(VERIFIED_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
+        let kept =
+            std::num::NonZeroUsize::new(VERIFIED_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
         Verifications {
             verdicts: std::sync::Mutex::new(lru::LruCache::new(kept)),
             limiter: governor::RateLimiter::direct(

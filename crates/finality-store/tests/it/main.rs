@@ -7,8 +7,8 @@ mod claim_plan;
 mod enqueue;
 mod feed_order;
 mod feed_tail;
+mod hostile_statement_timeout;
 mod partitions;
-mod statement_timeout;
 mod upgrade;
 
 use finality_testkit::conformance;

@@ -83,6 +83,10 @@ async fn migrations_are_not_cut_off() {
         .await
         .unwrap_err();
     assert!(e.to_string().contains("statement timeout"), "{e}");
+    // A migration cut off may leave sqlx's advisory lock (one per
+    // database) held by its session: close it, or every other test's
+    // migrations in this database wait for good.
+    pg.pool().close().await;
 
     let (schema, url) = fresh().await;
     let pg = PgStore::connect_timed(&url, 2, tiny).await.unwrap();
