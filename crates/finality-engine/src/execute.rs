@@ -80,7 +80,10 @@ impl Engine {
                     attempt: None,
                     observed: None,
                     then: match job.resume_at {
-                        Some(resume) => early_look_then(AfterPoll::defer(now, None), resume),
+                        Some(resume) => early_look_then(
+                            AfterPoll::defer(now, None),
+                            self.back_after_early_look(&job, resume, now),
+                        ),
                         None => AfterPoll::defer(now, None),
                     },
                 }
@@ -104,9 +107,32 @@ impl Engine {
     async fn poll(&self, job: &ClaimedJob) -> Completion {
         let mut c = self.look(job).await;
         if let Some(resume) = job.resume_at {
-            c.then = early_look_then(c.then, resume);
+            c.then = early_look_then(c.then, self.back_after_early_look(job, resume, c.now));
         }
         c
+    }
+
+    /// Where an early look puts its job back: the time the schedule had
+    /// (`resume`), or sooner when the policy in force now polls sooner (an
+    /// outage began while the look was in flight).
+    fn back_after_early_look(
+        &self,
+        job: &ClaimedJob,
+        resume: Timestamp,
+        now: Timestamp,
+    ) -> Timestamp {
+        let Some(entry) = self.providers.get(&job.provider) else {
+            return resume;
+        };
+        match entry.policy_now(&self.health, &job.provider).next_poll(
+            job.registered_at,
+            now,
+            job.attempts,
+            jitter_unit(),
+        ) {
+            NextPoll::At(at) => at.min(resume),
+            NextPoll::GiveUp(_) => resume,
+        }
     }
 
     async fn look(&self, job: &ClaimedJob) -> Completion {
@@ -413,11 +439,12 @@ impl Engine {
         queried: bool,
     ) -> AfterPoll {
         if let Some(resume) = job.resume_at {
-            // An early look that left the payment open: back to the
-            // schedule, uncounted (it can never be what gives up).
+            // An early look that left the payment open: never what gives
+            // up. `early_look_then` makes it uncounted and puts it back on
+            // the schedule.
             return AfterPoll::Reschedule {
                 next_poll_at: resume,
-                count: Count::Nothing,
+                count: Count::Attempt,
                 last_error: note,
             };
         }
@@ -462,7 +489,12 @@ impl Engine {
                     return AfterPoll::defer(spread(done), Some(err.to_string()));
                 }
                 if let Some(resume) = job.resume_at {
-                    return AfterPoll::defer(resume, Some(err.to_string()));
+                    // Placed and uncounted by `early_look_then`.
+                    return AfterPoll::Reschedule {
+                        next_poll_at: resume,
+                        count: Count::Error,
+                        last_error: Some(err.to_string()),
+                    };
                 }
                 return match entry.policy_now(&self.health, provider).next_after_error(
                     job.registered_at,
@@ -546,23 +578,27 @@ impl Engine {
 
 /// What an early look (a poll brought forward by an unverified webhook,
 /// [`ClaimedJob::resume_at`]) leaves behind: never a counted attempt or
-/// error, and never a next poll later than `resume`, where the schedule had
-/// it, nor earlier (a deferral waits at least until then). Give-ups stand:
-/// they are about the answer (a refusal, other money), not the count.
-fn early_look_then(then: AfterPoll, resume: Timestamp) -> AfterPoll {
+/// error; an answer or an error puts the job back at `back` (where the
+/// schedule has it), a deferral at the later of its own time and `back`.
+/// Give-ups stand: they are about the answer (a refusal, other money), not
+/// the count, and count nothing either.
+fn early_look_then(then: AfterPoll, back: Timestamp) -> AfterPoll {
     match then {
+        AfterPoll::GiveUp { reason, .. } => AfterPoll::GiveUp {
+            reason,
+            count: Count::Nothing,
+        },
         AfterPoll::Reschedule {
             next_poll_at,
             count,
             last_error,
         } => AfterPoll::Reschedule {
             next_poll_at: match count {
-                Count::Nothing => next_poll_at.max(resume),
-                Count::Attempt | Count::Error => resume,
+                Count::Nothing => next_poll_at.max(back),
+                Count::Attempt | Count::Error => back,
             },
             count: Count::Nothing,
             last_error,
         },
-        other => other,
     }
 }

@@ -292,7 +292,7 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
     let a = PayPalAdapter::new(&url, "client:secret", Some("WH-1".into()), timeouts)
         .unwrap()
         .with_config(PayPalConfig {
-            verify_per_second: Some(1),
+            verify_per_second: Some(2),
             ..PayPalConfig::default()
         });
     let now = finality_core::Timestamp(
@@ -307,7 +307,7 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
     let time = chrono::DateTime::from_timestamp_millis(now.0)
         .unwrap()
         .to_rfc3339();
-    let headers = |id: &str, sig: &str| {
+    let headers_at = |id: &str, sig: &str, time: &str| {
         let mut h = reqwest::header::HeaderMap::new();
         for (k, v) in [
             ("paypal-auth-algo", "SHA256withRSA"),
@@ -317,12 +317,13 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
             ),
             ("paypal-transmission-id", id),
             ("paypal-transmission-sig", sig),
-            ("paypal-transmission-time", time.as_str()),
+            ("paypal-transmission-time", time),
         ] {
             h.insert(k, v.parse().unwrap());
         }
         h
     };
+    let headers = |id: &str, sig: &str| headers_at(id, sig, &time);
     // PayPal's own example event (developer.paypal.com, "Webhook event
     // names", PAYMENT.CAPTURE.COMPLETED), trimmed to what is read.
     let body = br#"{"id":"WH-2WR32451HC0233532-67976317FL4543714","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"42311647XV020574X","status":"COMPLETED","amount":{"currency_code":"USD","value":"10.00"},"supplementary_data":{"related_ids":{"order_id":"5O190127TN364715T"}}}}"#;
@@ -340,6 +341,14 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
         1,
         "asked once for five deliveries of one transmission"
     );
+    // Replayed with another transmission time, it is another question.
+    let earlier = chrono::DateTime::from_timestamp_millis(now.0 - 1_000)
+        .unwrap()
+        .to_rfc3339();
+    a.verify_webhook(&headers_at("tx-genuine", "genuine", &earlier), body, now)
+        .await
+        .unwrap();
+    assert_eq!(count(), 2, "another transmission time is asked again");
 
     // The same transmission id with another body is another question: a
     // verdict is never borrowed by a different body or signature.
@@ -348,7 +357,7 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
         .verify_webhook(&headers("tx-genuine", "forged"), other, now)
         .await;
     assert!(matches!(r, Err(WebhookError::Rejected { .. })), "{r:?}");
-    assert_eq!(count(), 2);
+    assert_eq!(count(), 3);
     // Replayed, that forgery costs nothing more.
     for _ in 0..3 {
         let r = a
@@ -356,9 +365,9 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
             .await;
         assert!(matches!(r, Err(WebhookError::Rejected { .. })), "{r:?}");
     }
-    assert_eq!(count(), 2);
+    assert_eq!(count(), 3);
 
-    // New transmissions past the rate (1/s, bursts of 2): busy, not asked.
+    // New transmissions past the rate (2/s, bursts of 4): busy, not asked.
     let mut busy = 0;
     for i in 0..6 {
         match a
@@ -371,5 +380,5 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
         }
     }
     assert!(busy >= 4, "{busy} of 6 were busy");
-    assert!(count() <= 4, "{} verify calls", count());
+    assert!(count() <= 5, "{} verify calls", count());
 }

@@ -24,8 +24,9 @@ use std::sync::Mutex;
 /// before its failures are answered `429`.
 pub const AUTH_FAILURES_PER_MINUTE: u32 = 20;
 const WINDOW_MS: i64 = 60_000;
-/// Keys tracked at most (addresses and names); past it, windows that have
-/// ended are dropped, and if none has, the oldest counts start over.
+/// Addresses tracked at most; past it, windows that have ended are
+/// dropped, and if none has, the addresses' counts start over (the token
+/// names', bounded by the configuration, are kept).
 const MAX_KEYS: usize = 10_000;
 /// Report uploads streamed to disk at once (each may be 2 GiB).
 pub const CONCURRENT_UPLOADS: usize = 2;
@@ -84,11 +85,11 @@ impl Throttle {
         if map.len() >= MAX_KEYS {
             map.retain(|_, w| now_ms - w.start < WINDOW_MS);
             if map.len() >= MAX_KEYS {
-                map.clear();
+                map.retain(|k, _| k.starts_with("name "));
             }
         }
         let keys = [
-            source.map(|s| format!("source {s}")),
+            source.map(|s| format!("source {}", network(s))),
             name.map(|n| format!("name {n}")),
         ];
         let mut verdict = Verdict::Refuse;
@@ -124,6 +125,21 @@ impl Throttle {
             }
         }
         verdict
+    }
+}
+
+/// The unit one party holds: an IPv4 address, or an IPv6 /64 (a host
+/// is given a whole /64, and would otherwise have 2^64 sources).
+fn network(source: &str) -> String {
+    match source.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+        _ => source.to_string(),
     }
 }
 
@@ -168,12 +184,31 @@ mod tests {
     }
 
     #[test]
-    fn the_tracked_keys_are_bounded() {
+    fn the_tracked_keys_are_bounded_and_names_survive() {
         let t = Throttle::new(1);
+        t.failed(None, Some("alice"), 0);
         for i in 0..(MAX_KEYS + 10) {
             t.failed(Some(&i.to_string()), None, 0);
         }
         let n = t.failures.lock().map(|m| m.len()).unwrap_or(0);
         assert!(n <= MAX_KEYS, "{n}");
+        assert!(matches!(
+            t.failed(None, Some("alice"), 1),
+            Verdict::Throttled { .. }
+        ));
+    }
+
+    #[test]
+    fn an_ipv6_host_is_its_64() {
+        let t = Throttle::new(2);
+        for host in ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::9"] {
+            t.failed(Some(host), None, 0);
+        }
+        assert!(matches!(
+            t.failed(Some("2001:db8:1:2::77"), None, 0),
+            Verdict::Throttled { .. }
+        ));
+        assert_eq!(t.failed(Some("2001:db8:1:3::1"), None, 0), Verdict::Refuse);
+        assert_eq!(network("::ffff:10.0.0.1"), "10.0.0.1");
     }
 }

@@ -27,4 +27,11 @@ pub trait Backend: Send + Sync + 'static {
     async fn read(&self) -> Result<sqlx::pool::PoolConnection<Self::Db>> {
         self.pool().acquire().await.op("acquiring a connection")
     }
+
+    /// A connection whose statements may run past the statement timeout
+    /// (a whole-table step of the online partition conversion), closed
+    /// when dropped rather than handed back.
+    async fn unbounded(&self) -> Result<sqlx::pool::PoolConnection<Self::Db>> {
+        self.read().await
+    }
 }

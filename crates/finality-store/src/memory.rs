@@ -663,6 +663,7 @@ impl PollQueue for MemStore {
             s.set_next_poll(id, Some(now.0));
             if let Some(j) = s.jobs.get_mut(id) {
                 j.due_at = None;
+                j.resume_at = None;
             }
             PollNow::Scheduled
         } else {
@@ -682,7 +683,12 @@ impl PollQueue for MemStore {
     ) -> Result<Option<String>> {
         let mut s = self.state.lock().await;
         let key = (provider.to_string(), provider_ref.to_string());
-        let Some(id) = s.by_ref.get(&key).cloned() else {
+        let Some(id) = s
+            .by_ref
+            .get(&key)
+            .or_else(|| s.by_merchant.get(&key))
+            .cloned()
+        else {
             return Ok(None);
         };
         let Some(j) = s.jobs.get_mut(&id) else {

@@ -251,7 +251,7 @@ impl<B: Backend> Partitions for B {
             return Ok(Conversion::Partitioned);
         }
         let key = format!("{}_legacy_key", t.table);
-        let mut conn = self.read().await?;
+        let mut conn = self.unbounded().await?;
         // 1. The unique (id, time) index the partitioned table's key needs,
         //    built without blocking writes; a failed build left invalid is
         //    dropped and built again.
@@ -792,7 +792,7 @@ async fn cut_over_and_swap<B: Backend>(store: &B, t: &DailyTable, now: Timestamp
         ident(t.table),
         col = t.col
     );
-    let mut conn = store.read().await?;
+    let mut conn = store.unbounded().await?;
     let newest = conn
         .opt(stmt(&newest_sql, "reading the newest row's time"))
         .await?

@@ -31,7 +31,8 @@ pub trait PollQueue: Send + Sync {
     /// Make a payment's next poll due now (unparking a reviewed one).
     async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
 
-    /// An early look at the payment `provider` knows as `provider_ref`
+    /// An early look at the payment `provider` knows as `provider_ref` (or
+    /// that was registered with that merchant reference)
     /// (a webhook naming it failed verification, so it may be true): its
     /// next poll made due now, the time it displaced kept so the look is
     /// not counted as an attempt and the job goes back there. Only when the
@@ -241,7 +242,9 @@ pub(crate) async fn poll_now_in<C: Conn>(
     let moved = conn
         .run(
             stmt(
-                "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL \
+                // An operator's poll counts as any poll: a pending early
+                // look becomes this one.
+                "UPDATE poll_jobs SET next_poll_at = $2, due_at = NULL, resume_at = NULL \
                  WHERE payment_id = $1 AND (locked_until IS NULL OR locked_until <= $2)",
                 "making a poll due now",
             )
@@ -323,7 +326,9 @@ impl<B: Backend> PollQueue for B {
                     "UPDATE poll_jobs SET resume_at = next_poll_at, next_poll_at = $3, \
                      due_at = NULL, early_looks = early_looks + 1 \
                      WHERE payment_id = (SELECT id FROM payments \
-                       WHERE provider = $1 AND provider_ref = $2) \
+                       WHERE provider = $1 AND provider_ref = $2 \
+                       UNION ALL SELECT id FROM payments \
+                       WHERE provider = $1 AND merchant_ref = $2 LIMIT 1) \
                      AND resume_at IS NULL AND next_poll_at > $3 AND early_looks < $4 \
                      AND (locked_until IS NULL OR locked_until <= $3) \
                      RETURNING payment_id",

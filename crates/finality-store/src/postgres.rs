@@ -72,17 +72,23 @@ pub struct PgStore {
 /// chunks), so 30 s is far above any healthy one; migrations run without it.
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// `opts` with `statement_timeout` set for every connection, unless the URL
-/// already sets one (`?options=-c statement_timeout=…` wins) or `timeout`
-/// is zero (no limit).
-pub fn with_statement_timeout(opts: PgConnectOptions, timeout: Duration) -> PgConnectOptions {
-    let given = opts
-        .get_options()
-        .is_some_and(|o| o.contains("statement_timeout"));
-    if timeout.is_zero() || given {
-        return opts;
-    }
-    opts.options([("statement_timeout", format!("{}ms", timeout.as_millis()))])
+/// Whether a URL's `options` already set the statement timeout (then it
+/// wins over `[database] statement_timeout`).
+fn sets_statement_timeout(opts: &PgConnectOptions) -> bool {
+    opts.get_options()
+        .is_some_and(|o| o.contains("statement_timeout") || o.contains("statement-timeout"))
+}
+
+/// `SET statement_timeout` on every new connection (after connecting, not
+/// as a startup `options` parameter, which PgBouncer refuses unless told
+/// to ignore it).
+fn with_timeout(pool: PgPoolOptions, timeout: Option<Duration>) -> PgPoolOptions {
+    let Some(t) = timeout else { return pool };
+    let set: std::sync::Arc<str> = format!("SET statement_timeout = {}", t.as_millis()).into();
+    pool.after_connect(move |conn, _meta| {
+        let set = set.clone();
+        Box::pin(async move { sqlx::Executor::execute(conn, &*set).await.map(|_| ()) })
+    })
 }
 
 impl PgStore {
@@ -93,7 +99,7 @@ impl PgStore {
     }
 
     /// [`PgStore::connect`] with statements bounded by `statement_timeout`
-    /// (zero: unbounded).
+    /// (zero: unbounded, the server's or role's own setting stands).
     pub async fn connect_timed(
         url: &str,
         max_connections: u32,
@@ -103,15 +109,23 @@ impl PgStore {
             url: "postgres://…".into(),
             detail: e.to_string(),
         })?;
-        Self::connect_with(
-            with_statement_timeout(opts, statement_timeout),
-            max_connections,
-        )
-        .await
+        let timeout = (!statement_timeout.is_zero() && !sets_statement_timeout(&opts))
+            .then_some(statement_timeout);
+        Self::connect_pool(opts, max_connections, timeout).await
     }
 
+    /// Connect with `opts` as given (an embedding application's own
+    /// settings; no statement timeout is added).
     pub async fn connect_with(opts: PgConnectOptions, max_connections: u32) -> crate::Result<Self> {
-        let pool = PgPoolOptions::new()
+        Self::connect_pool(opts, max_connections, None).await
+    }
+
+    async fn connect_pool(
+        opts: PgConnectOptions,
+        max_connections: u32,
+        timeout: Option<Duration>,
+    ) -> crate::Result<Self> {
+        let pool = with_timeout(PgPoolOptions::new(), timeout)
             .max_connections(max_connections.max(2))
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(opts)
@@ -261,12 +275,9 @@ impl Backend for PgStore {
     }
     async fn run_migrations(&self) -> Result<()> {
         // On a connection of their own without the statement timeout (an
-        // index built over a large table may take longer): the same
-        // options, the timeout lifted (a later `-c` wins), closed after.
-        let opts = (*self.pool.connect_options())
-            .clone()
-            .options([("statement_timeout", "0")]);
-        let pool = PgPoolOptions::new()
+        // index built over a large table may take longer), closed after.
+        let opts = (*self.pool.connect_options()).clone();
+        let pool = with_timeout(PgPoolOptions::new(), Some(Duration::ZERO))
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(10))
             .connect_with(opts)
@@ -276,6 +287,15 @@ impl Backend for PgStore {
         pool.close().await;
         run?;
         Ok(())
+    }
+    async fn unbounded(&self) -> Result<sqlx::pool::PoolConnection<Postgres>> {
+        let mut conn = self.read().await?;
+        // Never back in the pool with the timeout lifted.
+        conn.close_on_drop();
+        sqlx::Executor::execute(&mut *conn, "SET statement_timeout = 0")
+            .await
+            .op("lifting the statement timeout")?;
+        Ok(conn)
     }
     fn start_listener(&self) {
         self.listen();

@@ -1374,6 +1374,24 @@ pub async fn early_looks_are_bounded_and_resume_the_schedule(db: Arc<dyn Store>)
     assert_eq!(look(t1).await, None, "its early looks are spent");
     let job = claim_one(&*db, "pay_e", by).await;
     assert_eq!(job.resume_at, None, "a scheduled poll is counted as ever");
+
+    // Registered by merchant reference alone (the reference an Alipay
+    // notification carries): found by it too.
+    let mut p = new_payment("pay_m");
+    p.provider_ref = None;
+    p.merchant_ref = Some(MerchantRef::parse("order-77").unwrap());
+    db.register(&p, T0, hour).await.unwrap();
+    assert_eq!(
+        db.look_early("sim", "order-77", T0, 2)
+            .await
+            .unwrap()
+            .as_deref(),
+        Some("pay_m")
+    );
+    // An operator's "poll now" is a poll like any other: counted.
+    assert_eq!(db.poll_now("pay_m", T0).await.unwrap(), PollNow::Scheduled);
+    let job = claim_one(&*db, "pay_m", T0).await;
+    assert_eq!(job.resume_at, None, "poll now cleared the pending look");
 }
 
 /// The event-list cursor: one holder at a time until its lease ends, saved

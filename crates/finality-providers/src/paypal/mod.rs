@@ -95,8 +95,8 @@ const VERIFIED_KEPT: usize = 10_000;
 
 /// PayPal's verdicts on transmissions seen lately, and the pace of asking.
 struct Verifications {
-    /// sha256 of (transmission id, signature, body) → verification_status
-    /// was SUCCESS. Entries older than the tolerance are never looked up
+    /// sha256 of every header PayPal verifies and the body →
+    /// verification_status was SUCCESS (the webhook id is the adapter's own). Entries older than the tolerance are never looked up
     /// again (the transmission time check refuses them first).
     verdicts: std::sync::Mutex<lru::LruCache<[u8; 32], bool>>,
     limiter: governor::DefaultDirectRateLimiter,
@@ -120,7 +120,16 @@ impl Verifications {
     fn key(headers: &reqwest::header::HeaderMap, body: &[u8]) -> [u8; 32] {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
-        for name in ["paypal-transmission-id", "paypal-transmission-sig"] {
+        // Everything PayPal is asked to verify (`verification_request`):
+        // a delivery replayed with a fresh transmission time, or another
+        // certificate, is another question and is asked again.
+        for name in [
+            "paypal-transmission-id",
+            "paypal-transmission-time",
+            "paypal-transmission-sig",
+            "paypal-cert-url",
+            "paypal-auth-algo",
+        ] {
             let v = headers.get(name).map(|v| v.as_bytes()).unwrap_or_default();
             h.update((v.len() as u64).to_be_bytes());
             h.update(v);
