@@ -3,7 +3,6 @@
 //! (docs/LIFECYCLE.md).
 
 use crate::config::Config;
-use anyhow::Context;
 use finality_core::{Clock, SystemClock};
 use finality_engine::lifecycle::{self, Archiver};
 use std::path::PathBuf;
@@ -56,14 +55,7 @@ pub async fn run(config: Config, args: ArchiveArgs) -> anyhow::Result<()> {
     if let Some(d) = args.dir {
         cfg.archive_dir = d;
     }
-    let url = args.database_url.unwrap_or_else(|| config.database_url());
-    let store = finality_store::open_with(
-        &url,
-        config.database.max_connections,
-        config.database.statement_timeout,
-    )
-    .await
-    .context("cannot open the database")?;
+    let store = crate::commands::open(&config, args.database_url).await?;
     match args.command {
         None => {
             let holder = format!("archive-cli-{}", std::process::id());

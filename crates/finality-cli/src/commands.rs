@@ -39,7 +39,9 @@ pub fn cancel_on_signal(token: CancellationToken) {
     });
 }
 
-async fn open(config: &Config, url: Option<String>) -> anyhow::Result<Arc<dyn Store>> {
+/// The configured database (or `url`), migrated, with the configured pool
+/// size and statement timeout.
+pub(crate) async fn open(config: &Config, url: Option<String>) -> anyhow::Result<Arc<dyn Store>> {
     let url = url.unwrap_or_else(|| config.database_url());
     finality_store::open_with(
         &url,

@@ -2,7 +2,7 @@
 //! line against finality's records (docs/RECONCILIATION.md).
 
 use crate::config::Config;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use finality_core::{Clock, SystemClock};
 use finality_providers::settlement::FormatSpec;
 use std::path::PathBuf;
@@ -81,14 +81,7 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
     let format = spec
         .build()
         .map_err(|e| anyhow!("--{}: {}", e.field.replace('_', "-"), e.message))?;
-    let url = args.database_url.unwrap_or_else(|| config.database_url());
-    let store = finality_store::open_with(
-        &url,
-        config.database.max_connections,
-        config.database.statement_timeout,
-    )
-    .await
-    .context("cannot open the database")?;
+    let store = crate::commands::open(&config, args.database_url.clone()).await?;
     let name = args.file.file_name().map_or_else(
         || args.file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

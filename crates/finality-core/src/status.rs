@@ -44,13 +44,24 @@ impl Status {
         Status::NeedsReview,
     ];
 
+    /// The final statuses: the one list the console's forms, the sweep's
+    /// and retention's SQL ([`Status::FINAL_SQL`]) and [`Status::is_final`]
+    /// are written from.
+    pub const FINAL: [Status; 4] = [
+        Status::Succeeded,
+        Status::Failed,
+        Status::Cancelled,
+        Status::Reversed,
+    ];
+
+    /// [`Status::FINAL`] as an SQL list, for `status IN …` (a test holds the
+    /// two together).
+    pub const FINAL_SQL: &'static str = "('succeeded', 'failed', 'cancelled', 'reversed')";
+
     /// Final statuses end polling: only a definitive provider answer or a
     /// human produces one, and no non-final report may replace them.
     pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            Status::Succeeded | Status::Failed | Status::Cancelled | Status::Reversed
-        )
+        Self::FINAL.contains(&self)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -180,6 +191,15 @@ str_enum!(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_final_sql_list_is_the_final_list() {
+        let names: Vec<String> = super::Status::FINAL
+            .iter()
+            .map(|s| format!("'{}'", s.as_str()))
+            .collect();
+        assert_eq!(super::Status::FINAL_SQL, format!("({})", names.join(", ")));
+    }
+
     use super::*;
 
     #[test]

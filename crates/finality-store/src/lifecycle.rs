@@ -265,10 +265,15 @@ pub struct Tombstone {
 /// A final payment retention may take: final (`Status::is_final`) before
 /// `$1`, no poll job, no event left in the outbox (events are pruned
 /// first, after delivery).
-const ARCHIVABLE: &str = "p.finalized_at IS NOT NULL AND p.finalized_at < $1 \
-     AND p.status IN ('succeeded', 'failed', 'cancelled', 'reversed') \
-     AND NOT EXISTS (SELECT 1 FROM poll_jobs j WHERE j.payment_id = p.id) \
-     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payment_id = p.id)";
+fn archivable() -> String {
+    format!(
+        "p.finalized_at IS NOT NULL AND p.finalized_at < $1 \
+         AND p.status IN {} \
+         AND NOT EXISTS (SELECT 1 FROM poll_jobs j WHERE j.payment_id = p.id) \
+         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payment_id = p.id)",
+        finality_core::Status::FINAL_SQL
+    )
+}
 
 /// Retention's reads and deletes.
 #[async_trait::async_trait]
@@ -594,10 +599,11 @@ impl<B: Backend> Lifecycle for B {
     ) -> Result<Vec<PaymentBundle>> {
         let (after_at, after_id) = after.unwrap_or((i64::MIN, String::new()));
         let sql = format!(
-            "SELECT {} FROM payments p WHERE {ARCHIVABLE} \
+            "SELECT {} FROM payments p WHERE {} \
              AND (p.finalized_at > $2 OR (p.finalized_at = $2 AND p.id > $3)) \
              ORDER BY p.finalized_at, p.id LIMIT $4",
-            col_list(&PAYMENTS, "p.")
+            col_list(&PAYMENTS, "p."),
+            archivable()
         );
         let mut conn = self.read().await?;
         let rows = conn
@@ -676,7 +682,8 @@ impl<B: Backend> Lifecycle for B {
             let sql = format!(
                 "SELECT p.id, p.provider, p.provider_ref, p.merchant_ref, p.status, \
                  p.finalized_at, p.updated_at FROM payments p \
-                 WHERE p.id IN ({list}) AND {ARCHIVABLE} ORDER BY p.id{}",
+                 WHERE p.id IN ({list}) AND {} ORDER BY p.id{}",
+                archivable(),
                 <B::Conn as Conn>::SQL.row_lock
             );
             let rows = tx

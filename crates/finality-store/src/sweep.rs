@@ -68,7 +68,7 @@ pub trait Sweep: Send + Sync {
 }
 
 const OPEN: &str = "('pending', 'processing', 'needs_review')";
-const FINAL: &str = "('succeeded', 'failed', 'cancelled', 'reversed')";
+const FINAL: &str = finality_core::Status::FINAL_SQL;
 
 fn run_from_row(r: &impl Fields) -> Result<SweepRun> {
     let t = "sweep_runs";

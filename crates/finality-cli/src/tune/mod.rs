@@ -14,7 +14,7 @@ pub mod search;
 
 use crate::config::Config;
 use crate::simulate::{self, model::Model, presets::Preset, report::Row};
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use finality_core::{Clock, RetryPolicy, Schedule, Timestamp};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,17 +62,7 @@ pub struct Tuned {
 }
 
 pub async fn run(config: Config, args: TuneArgs) -> anyhow::Result<()> {
-    let url = args
-        .database_url
-        .clone()
-        .unwrap_or_else(|| config.database_url());
-    let store = finality_store::open_with(
-        &url,
-        config.database.max_connections,
-        config.database.statement_timeout,
-    )
-    .await
-    .context("cannot open the database")?;
+    let store = crate::commands::open(&config, args.database_url.clone()).await?;
     let now = finality_core::SystemClock.now();
     let since = Timestamp(now.0 - i64::try_from(args.window.as_millis()).unwrap_or(i64::MAX));
     let providers: Vec<String> = match &args.provider {
@@ -87,7 +77,7 @@ pub async fn run(config: Config, args: TuneArgs) -> anyhow::Result<()> {
     };
     if providers.is_empty() {
         return Err(anyhow!(
-            "no payments registered in the last {} in {url}: nothing to tune from",
+            "no payments registered in the last {} in the database: nothing to tune from",
             humantime::format_duration(args.window)
         ));
     }

@@ -22,7 +22,12 @@ use finality_store::{InboxEvent, InboxState, PollNow};
 use std::collections::HashMap;
 
 /// The statuses a person may settle a payment as.
-const FINAL: [&str; 4] = ["succeeded", "failed", "cancelled", "reversed"];
+/// The final statuses a person may resolve to, by name.
+fn final_names() -> Vec<&'static str> {
+    finality_core::Status::FINAL
+        .map(finality_core::Status::as_str)
+        .to_vec()
+}
 /// Rows per page of the queue and of the audit trail.
 const PAGE: u32 = 50;
 /// Most payments one bulk resolve takes.
@@ -423,7 +428,7 @@ pub async fn review(
         rows,
         next,
         can_resolve: s.identity.role.allows(Permission::Resolve),
-        statuses: FINAL.to_vec(),
+        statuses: final_names(),
     })
 }
 
@@ -542,7 +547,7 @@ pub async fn payment(
         next_poll,
         is_final: p.status.is_final(),
         can_resolve: s.identity.role.allows(Permission::Resolve),
-        statuses: FINAL.to_vec(),
+        statuses: final_names(),
         history: view
             .history
             .iter()
@@ -603,10 +608,13 @@ fn check_resolve_form(s: &Session, form: &Form, back: &str) -> Result<(), Box<Re
         return Err(Box::new(api_error(e, back)));
     }
     let status = form.text("status");
-    if !FINAL.contains(&status.as_str()) {
+    if !final_names().contains(&status.as_str()) {
         return Err(Box::new(error_page(
             StatusCode::UNPROCESSABLE_ENTITY,
-            format!("status: `{status}` is not one of {}", FINAL.join(", ")),
+            format!(
+                "status: `{status}` is not one of {}",
+                final_names().join(", ")
+            ),
             back,
         )));
     }
