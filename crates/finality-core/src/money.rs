@@ -102,8 +102,7 @@ pub struct Currency(iso_currency::Currency);
 
 impl Currency {
     pub fn parse(v: &str) -> Result<Self, FieldError> {
-        let known =
-            iso_currency::Currency::from_code(v).filter(|c| v.len() == 3 && c.exponent().is_some());
+        let known = iso_currency::Currency::from_code(v).filter(|c| c.exponent().is_some());
         known.map(Currency).ok_or_else(|| {
             FieldError::new(
                 "currency",
@@ -202,6 +201,12 @@ impl Amount {
     pub fn decimal(&self) -> String {
         decimal(self.minor, self.currency.exponent())
     }
+}
+
+/// `minor` units of the currency `code` written out, as [`Amount::decimal`]
+/// (two places for a code `parse` does not know: shown, never checked).
+pub fn decimal_in(minor: i64, code: &str) -> String {
+    decimal(minor, Currency::parse(code).map_or(2, |c| c.exponent()))
 }
 
 /// `minor` units with `exponent` decimal places, exactly (no float).

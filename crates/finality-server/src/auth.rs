@@ -25,10 +25,7 @@ pub(crate) async fn require_token(
         _ => {
             // Counted and logged, never with what was sent.
             metrics::counter!("finality_auth_failures_total", "surface" => "api").increment(1);
-            let source = req
-                .extensions()
-                .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-                .map(|c| c.0.ip().to_string());
+            let source = peer(req.extensions());
             let now = app.clock.now().0;
             return Err(refuse("api", &app, source.as_deref(), None, now, || {
                 tracing::warn!(path = %req.uri().path(), remote = ?source, "API request with a missing or unknown token");
@@ -73,7 +70,6 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
     }
 }
 
-/// The peer's address as the server accepted the connection.
 /// The answer to a failed authentication from `source` (naming the token
 /// `name`, when the credential says whose it is): 401 and `log`, or, over
 /// the limit, 429 logged once per window (see [`crate::throttle`]).
@@ -111,9 +107,13 @@ pub(crate) fn refuse(
     }
 }
 
+/// The peer's address as the server accepted the connection.
 pub(crate) fn remote_addr(parts: &axum::http::request::Parts) -> Option<String> {
-    parts
-        .extensions
+    peer(&parts.extensions)
+}
+
+fn peer(extensions: &axum::http::Extensions) -> Option<String> {
+    extensions
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|c| c.0.ip().to_string())
 }

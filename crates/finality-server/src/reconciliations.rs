@@ -221,7 +221,6 @@ fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format,
     .map_err(|e| ApiError::invalid(e.field, e.message))
 }
 
-/// A temporary file removed when dropped.
 /// Import a settlement report sent as the body (CSV), streamed to a
 /// temporary file and checked line by line like `finality reconcile`. The
 /// same file imported again changes nothing.
@@ -284,7 +283,7 @@ async fn import(
         .tempfile()
         .map_err(|e| ApiError::Internal(format!("creating the upload's temporary file: {e}")))?;
     let mut file =
-        tokio::fs::File::from_std(tmp.reopen().map_err(|e| {
+        tokio::fs::File::from_std(tmp.as_file().try_clone().map_err(|e| {
             ApiError::Internal(format!("opening the upload's temporary file: {e}"))
         })?);
     let mut stream = body.into_data_stream();

@@ -171,8 +171,7 @@ impl Row<'_> {
 /// `amount` minor units as Adyen writes a gross: a decimal in major units
 /// with the currency's own number of decimals.
 pub fn decimal(amount: i64, currency: &str) -> String {
-    let exp = Currency::parse(currency).map_or(2, |c| c.exponent());
-    finality_core::money::decimal(amount, exp)
+    finality_core::money::decimal_in(amount, currency)
 }
 
 fn date(t: Timestamp) -> String {

@@ -31,10 +31,9 @@ pub trait PollQueue: Send + Sync {
     /// Make a payment's next poll due now (unparking a reviewed one).
     async fn poll_now(&self, payment_id: &str, now: Timestamp) -> Result<PollNow>;
 
-    /// An early look at the payment `provider` knows as `provider_ref` (or
-    /// that was registered with that merchant reference)
-    /// (a webhook naming it failed verification, so it may be true): its
-    /// next poll made due now, the time it displaced kept so the look is
+    /// An early look at the payment `provider` knows as `provider_ref`, or
+    /// registered with that merchant reference (a webhook naming it failed
+    /// verification, so it may be true): its next poll made due now, the time it displaced kept so the look is
     /// not counted as an attempt and the job goes back there. Only when the
     /// job is unleased, not parked, not already due, has no look pending,
     /// and the payment has had fewer than `per_payment` early looks. The

@@ -67,9 +67,10 @@ pub struct PgStore {
 /// How long one statement may run before PostgreSQL cancels it
 /// (`[database] statement_timeout`): a statement stuck behind a lock or on
 /// a sick server fails, is logged and retried, instead of holding a pool
-/// connection (and the work waiting on it) for good. Every statement
-/// finality runs is bounded (claims by `batch_size`, scans and deletes by
-/// chunks), so 30 s is far above any healthy one; migrations run without it.
+/// connection (and the work waiting on it) for good. The statements of
+/// requests and workers are bounded (claims by `batch_size`, scans and
+/// deletes by chunks), so 30 s is far above any healthy one; migrations
+/// and the partition conversion's whole-table steps run without it.
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Whether a URL's `options` already set the statement timeout (then it
@@ -79,10 +80,14 @@ fn sets_statement_timeout(opts: &PgConnectOptions) -> bool {
         .is_some_and(|o| o.contains("statement_timeout") || o.contains("statement-timeout"))
 }
 
-/// `SET statement_timeout` on every new connection (after connecting, not
-/// as a startup `options` parameter, which PgBouncer refuses unless told
-/// to ignore it).
-fn with_timeout(pool: PgPoolOptions, timeout: Option<Duration>) -> PgPoolOptions {
+/// A pool of at most `max` connections, each running `SET
+/// statement_timeout` to `timeout` when given (after connecting, not as a
+/// startup `options` parameter, which PgBouncer refuses unless told to
+/// ignore it).
+fn pool_options(max: u32, timeout: Option<Duration>) -> PgPoolOptions {
+    let pool = PgPoolOptions::new()
+        .max_connections(max)
+        .acquire_timeout(Duration::from_secs(10));
     let Some(t) = timeout else { return pool };
     let set: std::sync::Arc<str> = format!("SET statement_timeout = {}", t.as_millis()).into();
     pool.after_connect(move |conn, _meta| {
@@ -125,9 +130,7 @@ impl PgStore {
         max_connections: u32,
         timeout: Option<Duration>,
     ) -> crate::Result<Self> {
-        let pool = with_timeout(PgPoolOptions::new(), timeout)
-            .max_connections(max_connections.max(2))
-            .acquire_timeout(Duration::from_secs(10))
+        let pool = pool_options(max_connections.max(2), timeout)
             .connect_with(opts)
             .await
             .op("connecting to PostgreSQL")?;
@@ -277,9 +280,7 @@ impl Backend for PgStore {
         // On a connection of their own without the statement timeout (an
         // index built over a large table may take longer), closed after.
         let opts = (*self.pool.connect_options()).clone();
-        let pool = with_timeout(PgPoolOptions::new(), Some(Duration::ZERO))
-            .max_connections(1)
-            .acquire_timeout(Duration::from_secs(10))
+        let pool = pool_options(1, Some(Duration::ZERO))
             .connect_with(opts)
             .await
             .op("connecting to migrate")?;

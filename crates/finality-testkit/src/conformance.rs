@@ -1337,40 +1337,29 @@ pub async fn early_looks_are_bounded_and_resume_the_schedule(db: Arc<dyn Store>)
     assert_eq!(job.resume_at, Some(by), "the hurried time it goes back to");
     assert_eq!(look(T0).await, None, "leased");
     let t1 = Timestamp(T0.0 + 100);
-    db.complete(&Completion {
+    // The engine's completion of an early look: back at `by`, uncounted.
+    let back = |job: &ClaimedJob, observed: Option<Status>| Completion {
         payment_id: "pay_e".into(),
         lock_token: job.lock_token,
         now: t1,
-        attempt: Some(attempt(&job, "W", T0, "pending")),
-        observed: Some(Status::Pending),
+        attempt: observed.map(|_| attempt(job, "W", T0, "pending")),
+        observed,
         then: AfterPoll::Reschedule {
             next_poll_at: by,
             count: Count::Nothing,
             last_error: None,
         },
-    })
-    .await
-    .unwrap();
+    };
+    db.complete(&back(&job, Some(Status::Pending)))
+        .await
+        .unwrap();
     let poll = db.get("pay_e").await.unwrap().unwrap().poll.unwrap();
     assert_eq!((poll.attempts, poll.next_poll_at), (0, Some(by)));
     // The second and last look; a completed write clears `resume_at`.
     assert_eq!(look(t1).await.as_deref(), Some("pay_e"));
     let job = claim_one(&*db, "pay_e", t1).await;
     assert_eq!(job.resume_at, Some(by));
-    db.complete(&Completion {
-        payment_id: "pay_e".into(),
-        lock_token: job.lock_token,
-        now: t1,
-        attempt: None,
-        observed: None,
-        then: AfterPoll::Reschedule {
-            next_poll_at: by,
-            count: Count::Nothing,
-            last_error: None,
-        },
-    })
-    .await
-    .unwrap();
+    db.complete(&back(&job, None)).await.unwrap();
     assert_eq!(look(t1).await, None, "its early looks are spent");
     let job = claim_one(&*db, "pay_e", by).await;
     assert_eq!(job.resume_at, None, "a scheduled poll is counted as ever");

@@ -81,7 +81,7 @@ pub struct PayPalConfig {
     /// Verification calls to PayPal a second, at most (each webhook that
     /// passes the local checks costs one, on the merchant's rate limit);
     /// webhooks over it are answered 429 and PayPal delivers them again.
-    /// `None`: [`VERIFY_PER_SECOND`].
+    /// `None`: [`VERIFY_PER_SECOND`]; 0 is taken as 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_per_second: Option<u32>,
 }
@@ -95,18 +95,18 @@ const VERIFIED_KEPT: usize = 10_000;
 
 /// PayPal's verdicts on transmissions seen lately, and the pace of asking.
 struct Verifications {
-    /// sha256 of every header PayPal verifies and the body →
-    /// verification_status was SUCCESS (the webhook id is the adapter's own). Entries older than the tolerance are never looked up
-    /// again (the transmission time check refuses them first).
+    /// sha256 of every header PayPal verifies and the body (the webhook id
+    /// is the adapter's own) → verification_status was SUCCESS. Entries
+    /// older than the tolerance are never looked up again (the
+    /// transmission time check refuses them first).
     verdicts: std::sync::Mutex<lru::LruCache<[u8; 32], bool>>,
     limiter: governor::DefaultDirectRateLimiter,
 }
 
 impl Verifications {
     fn new(per_second: u32) -> Self {
-        let rate =
-            std::num::NonZeroU32::new(per_second.max(1)).unwrap_or(std::num::NonZeroU32::MIN);
-        let burst = rate.saturating_mul(std::num::NonZeroU32::new(2).unwrap_or(rate));
+        let rate = std::num::NonZeroU32::new(per_second).unwrap_or(std::num::NonZeroU32::MIN);
+        let burst = rate.saturating_add(rate.get());
         let kept =
             std::num::NonZeroUsize::new(VERIFIED_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
         Verifications {

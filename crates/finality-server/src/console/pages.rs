@@ -21,8 +21,7 @@ use finality_store::review::{AuditFilter, AuditRecord, ReviewFilter};
 use finality_store::{InboxEvent, InboxState, PollNow};
 use std::collections::HashMap;
 
-/// The statuses a person may settle a payment as.
-/// The final statuses a person may resolve to, by name.
+/// The statuses a person may settle a payment as, by name.
 fn final_names() -> Vec<&'static str> {
     finality_core::Status::FINAL
         .map(finality_core::Status::as_str)
@@ -234,8 +233,9 @@ pub async fn login(
             error: Some(error),
         });
         *r.status_mut() = status;
-        if let Some(s) = retry.and_then(|s| s.to_string().parse().ok()) {
-            r.headers_mut().insert(axum::http::header::RETRY_AFTER, s);
+        if let Some(s) = retry {
+            r.headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, s.into());
         }
         return r;
     };

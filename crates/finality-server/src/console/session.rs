@@ -154,16 +154,15 @@ impl axum::extract::FromRequestParts<AppState> for Session {
 
     async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
         let now = app.clock.now();
-        let found =
-            cookie_value(&parts.headers).and_then(|v| verify(&app.tokens, &v, now).map(|t| (t, v)));
+        let cookie = cookie_value(&parts.headers);
+        let found = cookie
+            .as_deref()
+            .and_then(|v| verify(&app.tokens, v, now).map(|t| (t, v.to_string())));
         let Some((token, value)) = found else {
             // A cookie naming a configured token whose signature fails is
             // a forgery (or a changed secret): counted against its source
             // and that name, as a failed sign-in.
-            if let Some(name) = cookie_value(&parts.headers)
-                .as_deref()
-                .and_then(|v| forged_name(&app.tokens, v))
-            {
+            if let Some(name) = cookie.as_deref().and_then(|v| forged_name(&app.tokens, v)) {
                 metrics::counter!("finality_auth_failures_total", "surface" => "console")
                     .increment(1);
                 let source = crate::auth::remote_addr(parts);

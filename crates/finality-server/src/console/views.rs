@@ -285,10 +285,9 @@ pub fn age(ms: i64) -> String {
 
 /// Minor units in major units with the currency's ISO 4217 exponent.
 pub fn amount(minor: i64, currency: &str) -> String {
-    let digits = finality_core::money::Currency::parse(currency).map_or(2, |c| c.exponent());
     format!(
         "{} {currency}",
-        finality_core::money::decimal(minor, digits)
+        finality_core::money::decimal_in(minor, currency)
     )
 }
 

@@ -406,15 +406,7 @@ async fn failed_authentication_is_throttled_per_source(b: Backend) {
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(r.headers().contains_key("retry-after"));
 
-    let text = app
-        .http
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics().await;
     // At least (the recorder is the process's: under `cargo test` other
     // tests count failures in it too).
     for (series, least) in [

@@ -222,6 +222,18 @@ impl TestApp {
         self.send(reqwest::Method::GET, path, None).await
     }
 
+    /// What `/metrics` renders now.
+    pub async fn metrics(&self) -> String {
+        self.http
+            .get(format!("{}/metrics", self.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     pub async fn wait_for_status(&self, id: &str, status: &str) -> Value {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {

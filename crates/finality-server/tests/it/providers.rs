@@ -346,15 +346,7 @@ async fn stripe_401_pauses_the_provider_and_alerts() {
             .contains("401"),
         "{ready}"
     );
-    let metrics = app
-        .http
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains(
             "finality_provider_paused_until_seconds{provider=\"stripe\",class=\"permanent\"}"

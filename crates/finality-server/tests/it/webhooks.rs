@@ -110,15 +110,7 @@ async fn five_hundred_identical_webhooks_apply_once(b: Backend) {
         .unwrap();
     assert_eq!(ev.state, InboxState::Applied);
 
-    let metrics = app
-        .http
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     for name in [
         "finality_webhooks_received_total",
         "finality_webhooks_duplicates_total",
@@ -251,15 +243,7 @@ async fn bad_signatures_are_rejected_and_store_nothing(b: Backend) {
         v["status"], "pending",
         "an unverified webhook never applies anything"
     );
-    let metrics = app
-        .http
-        .get(format!("{}/metrics", app.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     assert!(metrics.contains("reason=\"bad_signature\""), "{metrics}");
     assert!(metrics.contains("reason=\"stale_timestamp\""));
     // Unknown provider, too large.
