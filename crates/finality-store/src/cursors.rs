@@ -3,9 +3,9 @@
 //! however many nodes run, and a crashed reader's successor starts where the
 //! last saved cursor says.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::query::{stmt, Conn, Fields};
 use finality_core::Timestamp;
 
 /// The right to read a provider's event list until `held_until`, and where

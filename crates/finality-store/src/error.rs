@@ -18,6 +18,10 @@ pub enum StoreError {
     /// tried again later; nothing was changed).
     #[error("cannot change the partitions of {table}: {detail}")]
     Schema { table: &'static str, detail: String },
+    /// A statement whose parameters do not match its SQL (a bug, caught by
+    /// the driver's tests before it ships).
+    #[error("statement for {op} cannot be built: {detail}")]
+    Statement { op: &'static str, detail: String },
     #[error("invalid database url `{url}`: {detail}")]
     Url { url: String, detail: String },
 }

@@ -1,10 +1,10 @@
 //! The event feed: outbox rows given positions in commit order, read by
 //! cursor, pushed to destinations that each keep their own cursor.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
 use crate::model::*;
-use crate::query::{stmt, Conn, Fields, Stmt};
 use finality_core::Timestamp;
 
 /// A payment that became final: for the time-to-final histogram.
@@ -133,7 +133,7 @@ const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempt
 /// The `INSERT` of `n` delivery attempts, placeholders from `$from`.
 fn insert_deliveries_sql(from: usize, n: usize) -> String {
     let rows: Vec<String> = (0..n)
-        .map(|i| format!("({})", crate::query::placeholders(from + 7 * i, 7)))
+        .map(|i| format!("({})", crate::driver::placeholders(from + 7 * i, 7)))
         .collect();
     format!(
         "INSERT INTO delivery_attempts (destination, event_id, feed_seq, at, status_code, \
@@ -217,7 +217,7 @@ pub(crate) async fn number_in<C: Conn>(conn: &mut C, limit: u32, origin: &str) -
     {
         Some(r) => r.int("last_seq", "feed_state")?,
         None => {
-            return Err(crate::query::corrupt(
+            return Err(crate::driver::corrupt(
                 "feed_state",
                 "the sequencer row is missing",
             ))
@@ -382,7 +382,7 @@ impl<B: Backend> EventFeed for B {
             .await?;
         let t = "event_destinations";
         let Some(r) = r else {
-            return Err(crate::query::corrupt(
+            return Err(crate::driver::corrupt(
                 t,
                 format!("destination `{name}` vanished"),
             ));

@@ -3,9 +3,9 @@
 //! see `finality-server`'s `metrics`). Each is an index range read or a
 //! count over the open part of a table, not over its history.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::Result;
-use crate::query::{stmt, Conn, Fields};
 use finality_core::Timestamp;
 
 /// The cluster's state at one moment.

@@ -1,11 +1,11 @@
 //! The webhook inbox: verified events stored at acknowledgement, then
 //! applied through the same path as every other status change.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{placeholders, stmt, Conn, Fields, InboxRows, NumberedWrite};
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{apply_in, find_payment_by_ref, write_provider_ref};
-use crate::query::{placeholders, stmt, Conn, Fields};
 use finality_core::{contradicts_success, Status, Timestamp};
 
 /// Storing and processing webhook events.
@@ -659,7 +659,7 @@ type Marks = std::collections::HashMap<(InboxState, Option<String>), Vec<i64>>;
 /// statement that also numbers the batch's events (PostgreSQL).
 #[derive(Default)]
 struct Pending {
-    writes: crate::transition::Writes,
+    writes: crate::driver::Writes,
     marks: Marks,
 }
 
@@ -681,11 +681,16 @@ impl Pending {
                         .map(move |id| (*id, state.as_str(), reason.as_deref()))
                 })
                 .collect();
-            if let Some(numbered) = conn
-                .write_numbered(&self.writes, &marks, now, number)
+            match conn
+                .write_numbered(&self.writes, &marks, now, number.1)
                 .await?
             {
-                return Ok(Some(numbered));
+                NumberedWrite::Numbered(rows) => return crate::feed::Numbered::of(&rows).map(Some),
+                NumberedWrite::Unnumbered => {
+                    let (limit, origin) = number;
+                    return crate::feed::number_in(conn, limit, origin).await.map(Some);
+                }
+                NumberedWrite::NotHere => {}
             }
         }
         conn.write(&self.writes).await?;
@@ -721,78 +726,6 @@ async fn write_marks<C: Conn>(
         Some((limit, origin)) => crate::feed::number_in(conn, limit, origin).await.map(Some),
         None => Ok(None),
     }
-}
-
-/// Webhook rows into the inbox inside the caller's transaction; whether
-/// each was new (false: a redelivery of a stored event, or a second copy
-/// earlier in the same batch). PostgreSQL writes a whole batch in one
-/// array statement; SQLite, in process, a row at a time.
-#[async_trait::async_trait]
-pub trait InboxRows {
-    /// The insert is one statement, atomic on its own: run without an
-    /// explicit transaction, it saves the `BEGIN` and `COMMIT` round trips
-    /// (PostgreSQL; its commit is as durable as a transaction's).
-    const ONE_STATEMENT: bool = false;
-
-    async fn insert_inbox(&mut self, events: &[NewInboxEvent], now: Timestamp)
-        -> Result<Vec<bool>>;
-
-    /// Status changes, webhook rows' outcomes `(id, state, reason)` and
-    /// the feed positions of the new events in one statement, where the
-    /// backend can (PostgreSQL): the events numbered, or `None` when not
-    /// done (the caller then writes them step by step).
-    async fn write_numbered(
-        &mut self,
-        _writes: &crate::transition::Writes,
-        _marks: &[(i64, &str, Option<&str>)],
-        _now: Timestamp,
-        _number: (u32, &str),
-    ) -> Result<Option<crate::feed::Numbered>> {
-        Ok(None)
-    }
-}
-
-/// The row-at-a-time insert (SQLite).
-pub(crate) async fn insert_inbox_rows<C: Conn>(
-    conn: &mut C,
-    events: &[NewInboxEvent],
-    now: Timestamp,
-) -> Result<Vec<bool>> {
-    let mut fresh = Vec::with_capacity(events.len());
-    for e in events {
-        let due = (e.state == InboxState::Received).then_some(now.0);
-        let n = conn
-            .run(
-                stmt(
-                    "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
-                     observed_status, provider_status, occurred_at, raw_body, headers, \
-                     received_at, state, reason, next_attempt_at, source, reported_amount, \
-                     reported_currency) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-                     $16) ON CONFLICT DO NOTHING",
-                    "storing a webhook",
-                )
-                .text(&e.provider)
-                .text(&e.event_id)
-                .opt_text(e.provider_ref.as_deref())
-                .opt_text(e.merchant_ref.as_deref())
-                .opt_text(e.observed.map(|s| s.as_str()))
-                .opt_text(e.provider_status.as_deref())
-                .opt_int(e.occurred_at.map(|t| t.0))
-                .bytes(&e.raw_body)
-                .json(&e.headers)
-                .int(now.0)
-                .text(e.state.as_str())
-                .opt_text(e.reason.as_deref())
-                .opt_int(due)
-                .text(e.source.as_str())
-                .opt_int(e.reported.amount)
-                .opt_text(e.reported.currency.as_deref()),
-            )
-            .await?;
-        fresh.push(n == 1);
-    }
-    Ok(fresh)
 }
 
 #[async_trait::async_trait]

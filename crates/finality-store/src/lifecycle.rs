@@ -8,9 +8,9 @@
 //! Rows cross the boundary as JSON objects, column by column ([`TableSpec`]),
 //! so the same archive file restores into either backend.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{placeholders, stmt, Arg, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
-use crate::query::{placeholders, stmt, Arg, Conn, Fields, Stmt};
 use base64::Engine as _;
 use finality_core::Timestamp;
 use serde_json::{Map, Value};
@@ -410,7 +410,7 @@ enum Owned {
 /// An archived row's values in column order; an error names the column.
 fn values(t: &TableSpec, row: &Value) -> Result<Vec<Owned>> {
     let bad = |c: &str, what: &str| {
-        crate::query::corrupt(
+        crate::driver::corrupt(
             "archive",
             format!("{}.{c}: {what} in an archived row", t.name),
         )

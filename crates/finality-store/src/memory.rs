@@ -8,16 +8,17 @@
 //! and every change is built by the one transition writer; only the last
 //! step, changing maps instead of sending SQL, is this module's.
 
+use crate::driver::Writes;
+use crate::driver::{Leased, Writer};
 use crate::error::Result;
 use crate::inbox::{checked_report, other_object, unknown_status, verdict, ORPHANED};
 use crate::model::*;
 use crate::payments::decide_report;
 use crate::poll_queue::complete_in;
-use crate::query::{Leased, Writer};
 use crate::review::{
     outcome_text, queue_matches, AuditFilter, AuditRecord, NewAudit, ReviewFilter, ReviewItem,
 };
-use crate::transition::{write_changes, Writes};
+use crate::transition::write_changes;
 use crate::{
     CursorLease, Cursors, EventFeed, PaymentStore, PollQueue, RateBuckets, Review, Store, Wakeups,
     WebhookInbox,
@@ -295,13 +296,13 @@ impl Writer for MemState {
     async fn write(&mut self, w: &Writes) -> Result<()> {
         let parse_status = |s: &str| {
             s.parse::<Status>()
-                .map_err(|e| crate::query::corrupt("payments", e))
+                .map_err(|e| crate::driver::corrupt("payments", e))
         };
         for i in 0..w.pay_id.len() {
             let status = parse_status(&w.pay_status[i])?;
             let source = w.pay_source[i]
                 .parse()
-                .map_err(|e| crate::query::corrupt("payments", e))?;
+                .map_err(|e| crate::driver::corrupt("payments", e))?;
             if let Some(p) = self.payments.get_mut(&w.pay_id[i]) {
                 p.status = status;
                 p.status_source = Some(source);
@@ -314,7 +315,7 @@ impl Writer for MemState {
             let to = parse_status(&w.step_to[i])?;
             let source = w.step_source[i]
                 .parse()
-                .map_err(|e| crate::query::corrupt("status_history", e))?;
+                .map_err(|e| crate::driver::corrupt("status_history", e))?;
             self.history
                 .entry(w.step_id[i].clone())
                 .or_default()
@@ -431,7 +432,7 @@ impl PaymentStore for MemStore {
                 .insert((p.provider.clone(), m.clone()), id.clone());
         }
         let slot = u32::try_from(s.names.len()).map_err(|_| {
-            crate::query::corrupt("poll_jobs", "more than 4 billion payments in memory")
+            crate::driver::corrupt("poll_jobs", "more than 4 billion payments in memory")
         })?;
         s.names.push(id.clone());
         s.jobs.insert(
@@ -1433,7 +1434,7 @@ impl crate::Sweep for MemStore {
             return Ok(false);
         };
         let slot = u32::try_from(slot)
-            .map_err(|_| crate::query::corrupt("poll_jobs", "more than 4 billion payments"))?;
+            .map_err(|_| crate::driver::corrupt("poll_jobs", "more than 4 billion payments"))?;
         s.jobs.insert(
             id.to_string(),
             Job {
@@ -1743,7 +1744,7 @@ impl crate::Lifecycle for MemStore {
         table: &crate::lifecycle::TableSpec,
         _rows: &[serde_json::Value],
     ) -> Result<u64> {
-        Err(crate::query::corrupt(
+        Err(crate::driver::corrupt(
             "archive",
             format!(
                 "restoring {} into the in-memory store: it keeps no archive",

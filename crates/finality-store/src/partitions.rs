@@ -32,10 +32,10 @@
 //! Written by hand: this is DDL on finality's own tables, in the order that
 //! keeps writers running; no crate manages PostgreSQL partitions.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::lifecycle::{LifeRow, RowKind, TableSpec};
-use crate::query::{stmt, Conn, Fields};
 use finality_core::Timestamp;
 use serde::Serialize;
 
@@ -559,7 +559,7 @@ async fn with_short_locks<B: Backend>(store: &B, sqls: &[&str], op: &'static str
             }
         }
     }
-    Err(last.unwrap_or_else(|| crate::query::corrupt("pg_class", "no attempt made")))
+    Err(last.unwrap_or_else(|| crate::driver::corrupt("pg_class", "no attempt made")))
 }
 
 async fn create_day<B: Backend>(

@@ -1,11 +1,11 @@
 //! Payments: registration (with its first poll), every status change that
 //! is not a poll's (`apply`: webhooks, the sweep, people), and reads.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::plan::Step;
-use crate::query::{stmt, Conn, Fields};
 use crate::transition::{write_changes, Change};
 use finality_core::{decide, Decision, Kind, Status, Timestamp};
 
@@ -534,4 +534,25 @@ pub(crate) async fn write_provider_ref<C: Conn>(
         .await?;
     }
     Ok(())
+}
+
+/// Register a payment inside the caller's own PostgreSQL transaction: the
+/// payment and its first poll commit or roll back with the caller's data.
+pub async fn register_in_pg(
+    conn: &mut sqlx::PgConnection,
+    p: &NewPayment,
+    now: Timestamp,
+    first_poll_at: Timestamp,
+) -> Result<Registered> {
+    register_in(conn, p, now, first_poll_at).await
+}
+
+/// [`register_in_pg`] on SQLite.
+pub async fn register_in_sqlite(
+    conn: &mut sqlx::SqliteConnection,
+    p: &NewPayment,
+    now: Timestamp,
+    first_poll_at: Timestamp,
+) -> Result<Registered> {
+    register_in(conn, p, now, first_poll_at).await
 }

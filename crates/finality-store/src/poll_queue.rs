@@ -2,12 +2,12 @@
 //! (one at a time or many in one transaction), "poll now", and the provider
 //! id an adapter found for a payment registered by merchant reference.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields, Leased, Writer};
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::{find_payment_by_ref, lock_payment, write_provider_ref};
 use crate::plan::plan_completion;
-use crate::query::{stmt, Conn, Fields, Leased, Writer};
 use crate::transition::{write_changes, Change};
 use finality_core::{Source, Timestamp};
 use std::collections::HashMap;

@@ -1,9 +1,9 @@
 //! Provider rate limits shared by every node: one token bucket per provider.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::model::Bucket;
-use crate::query::{stmt, Conn, Fields};
 use finality_core::Timestamp;
 
 /// Token buckets in the database, so several nodes share one budget.
@@ -49,7 +49,7 @@ impl<B: Backend> RateBuckets for B {
             .opt(stmt(<B::Conn as Conn>::SQL.lock_bucket, "locking a rate bucket").text(provider))
             .await?
         else {
-            return Err(crate::query::corrupt(
+            return Err(crate::driver::corrupt(
                 t,
                 format!("bucket `{provider}` vanished"),
             ));

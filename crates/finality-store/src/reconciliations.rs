@@ -4,9 +4,9 @@
 //! match. Deciding each line is the engine's (`finality-engine`'s
 //! `reconcile`); changes of status go through `apply`.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{placeholders, stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::query::{placeholders, stmt, Conn, Fields};
 use finality_core::{Status, Timestamp};
 use std::collections::BTreeMap;
 

@@ -3,12 +3,12 @@
 //! webhooks received for one payment, the inbox rows that failed or found
 //! no payment, and the audit trail of every manual action.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::inbox::{inbox_from_row, INBOX_COLUMNS};
 use crate::model::*;
 use crate::payments::{apply_in, payment_from_row, PAYMENT_COLUMNS};
-use crate::query::{stmt, Conn, Fields};
 use finality_core::{Kind, Status, Timestamp};
 use serde_json::Value;
 

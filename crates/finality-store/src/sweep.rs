@@ -6,9 +6,9 @@
 //! Rust by the sweeper (`finality-engine`); changes of status go through
 //! the one `apply` path like every other.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::query::{stmt, Conn, Fields};
 use finality_core::{Kind, Status, Timestamp};
 use std::collections::BTreeMap;
 

@@ -8,8 +8,8 @@
 //! many changes; the backend sends the columns built here as arrays
 //! (PostgreSQL) or row by row (SQLite).
 
+use crate::driver::{Writer, Writes};
 pub(crate) use crate::plan::{JobAction, Step};
-use crate::query::Writer;
 use crate::Result;
 use finality_core::{Kind, Source, Status, Timestamp};
 
@@ -56,42 +56,6 @@ pub fn new_event_id() -> String {
 /// An outbox event's type: `payment.succeeded`, `refund.failed`, …
 pub fn event_type(kind: Kind, to: Status) -> String {
     format!("{}.{}", kind.as_str(), to.as_str())
-}
-
-/// The columns a set of changes writes, one vector per column, so a backend
-/// can send each table's rows as arrays or one at a time.
-#[derive(Debug, Default)]
-pub struct Writes {
-    pub pay_id: Vec<String>,
-    pub pay_status: Vec<String>,
-    pub pay_source: Vec<String>,
-    pub pay_at: Vec<i64>,
-    pub pay_fin: Vec<Option<i64>>,
-    /// History and outbox rows (one per step, same order).
-    pub step_id: Vec<String>,
-    pub step_from: Vec<String>,
-    pub step_to: Vec<String>,
-    pub step_source: Vec<String>,
-    pub step_event: Vec<Option<String>>,
-    pub step_reason: Vec<Option<String>>,
-    pub step_actor: Vec<Option<String>>,
-    pub step_observed: Vec<i64>,
-    pub step_at: Vec<i64>,
-    pub out_event: Vec<String>,
-    pub out_type: Vec<String>,
-    /// Jobs of payments that became final.
-    pub delete: Vec<String>,
-    /// Jobs rescheduled (`park` false: the error is replaced) or parked
-    /// (`next` none, `park` true: a reason replaces the last error, none
-    /// keeps it); `inc` attempts are added, `einc` errors added or, with
-    /// `reset`, set.
-    pub job_id: Vec<String>,
-    pub job_next: Vec<Option<i64>>,
-    pub job_inc: Vec<i32>,
-    pub job_err: Vec<Option<String>>,
-    pub job_park: Vec<bool>,
-    pub job_einc: Vec<i32>,
-    pub job_reset: Vec<bool>,
 }
 
 impl Writes {

@@ -4,13 +4,12 @@
 //! each other's rows; registrations `NOTIFY finality_jobs` so idle engines
 //! wake at once instead of at their next idle check.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::Writes;
+use crate::driver::{impl_conn, Dialect, Leased, Writer};
 use crate::error::{DbContext, Result};
-use crate::model::{NewAttempt, NewPayment, Registered};
-use crate::query::{impl_conn, Dialect, Leased, Writer};
-use crate::transition::Writes;
-use crate::Wakeups;
-use finality_core::Timestamp;
+use crate::model::NewAttempt;
+use crate::wakeups::Wakeups;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgPoolOptions, PgRow};
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use std::str::FromStr;
@@ -303,29 +302,18 @@ impl Backend for PgStore {
     }
 }
 
-/// Register a payment inside the caller's own transaction: the payment and
-/// its first poll commit or roll back with the caller's data.
-pub async fn register_in(
-    conn: &mut PgConnection,
-    p: &NewPayment,
-    now: Timestamp,
-    first_poll_at: Timestamp,
-) -> Result<Registered> {
-    crate::payments::register_in(conn, p, now, first_poll_at).await
-}
-
 impl_conn! { conn = PgConnection, db = Postgres, row = PgRow, dialect = &DIALECT }
 
 #[async_trait::async_trait]
 impl Writer for PgConnection {
     async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
-        crate::pg_arrays::insert_attempts(self, attempts).await
+        super::pg_arrays::insert_attempts(self, attempts).await
     }
     async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>> {
-        crate::pg_arrays::lock_leases(self, ids).await
+        super::pg_arrays::lock_leases(self, ids).await
     }
     async fn write(&mut self, w: &Writes) -> Result<()> {
-        crate::pg_arrays::write(self, w).await
+        super::pg_arrays::write(self, w).await
     }
 }
 

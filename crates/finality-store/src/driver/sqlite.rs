@@ -5,13 +5,12 @@
 //! timeout) instead of failing when a read-then-write transaction tries to
 //! upgrade. The claim is a single `UPDATE … RETURNING`, atomic on its own.
 
-use crate::backend::Backend;
+use crate::driver::Backend;
+use crate::driver::Writes;
+use crate::driver::{impl_conn, stmt, Conn, Dialect, Fields, Leased, Writer};
 use crate::error::{DbContext, Result};
-use crate::model::{NewAttempt, NewPayment, Registered};
-use crate::query::{impl_conn, stmt, Conn, Dialect, Fields, Leased, Writer};
-use crate::transition::Writes;
-use crate::Wakeups;
-use finality_core::Timestamp;
+use crate::model::NewAttempt;
+use crate::wakeups::Wakeups;
 pub use sqlx::sqlite::SqliteSynchronous;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteRow};
 use sqlx::{Sqlite, SqliteConnection, SqlitePool, Transaction};
@@ -162,17 +161,6 @@ impl Backend for SqliteStore {
     fn start_listener(&self) {}
 }
 
-/// Register a payment inside the caller's own transaction: the payment and
-/// its first poll commit or roll back with the caller's data.
-pub async fn register_in(
-    conn: &mut SqliteConnection,
-    p: &NewPayment,
-    now: Timestamp,
-    first_poll_at: Timestamp,
-) -> Result<Registered> {
-    crate::payments::register_in(conn, p, now, first_poll_at).await
-}
-
 const UPDATE_PAYMENT: &str = "UPDATE payments SET status = $2, status_source = $3, \
      updated_at = $4, finalized_at = COALESCE(finalized_at, $5) WHERE id = $1";
 const INSERT_HISTORY: &str = "INSERT INTO status_history (payment_id, from_status, to_status, \
@@ -188,16 +176,7 @@ const UPDATE_JOB: &str = "UPDATE poll_jobs SET next_poll_at = $2, attempts = att
 // round trip, so the batch columns are written one row at a time.
 impl_conn! { conn = SqliteConnection, db = Sqlite, row = SqliteRow, dialect = &DIALECT }
 
-#[async_trait::async_trait]
-impl crate::inbox::InboxRows for SqliteConnection {
-    async fn insert_inbox(
-        &mut self,
-        events: &[crate::model::NewInboxEvent],
-        now: finality_core::Timestamp,
-    ) -> Result<Vec<bool>> {
-        crate::inbox::insert_inbox_rows(self, events, now).await
-    }
-}
+impl super::InboxRows for SqliteConnection {}
 
 #[async_trait::async_trait]
 impl Writer for SqliteConnection {

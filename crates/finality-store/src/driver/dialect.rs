@@ -1,0 +1,47 @@
+//! The statements whose SQL differs per backend, as data each backend
+//! fills in once.
+
+/// The statements whose SQL differs per backend: row locks (`FOR UPDATE`
+/// on PostgreSQL; SQLite's single writer already holds the database), the
+/// claim statements, and the wake-up.
+#[derive(Debug)]
+pub struct Dialect {
+    pub lock_payment: &'static str,
+    pub lock_job: &'static str,
+    pub claim: &'static str,
+    pub lock_inbox: &'static str,
+    pub inbox_claim: &'static str,
+    pub lock_feed: &'static str,
+    pub lock_bucket: &'static str,
+    /// Run after a registration or "poll now" inside the transaction, so
+    /// other processes' engines wake at commit (PostgreSQL `NOTIFY`).
+    pub notify: Option<&'static str>,
+    /// The sequencer's whole round as one statement returning the rows it
+    /// numbered (PostgreSQL's `finality_sequence_feed_rows`); without it
+    /// the round is run statement by statement.
+    pub sequence_feed: Option<&'static str>,
+    /// Whether a statement can hold several writes as `WITH` parts
+    /// (PostgreSQL; one round trip instead of several).
+    pub writable_cte: bool,
+    /// Run after retention deleted rows: gives freed pages back to the
+    /// file system (SQLite's incremental vacuum); none on PostgreSQL.
+    pub reclaim_space: Option<&'static str>,
+    /// Whether `poll_attempts` and `delivery_attempts` are partitioned by
+    /// day (PostgreSQL; see `partitions`).
+    pub time_partitions: bool,
+    /// Appended to a `SELECT` that must lock its rows (`FOR UPDATE`;
+    /// nothing on SQLite, whose write transaction holds the database).
+    pub row_lock: &'static str,
+    /// Appended to a `SELECT` that takes rows no one else holds (`FOR
+    /// UPDATE SKIP LOCKED`; nothing on SQLite).
+    pub skip_locked: &'static str,
+}
+
+/// `$from, $from+1, …` for `n` values: an `IN (…)` list for the portable
+/// statements that take a batch (PostgreSQL's own use arrays instead).
+pub fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n)
+        .map(|i| format!("${i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
