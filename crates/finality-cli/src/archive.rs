@@ -133,7 +133,7 @@ async fn partitions(
     convert: bool,
     json: bool,
 ) -> anyhow::Result<()> {
-    use finality_store::partitions::{Conversion, DAILY};
+    use finality_store::retention::partitions::{Conversion, DAILY};
     let mut out = Vec::new();
     for t in &DAILY {
         if convert {
@@ -144,7 +144,7 @@ async fn partitions(
                         store
                             .partitions_ahead(
                                 SystemClock.now(),
-                                finality_store::partitions::DAYS_AHEAD,
+                                finality_store::retention::partitions::DAYS_AHEAD,
                             )
                             .await?;
                         break;

@@ -16,10 +16,10 @@
 
 use chrono::{TimeZone, Utc};
 use finality_core::{Clock, Timestamp};
-use finality_store::lifecycle::{
+use finality_store::retention::partitions::{self, Conversion};
+use finality_store::retention::{
     self, RowKind, TableSpec, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY,
 };
-use finality_store::partitions::{self, Conversion};
 use finality_store::Store;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -905,7 +905,7 @@ pub async fn restore(
         })
         .collect();
     set.sort_by_key(|e| {
-        lifecycle::TABLES
+        retention::TABLES
             .iter()
             .position(|t| t.name == e.table)
             .unwrap_or(usize::MAX)
@@ -916,7 +916,7 @@ pub async fn restore(
         ..RestoreReport::default()
     };
     for e in set {
-        let spec = lifecycle::table(&e.table)
+        let spec = retention::table(&e.table)
             .ok_or_else(|| bad(format!("unknown table `{}` in the manifest", e.table)))?;
         let (rows, new, min_id) = restore_file(store, &dir.join(&e.file), e, spec).await?;
         report.tables.insert(e.table.clone(), (rows, new));

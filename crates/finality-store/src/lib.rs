@@ -1,40 +1,51 @@
 //! The store: the database is the source of truth for every payment, poll job,
 //! transition and event.
 //!
-//! Nine roles, each a small trait: [`PaymentStore`] (registration and every
-//! status change outside polls), [`PollQueue`] (leases and fenced
+//! Twelve roles, each a small trait: [`PaymentStore`] (registration and
+//! every status change outside polls), [`PollQueue`] (leases and fenced
 //! completions), [`WebhookInbox`], [`EventFeed`] (outbox, feed order,
-//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up), [`Review`] (the
-//! review queue's reads and the audit trail of manual actions) , [`Sweep`] (the
-//! reconciliation sweep's reads and repairs) and [`Reconciliations`]
-//! (settlement reports imported and checked).
-//! [`Store`] is all six plus
-//! migrations and wake-ups; bring the roles into scope with
-//! `use finality_store::prelude::*`.
+//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up),
+//! [`Review`] (the review queue's reads and the audit trail of manual
+//! actions), [`Sweep`] (the reconciliation sweep's reads and repairs),
+//! [`Reconciliations`] (settlement reports imported and checked),
+//! [`Gauges`], and retention's [`Lifecycle`] and [`Partitions`]. A
+//! component takes the role it uses; [`Store`] is all of them plus
+//! migrations and wake-ups, for where everything is wired. Bring the roles
+//! into scope with `use finality_store::prelude::*`.
 //!
 //! Two backends over sqlx: SQLite (the embedded default, WAL) and PostgreSQL
-//! (several nodes). Each role is written once, generic over a backend's
-//! connection ([`query`]'s `Conn`); the backends supply only what truly
-//! differs (row locks, the claim statements, wake-ups, and how a batch of
-//! writes is sent: arrays on PostgreSQL, rows on SQLite). Every status change
-//! is built by one type, `transition::Writes`, and written by
-//! `transition::write_changes` (the inbox processor sends the same
-//! statement with its feed positions and its rows' outcomes added).
+//! (several nodes). Each role is written once, generic over the driver's
+//! connection (`driver::Conn`); the backends supply only what truly differs
+//! (row locks, the claim statements, wake-ups, and how a batch of writes is
+//! sent: arrays on PostgreSQL, rows on SQLite). Every status change is
+//! decided in plain Rust (`finality_core::decide`, a role's `decide` or
+//! `plan`), built into one set of columns (`driver::Writes`) by
+//! `transition`, and written by the backend's `Writer`.
 //!
 //! # Layout
-//! - `payments`, `poll_queue`, `inbox`, `feed`, `rate_buckets`, `cursors`, [`review`]: the roles.
-//! - `transition`: the one writer of statuses, history, outbox and job changes.
-//! - `plan`: what a poll's completion changes, decided in plain Rust.
-//! - [`memory`]: [`memory::MemStore`], the same contract in process memory, for simulations.
+//! - One folder per role: `payments/`, `poll_queue/` (with `plan`, what a
+//!   poll's completion changes), `inbox/` (`decide`: what a webhook does;
+//!   `write`: applying it in a transaction), `feed/`, [`review`], [`sweep`],
+//!   [`reconciliations`], `rate_buckets/`, `cursors/`, [`gauges`] and
+//!   [`retention`] (`rows`, `delete`, `archive`, `partitions`, `convert`).
+//!   Each holds its trait (`mod.rs`), its SQL (`sql.rs`, reads and writes
+//!   only) and its in-memory implementation (`memory.rs`).
+//! - `driver/`: below the roles and importing none of them: statements as
+//!   data, the connection, the dialect, the writer, PostgreSQL's array
+//!   statements (parameters named and bound from one list), and the two
+//!   backends ([`postgres`], [`sqlite`], each with `register_in` for
+//!   transactional enqueue inside the caller's own transaction).
+//! - `transition`: the one builder of status, history, outbox and job changes.
+//! - `wakeups`: the in-process signals and the feed's newest events.
+//! - [`memory`]: [`memory::MemStore`] and its maps; each role's
+//!   `memory.rs` implements that role on them, for simulations.
 //! - [`manual`]: settling a payment by hand (the API's and the CLI's one `resolve`).
 //! - [`stats`]: per-provider statistics over a window.
 //! - [`model`]: the values that cross the store boundary.
-//! - `query`, `backend`: the driver interface (statements as data, `Conn`, `Backend`).
-//! - [`postgres`] (with `pg_arrays`), [`sqlite`]: the backends, each with
-//!   `register_in` for transactional enqueue inside the caller's own transaction.
 //!
 //! The conformance suite and per-test databases live in `finality-testkit`
-//! (a dev-dependency), so no test code ships in this crate.
+//! (a dev-dependency), one module of cases per role, so no test code ships
+//! in this crate.
 #![forbid(unsafe_code)]
 
 mod cursors;
@@ -43,16 +54,14 @@ mod error;
 mod feed;
 pub mod gauges;
 mod inbox;
-pub mod lifecycle;
 pub mod manual;
 pub mod memory;
 pub mod model;
-pub mod partitions;
 mod payments;
-mod plan;
 mod poll_queue;
 mod rate_buckets;
 pub mod reconciliations;
+pub mod retention;
 pub mod review;
 pub mod stats;
 pub mod sweep;
@@ -64,13 +73,13 @@ pub use error::{Result, StoreError};
 pub use feed::EventFeed;
 pub use gauges::{ClusterGauges, Gauges};
 pub use inbox::WebhookInbox;
-pub use lifecycle::Lifecycle;
 pub use model::*;
-pub use partitions::Partitions;
 pub use payments::PaymentStore;
 pub use poll_queue::PollQueue;
 pub use rate_buckets::RateBuckets;
 pub use reconciliations::Reconciliations;
+pub use retention::partitions::Partitions;
+pub use retention::Lifecycle;
 pub use review::Review;
 pub use sweep::Sweep;
 pub use wakeups::Wakeups;
@@ -84,13 +93,13 @@ pub mod postgres {
     pub use crate::driver::postgres::{
         PgStore, CLAIM, DEFAULT_STATEMENT_TIMEOUT, FEED_CHANNEL, WAKE_CHANNEL,
     };
-    pub use crate::payments::register_in_pg as register_in;
+    pub use crate::payments::sql::register_in_pg as register_in;
 }
 
 /// The SQLite backend: the embedded default, one file.
 pub mod sqlite {
     pub use crate::driver::sqlite::{pool_options, SqliteStore, SqliteSynchronous, CLAIM};
-    pub use crate::payments::register_in_sqlite as register_in;
+    pub use crate::payments::sql::register_in_sqlite as register_in;
 }
 
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.

@@ -9,7 +9,7 @@
 //! (PostgreSQL) or row by row (SQLite).
 
 use crate::driver::{Writer, Writes};
-pub(crate) use crate::plan::{JobAction, Step};
+pub(crate) use crate::poll_queue::plan::{JobAction, Step};
 use crate::Result;
 use finality_core::{Kind, Source, Status, Timestamp};
 

@@ -8,7 +8,7 @@
 use super::*;
 use finality_core::{Source, Status};
 use finality_engine::lifecycle::{self, Archiver, RetentionConfig};
-use finality_store::lifecycle::RowKind;
+use finality_store::retention::RowKind;
 use finality_store::{DeliveryAttempt, InboxOutcome, InboxState, NewInboxEvent, Report};
 use finality_testkit::conformance::drain_inbox;
 use finality_testkit::Backend;
@@ -457,7 +457,7 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
         ),
     )
     .await;
-    let wanted: Vec<(&finality_store::lifecycle::PaymentBundle, String)> = read
+    let wanted: Vec<(&finality_store::retention::PaymentBundle, String)> = read
         .iter()
         .map(|b| (b, "payments/payments/x.jsonl.gz".to_string()))
         .collect();
@@ -477,7 +477,7 @@ async fn a_payment_changed_after_the_read_stays(backend: Backend) {
         .await
         .unwrap();
     let kept = read.iter().find(|b| b.id == "kept").unwrap();
-    use finality_store::lifecycle::{PAYMENTS, STATUS_HISTORY};
+    use finality_store::retention::{PAYMENTS, STATUS_HISTORY};
     assert_eq!(
         store
             .restore_rows(&PAYMENTS, std::slice::from_ref(&kept.payment))
@@ -540,7 +540,7 @@ finality_testkit::on_both_backends!(
 /// row by row, and a dropped day restores.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn whole_days_are_dropped_on_postgres() {
-    use finality_store::partitions::day_start;
+    use finality_store::retention::partitions::day_start;
     let db = Backend::Postgres.open().await;
     let store = db.store.clone();
     let now = Timestamp(day_start(T0.0 + 700 * DAY) + 12 * 3_600_000);

@@ -1,9 +1,9 @@
-//! Archive files hold the columns `finality_store::lifecycle::TABLES`
+//! Archive files hold the columns `finality_store::retention::TABLES`
 //! names: a column a migration adds and the list misses would be lost by
 //! every archive. Each archived table's columns, as the migrated database
 //! has them on each backend, must be exactly the list's.
 
-use finality_store::lifecycle::TABLES;
+use finality_store::retention::TABLES;
 use finality_testkit::testing::{self, Backend};
 use std::collections::BTreeSet;
 

@@ -5,8 +5,8 @@
 //! holds exactly what was archived.
 
 use finality_core::Timestamp;
-use finality_store::lifecycle::RowKind;
-use finality_store::partitions::{day_start, Conversion, DAY_MS};
+use finality_store::retention::partitions::{day_start, Conversion, DAY_MS};
+use finality_store::retention::RowKind;
 use finality_testkit::testing::{self, Backend};
 use sqlx::PgPool;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

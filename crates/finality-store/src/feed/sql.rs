@@ -1,137 +1,23 @@
-//! The event feed: outbox rows given positions in commit order, read by
-//! cursor, pushed to destinations that each keep their own cursor.
+//! The event feed on SQL: positions in commit order (the sequencer),
+//! reads by cursor, destinations and their deliveries.
 
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
+use crate::feed::delivered_in_two;
+use crate::feed::FinalFact;
+use crate::feed::Numbered;
 use crate::model::*;
+use crate::EventFeed;
 use finality_core::Timestamp;
 
-/// A payment that became final: for the time-to-final histogram.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct FinalFact {
-    pub provider: String,
-    pub source: finality_core::Source,
-    /// From registration to the transition, in milliseconds.
-    pub after_ms: i64,
-}
-
-/// Rows a transaction numbered (a sequencer round, or the inbox
-/// processor's), in position order.
-#[derive(Default)]
-pub struct Numbered {
-    events: Vec<OutboxEvent>,
-    finals: Vec<FinalFact>,
-}
-
-impl Numbered {
-    /// From rows of the event's columns plus its payment's `provider` and
-    /// `created_at` (`NULL` if the payment is gone).
-    pub(crate) fn of(rows: &[impl Fields]) -> Result<Numbered> {
-        let mut events = Vec::with_capacity(rows.len());
-        let mut finals = Vec::new();
-        for r in rows {
-            let e = event_from_row(r)?;
-            // A transition into a final status (not a reversal: that
-            // payment was final already), for the time-to-final histogram.
-            let became_final =
-                e.status.is_final() && !e.previous_status.is_some_and(|p| p.is_final());
-            if let (true, Some(provider), Some(created_at)) = (
-                became_final,
-                r.opt_text("provider", "payments")?,
-                r.opt_int("created_at", "payments")?,
-            ) {
-                finals.push(FinalFact {
-                    provider,
-                    source: e.source,
-                    after_ms: e.occurred_at.0 - created_at,
-                });
-            }
-            events.push(e);
-        }
-        events.sort_by_key(|e| e.seq);
-        Ok(Numbered { events, finals })
-    }
-}
-
-/// The outbox, its feed order and the destinations that consume it.
-#[async_trait::async_trait]
-pub trait EventFeed: Send + Sync {
-    /// Outbox rows after row id `seq`, in id order (not feed order).
-    async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
-
-    /// Give feed positions to committed, unsequenced outbox rows (at most
-    /// `limit`), in id order, one sequencer at a time. Returns how many.
-    /// Every transition gets its position exactly once (here, or in the
-    /// inbox processor's transaction), so that is where "time to final" is
-    /// measured once per payment however many nodes run: the store records
-    /// the payments these rows made final in `finality_time_to_final_seconds`.
-    async fn sequence_feed(&self, limit: u32) -> Result<u64>;
-
-    /// Events with a feed position above `cursor`, in feed order. Their
-    /// `seq` is the feed position: the next cursor.
-    async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
-
-    /// A destination's cursor and retry state (created at 0 if new).
-    async fn destination(&self, name: &str) -> Result<DestinationState>;
-
-    /// Move a destination's cursor from `from` to `to` (compare-and-set, so
-    /// two pushers for one destination never both advance it); clears the
-    /// retry state. Returns false if the cursor had moved.
-    async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool>;
-
-    /// Record that the head event failed: retry at `next_attempt_at`.
-    async fn destination_failed(&self, st: &DestinationState) -> Result<()>;
-
-    /// Record delivery attempts (a pusher's group at once: one statement).
-    async fn record_deliveries(&self, attempts: &[DeliveryAttempt]) -> Result<()>;
-
-    /// A pusher's group done: its `attempts` recorded and the cursor moved
-    /// from `from` to `to` as [`EventFeed::destination_advance`] does
-    /// (false: it had moved). Recording is best effort (the attempts are
-    /// for people to read): failing to record never holds the cursor
-    /// back. On PostgreSQL one statement instead of two.
-    async fn destination_delivered(
-        &self,
-        name: &str,
-        from: i64,
-        to: i64,
-        attempts: &[DeliveryAttempt],
-    ) -> Result<bool> {
-        delivered_in_two(self, name, from, to, attempts).await
-    }
-    async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
-
-    /// Delete events at or below feed position `max_seq` that occurred
-    /// before `before` (delivered everywhere and past retention).
-    async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
-}
-
-/// [`EventFeed::destination_delivered`] in two steps: the attempts (a
-/// failure only logged), then the cursor.
-async fn delivered_in_two<F: EventFeed + ?Sized>(
-    feed: &F,
-    name: &str,
-    from: i64,
-    to: i64,
-    attempts: &[DeliveryAttempt],
-) -> Result<bool> {
-    if let Err(e) = feed.record_deliveries(attempts).await {
-        tracing::warn!(error = %e, "recording delivery attempts failed");
-    }
-    if from == to {
-        return Ok(true);
-    }
-    feed.destination_advance(name, from, to).await
-}
-
 /// A destination's cursor moved from `$2` to `$3`, compare-and-set.
-const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
+pub(crate) const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
      failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
      WHERE name = $1 AND delivered_seq = $2";
 
 /// The `INSERT` of `n` delivery attempts, placeholders from `$from`.
-fn insert_deliveries_sql(from: usize, n: usize) -> String {
+pub(crate) fn insert_deliveries_sql(from: usize, n: usize) -> String {
     let rows: Vec<String> = (0..n)
         .map(|i| format!("({})", crate::driver::placeholders(from + 7 * i, 7)))
         .collect();
@@ -142,7 +28,7 @@ fn insert_deliveries_sql(from: usize, n: usize) -> String {
     )
 }
 
-fn bind_deliveries<'a>(mut q: Stmt<'a>, attempts: &'a [DeliveryAttempt]) -> Stmt<'a> {
+pub(crate) fn bind_deliveries<'a>(mut q: Stmt<'a>, attempts: &'a [DeliveryAttempt]) -> Stmt<'a> {
     for a in attempts {
         q = q
             .text(&a.destination)
@@ -156,7 +42,7 @@ fn bind_deliveries<'a>(mut q: Stmt<'a>, attempts: &'a [DeliveryAttempt]) -> Stmt
     q
 }
 
-fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
+pub(crate) fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
     let t = "outbox";
     Ok(OutboxEvent {
         seq: r.int("id", t)?,
@@ -172,7 +58,7 @@ fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
 
 /// One sequencer round statement by statement (SQLite, in process: no
 /// other node to notify): the rows it numbered.
-async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<Numbered> {
+pub(crate) async fn sequence_by_statements<B: Backend>(b: &B, limit: u32) -> Result<Numbered> {
     // Nothing to sequence is the common case on a wake-up: a plain read,
     // instead of a write transaction.
     {

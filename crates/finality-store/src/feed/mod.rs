@@ -1,0 +1,129 @@
+//! The event feed: outbox rows given positions in commit order, read by
+//! cursor, pushed to destinations that each keep their own cursor.
+
+mod memory;
+pub(crate) mod sql;
+
+use crate::driver::Fields;
+use crate::error::Result;
+use crate::feed::sql::event_from_row;
+use crate::model::*;
+use finality_core::Timestamp;
+
+/// A payment that became final: for the time-to-final histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FinalFact {
+    pub provider: String,
+    pub source: finality_core::Source,
+    /// From registration to the transition, in milliseconds.
+    pub after_ms: i64,
+}
+
+/// Rows a transaction numbered (a sequencer round, or the inbox
+/// processor's), in position order.
+#[derive(Default)]
+pub struct Numbered {
+    events: Vec<OutboxEvent>,
+    finals: Vec<FinalFact>,
+}
+
+impl Numbered {
+    /// From rows of the event's columns plus its payment's `provider` and
+    /// `created_at` (`NULL` if the payment is gone).
+    pub(crate) fn of(rows: &[impl Fields]) -> Result<Numbered> {
+        let mut events = Vec::with_capacity(rows.len());
+        let mut finals = Vec::new();
+        for r in rows {
+            let e = event_from_row(r)?;
+            // A transition into a final status (not a reversal: that
+            // payment was final already), for the time-to-final histogram.
+            let became_final =
+                e.status.is_final() && !e.previous_status.is_some_and(|p| p.is_final());
+            if let (true, Some(provider), Some(created_at)) = (
+                became_final,
+                r.opt_text("provider", "payments")?,
+                r.opt_int("created_at", "payments")?,
+            ) {
+                finals.push(FinalFact {
+                    provider,
+                    source: e.source,
+                    after_ms: e.occurred_at.0 - created_at,
+                });
+            }
+            events.push(e);
+        }
+        events.sort_by_key(|e| e.seq);
+        Ok(Numbered { events, finals })
+    }
+}
+
+/// The outbox, its feed order and the destinations that consume it.
+#[async_trait::async_trait]
+pub trait EventFeed: Send + Sync {
+    /// Outbox rows after row id `seq`, in id order (not feed order).
+    async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
+
+    /// Give feed positions to committed, unsequenced outbox rows (at most
+    /// `limit`), in id order, one sequencer at a time. Returns how many.
+    /// Every transition gets its position exactly once (here, or in the
+    /// inbox processor's transaction), so that is where "time to final" is
+    /// measured once per payment however many nodes run: the store records
+    /// the payments these rows made final in `finality_time_to_final_seconds`.
+    async fn sequence_feed(&self, limit: u32) -> Result<u64>;
+
+    /// Events with a feed position above `cursor`, in feed order. Their
+    /// `seq` is the feed position: the next cursor.
+    async fn feed_after(&self, cursor: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
+
+    /// A destination's cursor and retry state (created at 0 if new).
+    async fn destination(&self, name: &str) -> Result<DestinationState>;
+
+    /// Move a destination's cursor from `from` to `to` (compare-and-set, so
+    /// two pushers for one destination never both advance it); clears the
+    /// retry state. Returns false if the cursor had moved.
+    async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool>;
+
+    /// Record that the head event failed: retry at `next_attempt_at`.
+    async fn destination_failed(&self, st: &DestinationState) -> Result<()>;
+
+    /// Record delivery attempts (a pusher's group at once: one statement).
+    async fn record_deliveries(&self, attempts: &[DeliveryAttempt]) -> Result<()>;
+
+    /// A pusher's group done: its `attempts` recorded and the cursor moved
+    /// from `from` to `to` as [`EventFeed::destination_advance`] does
+    /// (false: it had moved). Recording is best effort (the attempts are
+    /// for people to read): failing to record never holds the cursor
+    /// back. On PostgreSQL one statement instead of two.
+    async fn destination_delivered(
+        &self,
+        name: &str,
+        from: i64,
+        to: i64,
+        attempts: &[DeliveryAttempt],
+    ) -> Result<bool> {
+        delivered_in_two(self, name, from, to, attempts).await
+    }
+    async fn deliveries(&self, destination: &str, limit: u32) -> Result<Vec<DeliveryAttempt>>;
+
+    /// Delete events at or below feed position `max_seq` that occurred
+    /// before `before` (delivered everywhere and past retention).
+    async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
+}
+
+/// [`EventFeed::destination_delivered`] in two steps: the attempts (a
+/// failure only logged), then the cursor.
+pub(crate) async fn delivered_in_two<F: EventFeed + ?Sized>(
+    feed: &F,
+    name: &str,
+    from: i64,
+    to: i64,
+    attempts: &[DeliveryAttempt],
+) -> Result<bool> {
+    if let Err(e) = feed.record_deliveries(attempts).await {
+        tracing::warn!(error = %e, "recording delivery attempts failed");
+    }
+    if from == to {
+        return Ok(true);
+    }
+    feed.destination_advance(name, from, to).await
+}

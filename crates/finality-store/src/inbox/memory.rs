@@ -1,0 +1,219 @@
+//! The webhook inbox in process memory, for simulations: the same contract as on SQL,
+//! on `MemStore`'s maps.
+
+use crate::error::Result;
+use crate::inbox::decide::{checked_report, unknown_status, verdict, ORPHANED};
+use crate::memory::InboxRow;
+use crate::memory::MemStore;
+use crate::model::*;
+use crate::payments::sql::decide_report;
+use crate::transition::write_changes;
+use crate::{EventFeed, WebhookInbox};
+use finality_core::Timestamp;
+use std::collections::BTreeMap;
+
+#[async_trait::async_trait]
+impl WebhookInbox for MemStore {
+    /// As the SQL stores do: the applied events are in the feed when this
+    /// returns, without a sequencer round.
+    async fn inbox_take_and_process(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<(InboxEvent, InboxOutcome)>> {
+        let evs = self.inbox_claim(now, limit, lease_until).await?;
+        let out = self.inbox_process_batch(&evs, now).await?;
+        if out
+            .iter()
+            .any(|o| matches!(o, InboxOutcome::Applied { .. }))
+        {
+            EventFeed::sequence_feed(self, u32::MAX).await?;
+        }
+        Ok(evs.into_iter().zip(out).collect())
+    }
+
+    async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
+        let mut s = self.state.lock().await;
+        let mut fresh = Vec::with_capacity(events.len());
+        for e in events {
+            let key = (e.provider.clone(), e.event_id.clone());
+            if s.inbox_key.contains_key(&key) {
+                fresh.push(false);
+                continue;
+            }
+            let i = s.inbox.len();
+            s.inbox.push(InboxRow {
+                ev: InboxEvent {
+                    id: i64::try_from(i).unwrap_or(i64::MAX) + 1,
+                    provider: e.provider.clone(),
+                    event_id: e.event_id.clone(),
+                    provider_ref: e.provider_ref.clone(),
+                    merchant_ref: e.merchant_ref.clone(),
+                    observed: e.observed,
+                    provider_status: e.provider_status.clone(),
+                    occurred_at: e.occurred_at,
+                    reported: e.reported.clone(),
+                    received_at: now,
+                    state: e.state,
+                    reason: e.reason.clone(),
+                    attempts: 0,
+                    source: e.source,
+                },
+                next_attempt_at: None,
+            });
+            s.inbox_key.insert(key, i);
+            let due = (e.state == InboxState::Received).then_some(now.0);
+            s.set_inbox_next(i, due);
+            fresh.push(true);
+        }
+        drop(s);
+        if fresh.iter().any(|f| *f) {
+            self.wake.bump_inbox();
+        }
+        Ok(fresh)
+    }
+
+    async fn inbox_claim(
+        &self,
+        now: Timestamp,
+        limit: u32,
+        lease_until: Timestamp,
+    ) -> Result<Vec<InboxEvent>> {
+        let mut s = self.state.lock().await;
+        let due: Vec<usize> = s
+            .inbox_due
+            .iter()
+            .take_while(|(at, _)| *at <= now.0)
+            .take(limit as usize)
+            .map(|(_, i)| *i)
+            .collect();
+        let mut out = Vec::with_capacity(due.len());
+        for i in due {
+            s.set_inbox_next(i, Some(lease_until.0));
+            s.inbox[i].ev.attempts += 1;
+            out.push(s.inbox[i].ev.clone());
+        }
+        Ok(out)
+    }
+
+    async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
+        let mut s = self.state.lock().await;
+        let Some(i) = usize::try_from(ev.id - 1)
+            .ok()
+            .filter(|i| *i < s.inbox.len())
+        else {
+            return Ok(InboxOutcome::LeaseLost);
+        };
+        let row = &s.inbox[i].ev;
+        if row.attempts != ev.attempts
+            || !matches!(row.state, InboxState::Received | InboxState::Failed)
+        {
+            return Ok(InboxOutcome::LeaseLost);
+        }
+        let payment_id = match s.find_for_event(ev) {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                s.set_inbox_state(i, InboxState::Orphaned, Some(ORPHANED.to_string()));
+                return Ok(InboxOutcome::Orphaned);
+            }
+            Err(why) => {
+                s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
+                return Ok(InboxOutcome::Ignored { reason: why });
+            }
+        };
+        let Some(status) = ev.observed else {
+            let why = unknown_status(ev);
+            s.set_inbox_state(i, InboxState::Review, Some(why.clone()));
+            return Ok(InboxOutcome::Review { reason: why });
+        };
+        let (applied, mismatch) = match s.payments.get(&payment_id) {
+            None => (ApplyOutcome::NotFound, None),
+            Some(p) => {
+                let (report, mismatch) =
+                    checked_report(ev, &payment_id, status, p.amount, &p.currency);
+                let (out, change) = decide_report(&report, p.kind, p.status, now);
+                if let Some(change) = change {
+                    write_changes(&mut *s, &[change]).await?;
+                }
+                (out, mismatch)
+            }
+        };
+        let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
+        s.set_inbox_state(i, state, reason);
+        drop(s);
+        if matches!(out, InboxOutcome::Applied { .. }) {
+            self.wake.bump_transitions();
+        }
+        Ok(out)
+    }
+
+    async fn inbox_fail(&self, ev: &InboxEvent, error: &str, retry_at: Timestamp) -> Result<()> {
+        let mut s = self.state.lock().await;
+        let Some(i) = usize::try_from(ev.id - 1)
+            .ok()
+            .filter(|i| *i < s.inbox.len())
+        else {
+            return Ok(());
+        };
+        let row = &s.inbox[i].ev;
+        if row.attempts == ev.attempts
+            && matches!(row.state, InboxState::Received | InboxState::Failed)
+        {
+            s.inbox[i].ev.state = InboxState::Failed;
+            s.inbox[i].ev.reason = Some(error.to_string());
+            s.set_inbox_next(i, Some(retry_at.0));
+        }
+        Ok(())
+    }
+
+    async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let found: Vec<usize> =
+            s.orphans
+                .iter()
+                .map(|i| (*i, &s.inbox[*i]))
+                .filter(|(_, r)| {
+                    let by_ref = r.ev.provider_ref.as_ref().is_some_and(|x| {
+                        s.by_ref.contains_key(&(r.ev.provider.clone(), x.clone()))
+                    });
+                    let by_merchant = r.ev.merchant_ref.as_ref().is_some_and(|x| {
+                        s.by_merchant
+                            .contains_key(&(r.ev.provider.clone(), x.clone()))
+                    });
+                    by_ref || by_merchant
+                })
+                .map(|(i, _)| i)
+                .collect();
+        for i in &found {
+            s.orphans.remove(i);
+            s.inbox[*i].ev.state = InboxState::Received;
+            s.set_inbox_next(*i, Some(now.0));
+        }
+        Ok(found.len() as u64)
+    }
+
+    async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
+        let s = self.state.lock().await;
+        Ok(s.inbox_key
+            .get(&(provider.to_string(), event_id.to_string()))
+            .map(|i| s.inbox[*i].ev.clone()))
+    }
+
+    async fn inbox_next_due(&self) -> Result<Option<Timestamp>> {
+        let s = self.state.lock().await;
+        Ok(s.inbox_due.first().map(|(at, _)| Timestamp(*at)))
+    }
+
+    async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>> {
+        let s = self.state.lock().await;
+        let mut counts: BTreeMap<&'static str, (InboxState, i64)> = BTreeMap::new();
+        for r in &s.inbox {
+            counts
+                .entry(r.ev.state.as_str())
+                .or_insert((r.ev.state, 0))
+                .1 += 1;
+        }
+        Ok(counts.into_values().collect())
+    }
+}

@@ -1,0 +1,192 @@
+//! Settlement reports in process memory, for simulations: the same contract as on SQL,
+//! on `MemStore`'s maps.
+
+use crate::error::Result;
+use crate::memory::MemStore;
+use crate::model::*;
+use finality_core::{Kind, Status, Timestamp};
+use std::collections::{BTreeMap, BTreeSet};
+
+#[async_trait::async_trait]
+impl crate::Reconciliations for MemStore {
+    async fn recon_start(
+        &self,
+        provider: &str,
+        file_name: &str,
+        sha256: &str,
+        now: Timestamp,
+        alive_since: Timestamp,
+    ) -> Result<crate::reconciliations::ReconStart> {
+        use crate::reconciliations::{ReconRun, ReconStart};
+        let mut s = self.state.lock().await;
+        if let Some(run) = s
+            .recon_runs
+            .iter()
+            .find(|r| r.provider == provider && r.sha256 == sha256)
+            .cloned()
+        {
+            if run.finished_at.is_some() {
+                return Ok(ReconStart::AlreadyDone(run));
+            }
+            let alive = s
+                .recon_alive
+                .get(&run.id)
+                .copied()
+                .unwrap_or(run.started_at.0);
+            if alive >= alive_since.0 {
+                return Ok(ReconStart::Busy(run));
+            }
+            s.recon_lines.retain(|(id, _)| *id != run.id);
+            s.recon_seen.retain(|(id, _)| *id != run.id);
+            s.recon_alive.insert(run.id, now.0);
+            return Ok(ReconStart::Started(run.id));
+        }
+        let id = s.recon_runs.len() as i64 + 1;
+        s.recon_runs.push(ReconRun {
+            id,
+            provider: provider.into(),
+            file_name: file_name.into(),
+            sha256: sha256.into(),
+            started_at: now,
+            finished_at: None,
+            lines: 0,
+            counts: BTreeMap::new(),
+        });
+        Ok(ReconStart::Started(id))
+    }
+
+    async fn recon_alive(&self, run_id: i64, now: Timestamp) -> Result<()> {
+        self.state.lock().await.recon_alive.insert(run_id, now.0);
+        Ok(())
+    }
+
+    async fn recon_add_lines(
+        &self,
+        run_id: i64,
+        lines: &[crate::reconciliations::ReconLine],
+    ) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.recon_lines
+            .extend(lines.iter().map(|l| (run_id, l.clone())));
+        Ok(())
+    }
+
+    async fn recon_finish(
+        &self,
+        run_id: i64,
+        lines: i64,
+        counts: &BTreeMap<String, i64>,
+        now: Timestamp,
+    ) -> Result<()> {
+        let mut s = self.state.lock().await;
+        if let Some(r) = s.recon_runs.iter_mut().find(|r| r.id == run_id) {
+            r.finished_at = Some(now);
+            r.lines = lines;
+            r.counts = counts.clone();
+        }
+        Ok(())
+    }
+
+    async fn recon_lookup(
+        &self,
+        provider: &str,
+        refs: &[&str],
+    ) -> Result<Vec<crate::reconciliations::Ledger>> {
+        let s = self.state.lock().await;
+        let mut ids = BTreeSet::new();
+        for r in refs {
+            let key = (provider.to_string(), r.to_string());
+            ids.extend(s.by_ref.get(&key).cloned());
+            ids.extend(s.by_merchant.get(&key).cloned());
+        }
+        Ok(ids
+            .iter()
+            .filter_map(|id| s.payments.get(id))
+            .filter(|p| p.kind == Kind::Payment)
+            .map(mem_ledger)
+            .collect())
+    }
+
+    async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.recon_seen
+            .extend(payment_ids.iter().map(|id| (run_id, id.to_string())));
+        Ok(())
+    }
+
+    async fn recon_absent(
+        &self,
+        run_id: i64,
+        provider: &str,
+        period: (Timestamp, Timestamp),
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<crate::reconciliations::Ledger>> {
+        let s = self.state.lock().await;
+        Ok(s.ids
+            .range::<str, _>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
+            .filter_map(|id| s.payments.get(id))
+            .filter(|p| {
+                p.provider == provider
+                    && p.kind == Kind::Payment
+                    && matches!(p.status, Status::Succeeded | Status::Reversed)
+                    && p.finalized_at
+                        .is_some_and(|t| t >= period.0 && t < period.1)
+                    && !s.recon_seen.contains(&(run_id, p.id.clone()))
+            })
+            .take(limit as usize)
+            .map(mem_ledger)
+            .collect())
+    }
+
+    async fn recon_forget_seen(&self, run_id: i64) -> Result<()> {
+        let mut s = self.state.lock().await;
+        s.recon_seen.retain(|(id, _)| *id != run_id);
+        Ok(())
+    }
+
+    async fn recon_runs(&self, limit: u32) -> Result<Vec<crate::reconciliations::ReconRun>> {
+        let s = self.state.lock().await;
+        Ok(s.recon_runs
+            .iter()
+            .rev()
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn recon_run(&self, id: i64) -> Result<Option<crate::reconciliations::ReconRun>> {
+        let s = self.state.lock().await;
+        Ok(s.recon_runs.iter().find(|r| r.id == id).cloned())
+    }
+
+    async fn recon_lines(
+        &self,
+        run_id: i64,
+        limit: u32,
+    ) -> Result<Vec<crate::reconciliations::ReconLine>> {
+        let s = self.state.lock().await;
+        let mut lines: Vec<_> = s
+            .recon_lines
+            .iter()
+            .filter(|(id, _)| *id == run_id)
+            .map(|(_, l)| l.clone())
+            .collect();
+        // File lines in order, then the payments absent from the report.
+        lines.sort_by_key(|l| (l.line.is_none(), l.line));
+        lines.truncate(limit as usize);
+        Ok(lines)
+    }
+}
+
+pub(crate) fn mem_ledger(p: &Payment) -> crate::reconciliations::Ledger {
+    crate::reconciliations::Ledger {
+        id: p.id.clone(),
+        provider_ref: p.provider_ref.clone(),
+        merchant_ref: p.merchant_ref.clone(),
+        status: p.status,
+        amount: p.amount,
+        currency: p.currency.clone(),
+        finalized_at: p.finalized_at,
+    }
+}

@@ -1,0 +1,116 @@
+//! Settlement-report reconciliation runs: one per imported report (known by
+//! provider and SHA-256, so a second import of the same file changes
+//! nothing), with its counts by outcome and every line that did not simply
+//! match. Deciding each line is the engine's (`finality-engine`'s
+//! `reconcile`); changes of status go through `apply`.
+
+mod memory;
+pub(crate) mod sql;
+
+use crate::error::Result;
+use finality_core::{Status, Timestamp};
+use std::collections::BTreeMap;
+
+/// A recorded run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconRun {
+    pub id: i64,
+    pub provider: String,
+    pub file_name: String,
+    pub sha256: String,
+    pub started_at: Timestamp,
+    /// `None` while running, or when the run died before the end.
+    pub finished_at: Option<Timestamp>,
+    pub lines: i64,
+    /// Lines by outcome (`matched`, `applied`, `reversed`, …).
+    pub counts: BTreeMap<String, i64>,
+}
+
+/// A line that did not simply match, and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconLine {
+    /// The line's number in the file; `None` for a payment the report
+    /// should have listed and did not (`missing_from_report`).
+    pub line: Option<i64>,
+    pub kind: String,
+    pub provider_ref: Option<String>,
+    pub amount: i64,
+    pub currency: String,
+    pub outcome: String,
+    pub reason: String,
+    pub payment_id: Option<String>,
+}
+
+/// What a report line is checked against: a payment found by the line's
+/// reference, with the facts a line can contradict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ledger {
+    pub id: String,
+    pub provider_ref: Option<String>,
+    pub merchant_ref: Option<String>,
+    pub status: Status,
+    pub amount: i64,
+    pub currency: String,
+    pub finalized_at: Option<Timestamp>,
+}
+
+/// What starting an import found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReconStart {
+    /// A new run (or an unfinished one, to be done again).
+    Started(i64),
+    /// This file was imported and finished before.
+    AlreadyDone(ReconRun),
+    /// Another import of it is running (alive since the cutoff).
+    Busy(ReconRun),
+}
+
+#[async_trait::async_trait]
+pub trait Reconciliations: Send + Sync {
+    /// Start (or restart) the import of a report known by `key` (its
+    /// SHA-256, and the period it is checked against). An unfinished run
+    /// alive at or after `alive_since` is [`ReconStart::Busy`]; one silent
+    /// since before died, and is done again.
+    async fn recon_start(
+        &self,
+        provider: &str,
+        file_name: &str,
+        key: &str,
+        now: Timestamp,
+        alive_since: Timestamp,
+    ) -> Result<ReconStart>;
+    /// An import shows it is alive.
+    async fn recon_alive(&self, run_id: i64, now: Timestamp) -> Result<()>;
+    async fn recon_add_lines(&self, run_id: i64, lines: &[ReconLine]) -> Result<()>;
+    async fn recon_finish(
+        &self,
+        run_id: i64,
+        lines: i64,
+        counts: &BTreeMap<String, i64>,
+        now: Timestamp,
+    ) -> Result<()>;
+    /// The payments of `provider` whose provider reference or merchant
+    /// reference is one of `refs`: one query for a page of report lines
+    /// instead of two per line.
+    async fn recon_lookup(&self, provider: &str, refs: &[&str]) -> Result<Vec<Ledger>>;
+    /// Note payments as listed in run `run_id`'s report (kept in the
+    /// database, not in memory: a report of millions of lines).
+    async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()>;
+    /// A page (ids after `after`, in id order) of `provider`'s payments
+    /// that became final as succeeded (and may since have been reversed)
+    /// in `[from, until)` and that run `run_id`'s report did not list.
+    async fn recon_absent(
+        &self,
+        run_id: i64,
+        provider: &str,
+        period: (Timestamp, Timestamp),
+        after: &str,
+        limit: u32,
+    ) -> Result<Vec<Ledger>>;
+    /// Forget what run `run_id` noted as listed.
+    async fn recon_forget_seen(&self, run_id: i64) -> Result<()>;
+    /// Newest first.
+    async fn recon_runs(&self, limit: u32) -> Result<Vec<ReconRun>>;
+    async fn recon_run(&self, id: i64) -> Result<Option<ReconRun>>;
+    async fn recon_lines(&self, run_id: i64, limit: u32) -> Result<Vec<ReconLine>>;
+}
