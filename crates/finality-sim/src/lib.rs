@@ -9,10 +9,12 @@
 //!
 //! # Layout
 //! - [`config`]: distributions, outcome mix, webhook behaviour and faults.
-//! - [`model`]: the drawn plan of each payment and its status at a time.
+//! - [`plan`]: the drawn plan of each payment and its status at a time.
+//! - [`model`]: the simulator: plans, calls, faults and the webhook queue.
 //! - [`server`]: the HTTP API (`/v1/payments`, `/sim/stats`) and each
 //!   provider's status API under its own prefix (`/stripe/v1/…`).
 //! - [`webhooks`]: signed webhook deliveries with the drawn misbehaviour.
+//! - [`delivery`]: sending queued deliveries on the simulator's clock.
 //! - [`wire`]: each provider's vocabulary and body shapes.
 //! - [`schemes`]: each provider's signing and encryption, written from the
 //!   providers' published descriptions, independently of the adapters.
@@ -20,7 +22,9 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod delivery;
 pub mod model;
+pub mod plan;
 pub mod published;
 pub mod schemes;
 pub mod server;
@@ -29,4 +33,5 @@ pub mod webhooks;
 pub mod wire;
 
 pub use config::SimConfig;
-pub use model::{Outcome, PaymentPlan, Simulator, Stats};
+pub use model::{Simulator, Stats};
+pub use plan::{Outcome, PaymentPlan};

@@ -14,7 +14,8 @@
 //! Over HTTP: `POST /sim/payments/{id}/answer {"word"}` and
 //! `POST /sim/payments/{id}/notify {"word", "success"?}`.
 
-use crate::model::{PaymentPlan, Simulator};
+use crate::model::Simulator;
+use crate::plan::PaymentPlan;
 use crate::wire::{Money, WireFormat};
 use serde_json::{json, Value};
 

@@ -131,7 +131,7 @@ async fn gate(
     sim: &Simulator,
     id: &str,
     headers: &HeaderMap,
-) -> Result<Option<crate::model::PaymentPlan>, Response> {
+) -> Result<Option<crate::plan::PaymentPlan>, Response> {
     if !authorized(sim, headers) {
         return Err((
             StatusCode::UNAUTHORIZED,
@@ -362,7 +362,7 @@ async fn wechat_refund(
     headers: HeaderMap,
 ) -> Response {
     let plan = sim.plan_by_order_no(&id);
-    let render = |plan: &crate::model::PaymentPlan, word: &str| {
+    let render = |plan: &crate::plan::PaymentPlan, word: &str| {
         json!({"refund_id": crate::wire::wechat_refund_id(&plan.id),
                "out_refund_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
                "status": crate::wire::wechat_refund_status(word),
@@ -374,7 +374,7 @@ async fn wechat_refund(
 
 /// A transaction as WeChat Pay shows it: `transaction_id` only once the
 /// buyer has started paying.
-fn wechat_transaction(plan: &crate::model::PaymentPlan, word: &str) -> serde_json::Value {
+fn wechat_transaction(plan: &crate::plan::PaymentPlan, word: &str) -> serde_json::Value {
     let state = crate::wire::wechat_trade_state(word);
     let mut body = json!({"mchid": crate::wire::wechat_keys::MCHID,
         "appid": crate::wire::wechat_keys::APPID,
@@ -402,10 +402,10 @@ async fn wechat_by_id(
 async fn wechat_query(
     sim: Arc<Simulator>,
     id: String,
-    plan: Option<crate::model::PaymentPlan>,
+    plan: Option<crate::plan::PaymentPlan>,
     uri: axum::http::Uri,
     headers: HeaderMap,
-    render: impl Fn(&crate::model::PaymentPlan, &str) -> serde_json::Value,
+    render: impl Fn(&crate::plan::PaymentPlan, &str) -> serde_json::Value,
 ) -> Response {
     let _call = sim.begin_call(&id);
     if !wechat_signed("GET", &uri, &headers) {

@@ -323,7 +323,7 @@ impl crate::model::Simulator {
         let mut out: Vec<Settled> = self
             .plans_snapshot()
             .into_iter()
-            .filter(|p| p.outcome == crate::model::Outcome::Succeeded)
+            .filter(|p| p.outcome == crate::plan::Outcome::Succeeded)
             .filter_map(|p| {
                 let at = p.settles_at.filter(|t| *t <= until)?;
                 Some(Settled {

@@ -26,7 +26,7 @@ impl<'a> Money<'a> {
         currency: "EUR",
     };
 
-    pub fn of(plan: &'a crate::model::PaymentPlan) -> Self {
+    pub fn of(plan: &'a crate::plan::PaymentPlan) -> Self {
         Money {
             amount: plan.amount,
             currency: &plan.currency,
@@ -35,7 +35,7 @@ impl<'a> Money<'a> {
 
     /// `12.50`: a decimal in major units (PayPal, Alipay).
     pub fn decimal(&self) -> String {
-        crate::settlement::decimal(self.amount, self.currency)
+        finality_core::money::decimal_in(self.amount, self.currency)
     }
 
     /// `12.5` as a JSON number in major units (Bakong).

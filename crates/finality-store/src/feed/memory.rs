@@ -2,6 +2,7 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
+use crate::feed::rows::FinalFact;
 use crate::memory::MemStore;
 use crate::model::*;
 use crate::EventFeed;
@@ -34,7 +35,7 @@ impl EventFeed for MemStore {
                 let into_final =
                     ev.status.is_final() && !ev.previous_status.is_some_and(|p| p.is_final());
                 if let (true, Some(p)) = (into_final, s.payments.get(&ev.payment_id)) {
-                    finals.push(crate::feed::FinalFact {
+                    finals.push(FinalFact {
                         provider: p.provider.clone(),
                         source: ev.source,
                         after_ms: ev.occurred_at.0 - p.created_at.0,

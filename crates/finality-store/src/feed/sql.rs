@@ -5,8 +5,9 @@ use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
 use crate::feed::delivered_in_two;
-use crate::feed::FinalFact;
-use crate::feed::Numbered;
+use crate::feed::event_from_row;
+use crate::feed::rows::FinalFact;
+use crate::feed::rows::Numbered;
 use crate::model::*;
 use crate::EventFeed;
 use finality_core::Timestamp;
@@ -40,20 +41,6 @@ pub(crate) fn bind_deliveries<'a>(mut q: Stmt<'a>, attempts: &'a [DeliveryAttemp
             .opt_text(a.error.as_deref());
     }
     q
-}
-
-pub(crate) fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {
-    let t = "outbox";
-    Ok(OutboxEvent {
-        seq: r.int("id", t)?,
-        event_id: r.text("event_id", t)?,
-        payment_id: r.text("payment_id", t)?,
-        event_type: r.text("type", t)?,
-        status: r.parsed("status", t)?,
-        previous_status: r.opt_parsed("previous_status", t)?,
-        source: r.parsed("source", t)?,
-        occurred_at: Timestamp(r.int("occurred_at", t)?),
-    })
 }
 
 /// One sequencer round statement by statement (SQLite, in process: no

@@ -467,7 +467,7 @@ impl Pending {
         conn: &mut C,
         now: Timestamp,
         number: Option<(u32, &str)>,
-    ) -> Result<Option<crate::feed::Numbered>> {
+    ) -> Result<Option<crate::feed::rows::Numbered>> {
         if let (Some(number), false) = (number, self.writes.out_event.is_empty()) {
             let marks: Vec<(i64, &str, Option<&str>)> = self
                 .marks
@@ -481,7 +481,9 @@ impl Pending {
                 .write_numbered(&self.writes, &marks, now, number.1)
                 .await?
             {
-                NumberedWrite::Numbered(rows) => return crate::feed::Numbered::of(&rows).map(Some),
+                NumberedWrite::Numbered(rows) => {
+                    return crate::feed::rows::Numbered::of(&rows).map(Some)
+                }
                 NumberedWrite::Unnumbered => {
                     let (limit, origin) = number;
                     return crate::feed::sql::number_in(conn, limit, origin)
@@ -504,7 +506,7 @@ pub(crate) async fn write_marks<C: Conn>(
     marks: &Marks,
     now: Timestamp,
     number: Option<(u32, &str)>,
-) -> Result<Option<crate::feed::Numbered>> {
+) -> Result<Option<crate::feed::rows::Numbered>> {
     for ((state, reason), ids) in marks {
         let sql = format!(
             "UPDATE webhook_inbox SET state = $1, reason = $2, processed_at = $3, \

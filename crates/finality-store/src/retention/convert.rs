@@ -5,16 +5,16 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::retention::partitions::cutover_of;
-use crate::retention::partitions::day_name;
-use crate::retention::partitions::day_start;
-use crate::retention::partitions::flag;
-use crate::retention::partitions::ident;
-use crate::retention::partitions::DailyTable;
-use crate::retention::partitions::CUTOVER_AHEAD_MS;
-use crate::retention::partitions::DAY_MS;
-use crate::retention::partitions::SESSION_UNLOCK;
-use crate::retention::partitions::TRY_SESSION_LOCK;
+use crate::retention::days::cutover_of;
+use crate::retention::days::day_name;
+use crate::retention::days::day_start;
+use crate::retention::days::flag;
+use crate::retention::days::ident;
+use crate::retention::days::DailyTable;
+use crate::retention::days::CUTOVER_AHEAD_MS;
+use crate::retention::days::DAY_MS;
+use crate::retention::days::SESSION_UNLOCK;
+use crate::retention::days::TRY_SESSION_LOCK;
 use finality_core::Timestamp;
 
 /// Take the conversion's session lock on `conn`, without waiting.

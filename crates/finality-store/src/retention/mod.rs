@@ -10,6 +10,7 @@
 
 mod archive;
 mod convert;
+pub(crate) mod days;
 mod delete;
 pub mod partitions;
 pub mod rows;
