@@ -5,39 +5,13 @@ use anyhow::{anyhow, bail, Context};
 use clap::Subcommand;
 use finality_core::{Clock, Status, SystemClock};
 use finality_engine::Health;
+use finality_server::cancel_on_signal;
 use finality_server::AppState;
 use finality_sim::{SimConfig, Simulator};
 use finality_store::manual::{ResolveError, Resolved};
 use finality_store::{ListFilter, Store};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
-
-/// Cancel `token` on ctrl-c or SIGTERM: one shutdown path for both.
-pub fn cancel_on_signal(token: CancellationToken) {
-    tokio::spawn(async move {
-        let ctrl_c = tokio::signal::ctrl_c();
-        #[cfg(unix)]
-        {
-            let mut term =
-                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                    Ok(s) => s,
-                    Err(_) => {
-                        let _ = ctrl_c.await;
-                        token.cancel();
-                        return;
-                    }
-                };
-            tokio::select! {
-                _ = ctrl_c => {}
-                _ = term.recv() => {}
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = ctrl_c.await;
-        tracing::info!("shutting down: finishing in-flight polls");
-        token.cancel();
-    });
-}
 
 /// The configured database (or `url`), migrated, with the configured pool
 /// size and statement timeout.

@@ -4,25 +4,16 @@
 //! # Layout
 //! - `config`: the configuration file.
 //! - `commands`: `serve`, `migrate`, `payments …`, `events tail`, `stats`, `sim serve`.
-//! - `demo`: `finality demo`.
-//! - `tune`: `finality tune`, a schedule recommended from recorded history.
-//! - `chaos`: `finality chaos`, the fault run with every payment checked.
-//! - `simulate`: `finality simulate`, schedules compared on the real engine
-//!   and an in-memory store, on virtual time.
-//! - `bench`: `finality bench` (`docs/PERFORMANCE.md`).
+//! - `demo`, `simulate`, `tune`, `chaos`, `bench`: in `finality-lab`, a
+//!   library the binary calls (so no test code is linked here).
 //! - `archive`: `finality archive` and `archive restore` (`docs/LIFECYCLE.md`).
 #![forbid(unsafe_code)]
 
 mod archive;
-mod bench;
-mod chaos;
 mod commands;
 mod config;
 mod config_check;
-mod demo;
 mod reconcile;
-mod simulate;
-mod tune;
 
 /// mimalloc instead of glibc's malloc: the service allocates per request
 /// (headers, bodies, JSON) from many threads, where glibc's arenas spent a
@@ -94,18 +85,18 @@ enum Command {
         command: commands::SimCommand,
     },
     /// Simulate N payments end to end on virtual time and print a summary.
-    Demo(demo::DemoArgs),
+    Demo(finality_lab::demo::DemoArgs),
     /// Compare retry schedules on the real engine, on virtual time: provider
     /// calls per payment against how fast a lost webhook is caught.
-    Simulate(simulate::SimulateArgs),
+    Simulate(finality_lab::simulate::SimulateArgs),
     /// Several nodes on one private PostgreSQL under faults (kills, pauses,
     /// database restarts), then every payment checked (docs/RELIABILITY.md).
-    Chaos(chaos::ChaosArgs),
+    Chaos(finality_lab::chaos::ChaosArgs),
     /// Recommend a retry schedule from a provider's recorded history: the
     /// fewest calls at a target lost-webhook p95, with the TOML to paste.
-    Tune(tune::TuneArgs),
+    Tune(finality_lab::tune::TuneArgs),
     /// Measure the engine against the database's own ceiling (docs/PERFORMANCE.md).
-    Bench(bench::BenchArgs),
+    Bench(finality_lab::bench::BenchArgs),
     /// Check the configuration: parse, validate, resolve the environment
     /// variables it names, print the effective configuration (secrets
     /// masked). Exits 1 naming the file, line and field at fault.
@@ -125,7 +116,7 @@ enum Command {
     Archive(archive::ArchiveArgs),
     /// One engine process for `finality bench` (three-process and memory runs).
     #[command(hide = true)]
-    BenchNode(bench::node::NodeArgs),
+    BenchNode(finality_lab::bench::node::NodeArgs),
 }
 
 #[derive(Subcommand)]
@@ -278,11 +269,19 @@ fn main() -> ExitCode {
             } => commands::stats(config, database_url, window, json).await,
             Command::Providers { command } => commands::providers(config, command).await,
             Command::Sim { command } => commands::sim(command).await,
-            Command::Demo(args) => demo::run(args).await,
-            Command::Simulate(args) => simulate::run(args).await,
-            Command::Tune(args) => tune::run(config, args).await,
-            Command::Chaos(args) => chaos::run(args).await,
-            Command::Bench(args) => bench::run(args).await,
+            Command::Demo(args) => finality_lab::demo::run(args).await,
+            Command::Simulate(args) => finality_lab::simulate::run(args).await,
+            Command::Tune(args) => {
+                let store = commands::open(&config, args.database_url.clone()).await?;
+                let policies = config
+                    .providers
+                    .iter()
+                    .map(|(name, p)| (name.clone(), p.policy()))
+                    .collect();
+                finality_lab::tune::run(store, &policies, args).await
+            }
+            Command::Chaos(args) => finality_lab::chaos::run(args).await,
+            Command::Bench(args) => finality_lab::bench::run(args).await,
             Command::Reconcile(args) => reconcile::run(config, args).await,
             Command::Archive(args) => archive::run(config, args).await,
             Command::Config {
@@ -297,7 +296,7 @@ fn main() -> ExitCode {
                 );
                 Ok(())
             }
-            Command::BenchNode(args) => bench::node::run_node(args).await,
+            Command::BenchNode(args) => finality_lab::bench::node::run_node(args).await,
         }
     });
     // Outside the runtime: the exporter's thread sends what it still holds.

@@ -38,6 +38,7 @@ mod webhooks;
 pub use webhooks::Nudges;
 
 pub use error::ApiError;
+pub use serve::cancel_on_signal;
 
 use axum::Router;
 use finality_core::Clock;

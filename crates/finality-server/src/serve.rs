@@ -107,3 +107,30 @@ pub async fn serve(
     graceful.shutdown().await;
     Ok(())
 }
+
+/// Cancel `token` on ctrl-c or SIGTERM: one shutdown path for both.
+pub fn cancel_on_signal(token: tokio_util::sync::CancellationToken) {
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term =
+                match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = ctrl_c.await;
+                        token.cancel();
+                        return;
+                    }
+                };
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        tracing::info!("shutting down: finishing in-flight polls");
+        token.cancel();
+    });
+}

@@ -12,7 +12,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod conformance;
-pub mod private_pg;
+/// A PostgreSQL server of a test's own (the crate `finality-private-pg`).
+pub use finality_private_pg as private_pg;
 pub mod testing;
 
 /// The two backends every store-facing test runs on.

@@ -28,7 +28,7 @@ use finality_store::{InboxState, ListFilter, NewInboxEvent, NewPayment};
 use model::{Draw, Model};
 use presets::Preset;
 use provider::ModelProvider;
-use report::Row;
+use report::{Outcomes, Row};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -382,16 +382,6 @@ fn webhook(i: usize, d: &Draw) -> NewInboxEvent {
         reason: None,
         source: finality_core::Source::Webhook,
     }
-}
-
-/// How each payment ended, as the figures need it.
-pub struct Outcomes {
-    /// Seconds from settlement at the provider to the final status here,
-    /// for payments whose webhook was lost.
-    pub lost_webhook_detection_s: Vec<f64>,
-    /// Settled at the provider within the give-up window, yet sent to review.
-    pub undetected: usize,
-    pub review: usize,
 }
 
 async fn outcomes(store: &MemStore, draws: &[Draw], model: &Model) -> anyhow::Result<Outcomes> {

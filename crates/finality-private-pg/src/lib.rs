@@ -6,6 +6,7 @@
 //! Written by hand: no crate runs a throwaway PostgreSQL from the system's
 //! own binaries (embedded-postgres crates download their own builds, which
 //! this machine cannot).
+#![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

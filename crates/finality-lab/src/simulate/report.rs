@@ -1,9 +1,18 @@
 //! One row per schedule: the table, the JSON rows and the SVG frontier.
 
 use super::presets::Preset;
-use super::Outcomes;
 use serde_json::{json, Value};
 use std::time::Duration;
+
+/// How each payment ended, as the figures need it.
+pub struct Outcomes {
+    /// Seconds from settlement at the provider to the final status here,
+    /// for payments whose webhook was lost.
+    pub lost_webhook_detection_s: Vec<f64>,
+    /// Settled at the provider within the give-up window, yet sent to review.
+    pub undetected: usize,
+    pub review: usize,
+}
 
 /// The figures of one schedule.
 #[derive(Debug, Clone)]

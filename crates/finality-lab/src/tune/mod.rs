@@ -12,7 +12,6 @@
 pub mod fit;
 pub mod search;
 
-use crate::config::Config;
 use crate::simulate::{self, model::Model, presets::Preset, report::Row};
 use anyhow::anyhow;
 use finality_core::{Clock, RetryPolicy, Schedule, Timestamp};
@@ -40,7 +39,7 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 20_000)]
     draws: usize,
     #[arg(long)]
-    database_url: Option<String>,
+    pub database_url: Option<String>,
     /// Print JSON instead of the table and TOML.
     #[arg(long)]
     json: bool,
@@ -61,8 +60,13 @@ pub struct Tuned {
     pub recommended_row: Option<Row>,
 }
 
-pub async fn run(config: Config, args: TuneArgs) -> anyhow::Result<()> {
-    let store = crate::commands::open(&config, args.database_url.clone()).await?;
+/// Tune from `store`'s history; `policies` are the configured providers'
+/// (a provider not named there is compared against the default).
+pub async fn run(
+    store: std::sync::Arc<dyn finality_store::Store>,
+    policies: &std::collections::BTreeMap<String, RetryPolicy>,
+    args: TuneArgs,
+) -> anyhow::Result<()> {
     let now = finality_core::SystemClock.now();
     let since = Timestamp(now.0 - i64::try_from(args.window.as_millis()).unwrap_or(i64::MAX));
     let providers: Vec<String> = match &args.provider {
@@ -88,10 +92,7 @@ pub async fn run(config: Config, args: TuneArgs) -> anyhow::Result<()> {
             println!("{name}: no settled or reviewed payments in the window; skipped");
             continue;
         }
-        let current = config
-            .providers
-            .get(&name)
-            .map_or_else(default_policy, |p| p.policy());
+        let current = policies.get(&name).cloned().unwrap_or_else(default_policy);
         out.push(tune(fit, current, args.target_p95, args.draws, 42).await?);
     }
     if args.json {

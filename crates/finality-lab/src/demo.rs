@@ -1,7 +1,6 @@
 //! `finality demo`: the simulator and the real engine on a virtual clock,
 //! N payments end to end, and a summary of what it cost and how fast it was.
 
-use crate::commands::cancel_on_signal;
 use anyhow::Context;
 use finality_core::money::{Amount, Currency, PaymentId, ProviderRef};
 use finality_core::{Clock, Kind, Status, SystemClock, Timestamp, VirtualClock};
@@ -11,6 +10,7 @@ use finality_providers::config::ProviderConfig;
 use finality_providers::http::Timeouts;
 use finality_providers::sim::SimAdapter;
 use finality_providers::webhook::standard::{decode_secret, StandardWebhooks};
+use finality_server::cancel_on_signal;
 use finality_server::{AppState, Background};
 use finality_sim::webhooks::WebhookTarget;
 use finality_sim::{SimConfig, Simulator};

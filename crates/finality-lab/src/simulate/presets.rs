@@ -180,8 +180,21 @@ pub fn all() -> Vec<Preset> {
     ]
 }
 
+/// A schedule named or written on the command line that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleArgError {
+    #[error("--schedules: unknown schedule `{name}` (one of {known})")]
+    Unknown { name: String, known: String },
+    #[error("expected NAME={{ kind = \"…\", … }}")]
+    Shape,
+    #[error("{0}")]
+    Toml(String),
+    #[error(transparent)]
+    Invalid(#[from] finality_core::schedule::ScheduleError),
+}
+
 /// The presets `names` asks for (all when empty), or the unknown name.
-pub fn pick(names: &[String]) -> Result<Vec<Preset>, String> {
+pub fn pick(names: &[String]) -> Result<Vec<Preset>, ScheduleArgError> {
     let all = all();
     if names.is_empty() {
         return Ok(all);
@@ -191,10 +204,10 @@ pub fn pick(names: &[String]) -> Result<Vec<Preset>, String> {
         .map(|n| {
             all.iter().find(|p| &p.name == n).cloned().ok_or_else(|| {
                 let known: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
-                format!(
-                    "--schedules: unknown schedule `{n}` (one of {})",
-                    known.join(", ")
-                )
+                ScheduleArgError::Unknown {
+                    name: n.clone(),
+                    known: known.join(", "),
+                }
             })
         })
         .collect()
@@ -202,16 +215,15 @@ pub fn pick(names: &[String]) -> Result<Vec<Preset>, String> {
 
 /// `NAME={ kind = "…", … }`: a schedule of one's own, polled until the
 /// horizon (no attempt limit).
-pub fn custom(spec: &str) -> Result<Preset, String> {
-    let (name, table) = spec
-        .split_once('=')
-        .ok_or("expected NAME={ kind = \"…\", … }")?;
+pub fn custom(spec: &str) -> Result<Preset, ScheduleArgError> {
+    let (name, table) = spec.split_once('=').ok_or(ScheduleArgError::Shape)?;
     #[derive(serde::Deserialize)]
     struct One {
         s: Schedule,
     }
-    let one: One = toml::from_str(&format!("s = {table}")).map_err(|e| e.message().to_string())?;
-    one.s.validate().map_err(|e| e.to_string())?;
+    let one: One = toml::from_str(&format!("s = {table}"))
+        .map_err(|e| ScheduleArgError::Toml(e.message().to_string()))?;
+    one.s.validate()?;
     Ok(Preset {
         name: name.trim().to_string(),
         what: table.trim().to_string(),

@@ -16,9 +16,9 @@ mod nodes;
 
 use anyhow::{anyhow, Context};
 use finality_core::{Clock, SystemClock};
+use finality_private_pg::PrivatePg;
 use finality_sim::webhooks::WebhookTarget;
 use finality_sim::{SimConfig, Simulator};
-use finality_testkit::private_pg::PrivatePg;
 use nodes::Nodes;
 use rand::{Rng, SeedableRng};
 use std::sync::Arc;

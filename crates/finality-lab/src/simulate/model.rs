@@ -93,18 +93,36 @@ pub struct Outage {
     pub until: Duration,
 }
 
+/// An `--outage` that cannot be used, naming what was given.
+#[derive(Debug, thiserror::Error)]
+pub enum OutageError {
+    #[error("`{0}`: expected FROM..UNTIL, e.g. 6h..8h")]
+    Shape(String),
+    #[error("`{value}`: {source}")]
+    Duration {
+        value: String,
+        source: humantime::DurationError,
+    },
+    #[error("`{0}`: the outage must end after it starts")]
+    Order(String),
+}
+
 impl std::str::FromStr for Outage {
-    type Err = String;
+    type Err = OutageError;
     /// `6h..8h`.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, OutageError> {
         let (a, b) = s
             .split_once("..")
-            .ok_or_else(|| format!("`{s}`: expected FROM..UNTIL, e.g. 6h..8h"))?;
-        let parse =
-            |v: &str| humantime::parse_duration(v.trim()).map_err(|e| format!("`{v}`: {e}"));
+            .ok_or_else(|| OutageError::Shape(s.to_string()))?;
+        let parse = |v: &str| {
+            humantime::parse_duration(v.trim()).map_err(|source| OutageError::Duration {
+                value: v.to_string(),
+                source,
+            })
+        };
         let (from, until) = (parse(a)?, parse(b)?);
         if until <= from {
-            return Err(format!("`{s}`: the outage must end after it starts"));
+            return Err(OutageError::Order(s.to_string()));
         }
         Ok(Outage { from, until })
     }
@@ -351,8 +369,13 @@ mod tests {
         assert!("8h..6h"
             .parse::<Outage>()
             .unwrap_err()
+            .to_string()
             .contains("end after"));
-        assert!("6h".parse::<Outage>().unwrap_err().contains("FROM..UNTIL"));
+        assert!("6h"
+            .parse::<Outage>()
+            .unwrap_err()
+            .to_string()
+            .contains("FROM..UNTIL"));
         // Reproducible from the seed.
         assert_eq!(m.draw(100, Timestamp(0), 7), m.draw(100, Timestamp(0), 7));
     }
