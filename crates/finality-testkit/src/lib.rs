@@ -3,8 +3,8 @@
 //! that runs a test on both backends. Only ever a dev-dependency.
 //!
 //! # Layout
-//! - [`conformance`]: the contract every `Store` adapter meets, and
-//!   [`conformance::exercise`], which runs every case of it.
+//! - [`conformance`]: the contract every `Store` adapter meets, one module of
+//!   cases per role, and [`conformance::exercise_role`], which runs a role's.
 //! - [`testing`]: a migrated store in a PostgreSQL schema or SQLite file of
 //!   its own.
 //! - [`private_pg`]: a PostgreSQL server of a test's own, to stop and restart.

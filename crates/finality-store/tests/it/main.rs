@@ -1,4 +1,4 @@
-//! The store conformance suite on both backends (and the in-memory store),
+//! The store conformance suite per role on both backends and the in-memory store,
 //! plus the transactional enqueue paths that are backend-specific by nature.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,25 +11,56 @@ mod hostile_statement_timeout;
 mod partitions;
 mod upgrade;
 
-use finality_testkit::conformance;
+/// The conformance suite, one test per role and store: `conformance_suite::
+/// <role>::on_postgres`, `on_sqlite` and `in_memory`, each running every case
+/// of that role on a fresh store (a case added to a role's module runs here
+/// without being listed).
+macro_rules! conformance_by_role {
+    ($($role:ident),* $(,)?) => {
+        mod conformance_suite {
+            $(mod $role {
+                use finality_testkit::conformance;
 
-/// The whole conformance suite, every case on a fresh database: a case
-/// added to the suite runs here without being listed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_on_postgres() {
-    conformance::exercise(finality_testkit::Backend::Postgres).await;
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn on_postgres() {
+                    let role = stringify!($role);
+                    conformance::exercise_role(role, finality_testkit::Backend::Postgres).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn on_sqlite() {
+                    let role = stringify!($role);
+                    conformance::exercise_role(role, finality_testkit::Backend::Sqlite).await;
+                }
+
+                /// The in-memory store that simulations run on keeps the
+                /// same contract.
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn in_memory() {
+                    conformance::exercise_each(stringify!($role), "memory", || {
+                        std::sync::Arc::new(finality_store::memory::MemStore::new())
+                    })
+                    .await;
+                }
+            })*
+
+            /// Every role of the suite has its tests here.
+            #[test]
+            fn every_role_is_run() {
+                let here = [$(stringify!($role)),*];
+                let roles: Vec<&str> = finality_testkit::conformance::ROLES.iter().map(|r| r.0).collect();
+                assert_eq!(here.to_vec(), roles);
+            }
+        }
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_on_sqlite() {
-    conformance::exercise(finality_testkit::Backend::Sqlite).await;
-}
-
-/// The in-memory store that simulations run on keeps the same contract.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn conformance_in_memory() {
-    conformance::exercise_each("memory", || {
-        std::sync::Arc::new(finality_store::memory::MemStore::new())
-    })
-    .await;
-}
+conformance_by_role!(
+    payments,
+    poll_queue,
+    inbox,
+    feed,
+    review,
+    rate_buckets,
+    cursors
+);
