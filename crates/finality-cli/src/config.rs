@@ -276,10 +276,7 @@ impl Config {
         if self.sweep.page == 0 {
             return Err(ConfigError::new("sweep.page", "must be at least 1"));
         }
-        if let Err(e) = self.retention.check() {
-            let (field, message) = e.split_once(": ").unwrap_or(("retention", e.as_str()));
-            return Err(ConfigError::new(field, message));
-        }
+        self.retention.check()?;
         Ok(())
     }
 

@@ -129,7 +129,7 @@ impl Currency {
     /// At most the currency's decimal places; a sign and thousands
     /// separators are not accepted (reports that use them say so, and their
     /// parser removes them first).
-    pub fn parse_decimal(&self, text: &str) -> Result<i64, String> {
+    pub fn parse_decimal(&self, text: &str) -> Result<i64, DecimalError> {
         let t = text.trim();
         let (neg, t) = match t.strip_prefix('-') {
             Some(rest) => (true, rest),
@@ -139,29 +139,47 @@ impl Currency {
         let exp = self.exponent() as usize;
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(int) || (!frac.is_empty() && !digits(frac)) || t.ends_with('.') {
-            return Err(format!("`{text}` is not a decimal amount"));
+            return Err(DecimalError::NotDecimal(text.to_string()));
         }
         if frac.len() > exp {
-            return Err(format!(
-                "`{text}` has more than {exp} decimal places for {}",
-                self.as_str()
-            ));
+            return Err(DecimalError::Places {
+                text: text.to_string(),
+                places: exp,
+                currency: self.as_str().to_string(),
+            });
         }
         let scale = 10_i64.pow(exp as u32);
-        let whole: i64 = int.parse().map_err(|_| format!("`{text}` is too large"))?;
+        let whole: i64 = int
+            .parse()
+            .map_err(|_| DecimalError::TooLarge(text.to_string()))?;
         let part: i64 = if frac.is_empty() {
             0
         } else {
             format!("{frac:0<exp$}")
                 .parse()
-                .map_err(|_| format!("`{text}` is not a decimal amount"))?
+                .map_err(|_| DecimalError::NotDecimal(text.to_string()))?
         };
         let minor = whole
             .checked_mul(scale)
             .and_then(|w| w.checked_add(part))
-            .ok_or_else(|| format!("`{text}` is too large"))?;
+            .ok_or_else(|| DecimalError::TooLarge(text.to_string()))?;
         Ok(if neg { -minor } else { minor })
     }
+}
+
+/// Why a decimal amount cannot be read exactly in its currency.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecimalError {
+    #[error("`{0}` is not a decimal amount")]
+    NotDecimal(String),
+    #[error("`{text}` has more than {places} decimal places for {currency}")]
+    Places {
+        text: String,
+        places: usize,
+        currency: String,
+    },
+    #[error("`{0}` is too large")]
+    TooLarge(String),
 }
 
 /// An amount in integer minor units (cents), never a float.

@@ -75,7 +75,7 @@ impl Reported {
         };
         let parsed = crate::money::Currency::parse(&currency.to_ascii_uppercase())
             .map_err(|e| e.message)
-            .and_then(|c| c.parse_decimal(trimmed));
+            .and_then(|c| c.parse_decimal(trimmed).map_err(|e| e.to_string()));
         match parsed {
             Ok(minor) => r.amount = Some(minor),
             Err(e) => {

@@ -145,14 +145,14 @@ impl CatchUp {
     /// One round for one provider: take the cursor lease, read pages until
     /// the list is caught up (or the round's page budget is spent), storing
     /// each page's events before saving the cursor past them.
-    async fn read(&self, r: &Reader) -> Result<Round, String> {
+    async fn read(&self, r: &Reader) -> Result<Round, RoundError> {
         let now = self.clock.now();
         let hold = (r.every * 4).max(Duration::from_secs(60));
         let lease = self
             .store
             .cursor_take(&r.name, &self.holder, now, now.plus(hold))
             .await
-            .map_err(|e| format!("taking the cursor: {e}"))?;
+            .map_err(|e| RoundError::Store("taking the cursor", e))?;
         let Some(lease) = lease else {
             // Another node reads this provider's list.
             return Ok(Round::default());
@@ -168,7 +168,7 @@ impl CatchUp {
                 Err(e) => {
                     metrics::counter!("finality_catch_up_errors_total", "provider" => r.name.clone(), "class" => e.class().as_str())
                         .increment(1);
-                    return Err(format!("listing events: {e}"));
+                    return Err(RoundError::List(e));
                 }
             };
             if let Some(why) = &page.restarted {
@@ -197,7 +197,7 @@ impl CatchUp {
                     .store
                     .inbox_insert(&rows, now)
                     .await
-                    .map_err(|e| format!("storing listed events: {e}"))?;
+                    .map_err(|e| RoundError::Store("storing listed events", e))?;
                 let n = fresh.iter().filter(|f| **f).count();
                 round.fresh += n;
                 metrics::counter!("finality_catch_up_events_total", "provider" => r.name.clone())
@@ -209,7 +209,7 @@ impl CatchUp {
                         .store
                         .cursor_save(&r.name, &self.holder, c, self.clock.now())
                         .await
-                        .map_err(|e| format!("saving the cursor: {e}"))?;
+                        .map_err(|e| RoundError::Store("saving the cursor", e))?;
                     if !saved {
                         // Our lease ran out and another node took over:
                         // its cursor stands; what we stored is deduplicated.
@@ -243,4 +243,14 @@ impl CatchUp {
             }
         }
     }
+}
+
+/// Why a round of one provider's list stopped (logged; its polls still
+/// cover its payments, and it is read again after its interval).
+#[derive(Debug, thiserror::Error)]
+enum RoundError {
+    #[error("{0}: {1}")]
+    Store(&'static str, #[source] finality_store::StoreError),
+    #[error("listing events: {0}")]
+    List(#[source] finality_providers::ProviderError),
 }

@@ -81,24 +81,35 @@ pub struct Period {
     pub until: Timestamp,
 }
 
+/// A `--period` that cannot be used, naming what was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PeriodError {
+    #[error("`{0}`: expected FROM..UNTIL (e.g. 2026-11-30..2026-12-01)")]
+    Shape(String),
+    #[error("`{0}` is neither a date (2026-11-30) nor an RFC 3339 time")]
+    Time(String),
+    #[error("`{0}`: UNTIL must be after FROM")]
+    Order(String),
+}
+
 impl std::str::FromStr for Period {
-    type Err = String;
+    type Err = PeriodError;
     /// `FROM..UNTIL`, each an RFC 3339 time or a date (midnight UTC):
     /// `2026-11-30..2026-12-01` is the 30th of November.
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, PeriodError> {
         let (a, b) = s
             .split_once("..")
-            .ok_or_else(|| format!("`{s}`: expected FROM..UNTIL (e.g. 2026-11-30..2026-12-01)"))?;
+            .ok_or_else(|| PeriodError::Shape(s.to_string()))?;
         let from = parse_time(a.trim())?;
         let until = parse_time(b.trim())?;
         if until <= from {
-            return Err(format!("`{s}`: UNTIL must be after FROM"));
+            return Err(PeriodError::Order(s.to_string()));
         }
         Ok(Period { from, until })
     }
 }
 
-fn parse_time(s: &str) -> Result<Timestamp, String> {
+fn parse_time(s: &str) -> Result<Timestamp, PeriodError> {
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
         return Ok(Timestamp(t.timestamp_millis()));
     }
@@ -106,7 +117,7 @@ fn parse_time(s: &str) -> Result<Timestamp, String> {
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| Timestamp(t.and_utc().timestamp_millis()))
-        .ok_or_else(|| format!("`{s}` is neither a date (2026-11-30) nor an RFC 3339 time"))
+        .ok_or_else(|| PeriodError::Time(s.to_string()))
 }
 
 /// What to import: whose report, under which name, read how, covering
@@ -656,7 +667,7 @@ mod tests {
             .unwrap();
         assert_eq!(p.until.0 - p.from.0, 7_200_000);
         for bad in ["2026-11-30", "2026-12-01..2026-11-30", "yesterday..today"] {
-            let e = bad.parse::<Period>().unwrap_err();
+            let e = bad.parse::<Period>().unwrap_err().to_string();
             assert!(e.contains('`'), "{bad}: {e}");
         }
     }

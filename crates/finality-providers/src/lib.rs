@@ -24,6 +24,8 @@
 //! - [`lookup`]: finding a payment by the merchant's reference.
 //! - [`oauth`]: OAuth2 client credentials, cached (PayPal, generic).
 //! - [`webhook`]: webhook verifiers (Standard Webhooks, Stripe) and events.
+//! - [`setup`]: why an adapter cannot be built ([`setup::SetupError`]) and
+//!   why it refuses a registration ([`setup::Refused`]).
 #![forbid(unsafe_code)]
 
 pub mod adyen;
@@ -37,6 +39,7 @@ pub mod lookup;
 pub mod oauth;
 pub mod paypal;
 pub mod settlement;
+pub mod setup;
 pub mod sim;
 pub mod stripe;
 pub mod webhook;
@@ -182,7 +185,7 @@ pub trait Provider: Send + Sync + 'static {
     /// Whether `provider_ref` is an id this adapter can ask about for an
     /// operation of `kind`, checked at registration (422 naming the field).
     /// The default accepts any id.
-    fn check_ref(&self, _kind: Kind, _provider_ref: &str) -> Result<(), String> {
+    fn check_ref(&self, _kind: Kind, _provider_ref: &str) -> Result<(), setup::Refused> {
         Ok(())
     }
 
@@ -191,7 +194,7 @@ pub trait Provider: Send + Sync + 'static {
     /// payment it could never have made is a caller's mistake, not a
     /// week of polls. The default: finality's own bound only
     /// ([`finality_core::money::Amount::MAX_MINOR`]).
-    fn check_amount(&self, _amount: &finality_core::money::Amount) -> Result<(), String> {
+    fn check_amount(&self, _amount: &finality_core::money::Amount) -> Result<(), setup::Refused> {
         Ok(())
     }
 

@@ -211,7 +211,9 @@ mod stripe {
         assert!(check_ref(Kind::Payment, "pi_3MtwBwLkdIwHu7ix28a3tqPa").is_ok());
         assert!(check_ref(Kind::Refund, "re_1Nispe2eZvKYlo2Cd31jOCgZ").is_ok());
         assert!(check_ref(Kind::Payout, "po_1OaFDbEcg9tTZuTgNYmX0PKB").is_ok());
-        let e = check_ref(Kind::Payment, "po_1OaFDbEcg9tTZuTgNYmX0PKB").unwrap_err();
+        let e = check_ref(Kind::Payment, "po_1OaFDbEcg9tTZuTgNYmX0PKB")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("payout"), "{e}");
         assert!(check_ref(Kind::Payment, "ch_3MmlLrLkdIwHu7ix0snN0B15").is_err());
         assert!(check_ref(Kind::Refund, "pi_3MtwBwLkdIwHu7ix28a3tqPa").is_err());

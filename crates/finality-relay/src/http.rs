@@ -27,7 +27,7 @@ impl HttpSink {
         types: Vec<String>,
         timeout: Duration,
         clock: Arc<dyn Clock>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, crate::StartError> {
         // No redirect is followed: it would carry the signed event to
         // wherever `Location` points. A 3xx is a failed delivery naming it.
         let http = reqwest::Client::builder()
@@ -35,7 +35,7 @@ impl HttpSink {
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .build()
-            .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+            .map_err(crate::StartError::Client)?;
         Ok(HttpSink {
             name: format!("http:{name}"),
             url: url.to_string(),

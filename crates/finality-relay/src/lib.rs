@@ -55,7 +55,7 @@ pub async fn start(
     clock: std::sync::Arc<dyn finality_core::Clock>,
     cfg: &config::EventsConfig,
     shutdown: tokio_util::sync::CancellationToken,
-) -> Result<Vec<tokio::task::JoinHandle<()>>, String> {
+) -> Result<Vec<tokio::task::JoinHandle<()>>, StartError> {
     use std::sync::Arc;
     let mut tasks = Vec::new();
     if !cfg.push {
@@ -69,20 +69,22 @@ pub async fn start(
     let mut names = Vec::new();
     for ep in &cfg.http {
         let secret = finality_core::secret::Secret::from_env(&ep.secret_env, "secret_env")
-            .map_err(|e| format!("events.http `{}`: {e}", ep.name))?;
+            .map_err(|source| StartError::Secret {
+                name: ep.name.clone(),
+                source,
+            })?;
         let secret = secret.expose();
-        check_push_secret(secret).map_err(|why| {
-            format!(
-                "events.http `{}`: {} (secret_env) {why}",
-                ep.name, ep.secret_env
-            )
+        check_push_secret(secret).map_err(|why| StartError::WeakSecret {
+            name: ep.name.clone(),
+            var: ep.secret_env.clone(),
+            why,
         })?;
-        let key = standardwebhooks::Webhook::new(secret.trim()).map_err(|e| {
-            format!(
-                "events.http `{}`: {} (secret_env) is not whsec_<base64>: {e}",
-                ep.name, ep.secret_env
-            )
-        })?;
+        let key =
+            standardwebhooks::Webhook::new(secret.trim()).map_err(|e| StartError::WeakSecret {
+                name: ep.name.clone(),
+                var: ep.secret_env.clone(),
+                why: PushSecretError::NotBase64(e.to_string()),
+            })?;
         let sink = http::HttpSink::new(
             &ep.name,
             &ep.url,
@@ -133,7 +135,7 @@ pub const MIN_PUSH_SECRET_BYTES: usize = 16;
 /// Refuse a push secret whose key (the base64 after `whsec_`) is shorter
 /// than [`MIN_PUSH_SECRET_BYTES`]; the reason, for the caller to name the
 /// variable.
-pub fn check_push_secret(secret: &str) -> Result<(), String> {
+pub fn check_push_secret(secret: &str) -> Result<(), PushSecretError> {
     use base64::Engine as _;
     let b64 = secret
         .trim()
@@ -141,15 +143,45 @@ pub fn check_push_secret(secret: &str) -> Result<(), String> {
         .unwrap_or(secret.trim());
     let key = base64::engine::general_purpose::STANDARD
         .decode(b64)
-        .map_err(|e| format!("is not whsec_<base64>: {e}"))?;
+        .map_err(|e| PushSecretError::NotBase64(e.to_string()))?;
     if key.len() < MIN_PUSH_SECRET_BYTES {
-        return Err(format!(
-            "holds a {}-byte key; a push signing secret needs at least {MIN_PUSH_SECRET_BYTES} \
-             (every receiver's signature check would be defeated)",
-            key.len()
-        ));
+        return Err(PushSecretError::Short(key.len()));
     }
     Ok(())
+}
+
+/// A push signing secret that cannot sign: what is wrong with it, for the
+/// caller to name the variable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PushSecretError {
+    #[error("is not whsec_<base64>: {0}")]
+    NotBase64(String),
+    #[error(
+        "holds a {0}-byte key; a push signing secret needs at least {MIN_PUSH_SECRET_BYTES} \
+         (every receiver's signature check would be defeated)"
+    )]
+    Short(usize),
+}
+
+/// Why the relay cannot start what `[events]` asks for, naming the
+/// destination and the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("events.http `{name}`: {source}")]
+    Secret {
+        name: String,
+        source: finality_core::secret::SecretError,
+    },
+    #[error("events.http `{name}`: {var} (secret_env) {why}")]
+    WeakSecret {
+        name: String,
+        var: String,
+        why: PushSecretError,
+    },
+    #[error("cannot build HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    #[error("NATS at {url}: {detail}")]
+    Nats { url: String, detail: String },
 }
 
 /// Delete events past retention that every destination has (with no push

@@ -28,13 +28,16 @@ impl NatsSink {
         stream: &str,
         prefix: &str,
         duplicate_window: Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, crate::StartError> {
         let client = async_nats::ConnectOptions::new()
             .retry_on_initial_connect()
             .connection_timeout(Duration::from_secs(2))
             .connect(url)
             .await
-            .map_err(|e| format!("NATS at {url}: {e}"))?;
+            .map_err(|e| crate::StartError::Nats {
+                url: url.to_string(),
+                detail: e.to_string(),
+            })?;
         let mut js = jetstream::new(client.clone());
         js.set_timeout(Duration::from_secs(5));
         Ok(NatsSink {

@@ -76,10 +76,10 @@ impl ApiError {
         }
     }
 
-    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn invalid(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
         ApiError::Invalid {
             field: field.into(),
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 }

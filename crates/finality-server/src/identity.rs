@@ -49,16 +49,19 @@ impl fmt::Display for Role {
     }
 }
 
+/// A role name that is none of [`Role`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown role `{0}` (one of: service, reviewer, admin)")]
+pub struct UnknownRole(pub String);
+
 impl std::str::FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownRole;
+    fn from_str(s: &str) -> Result<Self, UnknownRole> {
         match s {
             "service" => Ok(Role::Service),
             "reviewer" => Ok(Role::Reviewer),
             "admin" => Ok(Role::Admin),
-            other => Err(format!(
-                "unknown role `{other}` (one of: service, reviewer, admin)"
-            )),
+            other => Err(UnknownRole(other.to_string())),
         }
     }
 }
@@ -144,41 +147,52 @@ pub struct Tokens {
     shared: bool,
 }
 
+/// A token list that cannot be used, naming the token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenListError {
+    #[error("no API token is configured")]
+    Empty,
+    #[error("token name `{0}` must be 1 to 64 printable characters without spaces")]
+    Name(String),
+    #[error("the secret of token `{name}` has {bytes} bytes; at least {MIN_SECRET} are needed")]
+    Short { name: String, bytes: usize },
+    #[error("token name `{0}` is configured twice")]
+    Twice(String),
+    #[error("tokens `{0}` and `{1}` have the same secret")]
+    SameSecret(String, String),
+}
+
 /// The name the one shared token goes by.
 pub const SHARED_NAME: &str = "api";
 
 impl Tokens {
     /// Named tokens; refused when a name or a secret repeats, or a secret
     /// is shorter than [`MIN_SECRET`] (the error names the token).
-    pub fn named(list: Vec<ApiToken>) -> Result<Self, String> {
+    pub fn named(list: Vec<ApiToken>) -> Result<Self, TokenListError> {
         if list.is_empty() {
-            return Err("no API token is configured".into());
+            return Err(TokenListError::Empty);
         }
         for (i, t) in list.iter().enumerate() {
             if t.name.trim().is_empty()
                 || !t.name.chars().all(|c| c.is_ascii_graphic())
                 || t.name.len() > 64
             {
-                return Err(format!(
-                    "token name `{}` must be 1 to 64 printable characters without spaces",
-                    t.name
-                ));
+                return Err(TokenListError::Name(t.name.clone()));
             }
             if t.secret.len() < MIN_SECRET {
-                return Err(format!(
-                    "the secret of token `{}` has {} bytes; at least {MIN_SECRET} are needed",
-                    t.name,
-                    t.secret.len()
-                ));
+                return Err(TokenListError::Short {
+                    name: t.name.clone(),
+                    bytes: t.secret.len(),
+                });
             }
             for other in &list[..i] {
                 if other.name == t.name {
-                    return Err(format!("token name `{}` is configured twice", t.name));
+                    return Err(TokenListError::Twice(t.name.clone()));
                 }
                 if bool::from(other.secret.ct_eq(&t.secret)) {
-                    return Err(format!(
-                        "tokens `{}` and `{}` have the same secret",
-                        other.name, t.name
+                    return Err(TokenListError::SameSecret(
+                        other.name.clone(),
+                        t.name.clone(),
                     ));
                 }
             }
@@ -301,19 +315,23 @@ mod tests {
 
     #[test]
     fn bad_token_lists_are_refused_by_name() {
-        let e = Tokens::named(vec![ApiToken::new("a", Role::Admin, "short")]).unwrap_err();
+        let e = Tokens::named(vec![ApiToken::new("a", Role::Admin, "short")])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`a`") && e.contains("16"), "{e}");
         let e = Tokens::named(vec![
             ApiToken::new("a", Role::Admin, "same-secret-0123456789"),
             ApiToken::new("b", Role::Admin, "same-secret-0123456789"),
         ])
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("same secret"), "{e}");
         let e = Tokens::named(vec![
             ApiToken::new("a", Role::Admin, "secret-one-0123456789"),
             ApiToken::new("a", Role::Admin, "secret-two-0123456789"),
         ])
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("twice"), "{e}");
     }
 }

@@ -40,12 +40,11 @@ impl Simulator {
         id: &str,
         word: &str,
         success: bool,
-    ) -> Result<(u16, String), String> {
-        let plan = self.plan(id).ok_or_else(|| format!("no payment `{id}`"))?;
-        let target = self
-            .lock_target()
-            .clone()
-            .ok_or("no webhook target is set")?;
+    ) -> Result<(u16, String), NotifyError> {
+        let plan = self
+            .plan(id)
+            .ok_or_else(|| NotifyError::NoPayment(id.to_string()))?;
+        let target = self.lock_target().clone().ok_or(NotifyError::NoTarget)?;
         let now = self.now();
         let ts = now.millis() / 1000;
         let n = self
@@ -107,13 +106,13 @@ impl Simulator {
                 };
                 let kind = if refund { "refund" } else { "transaction" };
                 crate::wire::wechat_notification_of(api_v3_key, &event_id, kind, &resource, ts)
-                    .ok_or("cannot sign the notification")?
+                    .ok_or(NotifyError::Sign)?
             }
             WireFormat::Alipay => {
                 let order_no = plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone());
                 let form =
                     crate::wire::alipay_notification_of(&event_id, &plan.id, &order_no, word, m)
-                        .ok_or("cannot sign the notification")?;
+                        .ok_or(NotifyError::Sign)?;
                 (
                     form,
                     vec![("content-type", "application/x-www-form-urlencoded".into())],
@@ -130,7 +129,7 @@ impl Simulator {
                 )
             }
             WireFormat::Standard { .. } | WireFormat::Acme { .. } => {
-                return Err("this webhook format has no published words".into())
+                return Err(NotifyError::NoWords)
             }
         };
         let mut req = self
@@ -140,9 +139,24 @@ impl Simulator {
         for (k, v) in headers {
             req = req.header(k, v);
         }
-        let resp = req.body(body).send().await.map_err(|e| e.to_string())?;
+        let resp = req.body(body).send().await.map_err(NotifyError::Send)?;
         Ok((resp.status().as_u16(), event_id))
     }
+}
+
+/// Why a published word could not be notified.
+#[derive(Debug, thiserror::Error)]
+pub enum NotifyError {
+    #[error("no payment `{0}`")]
+    NoPayment(String),
+    #[error("no webhook target is set")]
+    NoTarget,
+    #[error("cannot sign the notification")]
+    Sign,
+    #[error("this webhook format has no published words")]
+    NoWords,
+    #[error("{0}")]
+    Send(#[source] reqwest::Error),
 }
 
 /// The object a Stripe event type is about, as Stripe's event descriptions

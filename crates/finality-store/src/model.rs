@@ -360,9 +360,14 @@ impl InboxState {
     }
 }
 
+/// A stored inbox state that is none of [`InboxState`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown inbox state `{0}`")]
+pub struct UnknownInboxState(pub String);
+
 impl std::str::FromStr for InboxState {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownInboxState;
+    fn from_str(s: &str) -> Result<Self, UnknownInboxState> {
         [
             InboxState::Received,
             InboxState::Applied,
@@ -373,7 +378,7 @@ impl std::str::FromStr for InboxState {
         ]
         .into_iter()
         .find(|v| v.as_str() == s)
-        .ok_or_else(|| format!("unknown inbox state `{s}`"))
+        .ok_or_else(|| UnknownInboxState(s.to_string()))
     }
 }
 

@@ -22,6 +22,7 @@
 pub mod contract;
 
 use crate::contract::Action;
+use crate::setup::SetupError;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;
@@ -241,8 +242,12 @@ pub fn sign(key: &[u8], item: &Value) -> String {
 }
 
 /// Decode an HMAC key as the Customer Area shows it (hex).
-pub fn decode_key(hex_key: &str) -> Result<Vec<u8>, String> {
-    hex::decode(hex_key.trim()).map_err(|e| format!("Adyen HMAC key is not hex: {e}"))
+pub fn decode_key(hex_key: &str) -> Result<Vec<u8>, SetupError> {
+    hex::decode(hex_key.trim()).map_err(|e| SetupError::Undecodable {
+        what: "Adyen HMAC key",
+        expected: "hex",
+        detail: e.to_string(),
+    })
 }
 
 pub struct AdyenAdapter {
@@ -253,7 +258,7 @@ pub struct AdyenAdapter {
 
 impl AdyenAdapter {
     /// `keys`: the hex HMAC keys of the webhook (none: webhooks refused).
-    pub fn new(keys: &[String]) -> Result<Self, String> {
+    pub fn new(keys: &[String]) -> Result<Self, SetupError> {
         let keys = keys
             .iter()
             .map(|k| decode_key(k))

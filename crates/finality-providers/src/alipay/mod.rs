@@ -24,6 +24,7 @@ pub mod contract;
 
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
+use crate::setup::SetupError;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::wechat::{sign, verify};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
@@ -122,17 +123,24 @@ impl AlipayAdapter {
         private_key_pem: &str,
         alipay_public_key_pem: &str,
         timeouts: Timeouts,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SetupError> {
         Ok(AlipayAdapter {
             gateway: gateway.to_string(),
             app_id: cfg.app_id.clone(),
             seller_id: cfg.seller_id.clone(),
-            key: RsaPrivateKey::from_pkcs8_pem(private_key_pem).map_err(|e| {
-                format!("{}: not a PKCS#8 PEM private key: {e}", cfg.private_key_env)
+            key: RsaPrivateKey::from_pkcs8_pem(private_key_pem).map_err(|e| SetupError::Key {
+                setting: cfg.private_key_env.clone(),
+                expected: "a PKCS#8 PEM private key",
+                detail: e.to_string(),
             })?,
-            alipay: RsaPublicKey::from_public_key_pem(alipay_public_key_pem)
-                .map_err(|e| format!("{}: not a PEM public key: {e}", cfg.alipay_public_key_env))?,
-            http: client(timeouts).map_err(|e| e.to_string())?,
+            alipay: RsaPublicKey::from_public_key_pem(alipay_public_key_pem).map_err(|e| {
+                SetupError::Key {
+                    setting: cfg.alipay_public_key_env.clone(),
+                    expected: "a PEM public key",
+                    detail: e.to_string(),
+                }
+            })?,
+            http: client(timeouts)?,
             timeouts,
         })
     }
@@ -361,25 +369,31 @@ impl Provider for AlipayAdapter {
         crate::lookup::needs_some_ref(t)
     }
 
-    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), String> {
+    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), crate::setup::Refused> {
         match kind {
-            Kind::Refund if split_refund_ref(provider_ref).is_none() => Err(format!(
-                "an Alipay refund is named by its trade and its refund request number, \
-                 `TRADE_NO:OUT_REQUEST_NO`; `{provider_ref}` is not"
-            )),
+            Kind::Refund if split_refund_ref(provider_ref).is_none() => {
+                Err(crate::setup::Refused::Shape {
+                    shape: "an Alipay refund is named by its trade and its refund request \
+                            number, `TRADE_NO:OUT_REQUEST_NO`",
+                    reference: provider_ref.to_string(),
+                })
+            }
             _ => Ok(()),
         }
     }
 
     /// `total_amount` is in yuan, "取值范围[0.01,100000000]" (Alipay's
     /// alipay.trade.pay / alipay.trade.query reference).
-    fn check_amount(&self, amount: &finality_core::money::Amount) -> Result<(), String> {
+    fn check_amount(
+        &self,
+        amount: &finality_core::money::Amount,
+    ) -> Result<(), crate::setup::Refused> {
         const MAX_FEN: i64 = 10_000_000_000;
         if amount.currency.as_str() == "CNY" && amount.minor > MAX_FEN {
-            return Err(format!(
-                "{} CNY is more than an Alipay trade takes (total_amount at most 100000000.00)",
-                amount.decimal()
-            ));
+            return Err(crate::setup::Refused::Amount {
+                amount: format!("{} CNY", amount.decimal()),
+                bound: "an Alipay trade takes (total_amount at most 100000000.00)".into(),
+            });
         }
         Ok(())
     }

@@ -294,7 +294,7 @@ impl GenericConfig {
 
 /// Replace `${VAR}` with the variable's value; a missing one is an error
 /// that names it (never the value).
-pub fn expand_env(value: &str) -> Result<String, String> {
+pub fn expand_env(value: &str) -> Result<String, crate::setup::SetupError> {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
@@ -302,13 +302,9 @@ pub fn expand_env(value: &str) -> Result<String, String> {
         let after = &rest[start + 2..];
         let end = after
             .find('}')
-            .ok_or_else(|| format!("unclosed ${{ in `{value}`"))?;
+            .ok_or_else(|| crate::setup::SetupError::Unclosed(value.to_string()))?;
         let var = &after[..end];
-        out.push_str(
-            finality_core::secret::Secret::from_env(var, "a ${VAR} reference")
-                .map_err(|e| e.to_string())?
-                .expose(),
-        );
+        out.push_str(finality_core::secret::Secret::from_env(var, "a ${VAR} reference")?.expose());
         rest = &after[end + 1..];
     }
     out.push_str(rest);

@@ -8,6 +8,7 @@
 use crate::http::Traced;
 use crate::http::{classify_status, classify_transport, client, request_id, Timeouts};
 use crate::oauth::ClientCredentials;
+use crate::setup::SetupError;
 use crate::webhook::standard::StandardWebhooks;
 use crate::webhook::{RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
@@ -48,12 +49,12 @@ impl GenericAdapter {
         timeouts: Timeouts,
         webhook_secrets: Vec<String>,
         tolerance: std::time::Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SetupError> {
         let headers = cfg
             .headers
             .iter()
             .map(|(k, v)| Ok((k.clone(), expand_env(v)?)))
-            .collect::<Result<Vec<_>, String>>()?;
+            .collect::<Result<Vec<_>, SetupError>>()?;
         let (standard, hmac_secrets) = match cfg.webhook.as_ref().map(|w| w.scheme) {
             Some(WebhookScheme::Standard) if !webhook_secrets.is_empty() => (
                 Some(StandardWebhooks::new(&webhook_secrets, tolerance)?),
@@ -69,7 +70,6 @@ impl GenericAdapter {
                 let env = |var: &str| {
                     finality_core::secret::Secret::from_env(var, "oauth2")
                         .map(|s| s.expose().to_string())
-                        .map_err(|e| e.to_string())
                 };
                 Some(
                     ClientCredentials::new(
@@ -86,7 +86,7 @@ impl GenericAdapter {
             oauth,
             base_url: base.to_string(),
             headers,
-            http: client(timeouts).map_err(|e| e.to_string())?,
+            http: client(timeouts)?,
             timeouts,
             standard,
             hmac_secrets,
@@ -424,7 +424,9 @@ mod tests {
             expand_env("Bearer ${FINALITY_GENERIC_TEST_KEY}").unwrap(),
             "Bearer k123"
         );
-        let e = expand_env("Bearer ${FINALITY_GENERIC_TEST_UNSET}").unwrap_err();
+        let e = expand_env("Bearer ${FINALITY_GENERIC_TEST_UNSET}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("FINALITY_GENERIC_TEST_UNSET"), "{e}");
         assert_eq!(expand_env("plain").unwrap(), "plain");
     }

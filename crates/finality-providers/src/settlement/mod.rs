@@ -19,7 +19,7 @@ mod wechat;
 
 pub use columns::{read_csv, Columns};
 
-use finality_core::money::Currency;
+use finality_core::money::{Currency, DecimalError};
 
 use std::io::Read;
 
@@ -60,9 +60,14 @@ impl LineKind {
     }
 }
 
+/// A line kind that is none of [`LineKind`]'s.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown line kind `{0}` (charge, refund, chargeback, fee, payout, other)")]
+pub struct UnknownLineKind(pub String);
+
 impl std::str::FromStr for LineKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownLineKind;
+    fn from_str(s: &str) -> Result<Self, UnknownLineKind> {
         Ok(match s {
             "charge" => LineKind::Charge,
             "refund" => LineKind::Refund,
@@ -70,11 +75,7 @@ impl std::str::FromStr for LineKind {
             "fee" => LineKind::Fee,
             "payout" => LineKind::Payout,
             "other" => LineKind::Other,
-            other => {
-                return Err(format!(
-                    "unknown line kind `{other}` (charge, refund, chargeback, fee, payout, other)"
-                ))
-            }
+            other => return Err(UnknownLineKind(other.to_string())),
         })
     }
 }
@@ -119,11 +120,11 @@ pub struct ReportError {
 }
 
 impl ReportError {
-    fn new(line: u64, column: &str, message: impl Into<String>) -> Self {
+    fn new(line: u64, column: &str, message: impl std::fmt::Display) -> Self {
         ReportError {
             line,
             column: column.to_string(),
-            message: message.into(),
+            message: message.to_string(),
         }
     }
 }
@@ -132,7 +133,7 @@ impl ReportError {
 /// Pay writes `7.79000`), in minor units: extra places that are zeros are
 /// dropped, others round half away from zero. Fees are reported, never
 /// decided on; amounts that decide must be exact (`parse_decimal`).
-fn fee_minor(ccy: Currency, text: &str) -> Result<i64, String> {
+fn fee_minor(ccy: Currency, text: &str) -> Result<i64, DecimalError> {
     let t = text.trim();
     let exp = ccy.exponent() as usize;
     if let Some((int, frac)) = t.split_once('.') {
@@ -149,7 +150,7 @@ fn fee_minor(ccy: Currency, text: &str) -> Result<i64, String> {
             } else {
                 base.checked_add(up)
             };
-            return rounded.ok_or_else(|| format!("`{text}` is too large"));
+            return rounded.ok_or_else(|| DecimalError::TooLarge(text.to_string()));
         }
     }
     ccy.parse_decimal(t)
@@ -271,7 +272,9 @@ impl FormatSpec {
                     let (value, kind) = k
                         .split_once('=')
                         .ok_or_else(|| err("kinds", format!("`{k}` is not VALUE=KIND")))?;
-                    let kind: LineKind = kind.parse().map_err(|e| err("kinds", e))?;
+                    let kind: LineKind = kind
+                        .parse()
+                        .map_err(|e: UnknownLineKind| err("kinds", e.to_string()))?;
                     kinds.push((value.to_string(), kind));
                 }
                 Ok(Format::Columns(Columns {

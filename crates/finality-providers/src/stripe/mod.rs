@@ -175,7 +175,7 @@ const PREFIXES: &[(&str, &str, &str, Kind)] = &[
 ];
 
 /// A Stripe id must be one the adapter can poll, for the kind registered.
-pub fn check_ref(kind: Kind, provider_ref: &str) -> Result<(), String> {
+pub fn check_ref(kind: Kind, provider_ref: &str) -> Result<(), crate::setup::Refused> {
     let accepted = || {
         PREFIXES
             .iter()
@@ -186,16 +186,21 @@ pub fn check_ref(kind: Kind, provider_ref: &str) -> Result<(), String> {
     };
     match StripeAdapter::object_for(provider_ref) {
         Some((_, _, k)) if k == kind => Ok(()),
-        Some((_, object, k)) => Err(format!(
-            "`{provider_ref}` is a Stripe {object} id, which is a {k}, not a {kind}; a {kind} \
-             is registered with {}",
-            accepted()
-        )),
-        None => Err(format!(
-            "`{provider_ref}` is not a Stripe id finality can poll for a {kind}: expected {} \
-             (charges and checkout sessions are followed through their PaymentIntent)",
-            accepted()
-        )),
+        Some((_, object, k)) => Err(crate::setup::Refused::OtherKind {
+            reference: provider_ref.to_string(),
+            provider: "Stripe",
+            object,
+            is: k,
+            kind,
+            accepted: accepted(),
+        }),
+        None => Err(crate::setup::Refused::NotAnId {
+            reference: provider_ref.to_string(),
+            provider: "Stripe",
+            kind,
+            accepted: accepted(),
+            hint: " (charges and checkout sessions are followed through their PaymentIntent)",
+        }),
     }
 }
 
@@ -279,7 +284,10 @@ impl Provider for StripeAdapter {
         };
         let Some((path, object, _)) = Self::object_for(r) else {
             return Err(ProviderError::Permanent {
-                message: check_ref(t.kind, r).err().unwrap_or_default(),
+                message: check_ref(t.kind, r)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default(),
             });
         };
         let url = format!("{}/v1/{path}/{}", self.base_url, crate::http::segment(r));
@@ -332,7 +340,7 @@ impl Provider for StripeAdapter {
         }
     }
 
-    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), String> {
+    fn check_ref(&self, kind: Kind, provider_ref: &str) -> Result<(), crate::setup::Refused> {
         check_ref(kind, provider_ref)
     }
 
@@ -340,13 +348,16 @@ impl Provider for StripeAdapter {
     /// "Minimum and maximum charge amounts"), twelve for IDR; accounts can be
     /// granted more, so the bound taken is the twelve digits no Stripe
     /// amount exceeds.
-    fn check_amount(&self, amount: &finality_core::money::Amount) -> Result<(), String> {
+    fn check_amount(
+        &self,
+        amount: &finality_core::money::Amount,
+    ) -> Result<(), crate::setup::Refused> {
         const MAX: i64 = 999_999_999_999;
         if amount.minor > MAX {
-            return Err(format!(
-                "{} minor units is more than Stripe takes (at most twelve digits, {MAX})",
-                amount.minor
-            ));
+            return Err(crate::setup::Refused::Amount {
+                amount: format!("{} minor units", amount.minor),
+                bound: format!("Stripe takes (at most twelve digits, {MAX})"),
+            });
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! the signature header may carry several space-separated `v1,` signatures.
 
 use super::{check_timestamp, RejectReason, WebhookError};
+use crate::setup::SetupError;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use finality_core::Timestamp;
@@ -43,13 +44,16 @@ impl std::fmt::Debug for StandardWebhooks {
 }
 
 /// Decode a `whsec_…` secret (or bare base64) into key bytes.
-pub fn decode_secret(secret: &str) -> Result<Vec<u8>, String> {
+pub fn decode_secret(secret: &str) -> Result<Vec<u8>, SetupError> {
     let b64 = secret
         .trim()
         .strip_prefix("whsec_")
         .unwrap_or(secret.trim());
-    B64.decode(b64)
-        .map_err(|e| format!("webhook secret is not whsec_<base64>: {e}"))
+    B64.decode(b64).map_err(|e| SetupError::Undecodable {
+        what: "webhook secret",
+        expected: "whsec_<base64>",
+        detail: e.to_string(),
+    })
 }
 
 /// `v1,<base64 signature>` for `id.timestamp.body` under `key`.
@@ -73,13 +77,13 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Result<&'a str, WebhookError> {
 }
 
 impl StandardWebhooks {
-    pub fn new(secrets: &[String], tolerance: Duration) -> Result<Self, String> {
+    pub fn new(secrets: &[String], tolerance: Duration) -> Result<Self, SetupError> {
         let keys = secrets
             .iter()
             .map(|s| decode_secret(s))
             .collect::<Result<Vec<_>, _>>()?;
         if keys.is_empty() {
-            return Err("no webhook secret configured".into());
+            return Err(SetupError::Missing("webhook secret"));
         }
         Ok(StandardWebhooks { keys, tolerance })
     }

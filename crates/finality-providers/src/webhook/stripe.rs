@@ -3,6 +3,7 @@
 //! hex-encoded; other schemes (`v0`) are ignored, as Stripe documents.
 
 use super::{check_timestamp, Disposition, RejectReason, WebhookError, WebhookEvent};
+use crate::setup::SetupError;
 use finality_core::{Status, Timestamp};
 use hmac::{Hmac, Mac};
 use reqwest::header::HeaderMap;
@@ -41,9 +42,9 @@ pub fn sign(secret: &str, t: i64, body: &[u8]) -> String {
 }
 
 impl StripeSignature {
-    pub fn new(secrets: Vec<String>, tolerance: Duration) -> Result<Self, String> {
+    pub fn new(secrets: Vec<String>, tolerance: Duration) -> Result<Self, SetupError> {
         if secrets.is_empty() {
-            return Err("no Stripe webhook signing secret configured".into());
+            return Err(SetupError::Missing("Stripe webhook signing secret"));
         }
         Ok(StripeSignature { secrets, tolerance })
     }

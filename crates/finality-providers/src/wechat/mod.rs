@@ -25,6 +25,7 @@ pub mod contract;
 
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
+use crate::setup::SetupError;
 use crate::webhook::{check_timestamp, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
 use aes_gcm::aead::{Aead, Payload};
@@ -144,6 +145,17 @@ pub fn decrypt_resource(
         .ok()
 }
 
+/// A `Wechatpay-Serial` no configured platform key answers to.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "Wechatpay-Serial `{serial}` names no configured platform key (configured: {known}); add it \
+     under platform_keys"
+)]
+pub struct UnknownSerial {
+    serial: String,
+    known: String,
+}
+
 pub struct WeChatAdapter {
     base_url: String,
     mchid: String,
@@ -170,17 +182,27 @@ impl WeChatAdapter {
         api_v3_key: &str,
         timeouts: Timeouts,
         tolerance: Duration,
-    ) -> Result<Self, String> {
-        let key = RsaPrivateKey::from_pkcs8_pem(private_key_pem)
-            .map_err(|e| format!("{}: not a PKCS#8 PEM private key: {e}", cfg.private_key_env))?;
-        let platform = RsaPublicKey::from_public_key_pem(platform_public_key_pem)
-            .map_err(|e| format!("{}: not a PEM public key: {e}", cfg.platform_public_key_env))?;
-        let api_v3_key: [u8; 32] = api_v3_key.as_bytes().try_into().map_err(|_| {
-            format!(
-                "{}: the APIv3 key must be exactly 32 bytes",
-                cfg.api_v3_key_env
-            )
+    ) -> Result<Self, SetupError> {
+        let key = RsaPrivateKey::from_pkcs8_pem(private_key_pem).map_err(|e| SetupError::Key {
+            setting: cfg.private_key_env.clone(),
+            expected: "a PKCS#8 PEM private key",
+            detail: e.to_string(),
         })?;
+        let platform = RsaPublicKey::from_public_key_pem(platform_public_key_pem).map_err(|e| {
+            SetupError::Key {
+                setting: cfg.platform_public_key_env.clone(),
+                expected: "a PEM public key",
+                detail: e.to_string(),
+            }
+        })?;
+        let api_v3_key: [u8; 32] =
+            api_v3_key
+                .as_bytes()
+                .try_into()
+                .map_err(|_| SetupError::Setting {
+                    setting: cfg.api_v3_key_env.clone(),
+                    problem: "the APIv3 key must be exactly 32 bytes",
+                })?;
         Ok(WeChatAdapter {
             base_url: base_url.trim_end_matches('/').to_string(),
             mchid: cfg.mchid.clone(),
@@ -189,34 +211,38 @@ impl WeChatAdapter {
             key,
             platform: vec![(cfg.platform_serial.clone(), platform)],
             api_v3_key,
-            http: client(timeouts).map_err(|e| e.to_string())?,
+            http: client(timeouts)?,
             timeouts,
             tolerance,
         })
     }
 
     /// Add a platform key for one `Wechatpay-Serial` (certificate rotation).
-    pub fn with_platform_key(mut self, serial: &str, pem: &str) -> Result<Self, String> {
-        let key = RsaPublicKey::from_public_key_pem(pem)
-            .map_err(|e| format!("platform key {serial}: not a PEM public key: {e}"))?;
+    pub fn with_platform_key(mut self, serial: &str, pem: &str) -> Result<Self, SetupError> {
+        let key = RsaPublicKey::from_public_key_pem(pem).map_err(|e| SetupError::Key {
+            setting: format!("platform key {serial}"),
+            expected: "a PEM public key",
+            detail: e.to_string(),
+        })?;
         self.platform.insert(0, (Some(serial.to_string()), key));
         Ok(self)
     }
 
     /// The platform key for a `Wechatpay-Serial`, or why there is none.
-    fn platform_key(&self, serial: &str) -> Result<&RsaPublicKey, String> {
+    fn platform_key(&self, serial: &str) -> Result<&RsaPublicKey, UnknownSerial> {
         self.platform
             .iter()
             .find(|(s, _)| s.as_deref() == Some(serial))
             .or_else(|| self.platform.iter().find(|(s, _)| s.is_none()))
             .map(|(_, k)| k)
-            .ok_or_else(|| {
-                let known: Vec<&str> = self.platform.iter().filter_map(|(s, _)| s.as_deref()).collect();
-                format!(
-                    "Wechatpay-Serial `{serial}` names no configured platform key (configured: {}); \
-                     add it under platform_keys",
-                    known.join(", ")
-                )
+            .ok_or_else(|| UnknownSerial {
+                serial: serial.to_string(),
+                known: self
+                    .platform
+                    .iter()
+                    .filter_map(|(s, _)| s.as_deref())
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
     }
 
@@ -391,7 +417,9 @@ impl WeChatAdapter {
         })?;
         let key = self
             .platform_key(serial)
-            .map_err(|message| ProviderError::Permanent { message })?;
+            .map_err(|e| ProviderError::Permanent {
+                message: e.to_string(),
+            })?;
         if !verify(key, &format!("{ts}\n{nonce}\n{body}\n"), sig) {
             return Err(ProviderError::Permanent {
                 message: format!(
@@ -463,7 +491,7 @@ impl Provider for WeChatAdapter {
             .unwrap_or_default();
         let key = self
             .platform_key(serial)
-            .map_err(|e| WebhookError::reject(RejectReason::BadSignature, e))?;
+            .map_err(|e| WebhookError::reject(RejectReason::BadSignature, e.to_string()))?;
         if !verify(key, &format!("{ts}\n{nonce}\n{text}\n"), signature) {
             return Err(WebhookError::reject(
                 RejectReason::BadSignature,

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::inbox::decide::{checked_report, unknown_status, verdict, ORPHANED};
 use crate::memory::InboxRow;
-use crate::memory::MemStore;
+use crate::memory::{Found, MemStore};
 use crate::model::*;
 use crate::payments::sql::decide_report;
 use crate::transition::write_changes;
@@ -112,12 +112,12 @@ impl WebhookInbox for MemStore {
             return Ok(InboxOutcome::LeaseLost);
         }
         let payment_id = match s.find_for_event(ev) {
-            Ok(Some(id)) => id,
-            Ok(None) => {
+            Found::Payment(id) => id,
+            Found::Nothing => {
                 s.set_inbox_state(i, InboxState::Orphaned, Some(ORPHANED.to_string()));
                 return Ok(InboxOutcome::Orphaned);
             }
-            Err(why) => {
+            Found::OtherObject(why) => {
                 s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
                 return Ok(InboxOutcome::Ignored { reason: why });
             }

@@ -218,35 +218,32 @@ impl MemState {
     }
 
     /// The payment an event is about, as `inbox_process` on SQL finds it.
-    pub(crate) fn find_for_event(
-        &mut self,
-        ev: &InboxEvent,
-    ) -> std::result::Result<Option<String>, String> {
+    pub(crate) fn find_for_event(&mut self, ev: &InboxEvent) -> Found {
         if let Some(r) = &ev.provider_ref {
             if let Some(id) = self.by_ref.get(&(ev.provider.clone(), r.clone())) {
-                return Ok(Some(id.clone()));
+                return Found::Payment(id.clone());
             }
         }
         let Some(m) = &ev.merchant_ref else {
-            return Ok(None);
+            return Found::Nothing;
         };
         let Some(id) = self
             .by_merchant
             .get(&(ev.provider.clone(), m.clone()))
             .cloned()
         else {
-            return Ok(None);
+            return Found::Nothing;
         };
         let known = self.payments.get(&id).and_then(|p| p.provider_ref.clone());
         match (known, ev.provider_ref.as_deref()) {
             (None, Some(found)) => {
                 self.record_ref(&id, found);
-                Ok(Some(id))
+                Found::Payment(id)
             }
             (Some(known), Some(named)) if known != named => {
-                Err(other_object(named, &id, m, &known))
+                Found::OtherObject(other_object(named, &id, m, &known))
             }
-            _ => Ok(Some(id)),
+            _ => Found::Payment(id),
         }
     }
 }
@@ -388,4 +385,15 @@ impl Store for MemStore {
     fn subscribe_transitions(&self) -> watch::Receiver<u64> {
         self.wake.subscribe_transitions()
     }
+}
+
+/// The payment a webhook is about, as the inbox finds it.
+#[derive(Debug)]
+pub(crate) enum Found {
+    Payment(String),
+    /// No payment tracks its reference (yet): orphaned.
+    Nothing,
+    /// Its merchant reference names a payment that already tracks another
+    /// provider object: ignored, with this reason.
+    OtherObject(String),
 }

@@ -14,26 +14,31 @@
 //! and the order (file durable, then delete, re-checked), are finality's
 //! own; the crates do the compression (`flate2`) and the hashing (`sha2`).
 
+use crate::lifecycle::files::Chunk;
 use chrono::{TimeZone, Utc};
+pub use error::LifecycleError;
+pub use files::{manifest_path, read_manifest, ArchiveFile};
 use finality_core::{Clock, Timestamp};
 use finality_store::retention::partitions::{self, Conversion};
-use finality_store::retention::{
-    self, RowKind, TableSpec, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY,
-};
+use finality_store::retention::{RowKind, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY};
 use finality_store::Store;
+pub use restore::{restore, RestoreReport};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+mod error;
+mod files;
+
+mod restore;
+
 /// The lease one run holds (the node holding it runs retention).
 pub const LEASE_NAME: &str = "finality:lifecycle";
 
-const DAY: Duration = Duration::from_secs(86_400);
+pub(crate) const DAY: Duration = Duration::from_secs(86_400);
 
 /// `[retention]` in `finality.toml`: how long each kind of data stays in
 /// the database. `0s` keeps it forever.
@@ -113,46 +118,30 @@ impl RetentionConfig {
     }
 
     /// What is wrong with these settings, naming the field.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), finality_core::ConfigError> {
+        use finality_core::ConfigError;
         let short = |d: Duration, min: Duration| !d.is_zero() && d < min;
         if short(self.webhooks, 7 * DAY) {
-            return Err(format!(
-                "retention.webhooks: {} is shorter than providers redeliver (at least 7d, or 0s to keep forever)",
-                humantime::format_duration(self.webhooks)
+            return Err(ConfigError::new(
+                "retention.webhooks",
+                format!(
+                    "{} is shorter than providers redeliver (at least 7d, or 0s to keep forever)",
+                    humantime::format_duration(self.webhooks)
+                ),
             ));
         }
         if !self.webhooks.is_zero()
             && (self.webhook_bodies.is_zero() || self.webhook_bodies > self.webhooks)
         {
-            return Err(
-                "retention.webhook_bodies: must not be longer than retention.webhooks (a row's body goes with it)".into(),
-            );
+            return Err(ConfigError::new(
+                "retention.webhook_bodies",
+                "must not be longer than retention.webhooks (a row's body goes with it)",
+            ));
         }
         if self.every.is_zero() {
-            return Err("retention.every: must be more than 0s".into());
+            return Err(ConfigError::new("retention.every", "must be more than 0s"));
         }
         Ok(())
-    }
-}
-
-/// Why a run or a restore stopped.
-#[derive(Debug, thiserror::Error)]
-pub enum LifecycleError {
-    #[error(transparent)]
-    Store(#[from] finality_store::StoreError),
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: {detail}")]
-    Archive { path: PathBuf, detail: String },
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LifecycleError + '_ {
-    move |source| LifecycleError::Io {
-        path: path.to_path_buf(),
-        source,
     }
 }
 
@@ -161,213 +150,6 @@ pub fn day_of(ms: i64) -> String {
     Utc.timestamp_millis_opt(ms)
         .single()
         .map_or_else(|| "0000-00-00".into(), |t| t.format("%Y-%m-%d").to_string())
-}
-
-/// One archive file, as the manifest lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArchiveFile {
-    /// Relative to the archive directory.
-    pub file: String,
-    pub kind: String,
-    pub table: String,
-    pub day: String,
-    pub rows: u64,
-    pub bytes: u64,
-    pub sha256: String,
-    pub written_at: i64,
-}
-
-/// A writer that hashes and counts what passes through it.
-struct Hashing<W> {
-    inner: W,
-    hash: Sha256,
-    bytes: u64,
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash.update(&buf[..n]);
-        self.bytes += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-type Gz = flate2::write::GzEncoder<Hashing<std::io::BufWriter<std::fs::File>>>;
-
-/// The files of one chunk: one per table and day, written to a temporary
-/// name and moved into place only when complete and on disk.
-struct Chunk<'a> {
-    dir: &'a Path,
-    kind: &'static str,
-    stamp: String,
-    open: BTreeMap<(&'static str, String), (PathBuf, Gz, u64)>,
-}
-
-impl<'a> Chunk<'a> {
-    fn new(dir: &'a Path, kind: &'static str, now: Timestamp, n: u32) -> Self {
-        Chunk {
-            dir,
-            kind,
-            stamp: format!("{}-{n}", now.0),
-            open: BTreeMap::new(),
-        }
-    }
-
-    fn rel(&self, table: &str, day: &str) -> String {
-        format!("{}/{table}/{day}.{}.jsonl.gz", self.kind, self.stamp)
-    }
-
-    fn write(
-        &mut self,
-        table: &'static str,
-        day: &str,
-        row: &serde_json::Value,
-    ) -> Result<(), LifecycleError> {
-        let key = (table, day.to_string());
-        if !self.open.contains_key(&key) {
-            let path = self.dir.join(self.rel(table, day));
-            if let Some(parent) = path.parent() {
-                create_dirs(parent)?;
-            }
-            let tmp = path.with_extension("gz.tmp");
-            let f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-            let w = Hashing {
-                inner: std::io::BufWriter::new(f),
-                hash: Sha256::new(),
-                bytes: 0,
-            };
-            self.open.insert(
-                key.clone(),
-                (
-                    tmp,
-                    flate2::write::GzEncoder::new(w, flate2::Compression::default()),
-                    0,
-                ),
-            );
-        }
-        let Some((tmp, gz, rows)) = self.open.get_mut(&key) else {
-            return Ok(());
-        };
-        serde_json::to_writer(&mut *gz, row).map_err(|e| LifecycleError::Archive {
-            path: tmp.clone(),
-            detail: e.to_string(),
-        })?;
-        gz.write_all(b"\n").map_err(io(tmp))?;
-        *rows += 1;
-        Ok(())
-    }
-
-    /// Finish every file: complete, fsynced, renamed, and in the manifest
-    /// (fsynced too) before anything is deleted.
-    fn finish(self, now: Timestamp) -> Result<HashMap<String, ArchiveFile>, LifecycleError> {
-        let mut out = HashMap::new();
-        for ((table, day), (tmp, gz, rows)) in self.open {
-            let rel = format!("{}/{table}/{day}.{}.jsonl.gz", self.kind, self.stamp);
-            let hashing = gz.finish().map_err(io(&tmp))?;
-            let (buf, hash, bytes) = (hashing.inner, hashing.hash, hashing.bytes);
-            let file = buf.into_inner().map_err(|e| LifecycleError::Io {
-                path: tmp.clone(),
-                source: e.into_error(),
-            })?;
-            file.sync_all().map_err(io(&tmp))?;
-            let path = self.dir.join(&rel);
-            std::fs::rename(&tmp, &path).map_err(io(&path))?;
-            if let Some(parent) = path.parent() {
-                sync_dir(parent)?;
-            }
-            let entry = ArchiveFile {
-                file: rel.clone(),
-                kind: self.kind.to_string(),
-                table: table.to_string(),
-                day: day.clone(),
-                rows,
-                bytes,
-                sha256: hex::encode(hash.finalize()),
-                written_at: now.0,
-            };
-            append_manifest(self.dir, &entry)?;
-            out.insert(format!("{table}/{day}"), entry);
-        }
-        Ok(out)
-    }
-}
-
-/// `create_dir_all`, with each directory it made fsynced into its parent
-/// (a power loss must not lose a directory whose files' rows are gone).
-fn create_dirs(dir: &Path) -> Result<(), LifecycleError> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    if let Some(parent) = dir.parent() {
-        if !parent.as_os_str().is_empty() {
-            create_dirs(parent)?;
-        }
-    }
-    match std::fs::create_dir(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(()),
-        Err(e) => return Err(io(dir)(e)),
-    }
-    match dir.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
-        _ => Ok(()),
-    }
-}
-
-fn sync_dir(dir: &Path) -> Result<(), LifecycleError> {
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io(dir))
-}
-
-/// The manifest beside the archive files.
-pub fn manifest_path(dir: &Path) -> PathBuf {
-    dir.join("manifest.jsonl")
-}
-
-fn append_manifest(dir: &Path, entry: &ArchiveFile) -> Result<(), LifecycleError> {
-    let path = manifest_path(dir);
-    let created = !path.exists();
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io(&path))?;
-    let mut line = serde_json::to_vec(entry).map_err(|e| LifecycleError::Archive {
-        path: path.clone(),
-        detail: e.to_string(),
-    })?;
-    line.push(b'\n');
-    f.write_all(&line).map_err(io(&path))?;
-    f.sync_all().map_err(io(&path))?;
-    if created {
-        sync_dir(dir)?;
-    }
-    Ok(())
-}
-
-/// Every file the manifest lists; a bad line is an error naming its number.
-pub fn read_manifest(dir: &Path) -> Result<Vec<ArchiveFile>, LifecycleError> {
-    let path = manifest_path(dir);
-    let f = std::fs::File::open(&path).map_err(io(&path))?;
-    let mut out = Vec::new();
-    for (i, line) in std::io::BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(io(&path))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        out.push(
-            serde_json::from_str(&line).map_err(|e| LifecycleError::Archive {
-                path: path.clone(),
-                detail: format!("line {}: {e}", i + 1),
-            })?,
-        );
-    }
-    Ok(out)
 }
 
 /// What one run did, per kind of data.
@@ -401,10 +183,10 @@ pub struct DroppedPartition {
 }
 
 /// How long a run holds the lease between renewals (once per chunk).
-const LEASE_TERM: Duration = Duration::from_secs(600);
+pub(crate) const LEASE_TERM: Duration = Duration::from_secs(600);
 
 /// What is older than this is past a retention of `keep` at `now`.
-fn cutoff(now: Timestamp, keep: Duration) -> Timestamp {
+pub(crate) fn cutoff(now: Timestamp, keep: Duration) -> Timestamp {
     Timestamp(
         now.0
             .saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX)),
@@ -412,21 +194,25 @@ fn cutoff(now: Timestamp, keep: Duration) -> Timestamp {
 }
 
 /// The deadline has passed.
-fn past(deadline: Option<std::time::Instant>) -> bool {
+pub(crate) fn past(deadline: Option<std::time::Instant>) -> bool {
     deadline.is_some_and(|d| std::time::Instant::now() >= d)
 }
 
 /// Rows read per page, and most rows per chunk of files.
-const PAGE: u32 = 1000;
-/// Rows read per page from a detached partition (no one else reads it).
-const PARTITION_PAGE: u32 = 5000;
-const DAY_MS: i64 = partitions::DAY_MS;
+pub(crate) const PAGE: u32 = 1000;
 
-fn ms(d: Duration) -> f64 {
+/// Rows read per page from a detached partition (no one else reads it).
+pub(crate) const PARTITION_PAGE: u32 = 5000;
+
+pub(crate) const DAY_MS: i64 = partitions::DAY_MS;
+
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
-const CHUNK_ROWS: usize = 20_000;
-const PAYMENT_PAGE: u32 = 500;
+
+pub(crate) const CHUNK_ROWS: usize = 20_000;
+
+pub(crate) const PAYMENT_PAGE: u32 = 500;
 
 /// Retention on one node.
 pub struct Archiver {
@@ -845,149 +631,6 @@ impl Archiver {
     }
 }
 
-/// What a restore brought back.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct RestoreReport {
-    pub kind: String,
-    pub day: String,
-    /// Per table: rows in the files, and how many were not in the
-    /// database already.
-    pub tables: BTreeMap<String, (u64, u64)>,
-    /// Retention leaves the day alone until then.
-    #[serde(serialize_with = "rfc3339")]
-    pub held_until: Timestamp,
-}
-
-fn rfc3339<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&t.to_rfc3339())
-}
-
-/// Bring back the rows of an archive file (for payments, with the
-/// history, provider calls and audit rows written beside them), after
-/// checking each file against the manifest; the day is then held from
-/// retention for `hold`.
-pub async fn restore(
-    store: &dyn Store,
-    dir: &Path,
-    file: &Path,
-    hold: Duration,
-    now: Timestamp,
-) -> Result<RestoreReport, LifecycleError> {
-    let bad = |detail: String| LifecycleError::Archive {
-        path: file.to_path_buf(),
-        detail,
-    };
-    let rel = file
-        .strip_prefix(dir)
-        .unwrap_or(file)
-        .to_string_lossy()
-        .replace('\\', "/");
-    let manifest = read_manifest(dir)?;
-    let entry = manifest
-        .iter()
-        .find(|e| e.file == rel)
-        .ok_or_else(|| bad(format!("not in {}", manifest_path(dir).display())))?;
-    let stamp = rel
-        .rsplit('/')
-        .next()
-        .and_then(|name| name.strip_suffix(".jsonl.gz"))
-        .and_then(|name| name.split_once('.'))
-        .map(|(_, stamp)| stamp.to_string())
-        .ok_or_else(|| bad("not an archive file name (DAY.STAMP.jsonl.gz)".into()))?;
-    // The day's files of this run, in restore order (a payment before its
-    // history).
-    let mut set: Vec<&ArchiveFile> = manifest
-        .iter()
-        .filter(|e| {
-            e.kind == entry.kind
-                && e.day == entry.day
-                && e.file.ends_with(&format!(".{stamp}.jsonl.gz"))
-        })
-        .collect();
-    set.sort_by_key(|e| {
-        retention::TABLES
-            .iter()
-            .position(|t| t.name == e.table)
-            .unwrap_or(usize::MAX)
-    });
-    let mut report = RestoreReport {
-        kind: entry.kind.clone(),
-        day: entry.day.clone(),
-        ..RestoreReport::default()
-    };
-    for e in set {
-        let spec = retention::table(&e.table)
-            .ok_or_else(|| bad(format!("unknown table `{}` in the manifest", e.table)))?;
-        let (rows, new, min_id) = restore_file(store, &dir.join(&e.file), e, spec).await?;
-        report.tables.insert(e.table.clone(), (rows, new));
-        if e.table == "webhook_inbox" {
-            if let Some(min) = min_id {
-                // Bodies came back: the body scan must pass them again
-                // once the hold ends.
-                store
-                    .life_cursor_rewind(RowKind::WebhookBodies, min - 1)
-                    .await?;
-            }
-        }
-    }
-    report.held_until = now.plus(hold);
-    store
-        .hold_day(&report.kind, &report.day, report.held_until)
-        .await?;
-    Ok(report)
-}
-
-/// One file: checksum, then rows in batches; a bad line names its number.
-async fn restore_file(
-    store: &dyn Store,
-    path: &Path,
-    entry: &ArchiveFile,
-    spec: &'static TableSpec,
-) -> Result<(u64, u64, Option<i64>), LifecycleError> {
-    let bytes = std::fs::read(path).map_err(io(path))?;
-    let sum = hex::encode(Sha256::digest(&bytes));
-    if sum != entry.sha256 {
-        return Err(LifecycleError::Archive {
-            path: path.to_path_buf(),
-            detail: format!(
-                "SHA-256 {sum} does not match the manifest's {}: the file changed since it was written",
-                entry.sha256
-            ),
-        });
-    }
-    let reader = std::io::BufReader::new(flate2::read::GzDecoder::new(&bytes[..]));
-    let (mut rows, mut new) = (0u64, 0u64);
-    let mut min_id: Option<i64> = None;
-    let mut batch = Vec::with_capacity(500);
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(io(path))?;
-        let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| LifecycleError::Archive {
-                path: path.to_path_buf(),
-                detail: format!("line {}: {e}", i + 1),
-            })?;
-        if let Some(id) = v.get("id").and_then(serde_json::Value::as_i64) {
-            min_id = Some(min_id.map_or(id, |m| m.min(id)));
-        }
-        batch.push(v);
-        rows += 1;
-        if batch.len() == 500 {
-            new += store.restore_rows(spec, &batch).await?;
-            batch.clear();
-        }
-    }
-    if !batch.is_empty() {
-        new += store.restore_rows(spec, &batch).await?;
-    }
-    if rows != entry.rows {
-        return Err(LifecycleError::Archive {
-            path: path.to_path_buf(),
-            detail: format!("{rows} rows, the manifest says {}", entry.rows),
-        });
-    }
-    Ok((rows, new, min_id))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1006,11 +649,19 @@ mod tests {
             webhooks: DAY,
             ..RetentionConfig::default()
         };
-        assert!(c.check().unwrap_err().contains("retention.webhooks"));
+        assert!(c
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("retention.webhooks"));
         let c = RetentionConfig {
             webhook_bodies: 100 * DAY,
             ..RetentionConfig::default()
         };
-        assert!(c.check().unwrap_err().contains("webhook_bodies"));
+        assert!(c
+            .check()
+            .unwrap_err()
+            .to_string()
+            .contains("webhook_bodies"));
     }
 }
