@@ -1,0 +1,208 @@
+//! The providers page: health, pauses, breakers, webhooks kept for review, and queries and time until final per provider.
+
+use crate::console::charts::{bars, Bar};
+use crate::console::pages::respond::api_error;
+use crate::console::pages::respond::chrome;
+use crate::console::pages::respond::render;
+use crate::console::pages::review::hook_row;
+use crate::console::session::Session;
+use crate::console::views::*;
+use crate::AppState;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use finality_core::Timestamp;
+use finality_store::InboxState;
+use std::collections::HashMap;
+
+pub(crate) fn quantile_bars(
+    q: &finality_store::stats::Quantiles,
+    fmt: impl Fn(f64) -> String,
+) -> Vec<Bar> {
+    [
+        ("p50", q.p50),
+        ("p90", q.p90),
+        ("p99", q.p99),
+        ("max", q.max),
+    ]
+    .into_iter()
+    .filter_map(|(label, v)| {
+        v.map(|v| Bar {
+            label: label.into(),
+            value: v,
+            text: fmt(v),
+        })
+    })
+    .collect()
+}
+
+pub async fn providers(
+    State(app): State<AppState>,
+    s: Session,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let back = "/console/providers";
+    let window = q
+        .get("window")
+        .map(|w| w.trim().to_string())
+        .filter(|w| !w.is_empty())
+        .unwrap_or_else(|| "24h".into());
+    let stats = match crate::stats::compute(&app, Some(&window)).await {
+        Ok(s) => s,
+        Err(e) => return api_error(e, "/console/review"),
+    };
+    let (failed, orphaned, review, sweeps, reports) = match tokio::try_join!(
+        app.store.inbox_in_state(InboxState::Failed, None, 50),
+        app.store.inbox_in_state(InboxState::Orphaned, None, 50),
+        app.store.inbox_in_state(InboxState::Review, None, 50),
+        app.store.sweep_runs(10),
+        app.store.recon_runs(10),
+    ) {
+        Ok(v) => v,
+        Err(e) => return api_error(e.into(), back),
+    };
+    let now = app.clock.now();
+    let pauses: HashMap<String, String> = app
+        .health
+        .pauses(now)
+        .into_iter()
+        .map(|(name, p)| {
+            let text = format!(
+                "until {} ({}: {})",
+                time(p.until),
+                p.class.as_str(),
+                p.reason
+            );
+            (name, text)
+        })
+        .collect();
+    let breakers: HashMap<String, String> = app
+        .health
+        .breakers()
+        .tripped()
+        .into_iter()
+        .map(|t| {
+            (
+                t.provider,
+                format!("{}, next probe {}", t.state, time(t.until)),
+            )
+        })
+        .collect();
+    let outages: HashMap<String, Timestamp> = app.health.webhook_outages().into_iter().collect();
+    let mut names: Vec<String> = app.providers.keys().cloned().collect();
+    for p in &stats.providers {
+        if !names.contains(&p.provider) {
+            names.push(p.provider.clone());
+        }
+    }
+    names.sort();
+    let views = names
+        .into_iter()
+        .map(|name| {
+            let st = stats.providers.iter().find(|p| p.provider == name);
+            let entry = app.providers.get(&name);
+            let finals: usize = st.map(|s| s.final_by.values().sum()).unwrap_or(0);
+            let final_by = st
+                .map(|s| {
+                    s.final_by
+                        .iter()
+                        .map(|(src, n)| Bar {
+                            label: src.clone(),
+                            value: *n as f64,
+                            text: format!("{n} ({:.0}%)", 100.0 * *n as f64 / finals.max(1) as f64),
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            let queries = st
+                .map(|s| quantile_bars(&s.queries_until_final, |v| format!("{v:.0}")))
+                .unwrap_or_default();
+            let ttf = st
+                .map(|s| quantile_bars(&s.time_to_final_s, |v| age((v * 1000.0) as i64)))
+                .unwrap_or_default();
+            let errors = st
+                .map(|s| {
+                    s.errors
+                        .iter()
+                        .map(|(class, n)| Bar {
+                            label: class.clone(),
+                            value: *n as f64,
+                            text: n.to_string(),
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            ProviderView {
+                payments: st.map_or(0, |s| s.payments),
+                open: st.map_or(0, |s| s.open),
+                in_review: st.map_or(0, |s| s.in_review),
+                pause: pauses.get(&name).cloned().unwrap_or_else(|| "no".into()),
+                breaker: breakers
+                    .get(&name)
+                    .cloned()
+                    .unwrap_or_else(|| "closed".into()),
+                webhooks: match (outages.get(&name), entry.map(|e| e.outage_policy.is_some())) {
+                    (Some(since), _) => format!(
+                        "not arriving since {}: polling on the outage schedule",
+                        time(*since)
+                    ),
+                    (None, Some(true)) => "arriving".into(),
+                    _ => "not configured (polls only)".into(),
+                },
+                rate_limit: entry
+                    .and_then(|e| e.rate_limit.as_ref())
+                    .map(|b| format!("{} calls/s across nodes, burst {}", b.per_second, b.burst))
+                    .unwrap_or_else(|| "none".into()),
+                final_by: bars(&format!("{name}: how final statuses arrived"), &final_by),
+                queries: bars(&format!("{name}: status queries until final"), &queries),
+                time_to_final: bars(&format!("{name}: time to final"), &ttf),
+                errors: bars(&format!("{name}: failed calls by error class"), &errors),
+                name,
+            }
+        })
+        .collect();
+    render(&Providers {
+        chrome: chrome(&s, "providers", None),
+        window,
+        providers: views,
+        failed: failed.into_iter().map(hook_row).collect(),
+        orphaned: orphaned.into_iter().map(hook_row).collect(),
+        review: review.into_iter().map(hook_row).collect(),
+        sweeps: sweeps
+            .into_iter()
+            .map(|r| SweepView {
+                finished: time(r.finished_at),
+                holder: r.holder,
+                scanned: r.scanned,
+                pass: if r.pass_complete { "yes" } else { "continues" },
+                findings: if r.findings.is_empty() {
+                    "none".into()
+                } else {
+                    r.findings
+                        .iter()
+                        .map(|(k, n)| format!("{k} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+                repaired: r.repaired,
+            })
+            .collect(),
+        reports: reports
+            .into_iter()
+            .map(|r| ReconView {
+                id: r.id,
+                provider: r.provider,
+                file_name: r.file_name,
+                finished: r
+                    .finished_at
+                    .map_or_else(|| "unfinished (redone on the next import)".into(), time),
+                lines: r.lines,
+                counts: r
+                    .counts
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+            .collect(),
+    })
+}

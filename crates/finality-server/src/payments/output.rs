@@ -1,0 +1,186 @@
+//! What a caller reads back: a payment with its poll and history, its
+//! provider calls, a page of payments.
+
+use crate::openapi::Cursor;
+use crate::{ApiError, AppState};
+use finality_core::{Kind, Source, Status};
+use finality_store::{HistoryEntry, Payment, PaymentView, PollState};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+/// The poll job of an open payment.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PollOut {
+    pub(crate) attempts: u32,
+    /// Status queries that failed in a row without an answer.
+    pub(crate) errors: u32,
+    pub(crate) next_poll_at: Option<String>,
+    pub(crate) in_flight: bool,
+    pub(crate) last_error: Option<String>,
+}
+
+/// One status change.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HistoryOut {
+    pub(crate) from: Option<Status>,
+    pub(crate) to: Status,
+    pub(crate) source: Source,
+    pub(crate) event_id: Option<String>,
+    pub(crate) reason: Option<String>,
+    pub(crate) actor: Option<String>,
+    pub(crate) at: String,
+}
+
+/// The payment resource, as `GET /v1/payments/{id}` returns it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PaymentOut {
+    pub(crate) id: String,
+    pub(crate) provider: String,
+    /// `null` until found when registered by `merchant_ref` alone.
+    pub(crate) provider_ref: Option<String>,
+    pub(crate) merchant_ref: Option<String>,
+    pub(crate) kind: Kind,
+    pub(crate) amount: i64,
+    pub(crate) currency: String,
+    #[schema(value_type = Object)]
+    pub(crate) metadata: Value,
+    pub(crate) status: Status,
+    pub(crate) status_source: Option<Source>,
+    pub(crate) created_at: String,
+    pub(crate) updated_at: String,
+    pub(crate) finalized_at: Option<String>,
+    /// On the single resource: the poll job, `null` once final. Absent in lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<PollOut>, required = false)]
+    pub(crate) poll: Option<Option<PollOut>>,
+    /// On the single resource: every status change, oldest first. Absent in lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub(crate) history: Option<Vec<HistoryOut>>,
+}
+
+impl PaymentOut {
+    pub(crate) fn summary(p: Payment) -> Self {
+        PaymentOut {
+            id: p.id,
+            provider: p.provider,
+            provider_ref: p.provider_ref,
+            merchant_ref: p.merchant_ref,
+            kind: p.kind,
+            amount: p.amount,
+            currency: p.currency,
+            metadata: p.metadata,
+            status: p.status,
+            status_source: p.status_source,
+            created_at: p.created_at.to_rfc3339(),
+            updated_at: p.updated_at.to_rfc3339(),
+            finalized_at: p.finalized_at.map(|t| t.to_rfc3339()),
+            poll: None,
+            history: None,
+        }
+    }
+
+    pub(crate) fn full(v: PaymentView) -> Self {
+        let poll = v.poll.map(|p: PollState| PollOut {
+            attempts: p.attempts,
+            errors: p.errors,
+            next_poll_at: p.next_poll_at.map(|t| t.to_rfc3339()),
+            in_flight: p.locked_by.is_some(),
+            last_error: p.last_error,
+        });
+        let history = v
+            .history
+            .into_iter()
+            .map(|h: HistoryEntry| HistoryOut {
+                from: h.from,
+                to: h.to,
+                source: h.source,
+                event_id: h.event_id,
+                reason: h.reason,
+                actor: h.actor,
+                at: h.at.to_rfc3339(),
+            })
+            .collect();
+        PaymentOut {
+            poll: Some(poll),
+            history: Some(history),
+            ..PaymentOut::summary(v.payment)
+        }
+    }
+}
+
+pub(crate) async fn load(app: &AppState, id: &str) -> Result<PaymentOut, ApiError> {
+    match app.store.get(id).await? {
+        Some(v) => Ok(PaymentOut::full(v)),
+        None => Err(missing(app, id).await),
+    }
+}
+
+/// A payment not in the database: archived by retention (410, with where
+/// it went), or never registered (404).
+pub(crate) async fn missing(app: &AppState, id: &str) -> ApiError {
+    match app.store.archived_payment(id).await {
+        Ok(Some(t)) => ApiError::Gone {
+            message: format!(
+                "payment `{id}` was {} and archived on {} by retention; `finality archive restore {}` brings its day back",
+                t.status,
+                t.archived_at.to_rfc3339(),
+                t.archive
+            ),
+            archive: t.archive,
+            archived_at: t.archived_at.to_rfc3339(),
+        },
+        Ok(None) => ApiError::NotFound(format!("no payment with id `{id}`")),
+        Err(e) => e.into(),
+    }
+}
+
+/// One status query to the provider.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AttemptOut {
+    pub(crate) id: i64,
+    pub(crate) started_at: String,
+    pub(crate) latency_ms: i64,
+    pub(crate) worker: String,
+    pub(crate) outcome: String,
+    pub(crate) provider_status: Option<String>,
+    pub(crate) error_class: Option<String>,
+    pub(crate) error: Option<String>,
+}
+
+/// A payment's provider calls.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AttemptsOut {
+    pub(crate) payment_id: String,
+    pub(crate) attempts: Vec<AttemptOut>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListParams {
+    /// Only payments with this status.
+    #[param(value_type = Option<Status>)]
+    pub(crate) status: Option<String>,
+    /// Only payments of this provider.
+    pub(crate) provider: Option<String>,
+    /// 1 to 500; default 50.
+    #[param(value_type = Option<u32>)]
+    pub(crate) limit: Option<String>,
+    #[param(value_type = Option<Cursor>)]
+    pub(crate) cursor: Option<String>,
+}
+
+/// A page of payments, in id order.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PaymentPage {
+    pub(crate) payments: Vec<PaymentOut>,
+    /// Pass as `cursor` for the next page; `null` on the last.
+    pub(crate) next_cursor: Option<String>,
+}
