@@ -17,6 +17,7 @@
 
 use finality_core::{Clock, Source, Timestamp};
 use finality_providers::Provider;
+use finality_store::prelude::*;
 use finality_store::{NewInboxEvent, Store};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -48,8 +49,9 @@ pub struct Round {
 }
 
 /// The catch-up readers of every provider with `catch_up` set.
-pub struct CatchUp {
-    store: Arc<dyn Store>,
+pub struct CatchUp<S: ?Sized = dyn Store> {
+    /// The roles catch-up uses: the cursor lease, the inbox, registrations.
+    store: Arc<S>,
     clock: Arc<dyn Clock>,
     holder: String,
     readers: Vec<Reader>,
@@ -57,11 +59,11 @@ pub struct CatchUp {
     next: Mutex<HashMap<String, Timestamp>>,
 }
 
-impl CatchUp {
+impl<S: ?Sized + Cursors + WebhookInbox + PaymentStore + 'static> CatchUp<S> {
     /// `None` when no provider catches up. `holder` names this node on the
     /// cursor lease (the engine's worker id).
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<S>,
         clock: Arc<dyn Clock>,
         providers: &crate::Providers,
         holder: &str,

@@ -8,7 +8,7 @@
 //! executor) and each locks in payment-id order.
 
 use finality_core::Schedule;
-use finality_store::{CompleteOutcome, Completion, Store};
+use finality_store::{CompleteOutcome, Completion, PollQueue};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -23,16 +23,18 @@ pub(crate) struct Completer {
 
 impl Completer {
     /// Start the completer task; it ends when every `Completer` is dropped.
-    pub(crate) fn spawn(store: Arc<dyn Store>, max_batch: usize) -> Self {
+    /// `writers`: how many batches may be written at once (the store's
+    /// `parallel_writers`).
+    pub(crate) fn spawn(queue: Arc<dyn PollQueue>, max_batch: usize, writers: usize) -> Self {
         let (tx, rx) = mpsc::channel(max_batch.max(1) * 2);
-        tokio::spawn(run(store, rx, max_batch.max(1)));
+        tokio::spawn(run(queue, rx, max_batch.max(1), writers.max(1)));
         Completer { tx }
     }
 
     /// Write `c` durably (batched with others); returns once it is written
     /// or has definitively failed (then its lease expires and the poll is
     /// made again).
-    pub(crate) async fn complete(&self, store: &dyn Store, c: Completion) {
+    pub(crate) async fn complete(&self, store: &dyn PollQueue, c: Completion) {
         let (done_tx, done_rx) = oneshot::channel();
         match self.tx.send((c, done_tx)).await {
             Ok(()) => {
@@ -44,8 +46,13 @@ impl Completer {
     }
 }
 
-async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usize) {
-    let writers = Arc::new(tokio::sync::Semaphore::new(store.parallel_writers().max(1)));
+async fn run(
+    store: Arc<dyn PollQueue>,
+    mut rx: mpsc::Receiver<Item>,
+    max_batch: usize,
+    writers: usize,
+) {
+    let writers = Arc::new(tokio::sync::Semaphore::new(writers));
     while let Some(first) = rx.recv().await {
         // Wait for a free writer first: the batch then takes everything
         // that arrived meanwhile.
@@ -67,7 +74,7 @@ async fn run(store: Arc<dyn Store>, mut rx: mpsc::Receiver<Item>, max_batch: usi
     }
 }
 
-async fn write(store: &dyn Store, batch: Vec<Item>) {
+async fn write(store: &dyn PollQueue, batch: Vec<Item>) {
     let (cs, waiters): (Vec<Completion>, Vec<oneshot::Sender<()>>) = batch.into_iter().unzip();
     match store.complete_batch(&cs).await {
         Ok(outcomes) => {
@@ -101,7 +108,7 @@ fn log_outcome(c: &Completion, o: &CompleteOutcome) {
 }
 
 /// One completion on its own, retried briefly if the database hiccups.
-async fn one_by_one(store: &dyn Store, c: &Completion) {
+async fn one_by_one(store: &dyn PollQueue, c: &Completion) {
     // Retries as data: three quick retries, then the lease decides.
     let retry = Schedule::Fixed {
         delays: vec![

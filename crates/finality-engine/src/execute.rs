@@ -92,7 +92,7 @@ impl Engine {
             }
         };
         tracing::Instrument::instrument(
-            self.completer.complete(&*self.store, completion),
+            self.completer.complete(&*self.queue, completion),
             tracing::info_span!("complete"),
         )
         .await;
@@ -101,7 +101,7 @@ impl Engine {
     /// Poll one claimed job to completion.
     pub(crate) async fn execute(&self, job: ClaimedJob) {
         let completion = self.poll(&job).await;
-        self.completer.complete(&*self.store, completion).await;
+        self.completer.complete(&*self.queue, completion).await;
     }
 
     async fn poll(&self, job: &ClaimedJob) -> Completion {
@@ -324,7 +324,7 @@ impl Engine {
         if reported.is_empty() || !finality_core::reported::is_checked(status) {
             return Money::Counts;
         }
-        match self.store.get(&job.payment_id).await {
+        match self.payments.get(&job.payment_id).await {
             Ok(Some(v)) => {
                 match finality_core::money_mismatch(
                     status,
@@ -365,7 +365,7 @@ impl Engine {
              polling by the outage schedule until one does"
         );
         let by = outage.first_poll_at(now);
-        match self.store.hurry(&job.provider, by, now).await {
+        match self.queue.hurry(&job.provider, by, now).await {
             Ok(n) => {
                 tracing::info!(provider = %job.provider, polls = n, "open payments' polls brought forward")
             }
@@ -400,7 +400,7 @@ impl Engine {
             )));
         };
         match self
-            .store
+            .queue
             .record_provider_ref(&job.payment_id, job.lock_token, found)
             .await
         {

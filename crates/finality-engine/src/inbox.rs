@@ -3,6 +3,7 @@
 //! or a burst never makes a provider time out and retry.
 
 use finality_core::{Clock, Schedule, Timestamp};
+use finality_store::prelude::*;
 use finality_store::{InboxEvent, InboxOutcome, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,8 +74,9 @@ impl Default for InboxConfig {
     }
 }
 
-pub struct InboxProcessor {
-    store: Arc<dyn Store>,
+pub struct InboxProcessor<S: ?Sized = dyn Store> {
+    /// The roles the processor uses: the inbox, and payments for learning webhook delays.
+    store: Arc<S>,
     clock: Arc<dyn Clock>,
     config: InboxConfig,
     /// Where to record registration-to-webhook delays, and for which
@@ -96,8 +98,8 @@ fn retry_delay(attempts: u32) -> Duration {
     schedule.delay(attempts.saturating_sub(1), 0.0)
 }
 
-impl InboxProcessor {
-    pub fn new(store: Arc<dyn Store>, clock: Arc<dyn Clock>, config: InboxConfig) -> Arc<Self> {
+impl<S: ?Sized + WebhookInbox + PaymentStore + 'static> InboxProcessor<S> {
+    pub fn new(store: Arc<S>, clock: Arc<dyn Clock>, config: InboxConfig) -> Arc<Self> {
         Arc::new(InboxProcessor {
             store,
             clock,
@@ -111,7 +113,7 @@ impl InboxProcessor {
     /// registration each final webhook of `providers` came (one read of the
     /// payment per such webhook).
     pub fn learning(
-        store: Arc<dyn Store>,
+        store: Arc<S>,
         clock: Arc<dyn Clock>,
         config: InboxConfig,
         health: Arc<crate::Health>,

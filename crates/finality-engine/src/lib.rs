@@ -44,7 +44,7 @@ pub use health::{Health, Pause};
 
 use finality_core::{Clock, RetryPolicy};
 use finality_providers::Provider;
-use finality_store::Store;
+use finality_store::{PaymentStore, PollQueue, Store};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -147,7 +147,10 @@ pub type Providers = HashMap<String, ProviderEntry>;
 
 /// One engine instance: a worker id, a pool of `concurrency` slots.
 pub struct Engine {
-    pub(crate) store: Arc<dyn Store>,
+    /// Claims, completions, early looks, heartbeats: the engine's own role.
+    pub(crate) queue: Arc<dyn PollQueue>,
+    /// A payment's registered money, read to check what a provider reports.
+    pub(crate) payments: Arc<dyn PaymentStore>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) providers: Arc<Providers>,
     pub(crate) config: EngineConfig,
@@ -166,7 +169,11 @@ impl Engine {
         config: EngineConfig,
         health: Arc<Health>,
     ) -> Arc<Self> {
-        let completer = completer::Completer::spawn(store.clone(), config.batch_size as usize);
+        let completer = completer::Completer::spawn(
+            store.clone(),
+            config.batch_size as usize,
+            store.parallel_writers(),
+        );
         let rates = Arc::new(rate::RateLimits::new(
             store.clone(),
             clock.clone(),
@@ -194,7 +201,8 @@ impl Engine {
             rates,
             bulk,
             completer,
-            store,
+            queue: store.clone(),
+            payments: store,
             clock,
             providers,
             config,

@@ -48,7 +48,7 @@ impl Engine {
 
     async fn claim(&self, limit: u32) -> finality_store::Result<Vec<finality_store::ClaimedJob>> {
         let now = self.clock.now();
-        self.store
+        self.queue
             .claim(&ClaimRequest {
                 now,
                 limit,
@@ -77,7 +77,7 @@ impl Engine {
         let horizon = now.plus(self.lookahead());
         let lease_until = horizon.plus(self.config.lease);
         let jobs = self
-            .store
+            .queue
             .claim(&ClaimRequest {
                 now: horizon,
                 limit,
@@ -89,7 +89,7 @@ impl Engine {
     }
 
     async fn run_loop(self: Arc<Self>, shutdown: CancellationToken, stop_when_idle: bool) {
-        let mut wake = self.store.subscribe();
+        let mut wake = self.queue.subscribe();
         let mut tasks: JoinSet<()> = JoinSet::new();
         let permits = Arc::new(Semaphore::new(self.config.concurrency));
         let lookahead = self.lookahead();
@@ -185,7 +185,7 @@ impl Engine {
     /// Release this node's remaining leases and forget it (a clean stop).
     pub async fn hand_back(&self) {
         let worker = &self.config.worker_id;
-        match self.store.release_worker(worker, self.clock.now()).await {
+        match self.queue.release_worker(worker, self.clock.now()).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(%worker, released = n, "handed back polls still leased"),
             Err(e) => {
@@ -201,13 +201,13 @@ impl Engine {
         let worker = self.config.worker_id.clone();
         loop {
             let now = self.clock.now();
-            if let Err(e) = self.store.heartbeat(&worker, now).await {
+            if let Err(e) = self.queue.heartbeat(&worker, now).await {
                 tracing::warn!(%worker, error = %e, "recording the heartbeat failed");
             } else if self.clock.as_virtual().is_none() {
                 let cutoff = Timestamp(
                     now.0 - i64::try_from(self.config.dead_after.as_millis()).unwrap_or(i64::MAX),
                 );
-                match self.store.release_dead(cutoff, now).await {
+                match self.queue.release_dead(cutoff, now).await {
                     Ok(dead) => {
                         for (node, n) in dead {
                             metrics::counter!("finality_leases_released_total", "reason" => "node_stopped")
@@ -244,7 +244,7 @@ impl Engine {
                 }
                 return true;
             }
-            return match self.store.next_due_at().await {
+            return match self.queue.next_due_at().await {
                 Ok(Some(t)) => {
                     virtual_clock.advance_to(t);
                     true
@@ -268,7 +268,7 @@ impl Engine {
         let next_due = if full {
             None
         } else {
-            match self.store.next_due_at().await {
+            match self.queue.next_due_at().await {
                 Ok(t) => t,
                 Err(e) => {
                     tracing::error!(error = %e, "reading the next due poll failed");

@@ -8,7 +8,7 @@
 //! if none comes, it is deferred to when one should, counting nothing.
 
 use finality_core::{Clock, Timestamp};
-use finality_store::{Bucket, Store};
+use finality_store::{Bucket, RateBuckets};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -44,7 +44,7 @@ struct Provider {
 
 /// Every rate-limited provider's tokens on this node.
 pub struct RateLimits {
-    store: Arc<dyn Store>,
+    buckets: Arc<dyn RateBuckets>,
     clock: Arc<dyn Clock>,
     providers: HashMap<String, Provider>,
     max_wait: Duration,
@@ -52,7 +52,7 @@ pub struct RateLimits {
 
 impl RateLimits {
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<dyn RateBuckets>,
         clock: Arc<dyn Clock>,
         buckets: impl IntoIterator<Item = (String, Bucket)>,
         max_wait: Duration,
@@ -73,7 +73,7 @@ impl RateLimits {
             })
             .collect();
         RateLimits {
-            store,
+            buckets: store,
             clock,
             providers,
             max_wait,
@@ -119,7 +119,7 @@ impl RateLimits {
                 }
                 let cap = (p.bucket.per_second / 10.0).ceil().max(1.0) as u32;
                 let want = p.waiting.load(Ordering::Relaxed).clamp(1, cap);
-                match self.store.take_tokens(name, p.bucket, want, now).await {
+                match self.buckets.take_tokens(name, p.bucket, want, now).await {
                     Ok((granted, left)) => {
                         let mut l = p.local.lock().unwrap_or_else(|e| e.into_inner());
                         if granted > 0 {

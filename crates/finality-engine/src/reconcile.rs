@@ -29,7 +29,7 @@
 use finality_core::{Source, Status, Timestamp};
 use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLine};
 use finality_store::reconciliations::{Ledger, ReconLine, ReconStart};
-use finality_store::{ApplyOutcome, Report, Store};
+use finality_store::{ApplyOutcome, PaymentStore, Reconciliations, Report};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
@@ -156,8 +156,8 @@ impl<R: Read> Read for Hashing<R> {
 
 /// Import `path`, a report of `provider` in `format`, recorded under the
 /// file's own name, with no period.
-pub async fn reconcile_file(
-    store: &dyn Store,
+pub async fn reconcile_file<S: ReconcileStore + ?Sized>(
+    store: &S,
     provider: &str,
     path: &Path,
     format: &Format,
@@ -176,9 +176,14 @@ pub async fn reconcile_file(
     reconcile(store, &import, path, now).await
 }
 
+/// The roles a reconciliation uses: its runs and lines, and the payments
+/// it settles, reverses or sends to review through `apply`.
+pub trait ReconcileStore: Reconciliations + PaymentStore {}
+impl<T: Reconciliations + PaymentStore + ?Sized> ReconcileStore for T {}
+
 /// Import the report at `path` as `import` says.
-pub async fn reconcile(
-    store: &dyn Store,
+pub async fn reconcile<S: ReconcileStore + ?Sized>(
+    store: &S,
     import: &Import<'_>,
     path: &Path,
     now: Timestamp,
@@ -272,8 +277,8 @@ pub async fn reconcile(
 }
 
 /// One import's pass 2.
-struct Run<'a> {
-    store: &'a dyn Store,
+struct Run<'a, S: ?Sized> {
+    store: &'a S,
     import: &'a Import<'a>,
     run_id: i64,
     now: Timestamp,
@@ -281,7 +286,7 @@ struct Run<'a> {
     last_alive: std::time::Instant,
 }
 
-impl Run<'_> {
+impl<S: ReconcileStore + ?Sized> Run<'_, S> {
     async fn page(&mut self, page: &[SettlementLine]) -> Result<(), ReconcileError> {
         if page.is_empty() {
             return Ok(());

@@ -21,6 +21,7 @@
 
 use crate::Providers;
 use finality_core::{Clock, Source, Status, Timestamp};
+use finality_store::prelude::*;
 use finality_store::sweep::{SweepRow, SweepRun};
 use finality_store::{ApplyOutcome, Report, Store};
 use serde::{Deserialize, Serialize};
@@ -142,8 +143,9 @@ fn human(d: Duration) -> String {
 }
 
 /// The sweep of one node.
-pub struct Sweeper {
-    store: Arc<dyn Store>,
+pub struct Sweeper<S: ?Sized = dyn Store> {
+    /// The roles the sweep uses: its reads and repairs, its lease, `apply`.
+    store: Arc<S>,
     clock: Arc<dyn Clock>,
     providers: Arc<Providers>,
     cfg: SweepConfig,
@@ -152,9 +154,9 @@ pub struct Sweeper {
     orphans_reported_to: Option<Timestamp>,
 }
 
-impl Sweeper {
+impl<S: ?Sized + Sweep + Cursors + PaymentStore + 'static> Sweeper<S> {
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<S>,
         clock: Arc<dyn Clock>,
         providers: Arc<Providers>,
         cfg: SweepConfig,

@@ -14,7 +14,7 @@ use finality_server::cancel_on_signal;
 use finality_server::{AppState, Background};
 use finality_sim::webhooks::WebhookTarget;
 use finality_sim::{SimConfig, Simulator};
-use finality_store::{ListFilter, NewPayment, Payment, Store};
+use finality_store::{ListFilter, NewPayment, Payment, PaymentStore, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -388,7 +388,7 @@ fn base64_secret(seed: u64) -> String {
     base64::engine::general_purpose::STANDARD.encode(key)
 }
 
-async fn all_payments(store: &dyn Store) -> anyhow::Result<Vec<Payment>> {
+async fn all_payments(store: &dyn PaymentStore) -> anyhow::Result<Vec<Payment>> {
     let mut out = Vec::new();
     let mut after = None;
     loop {

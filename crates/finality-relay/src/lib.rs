@@ -51,7 +51,7 @@ pub trait Sink: Send + Sync + 'static {
 /// Start what `[events]` asks for: the sequencer, one pusher per
 /// destination and the pruner. Returns the tasks (they end on `shutdown`).
 pub async fn start(
-    store: std::sync::Arc<dyn finality_store::Store>,
+    store: std::sync::Arc<dyn finality_store::EventFeed>,
     clock: std::sync::Arc<dyn finality_core::Clock>,
     cfg: &config::EventsConfig,
     shutdown: tokio_util::sync::CancellationToken,
@@ -187,7 +187,7 @@ pub enum StartError {
 /// Delete events past retention that every destination has (with no push
 /// destination, retention alone decides: pull consumers must keep up).
 async fn prune_loop(
-    store: std::sync::Arc<dyn finality_store::Store>,
+    store: std::sync::Arc<dyn finality_store::EventFeed>,
     clock: std::sync::Arc<dyn finality_core::Clock>,
     destinations: Vec<String>,
     retention: std::time::Duration,

@@ -10,7 +10,7 @@
 
 use crate::{Sink, SinkError};
 use finality_core::{Clock, Schedule, Timestamp};
-use finality_store::{DeliveryAttempt, DestinationState, OutboxEvent, Store};
+use finality_store::{DeliveryAttempt, DestinationState, EventFeed, OutboxEvent};
 use rand::Rng;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ impl Default for PushConfig {
 }
 
 pub struct Pusher {
-    store: Arc<dyn Store>,
+    feed: Arc<dyn EventFeed>,
     clock: Arc<dyn Clock>,
     sink: Arc<dyn Sink>,
     config: PushConfig,
@@ -88,13 +88,13 @@ fn groups(events: &[OutboxEvent], max: usize) -> Vec<&[OutboxEvent]> {
 
 impl Pusher {
     pub fn new(
-        store: Arc<dyn Store>,
+        feed: Arc<dyn EventFeed>,
         clock: Arc<dyn Clock>,
         sink: Arc<dyn Sink>,
         config: PushConfig,
     ) -> Arc<Self> {
         Arc::new(Pusher {
-            store,
+            feed,
             clock,
             sink,
             config,
@@ -113,14 +113,14 @@ impl Pusher {
         let (start, mut st) = match hint {
             Some(c) => (c, None),
             None => {
-                let st = self.store.destination(name).await?;
+                let st = self.feed.destination(name).await?;
                 if st.next_attempt_at.is_some_and(|t| t > self.clock.now()) {
                     return Ok(0);
                 }
                 (st.delivered_seq, Some(st))
             }
         };
-        let events = self.store.feed_after(start, self.config.batch).await?;
+        let events = self.feed.feed_after(start, self.config.batch).await?;
         let mut cursor = start;
         let mut delivered = 0;
         for group in groups(&events, self.config.concurrency) {
@@ -156,7 +156,7 @@ impl Pusher {
                 finality_core::fault::point("after_event_delivery");
             }
             let advanced = self
-                .store
+                .feed
                 .destination_delivered(name, cursor, upto, &records)
                 .await;
             if !advanced? {
@@ -170,7 +170,7 @@ impl Pusher {
             if let Some(err) = failure {
                 let st = match st.take() {
                     Some(st) => st,
-                    None => self.store.destination(name).await?,
+                    None => self.feed.destination(name).await?,
                 };
                 self.record_failure(&st, cursor, err).await?;
                 return Ok(delivered);
@@ -185,7 +185,7 @@ impl Pusher {
     /// This pusher's cursor is at the feed head the process knows of.
     fn at_known_head(&self) -> bool {
         let cursor = self.cursor.lock().ok().and_then(|c| *c);
-        matches!((cursor, self.store.feed_head()), (Some(c), Some(h)) if c >= h)
+        matches!((cursor, self.feed.feed_head()), (Some(c), Some(h)) if c >= h)
     }
 
     /// Deliver one event; its outcome and the attempt to record.
@@ -254,12 +254,12 @@ impl Pusher {
             next_attempt_at: Some(now.plus(backoff(&self.config, attempts))),
             last_error: Some(err.to_string()),
         };
-        self.store.destination_failed(&st).await
+        self.feed.destination_failed(&st).await
     }
 
     /// Run until `shutdown`.
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
-        let mut wake = self.store.subscribe_feed();
+        let mut wake = self.feed.subscribe_feed();
         while !shutdown.is_cancelled() {
             match self.push_once().await {
                 Ok(n) if n > 0 => {

@@ -4,13 +4,13 @@
 //! see `migrations/*/0003_event_feed.sql` and `docs/EVENTS.md` for why a
 //! reader paging by position then never skips an event.
 
-use finality_store::Store;
+use finality_store::EventFeed;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// Sequence until nothing is left; returns how many rows got positions.
-pub async fn sequence_all(store: &dyn Store) -> finality_store::Result<u64> {
+pub async fn sequence_all(store: &dyn EventFeed) -> finality_store::Result<u64> {
     let mut total = 0;
     loop {
         let n = store.sequence_feed(1000).await?;
@@ -24,7 +24,7 @@ pub async fn sequence_all(store: &dyn Store) -> finality_store::Result<u64> {
 /// Run the sequencer until `shutdown`: as soon as this process commits a
 /// status change without a feed position, and every `interval` for
 /// transitions committed by other nodes.
-pub async fn run(store: Arc<dyn Store>, interval: Duration, shutdown: CancellationToken) {
+pub async fn run(store: Arc<dyn EventFeed>, interval: Duration, shutdown: CancellationToken) {
     let mut wake = store.subscribe_transitions();
     while !shutdown.is_cancelled() {
         if let Err(e) = sequence_all(&*store).await {

@@ -12,7 +12,7 @@
 
 use crate::error::ApiError;
 use finality_core::Clock;
-use finality_store::{NewInboxEvent, Store};
+use finality_store::{NewInboxEvent, WebhookInbox};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot, Mutex};
 
@@ -39,12 +39,13 @@ pub struct InboxWriter {
 }
 
 impl InboxWriter {
-    /// Start the flushers: as many as the store has useful writers
-    /// (PostgreSQL: one commits while the next batch gathers; SQLite: one).
-    pub fn start(store: Arc<dyn Store>, clock: Arc<dyn Clock>) -> Self {
+    /// Start `writers` flushers: as many as the store has useful writers
+    /// (its `parallel_writers`; PostgreSQL: one commits while the next
+    /// batch gathers; SQLite: one).
+    pub fn start(store: Arc<dyn WebhookInbox>, writers: usize, clock: Arc<dyn Clock>) -> Self {
         let (tx, rx) = mpsc::channel(4 * MAX_ROWS);
         let rx = Arc::new(Mutex::new(rx));
-        for _ in 0..store.parallel_writers().max(1) {
+        for _ in 0..writers.max(1) {
             tokio::spawn(flush(store.clone(), clock.clone(), rx.clone()));
         }
         InboxWriter { tx }
@@ -85,7 +86,11 @@ fn stopped(detail: &str) -> ApiError {
 
 /// One flusher: gather what is queued, store it in one transaction, answer.
 /// Ends when every handle is dropped.
-async fn flush(store: Arc<dyn Store>, clock: Arc<dyn Clock>, rx: Arc<Mutex<mpsc::Receiver<Job>>>) {
+async fn flush(
+    store: Arc<dyn WebhookInbox>,
+    clock: Arc<dyn Clock>,
+    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
+) {
     loop {
         let mut jobs = Vec::new();
         {

@@ -370,7 +370,11 @@ pub async fn run(
     });
     let stop = shutdown.clone();
     let client_timeout = background.client_timeout.unwrap_or(serve::CLIENT_TIMEOUT);
-    let inbox = inbox_writer::InboxWriter::start(state.store.clone(), state.clock.clone());
+    let inbox = inbox_writer::InboxWriter::start(
+        state.store.clone(),
+        state.store.parallel_writers(),
+        state.clock.clone(),
+    );
     let app = router(state, inbox, client_timeout);
     let max_connections = background.max_connections.unwrap_or(serve::MAX_CONNECTIONS);
     let serving = serve::serve(listener, app, client_timeout, max_connections, stop);

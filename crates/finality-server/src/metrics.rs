@@ -13,7 +13,7 @@
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use finality_core::{Clock, Timestamp};
-use finality_store::Store;
+use finality_store::{Cursors, Gauges, Store};
 use metrics::Unit;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use serde::{Deserialize, Serialize};
@@ -276,10 +276,11 @@ fn to_labels(labels: &[(&'static str, String)]) -> Vec<metrics::Label> {
 
 /// Computes the cluster gauges on one node at a time; the others zero what
 /// they exported when they held the lease, so `max` across nodes is right.
-pub struct ClusterGauges {
+pub struct ClusterGauges<S: ?Sized = dyn Store> {
     /// Configured providers: each gets its open-payment series, 0 or not.
     providers: Vec<String>,
-    store: Arc<dyn Store>,
+    /// The roles the gauges use: the lease that picks one node, the reads.
+    store: Arc<S>,
     clock: Arc<dyn Clock>,
     cfg: MetricsConfig,
     holder: String,
@@ -287,9 +288,9 @@ pub struct ClusterGauges {
     set: BTreeSet<(&'static str, Vec<(&'static str, String)>)>,
 }
 
-impl ClusterGauges {
+impl<S: ?Sized + Cursors + Gauges + 'static> ClusterGauges<S> {
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<S>,
         clock: Arc<dyn Clock>,
         cfg: MetricsConfig,
         holder: &str,

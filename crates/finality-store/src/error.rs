@@ -22,6 +22,11 @@ pub enum StoreError {
     /// the driver's tests before it ships).
     #[error("statement for {op} cannot be built: {detail}")]
     Statement { op: &'static str, detail: String },
+    /// An operation the in-memory store (simulations only) does not keep:
+    /// retention, archives. Refused, never answered with a made-up empty
+    /// success.
+    #[error("the in-memory store does not keep {what}: {op} refused")]
+    NotKept { what: &'static str, op: &'static str },
     #[error("invalid database url `{url}`: {detail}")]
     Url { url: String, detail: String },
 }

@@ -86,7 +86,6 @@ pub use wakeups::Wakeups;
 
 use async_trait::async_trait;
 use std::sync::Arc;
-use tokio::sync::watch;
 
 /// The PostgreSQL backend, for several nodes sharing the work.
 pub mod postgres {
@@ -133,36 +132,6 @@ pub trait Store:
     /// Run the embedded migrations (idempotent).
     async fn migrate(&self) -> Result<()>;
 
-    /// A receiver that changes whenever new work may be due sooner than the
-    /// engine thought (a registration, a "poll now"). Only a hint: a lost
-    /// wake-up costs latency, never correctness.
-    fn subscribe(&self) -> watch::Receiver<u64>;
-
-    /// A receiver that changes whenever webhooks may be waiting to be
-    /// applied: stored here, or a registration, "poll now" or another
-    /// node's announcement (a registration may adopt orphans); not a
-    /// status change. What the inbox processor waits on, so a status
-    /// change it committed itself does not wake it again.
-    fn subscribe_inbox(&self) -> watch::Receiver<u64>;
-
-    /// A receiver that changes whenever the event feed grew (positions
-    /// given, here or, on PostgreSQL, on another node): what pushers and
-    /// long-polling feed readers wait on. A hint, like [`Store::subscribe`].
-    fn subscribe_feed(&self) -> watch::Receiver<u64>;
-
-    /// A receiver that changes whenever this process committed a status
-    /// change: what the feed sequencer waits on (not on every webhook
-    /// stored or payment registered).
-    fn subscribe_transitions(&self) -> watch::Receiver<u64>;
-
-    /// The highest feed position this process knows was given (by its own
-    /// sequencer, or announced by another node's), if it knows: a reader
-    /// whose cursor is there has nothing to read until the feed grows, so
-    /// it waits without asking the database. `None`: ask.
-    fn feed_head(&self) -> Option<i64> {
-        None
-    }
-
     /// How many write transactions are worth running at once. SQLite has
     /// one writer (a second waits on the file lock, sleeping), PostgreSQL
     /// commits concurrent transactions together.
@@ -181,24 +150,6 @@ impl<B: driver::Backend> Store for B {
         let now = finality_core::Clock::now(&finality_core::SystemClock);
         self.partitions_ahead(now, 1).await?;
         Ok(())
-    }
-    fn subscribe(&self) -> watch::Receiver<u64> {
-        self.start_listener();
-        self.wakeups().subscribe()
-    }
-    fn subscribe_feed(&self) -> watch::Receiver<u64> {
-        self.start_listener();
-        self.wakeups().subscribe_feed()
-    }
-    fn subscribe_inbox(&self) -> watch::Receiver<u64> {
-        self.start_listener();
-        self.wakeups().subscribe_inbox()
-    }
-    fn subscribe_transitions(&self) -> watch::Receiver<u64> {
-        self.wakeups().subscribe_transitions()
-    }
-    fn feed_head(&self) -> Option<i64> {
-        self.wakeups().feed_head()
     }
     fn parallel_writers(&self) -> usize {
         B::WRITERS

@@ -19,6 +19,7 @@ use chrono::{TimeZone, Utc};
 pub use error::LifecycleError;
 pub use files::{manifest_path, read_manifest, ArchiveFile};
 use finality_core::{Clock, Timestamp};
+use finality_store::prelude::*;
 use finality_store::retention::partitions::{self, Conversion};
 use finality_store::retention::{RowKind, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY};
 use finality_store::Store;
@@ -215,16 +216,17 @@ pub(crate) const CHUNK_ROWS: usize = 20_000;
 pub(crate) const PAYMENT_PAGE: u32 = 500;
 
 /// Retention on one node.
-pub struct Archiver {
-    store: Arc<dyn Store>,
+pub struct Archiver<S: ?Sized = dyn Store> {
+    /// The roles retention uses: its rows, the partitions, its lease.
+    store: Arc<S>,
     clock: Arc<dyn Clock>,
     cfg: RetentionConfig,
     holder: String,
 }
 
-impl Archiver {
+impl<S: ?Sized + Lifecycle + Partitions + Cursors + 'static> Archiver<S> {
     pub fn new(
-        store: Arc<dyn Store>,
+        store: Arc<S>,
         clock: Arc<dyn Clock>,
         cfg: RetentionConfig,
         holder: impl Into<String>,

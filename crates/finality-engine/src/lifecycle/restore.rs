@@ -8,7 +8,7 @@ use crate::lifecycle::read_manifest;
 use crate::lifecycle::ArchiveFile;
 use finality_core::Timestamp;
 use finality_store::retention::{self, RowKind, TableSpec};
-use finality_store::Store;
+use finality_store::Lifecycle;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -38,7 +38,7 @@ pub(crate) fn rfc3339<S: serde::Serializer>(t: &Timestamp, s: S) -> Result<S::Ok
 /// checking each file against the manifest; the day is then held from
 /// retention for `hold`.
 pub async fn restore(
-    store: &dyn Store,
+    store: &dyn Lifecycle,
     dir: &Path,
     file: &Path,
     hold: Duration,
@@ -110,7 +110,7 @@ pub async fn restore(
 
 /// One file: checksum, then rows in batches; a bad line names its number.
 pub(crate) async fn restore_file(
-    store: &dyn Store,
+    store: &dyn Lifecycle,
     path: &Path,
     entry: &ArchiveFile,
     spec: &'static TableSpec,

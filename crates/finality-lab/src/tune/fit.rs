@@ -5,7 +5,7 @@
 
 use crate::simulate::model::Empirical;
 use finality_core::{Source, Status, Timestamp};
-use finality_store::{ListFilter, Store};
+use finality_store::{ListFilter, PaymentStore};
 use std::time::Duration;
 
 /// What a provider's history says.
@@ -76,7 +76,7 @@ fn after(from: Timestamp, to: Timestamp) -> Duration {
 /// Read up to `max` payments of `provider` registered since `since`, with
 /// their history and calls, and fit them.
 pub async fn read(
-    store: &dyn Store,
+    store: &dyn PaymentStore,
     provider: &str,
     since: Timestamp,
     max: usize,

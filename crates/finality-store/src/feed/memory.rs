@@ -10,6 +10,14 @@ use finality_core::Timestamp;
 
 #[async_trait::async_trait]
 impl EventFeed for MemStore {
+    fn subscribe_feed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.wake.subscribe_feed()
+    }
+
+    fn subscribe_transitions(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.wake.subscribe_transitions()
+    }
+
     async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
         let s = self.state.lock().await;
         Ok(s.outbox

@@ -14,6 +14,25 @@ pub(crate) mod sql;
 /// The outbox, its feed order and the destinations that consume it.
 #[async_trait::async_trait]
 pub trait EventFeed: Send + Sync {
+    /// A receiver that changes whenever the event feed grew (positions
+    /// given, here or, on PostgreSQL, on another node): what pushers and
+    /// long-polling feed readers wait on. Only a hint: a lost wake-up
+    /// costs latency, never an event.
+    fn subscribe_feed(&self) -> tokio::sync::watch::Receiver<u64>;
+
+    /// A receiver that changes whenever this process committed a status
+    /// change: what the feed sequencer waits on (not on every webhook
+    /// stored or payment registered).
+    fn subscribe_transitions(&self) -> tokio::sync::watch::Receiver<u64>;
+
+    /// The highest feed position this process knows was given (by its own
+    /// sequencer, or announced by another node's), if it knows: a reader
+    /// whose cursor is there has nothing to read until the feed grows, so
+    /// it waits without asking the database. `None`: ask.
+    fn feed_head(&self) -> Option<i64> {
+        None
+    }
+
     /// Outbox rows after row id `seq`, in id order (not feed order).
     async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>>;
 

@@ -168,6 +168,19 @@ pub(crate) fn record_finals(finals: &[FinalFact]) {
 
 #[async_trait::async_trait]
 impl<B: Backend> EventFeed for B {
+    fn subscribe_feed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.start_listener();
+        self.wakeups().subscribe_feed()
+    }
+
+    fn subscribe_transitions(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.wakeups().subscribe_transitions()
+    }
+
+    fn feed_head(&self) -> Option<i64> {
+        self.wakeups().feed_head()
+    }
+
     async fn events_after(&self, seq: i64, limit: u32) -> Result<Vec<OutboxEvent>> {
         let mut conn = self.read().await?;
         conn.all(

@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 
 #[async_trait::async_trait]
 impl WebhookInbox for MemStore {
+    fn subscribe_inbox(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.wake.subscribe_inbox()
+    }
+
     /// As the SQL stores do: the applied events are in the feed when this
     /// returns, without a sequencer round.
     async fn inbox_take_and_process(

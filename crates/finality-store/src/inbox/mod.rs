@@ -13,6 +13,13 @@ use finality_core::Timestamp;
 /// Storing and processing webhook events.
 #[async_trait::async_trait]
 pub trait WebhookInbox: Send + Sync {
+    /// A receiver that changes whenever webhooks may be waiting to be
+    /// applied: stored here, or a registration, "poll now" or another
+    /// node's announcement (a registration may adopt orphans); not a
+    /// status change. What the inbox processor waits on, so a status
+    /// change it committed itself does not wake it again.
+    fn subscribe_inbox(&self) -> tokio::sync::watch::Receiver<u64>;
+
     /// Put verified webhook events into the inbox, each in one transaction
     /// with the others of its request; `true` for each event that was new,
     /// `false` for a duplicate (decided by the unique constraint).

@@ -21,6 +21,11 @@ pub(crate) const NUMBER_AT_MOST: u32 = 1000;
 
 #[async_trait::async_trait]
 impl<B: Backend> WebhookInbox for B {
+    fn subscribe_inbox(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.start_listener();
+        self.wakeups().subscribe_inbox()
+    }
+
     async fn inbox_insert(&self, events: &[NewInboxEvent], now: Timestamp) -> Result<Vec<bool>> {
         if events.is_empty() {
             return Ok(Vec::new());

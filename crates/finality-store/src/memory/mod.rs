@@ -16,7 +16,7 @@ use crate::model::*;
 use crate::{Store, Wakeups};
 use finality_core::{Kind, Status, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use tokio::sync::{watch, Mutex};
+use tokio::sync::Mutex;
 
 /// A store in memory. One lock serializes writers, as SQLite's file lock does.
 #[derive(Debug)]
@@ -372,18 +372,6 @@ impl Writer for MemState {
 impl Store for MemStore {
     async fn migrate(&self) -> Result<()> {
         Ok(())
-    }
-    fn subscribe(&self) -> watch::Receiver<u64> {
-        self.wake.subscribe()
-    }
-    fn subscribe_feed(&self) -> watch::Receiver<u64> {
-        self.wake.subscribe_feed()
-    }
-    fn subscribe_inbox(&self) -> watch::Receiver<u64> {
-        self.wake.subscribe_inbox()
-    }
-    fn subscribe_transitions(&self) -> watch::Receiver<u64> {
-        self.wake.subscribe_transitions()
     }
 }
 

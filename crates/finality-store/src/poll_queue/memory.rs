@@ -15,6 +15,10 @@ pub(crate) fn applied_any(out: &[CompleteOutcome]) -> bool {
 
 #[async_trait::async_trait]
 impl PollQueue for MemStore {
+    fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.wake.subscribe()
+    }
+
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
         let token: i64 = rand::random::<i64>() & i64::MAX;
         let mut s = self.state.lock().await;

@@ -13,6 +13,11 @@ use finality_core::Timestamp;
 /// Leasing and finishing polls.
 #[async_trait::async_trait]
 pub trait PollQueue: Send + Sync {
+    /// A receiver that changes whenever new work may be due sooner than the
+    /// engine thought (a registration, a "poll now"). Only a hint: a lost
+    /// wake-up costs latency, never correctness.
+    fn subscribe(&self) -> tokio::sync::watch::Receiver<u64>;
+
     /// Lease up to `limit` due jobs to one worker, in one short statement.
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>>;
 

@@ -200,6 +200,11 @@ pub(crate) async fn poll_now_in<C: Conn>(
 
 #[async_trait::async_trait]
 impl<B: Backend> PollQueue for B {
+    fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.start_listener();
+        self.wakeups().subscribe()
+    }
+
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
         let token: i64 = rand::random::<i64>() & i64::MAX;
         let mut conn = self.read().await?;

@@ -1,94 +1,88 @@
-//! Retention in process memory, for simulations: the same contract as on SQL,
-//! on `MemStore`'s maps.
+//! Retention in process memory: simulations keep no archive and run no
+//! retention, so what would read, archive, delete or hold rows is refused
+//! ([`StoreError::NotKept`]) rather than answered with an empty success;
+//! what is truly so is answered (nothing was ever archived, no day is
+//! held, memory needs no space given back). Nothing is partitioned.
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::memory::MemStore;
+use crate::retention::{LifeRow, PaymentBundle, RowKind, TableSpec, Tombstone};
 use finality_core::Timestamp;
 
-/// Retention is not simulated: nothing in memory is old enough to archive,
-/// and nothing was ever archived.
+fn not_kept<T>(op: &'static str) -> Result<T> {
+    Err(StoreError::NotKept {
+        what: "retention",
+        op,
+    })
+}
+
 #[async_trait::async_trait]
 impl crate::Lifecycle for MemStore {
-    async fn life_page(
-        &self,
-        _kind: crate::retention::RowKind,
-        _after: i64,
-        _limit: u32,
-    ) -> Result<Vec<crate::retention::LifeRow>> {
-        Ok(Vec::new())
+    async fn life_page(&self, _kind: RowKind, _after: i64, _limit: u32) -> Result<Vec<LifeRow>> {
+        not_kept("reading rows for retention")
     }
     async fn life_remove(
         &self,
-        _kind: crate::retention::RowKind,
+        _kind: RowKind,
         _rows: &[(i64, Option<String>)],
         _before: Timestamp,
         _now: Timestamp,
     ) -> Result<u64> {
-        Ok(0)
+        not_kept("deleting rows")
     }
     async fn archivable_payments(
         &self,
         _before: Timestamp,
         _after: Option<(i64, String)>,
         _limit: u32,
-    ) -> Result<Vec<crate::retention::PaymentBundle>> {
-        Ok(Vec::new())
+    ) -> Result<Vec<PaymentBundle>> {
+        not_kept("reading payments to archive")
     }
     async fn archive_payments(
         &self,
-        _payments: &[(&crate::retention::PaymentBundle, String)],
+        _payments: &[(&PaymentBundle, String)],
         _before: Timestamp,
         _now: Timestamp,
     ) -> Result<Vec<String>> {
-        Ok(Vec::new())
+        not_kept("archiving payments")
     }
-    async fn archived_payment(&self, _id: &str) -> Result<Option<crate::retention::Tombstone>> {
+    /// Nothing was ever archived here.
+    async fn archived_payment(&self, _id: &str) -> Result<Option<Tombstone>> {
         Ok(None)
     }
+    /// Nothing was ever archived here.
     async fn archived_by_ref(
         &self,
         _provider: &str,
         _provider_ref: &str,
-    ) -> Result<Option<crate::retention::Tombstone>> {
+    ) -> Result<Option<Tombstone>> {
         Ok(None)
     }
-    async fn restore_rows(
-        &self,
-        table: &crate::retention::TableSpec,
-        _rows: &[serde_json::Value],
-    ) -> Result<u64> {
-        Err(crate::driver::corrupt(
-            "archive",
-            format!(
-                "restoring {} into the in-memory store: it keeps no archive",
-                table.name
-            ),
-        ))
+    async fn restore_rows(&self, _table: &TableSpec, _rows: &[serde_json::Value]) -> Result<u64> {
+        not_kept("restoring archived rows")
     }
     async fn hold_day(&self, _kind: &str, _day: &str, _until: Timestamp) -> Result<()> {
-        Ok(())
+        not_kept("holding a day")
     }
+    /// No day can be held here.
     async fn held_days(&self, _kind: &str, _now: Timestamp) -> Result<Vec<String>> {
         Ok(Vec::new())
     }
+    /// Memory freed is given back by the allocator: nothing to do.
     async fn reclaim_space(&self) -> Result<()> {
         Ok(())
     }
-    async fn life_cursor(&self, _kind: crate::retention::RowKind) -> Result<i64> {
-        Ok(0)
+    async fn life_cursor(&self, _kind: RowKind) -> Result<i64> {
+        not_kept("reading a retention cursor")
     }
-    async fn life_cursor_move(
-        &self,
-        _kind: crate::retention::RowKind,
-        _from: i64,
-        _to: i64,
-    ) -> Result<bool> {
-        Ok(true)
+    async fn life_cursor_move(&self, _kind: RowKind, _from: i64, _to: i64) -> Result<bool> {
+        not_kept("moving a retention cursor")
     }
-    async fn life_cursor_rewind(&self, _kind: crate::retention::RowKind, _to: i64) -> Result<()> {
-        Ok(())
+    async fn life_cursor_rewind(&self, _kind: RowKind, _to: i64) -> Result<()> {
+        not_kept("rewinding a retention cursor")
     }
 }
 
-/// Nothing is partitioned in memory.
+/// Nothing is partitioned in memory (as on SQLite): the trait's answers
+/// for an unpartitioned store are the true ones here.
 impl crate::Partitions for MemStore {}
