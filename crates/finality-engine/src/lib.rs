@@ -22,6 +22,15 @@
 //! - `execute`: one poll, from the provider call to the completion.
 //! - `producer`: the claim/wait loop.
 //! - [`webhook_wait`]: registration-to-webhook delays, learned per provider.
+//! - [`sweep`]: the reconciliation sweep; [`reconcile`]: settlement reports.
+//! - [`lifecycle`]: retention (`files`: archive files and the manifest;
+//!   `restore`; `error`).
+//!
+//! Each component takes the store's roles it uses: one role as `Arc<dyn
+//! Role>` (the rate limits `RateBuckets`, the engine `PollQueue` and
+//! `PaymentStore`), several as a type parameter bounded by them that is
+//! `dyn Store` by default (the sweep, catch-up, retention, the inbox
+//! processor). [`Engine::new`] is where the engine's parts are wired.
 #![forbid(unsafe_code)]
 
 pub mod breaker;

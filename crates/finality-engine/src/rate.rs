@@ -1,5 +1,5 @@
 //! A provider's rate limit, held across every node: tokens come from one
-//! bucket in the database ([`Store::take_tokens`]), leased a few at a time
+//! bucket in the database ([`finality_store::RateBuckets::take_tokens`]), leased a few at a time
 //! and used at once, so several `finality serve` processes together stay
 //! within `per_second` (plus `burst`) while each asks the database only
 //! about ten times a second per provider.

@@ -7,8 +7,10 @@
 //! - `audit`: `/v1/audit`, the trail of manual actions.
 //! - `sweep`: `/v1/sweep/runs`, what the reconciliation sweep found.
 //! - `reconciliations`: `/v1/reconciliations`, settlement reports imported.
-//! - [`console`]: the operator's console under `/console` (HTML).
-//! - `payments`: `/v1/payments` routes and their DTOs.
+//! - [`console`]: the operator's console under `/console` (HTML), one
+//!   module of `pages` per page.
+//! - `payments`: `/v1/payments` routes (`input`, `output`, and `actions`:
+//!   resolve and poll now, shared with the console).
 //! - `events`: `/v1/events`, the pull feed.
 //! - `stats`: `/v1/stats/providers`, per-provider statistics over a window.
 //! - `health`: `/healthz` and `/readyz`.

@@ -4,7 +4,7 @@
 //! Per payment it draws a settle time (log-normal by default), an outcome
 //! (succeeded / failed / cancelled / never settles) and how its webhook would
 //! misbehave (lost, delayed, duplicated, reordered); it answers status queries
-//! over HTTP on the shared [`Clock`], counts calls per payment (and calls that
+//! over HTTP on the shared [`finality_core::Clock`], counts calls per payment (and calls that
 //! overlap for one payment), and injects 429s, 5xx and timeouts.
 //!
 //! # Layout

@@ -26,7 +26,10 @@ pub enum StoreError {
     /// retention, archives. Refused, never answered with a made-up empty
     /// success.
     #[error("the in-memory store does not keep {what}: {op} refused")]
-    NotKept { what: &'static str, op: &'static str },
+    NotKept {
+        what: &'static str,
+        op: &'static str,
+    },
     #[error("invalid database url `{url}`: {detail}")]
     Url { url: String, detail: String },
 }

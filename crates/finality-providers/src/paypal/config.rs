@@ -21,7 +21,7 @@ pub struct PayPalConfig {
     /// Verification calls to PayPal a second, at most (each webhook that
     /// passes the local checks costs one, on the merchant's rate limit);
     /// webhooks over it are answered 429 and PayPal delivers them again.
-    /// `None`: [`VERIFY_PER_SECOND`]; 0 is taken as 1.
+    /// `None`: [`super::VERIFY_PER_SECOND`]; 0 is taken as 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_per_second: Option<u32>,
 }

@@ -36,7 +36,7 @@ pub fn map_transaction(status: &str) -> Option<Status> {
 /// whether the payment is named by the resource's order id
 /// (`supplementary_data.related_ids.order_id`): the capture events.
 /// `PAYMENT.CAPTURE.REFUNDED` has no status of its own: the capture's,
-/// asked again, decides (see [`parse_event`]).
+/// asked again, decides (see [`super::parse_event`]).
 pub fn map_event(event_type: &str) -> (Option<Status>, bool) {
     let about_capture = event_type.starts_with("PAYMENT.CAPTURE.");
     let status = match crate::contract::lookup(contract::ROWS, contract::EVENT, event_type) {

@@ -144,7 +144,7 @@ pub fn precheck(
 /// events; the capture is its `up` link) and comes for partial refunds as
 /// well. It yields two events: the refund itself (`{id}:refund`, settling a
 /// refund registered by its id), and the capture's, which this function
-/// leaves for review until [`PayPalAdapter`] has asked PayPal whether the
+/// leaves for review until [`super::PayPalAdapter`] has asked PayPal whether the
 /// capture is now `REFUNDED` (reversed) or `PARTIALLY_REFUNDED` (ignored).
 pub fn parse_event(
     body: &[u8],
