@@ -231,9 +231,15 @@ secret_env = "CRASH_TEST_WHSEC"
         .bearer_auth(TOKEN)
         .json(&json!({"status": "succeeded", "reason": "bank statement", "actor": "test"}))
         .send()
-        .await
-        .unwrap();
-    assert_eq!(resolved.status(), 200);
+        .await;
+    // The resolve commits before it answers, and the pusher may deliver its
+    // event and abort the process (the fault point) before the answer is
+    // written, on a loaded machine: then the connection closes unanswered
+    // and the delivery below is what shows the resolve was committed.
+    match resolved {
+        Ok(r) => assert_eq!(r.status(), 200),
+        Err(e) => assert!(e.is_request() && !e.is_timeout(), "{e}"),
+    }
     // The pusher delivers, then dies before recording the success.
     let status = wait_aborted(first).await;
     assert!(!status.success(), "aborted at the fault point");

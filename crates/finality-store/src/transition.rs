@@ -9,9 +9,39 @@
 //! (PostgreSQL) or row by row (SQLite).
 
 use crate::driver::{Writer, Writes};
-pub(crate) use crate::poll_queue::plan::{JobAction, Step};
 use crate::Result;
 use finality_core::{Kind, Source, Status, Timestamp};
+
+/// One status change a completion makes (source `status_query`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Step {
+    pub from: Status,
+    pub to: Status,
+    pub reason: Option<String>,
+}
+
+/// What becomes of the poll job.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum JobAction {
+    /// The payment is final: the job row goes.
+    Delete,
+    /// Poll again at `next_poll_at`; the lease is released. `attempts`
+    /// is added; `errors` is added, or when `reset_errors` set to it.
+    Reschedule {
+        next_poll_at: Timestamp,
+        attempts: i32,
+        errors: i32,
+        reset_errors: bool,
+        last_error: Option<String>,
+    },
+    /// Stop polling until someone asks, adding `attempts` and `errors`;
+    /// `reason` replaces the last error when there is one.
+    Park {
+        attempts: i32,
+        errors: i32,
+        reason: Option<String>,
+    },
+}
 
 /// Everything one payment's status change writes. The caller holds the
 /// payment's lock and has decided `steps` with the transition table.

@@ -6,7 +6,7 @@ use crate::inbox::decide::{checked_report, unknown_status, verdict, ORPHANED};
 use crate::memory::InboxRow;
 use crate::memory::{Found, MemStore};
 use crate::model::*;
-use crate::payments::sql::decide_report;
+use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
 use crate::{EventFeed, WebhookInbox};
 use finality_core::Timestamp;

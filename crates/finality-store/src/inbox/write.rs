@@ -408,7 +408,7 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
         let mut decided = Vec::new();
         for (i, cur, status, report, mismatch) in &reports {
             let (applied, change) =
-                crate::payments::sql::decide_report(report, cur.kind, cur.status, now);
+                crate::payments::decide::decide_report(report, cur.kind, cur.status, now);
             changes.extend(change);
             decided.push((
                 *i,

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::memory::Job;
 use crate::memory::MemStore;
 use crate::model::*;
-use crate::payments::sql::decide_report;
+use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
 use crate::PaymentStore;
 use finality_core::{Status, Timestamp};

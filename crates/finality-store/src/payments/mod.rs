@@ -1,6 +1,7 @@
 //! Payments: registration (with its first poll), every status change that
 //! is not a poll's (`apply`: webhooks, the sweep, people), and reads.
 
+pub(crate) mod decide;
 mod memory;
 pub(crate) mod sql;
 

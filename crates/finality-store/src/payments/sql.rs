@@ -5,10 +5,10 @@ use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::model::*;
-use crate::poll_queue::plan::Step;
-use crate::transition::{write_changes, Change};
+use crate::payments::decide::decide_report;
+use crate::transition::write_changes;
 use crate::PaymentStore;
-use finality_core::{decide, Decision, Kind, Status, Timestamp};
+use finality_core::{Kind, Status, Timestamp};
 
 pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, \
      currency, metadata, status, status_source, created_at, updated_at, finalized_at";
@@ -184,44 +184,6 @@ pub(crate) async fn register_in<C: Conn>(
             };
             Ok(Registered::RefTaken { other_id, field })
         }
-    }
-}
-
-/// What a report does to a payment that is `current`: the outcome, and the
-/// change to write when there is one. The same for every backend.
-pub(crate) fn decide_report<'a>(
-    r: &'a Report,
-    kind: Kind,
-    current: Status,
-    now: Timestamp,
-) -> (ApplyOutcome, Option<Change<'a>>) {
-    match decide(kind, current, r.status) {
-        Decision::Unchanged => (ApplyOutcome::Unchanged, None),
-        Decision::Ignore(why) => (
-            ApplyOutcome::Ignored {
-                current,
-                reason: why.as_str(),
-            },
-            None,
-        ),
-        Decision::Apply(to) => (
-            ApplyOutcome::Applied { from: current, to },
-            Some(Change {
-                payment_id: &r.payment_id,
-                kind,
-                source: r.source,
-                event_id: r.event_id.as_deref(),
-                actor: r.actor.as_deref(),
-                observed_at: r.observed_at,
-                now,
-                steps: vec![Step {
-                    from: current,
-                    to,
-                    reason: r.reason.clone(),
-                }],
-                job: Change::job_after(to),
-            }),
-        ),
     }
 }
 

@@ -4,38 +4,8 @@
 //! disagree about the outcome of a poll.
 
 use crate::model::{AfterPoll, Completion, Count};
-use finality_core::{decide, Decision, Kind, Status, Timestamp};
-
-/// One status change a completion makes (source `status_query`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Step {
-    pub from: Status,
-    pub to: Status,
-    pub reason: Option<String>,
-}
-
-/// What becomes of the poll job.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum JobAction {
-    /// The payment is final: the job row goes.
-    Delete,
-    /// Poll again at `next_poll_at`; the lease is released. `attempts`
-    /// is added; `errors` is added, or when `reset_errors` set to it.
-    Reschedule {
-        next_poll_at: Timestamp,
-        attempts: i32,
-        errors: i32,
-        reset_errors: bool,
-        last_error: Option<String>,
-    },
-    /// Stop polling until someone asks, adding `attempts` and `errors`;
-    /// `reason` replaces the last error when there is one.
-    Park {
-        attempts: i32,
-        errors: i32,
-        reason: Option<String>,
-    },
-}
+use crate::transition::{JobAction, Step};
+use finality_core::{decide, Decision, Kind, Status};
 
 /// The whole effect of one completion whose fence held.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,6 +88,7 @@ pub(crate) fn plan_completion(c: &Completion, kind: Kind, current: Status) -> Pl
 #[cfg(test)]
 mod tests {
     use super::*;
+    use finality_core::Timestamp;
 
     fn completion(observed: Option<Status>, then: AfterPoll) -> Completion {
         Completion {

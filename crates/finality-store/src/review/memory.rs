@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::memory::MemState;
 use crate::memory::MemStore;
 use crate::model::*;
-use crate::payments::sql::decide_report;
+use crate::payments::decide::decide_report;
 use crate::review::{
     outcome_text, queue_matches, AuditFilter, AuditRecord, NewAudit, ReviewFilter, ReviewItem,
 };

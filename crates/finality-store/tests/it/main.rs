@@ -62,5 +62,7 @@ conformance_by_role!(
     feed,
     review,
     rate_buckets,
-    cursors
+    cursors,
+    sweep,
+    reconciliations
 );

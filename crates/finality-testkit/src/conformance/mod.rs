@@ -22,8 +22,10 @@ pub mod inbox;
 pub mod payments;
 pub mod poll_queue;
 pub mod rate_buckets;
+pub mod reconciliations;
 pub mod review;
 mod support;
+pub mod sweep;
 
 pub use support::{drain_inbox, inbox_event, merchant_payment, new_payment, register, T0};
 
@@ -36,6 +38,8 @@ pub const ROLES: &[(&str, &[(&str, Case)])] = &[
     ("review", review::CASES),
     ("rate_buckets", rate_buckets::CASES),
     ("cursors", cursors::CASES),
+    ("sweep", sweep::CASES),
+    ("reconciliations", reconciliations::CASES),
 ];
 
 /// The cases of `role`.
@@ -91,6 +95,8 @@ mod tests {
             ("review", include_str!("review.rs")),
             ("rate_buckets", include_str!("rate_buckets.rs")),
             ("cursors", include_str!("cursors.rs")),
+            ("sweep", include_str!("sweep.rs")),
+            ("reconciliations", include_str!("reconciliations.rs")),
         ];
         assert_eq!(sources.len(), super::ROLES.len());
         let mut total = 0;
