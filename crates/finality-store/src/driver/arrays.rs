@@ -20,7 +20,12 @@ use std::sync::OnceLock;
 /// One parameter's values: a column as an array, or a single value.
 #[derive(Debug)]
 pub(crate) enum Param<'a> {
+    /// A column as it is kept (bound without a copy).
+    Strings(&'a [String]),
+    /// A column gathered from rows.
     Texts(Vec<&'a str>),
+    Strs(&'a [&'a str]),
+    OptStrings(&'a [Option<String>]),
     OptTexts(Vec<Option<&'a str>>),
     Int8s(Cow<'a, [i64]>),
     OptInt8s(Cow<'a, [Option<i64>]>),
@@ -36,7 +41,11 @@ impl<'a> Param<'a> {
     /// The SQL type the placeholder is cast to.
     fn sql_type(&self) -> &'static str {
         match self {
-            Param::Texts(_) | Param::OptTexts(_) => "text[]",
+            Param::Strings(_)
+            | Param::Texts(_)
+            | Param::Strs(_)
+            | Param::OptStrings(_)
+            | Param::OptTexts(_) => "text[]",
             Param::Int8s(_) | Param::OptInt8s(_) => "int8[]",
             Param::Int4s(_) => "int4[]",
             Param::Bools(_) => "bool[]",
@@ -47,14 +56,14 @@ impl<'a> Param<'a> {
         }
     }
 
-    /// A column of strings.
+    /// A column of strings, bound as it is.
     pub(crate) fn texts(v: &'a [String]) -> Self {
-        Param::Texts(v.iter().map(String::as_str).collect())
+        Param::Strings(v)
     }
 
-    /// A column of optional strings.
+    /// A column of optional strings, bound as it is.
     pub(crate) fn opt_texts(v: &'a [Option<String>]) -> Self {
-        Param::OptTexts(v.iter().map(Option::as_deref).collect())
+        Param::OptStrings(v)
     }
 }
 
@@ -66,7 +75,9 @@ pub(crate) struct Params<'a> {
 
 impl<'a> Params<'a> {
     pub(crate) fn new() -> Self {
-        Params::default()
+        Params {
+            list: Vec::with_capacity(32),
+        }
     }
 
     /// Add `name`, numbered after those before it.
@@ -79,6 +90,34 @@ impl<'a> Params<'a> {
     pub(crate) fn signature(&self) -> Vec<(&'static str, &'static str)> {
         self.list.iter().map(|(n, p)| (*n, p.sql_type())).collect()
     }
+}
+
+/// Bind every parameter of a [`Params`] to a sqlx query or query-as, in
+/// order (the two have no common trait to write this as a function over).
+macro_rules! bind_all {
+    ($q:expr, $params:expr) => {{
+        let mut q = $q;
+        for (_, p) in $params.list {
+            q = match p {
+                Param::Strings(v) => q.bind(v),
+                Param::Texts(v) => q.bind(v),
+                Param::Strs(v) => q.bind(v),
+                Param::OptStrings(v) => q.bind(v),
+                Param::OptTexts(v) => q.bind(v),
+                Param::Int8s(Cow::Borrowed(v)) => q.bind(v),
+                Param::Int8s(Cow::Owned(v)) => q.bind(v),
+                Param::OptInt8s(Cow::Borrowed(v)) => q.bind(v),
+                Param::OptInt8s(Cow::Owned(v)) => q.bind(v),
+                Param::Int4s(v) => q.bind(v),
+                Param::Bools(v) => q.bind(v),
+                Param::Bytes(v) => q.bind(v),
+                Param::Jsons(v) => q.bind(v),
+                Param::Int8(v) => q.bind(v),
+                Param::Text(v) => q.bind(v),
+            };
+        }
+        q
+    }};
 }
 
 /// A statement over named array parameters. Its SQL is rendered from
@@ -123,22 +162,20 @@ impl ArrayStmt {
         &'static self,
         params: Params<'q>,
     ) -> Result<sqlx::query::Query<'q, Postgres, PgArguments>> {
-        let mut q = sqlx::query(self.sql(&params)?);
-        for (_, p) in params.list {
-            q = match p {
-                Param::Texts(v) => q.bind(v),
-                Param::OptTexts(v) => q.bind(v),
-                Param::Int8s(v) => q.bind(v.into_owned()),
-                Param::OptInt8s(v) => q.bind(v.into_owned()),
-                Param::Int4s(v) => q.bind(v),
-                Param::Bools(v) => q.bind(v),
-                Param::Bytes(v) => q.bind(v),
-                Param::Jsons(v) => q.bind(v),
-                Param::Int8(v) => q.bind(v),
-                Param::Text(v) => q.bind(v),
-            };
-        }
-        Ok(q)
+        let q = sqlx::query(self.sql(&params)?);
+        Ok(bind_all!(q, params))
+    }
+
+    /// [`ArrayStmt::query`] whose rows decode into `O` by position.
+    pub(crate) fn query_as<'q, O>(
+        &'static self,
+        params: Params<'q>,
+    ) -> Result<sqlx::query::QueryAs<'q, Postgres, O, PgArguments>>
+    where
+        O: for<'r> sqlx::FromRow<'r, sqlx::postgres::PgRow>,
+    {
+        let q = sqlx::query_as(self.sql(&params)?);
+        Ok(bind_all!(q, params))
     }
 }
 

@@ -29,7 +29,7 @@ pub(crate) mod sqlite;
 mod stmt;
 mod writer;
 
-pub(crate) use conn::{corrupt, impl_conn, Conn, Fields};
+pub(crate) use conn::{corrupt, impl_conn, parse, Conn, Fields};
 pub(crate) use dialect::{placeholders, Dialect};
 pub(crate) use inbox_rows::{InboxRows, NumberedWrite};
 pub(crate) use stmt::{bind, stmt, Arg, Stmt};

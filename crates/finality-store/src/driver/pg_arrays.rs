@@ -8,7 +8,7 @@
 //! names and values is built in one function below ([`super::arrays`]).
 
 use super::arrays::{ArrayStmt, Param, Params};
-use super::{corrupt, InboxRows, Leased, NumberedWrite, Writes};
+use super::{corrupt, parse, InboxRows, Leased, NumberedWrite, Writes};
 use crate::error::{DbContext, Result};
 use crate::model::{InboxState, NewAttempt, NewInboxEvent};
 use finality_core::Timestamp;
@@ -272,19 +272,18 @@ pub(crate) async fn insert_attempts(conn: &mut PgConnection, all: &[&NewAttempt]
 }
 
 pub(crate) async fn lock_leases(conn: &mut PgConnection, ids: &[&str]) -> Result<Vec<Leased>> {
-    use super::Fields;
-    let rows = LOCK
-        .query(Params::new().with("ids", Param::Texts(ids.to_vec())))?
+    let rows: Vec<(String, String, String, Option<i64>)> = LOCK
+        .query_as(Params::new().with("ids", Param::Strs(ids)))?
         .fetch_all(&mut *conn)
         .await
         .op(LOCK.op())?;
-    rows.iter()
-        .map(|r| {
+    rows.into_iter()
+        .map(|(payment_id, status, kind, lock_token)| {
             Ok(Leased {
-                payment_id: r.text("id", "payments")?,
-                status: r.parsed("status", "payments")?,
-                kind: r.parsed("kind", "payments")?,
-                lock_token: r.opt_int("lock_token", "poll_jobs")?,
+                payment_id,
+                status: parse(&status, "payments")?,
+                kind: parse(&kind, "payments")?,
+                lock_token,
             })
         })
         .collect()
