@@ -64,5 +64,6 @@ conformance_by_role!(
     rate_buckets,
     cursors,
     sweep,
-    reconciliations
+    reconciliations,
+    gauges
 );

@@ -18,6 +18,7 @@ macro_rules! cases {
 
 pub mod cursors;
 pub mod feed;
+pub mod gauges;
 pub mod inbox;
 pub mod payments;
 pub mod poll_queue;
@@ -40,6 +41,7 @@ pub const ROLES: &[(&str, &[(&str, Case)])] = &[
     ("cursors", cursors::CASES),
     ("sweep", sweep::CASES),
     ("reconciliations", reconciliations::CASES),
+    ("gauges", gauges::CASES),
 ];
 
 /// The cases of `role`.
@@ -97,6 +99,7 @@ mod tests {
             ("cursors", include_str!("cursors.rs")),
             ("sweep", include_str!("sweep.rs")),
             ("reconciliations", include_str!("reconciliations.rs")),
+            ("gauges", include_str!("gauges.rs")),
         ];
         assert_eq!(sources.len(), super::ROLES.len());
         let mut total = 0;
