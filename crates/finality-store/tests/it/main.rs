@@ -65,5 +65,6 @@ conformance_by_role!(
     cursors,
     sweep,
     reconciliations,
-    gauges
+    gauges,
+    retention
 );

@@ -24,6 +24,7 @@ pub mod payments;
 pub mod poll_queue;
 pub mod rate_buckets;
 pub mod reconciliations;
+pub mod retention;
 pub mod review;
 mod support;
 pub mod sweep;
@@ -42,6 +43,7 @@ pub const ROLES: &[(&str, &[(&str, Case)])] = &[
     ("sweep", sweep::CASES),
     ("reconciliations", reconciliations::CASES),
     ("gauges", gauges::CASES),
+    ("retention", retention::CASES),
 ];
 
 /// The cases of `role`.
@@ -75,8 +77,15 @@ pub async fn exercise(backend: crate::Backend) {
 /// Run every case of `role` against a fresh store from `open`: for a store
 /// that is not a database of its own, such as the in-memory one
 /// simulations use.
+///
+/// Retention is not kept in memory: there the role's cases are the ones
+/// that check it is refused ([`retention::IN_MEMORY`]).
 pub async fn exercise_each(role: &str, label: &str, open: impl Fn() -> Arc<dyn Store>) {
-    for (name, case) in cases_of(role) {
+    let cases = match (role, label) {
+        ("retention", "memory") => retention::IN_MEMORY,
+        _ => cases_of(role),
+    };
+    for (name, case) in cases {
         eprintln!("conformance case {role}::{name} on {label}");
         case(open()).await;
     }
@@ -100,13 +109,17 @@ mod tests {
             ("sweep", include_str!("sweep.rs")),
             ("reconciliations", include_str!("reconciliations.rs")),
             ("gauges", include_str!("gauges.rs")),
+            ("retention", include_str!("retention.rs")),
         ];
         assert_eq!(sources.len(), super::ROLES.len());
         let mut total = 0;
         for (role, source) in sources {
-            let names: Vec<&str> = super::cases_of(role).iter().map(|c| c.0).collect();
+            let mut names: Vec<&str> = super::cases_of(role).iter().map(|c| c.0).collect();
             assert!(!names.is_empty(), "role `{role}` has no case");
             total += names.len();
+            if role == "retention" {
+                names.extend(super::retention::IN_MEMORY.iter().map(|c| c.0));
+            }
             for line in source.lines() {
                 let Some(rest) = line.strip_prefix("pub async fn ") else {
                     continue;
