@@ -3,9 +3,7 @@
 //! what was not acknowledged.
 
 use crate::model::Simulator;
-use crate::webhooks::Delivery;
-use crate::webhooks::WebhookTarget;
-use crate::webhooks::MAX_TRIES;
+use crate::webhooks::{Delivery, WebhookTarget, MAX_TRIES};
 use crate::wire::{stripe_event, WireFormat};
 use finality_core::Timestamp;
 use std::sync::atomic::Ordering;

@@ -9,8 +9,9 @@
 //! actions), [`Sweep`] (the reconciliation sweep's reads and repairs),
 //! [`Reconciliations`] (settlement reports imported and checked),
 //! [`Gauges`], and retention's [`Lifecycle`] and [`Partitions`]. A
-//! component takes the role it uses; [`Store`] is all of them plus
-//! migrations and wake-ups, for where everything is wired. Bring the roles
+//! component takes the role it uses (with its wake-up: `PollQueue::subscribe`,
+//! `WebhookInbox::subscribe_inbox`, `EventFeed::subscribe_feed`); [`Store`] is
+//! all of them plus migrations, for where everything is wired. Bring the roles
 //! into scope with `use finality_store::prelude::*`.
 //!
 //! Two backends over sqlx: SQLite (the embedded default, WAL) and PostgreSQL
@@ -109,8 +110,9 @@ pub mod prelude {
     };
 }
 
-/// Everything the engine, server and CLI need from a database: the nine
-/// roles, migrations and wake-ups.
+/// Every role, migrations and how many writers are worth running at once:
+/// for where everything is wired (the server, `Engine::new`, the lab). A
+/// component takes the roles it uses instead.
 #[async_trait]
 pub trait Store:
     PaymentStore

@@ -432,27 +432,35 @@ fn resolve(
     Some(module)
 }
 
-/// The import graph of one crate's files, and its circles (strongly
-/// connected components of more than one file).
-fn circles(src: &Path, paths: &[PathBuf]) -> Vec<Vec<String>> {
+/// One crate's files and, for each, the other files it imports, with one
+/// path that makes each import (for a failure message).
+type Graph = BTreeMap<Vec<String>, BTreeMap<Vec<String>, String>>;
+
+fn import_graph(src: &Path, paths: &[PathBuf]) -> Graph {
     let mut files = BTreeMap::new();
     for f in paths {
         let here = module_path(src, f);
         let uses = read_uses(&here, &std::fs::read_to_string(f).unwrap());
         files.insert(here, uses);
     }
-    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    let mut graph = Graph::new();
     for (here, uses) in &files {
-        let to = edges.entry(here.clone()).or_default();
+        let to = graph.entry(here.clone()).or_default();
         for p in &uses.imports {
             if let Some(t) = resolve(p, &files, 0) {
                 if &t != here {
-                    to.insert(t);
+                    to.entry(t).or_insert_with(|| p.join("::"));
                 }
             }
         }
     }
-    strongly_connected(&edges)
+    graph
+}
+
+/// The graph's circles (strongly connected components of more than one
+/// file), each file named by its path.
+fn circles(graph: &Graph) -> Vec<Vec<String>> {
+    strongly_connected(graph)
         .into_iter()
         .filter(|c| c.len() > 1)
         .map(|c| c.iter().map(|m| file_name(m)).collect())
@@ -468,41 +476,26 @@ fn file_name(m: &[String]) -> String {
 }
 
 /// The imports between the files of a circle, with the path that makes
-/// each, for the failure message.
-fn circle_edges(src: &Path, paths: &[PathBuf], circle: &[String]) -> Vec<String> {
-    let mut files = BTreeMap::new();
-    for f in paths {
-        let here = module_path(src, f);
-        let uses = read_uses(&here, &std::fs::read_to_string(f).unwrap());
-        files.insert(here, uses);
-    }
-    let mut out = BTreeSet::new();
-    for (here, uses) in &files {
+/// each.
+fn circle_edges(graph: &Graph, circle: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (here, to) in graph {
         if !circle.contains(&file_name(here)) {
             continue;
         }
-        for p in &uses.imports {
-            if let Some(t) = resolve(p, &files, 0) {
-                if &t != here && circle.contains(&file_name(&t)) {
-                    out.insert(format!(
-                        "{} -> {} ({})",
-                        file_name(here),
-                        file_name(&t),
-                        p.join("::")
-                    ));
-                }
+        for (t, path) in to {
+            if circle.contains(&file_name(t)) {
+                out.push(format!("{} -> {} ({path})", file_name(here), file_name(t)));
             }
         }
     }
-    out.into_iter().collect()
+    out
 }
 
 /// Tarjan's algorithm (iterative enough for a crate's few dozen files).
-fn strongly_connected(
-    edges: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
-) -> Vec<Vec<Vec<String>>> {
+fn strongly_connected(edges: &Graph) -> Vec<Vec<Vec<String>>> {
     struct T<'a> {
-        edges: &'a BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        edges: &'a Graph,
         index: BTreeMap<&'a Vec<String>, usize>,
         low: BTreeMap<&'a Vec<String>, usize>,
         stack: Vec<&'a Vec<String>>,
@@ -515,7 +508,7 @@ fn strongly_connected(
         t.low.insert(v, i);
         t.stack.push(v);
         t.on.insert(v);
-        for w in t.edges.get(v).into_iter().flatten() {
+        for w in t.edges.get(v).into_iter().flat_map(|to| to.keys()) {
             let Some((w, _)) = t.edges.get_key_value(w) else {
                 continue;
             };
@@ -562,9 +555,10 @@ fn strongly_connected(
 fn no_import_circle_between_the_files_of_a_crate() {
     let mut found = Vec::new();
     for (name, src, files) in crates() {
-        for c in circles(&src, &files) {
+        let graph = import_graph(&src, &files);
+        for c in circles(&graph) {
             found.push(format!("{name}: {}", c.join(" ↔ ")));
-            for e in circle_edges(&src, &files, &c) {
+            for e in circle_edges(&graph, &c) {
                 found.push(format!("    {e}"));
             }
         }
@@ -589,14 +583,17 @@ fn a_circle_through_a_reexport_is_found() {
     rust_files(&src, &mut files);
     files.sort();
     assert_eq!(
-        circles(&src, &files),
+        circles(&import_graph(&src, &files)),
         vec![vec!["role/sql".to_string(), "role".to_string()]]
     );
     write(
         "role/mod.rs",
         "mod sql;\npub trait Trait {}\npub use sql::helper;\n",
     );
-    assert!(circles(&src, &files).is_empty(), "a re-export is a facade");
+    assert!(
+        circles(&import_graph(&src, &files)).is_empty(),
+        "a re-export is a facade"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -2,8 +2,7 @@
 //! hashed and synced before its rows are deleted, and the manifest that
 //! lists them.
 
-use crate::lifecycle::error::io;
-use crate::lifecycle::error::LifecycleError;
+use crate::lifecycle::error::{io, LifecycleError};
 use finality_core::Timestamp;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

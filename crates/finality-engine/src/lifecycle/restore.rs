@@ -1,11 +1,8 @@
 //! `finality archive restore`: rows brought back from archive files,
 //! checked against the manifest's hashes, without duplicates.
 
-use crate::lifecycle::error::io;
-use crate::lifecycle::error::LifecycleError;
-use crate::lifecycle::manifest_path;
-use crate::lifecycle::read_manifest;
-use crate::lifecycle::ArchiveFile;
+use crate::lifecycle::error::{io, LifecycleError};
+use crate::lifecycle::{manifest_path, read_manifest, ArchiveFile};
 use finality_core::Timestamp;
 use finality_store::retention::{self, RowKind, TableSpec};
 use finality_store::Lifecycle;

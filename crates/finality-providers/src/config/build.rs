@@ -1,8 +1,7 @@
 //! An adapter built from its table, reading its secrets from the
 //! environment once; a secret too short to be safe refused by name.
 
-use crate::config::Adapter;
-use crate::config::ProviderConfig;
+use crate::config::{Adapter, ProviderConfig};
 use crate::http::Timeouts;
 use crate::sim::SimAdapter;
 use crate::stripe::StripeAdapter;

@@ -3,10 +3,7 @@
 //! cannot combine `flatten` with `deny_unknown_fields`), every error naming
 //! its field.
 
-use crate::config::Adapter;
-use crate::config::ProviderConfig;
-use crate::config::Settings;
-use crate::config::ADAPTER_KEYS;
+use crate::config::{Adapter, ProviderConfig, Settings, ADAPTER_KEYS};
 use serde::Deserialize;
 
 /// Split the table by key: the adapter's keys to [`Adapter`], the rest to

@@ -24,10 +24,8 @@
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
 use crate::oauth::ClientCredentials;
-use crate::paypal::map::amount_of;
-use crate::paypal::map::refunded_capture;
-use crate::paypal::webhook::events_of;
-use crate::paypal::webhook::Verifications;
+use crate::paypal::map::{amount_of, refunded_capture};
+use crate::paypal::webhook::{events_of, Verifications};
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, EventPage, Observation, PollTarget, Provider, ProviderError};
 use async_trait::async_trait;

@@ -4,14 +4,8 @@
 
 use super::contract;
 use crate::paypal::config::PaymentObject;
-use crate::paypal::map::amount_of;
-use crate::paypal::map::disputed;
-use crate::paypal::map::money;
-use crate::paypal::map::refunded_capture;
-use crate::paypal::map_event;
-use crate::paypal::map_refund;
-use crate::paypal::order_money;
-use crate::paypal::order_status;
+use crate::paypal::map::{amount_of, disputed, money, refunded_capture};
+use crate::paypal::{map_event, map_refund, order_money, order_status};
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use finality_core::{Status, Timestamp};
 use serde_json::Value;

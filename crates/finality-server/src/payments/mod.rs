@@ -4,19 +4,11 @@ mod actions;
 mod input;
 mod output;
 
-use crate::payments::actions::PollAnswer;
-use crate::payments::actions::ResolveIn;
-use crate::payments::input::differences;
-use crate::payments::input::parse_body;
-use crate::payments::input::required;
-use crate::payments::input::PaymentIn;
-use crate::payments::output::load;
-use crate::payments::output::missing;
-use crate::payments::output::AttemptOut;
-use crate::payments::output::AttemptsOut;
-use crate::payments::output::ListParams;
-use crate::payments::output::PaymentOut;
-use crate::payments::output::PaymentPage;
+use crate::payments::actions::{PollAnswer, ResolveIn};
+use crate::payments::input::{differences, parse_body, required, PaymentIn};
+use crate::payments::output::{
+    load, missing, AttemptOut, AttemptsOut, ListParams, PaymentOut, PaymentPage,
+};
 pub(crate) use actions::{check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
 pub(crate) use input::parse_limit;
 

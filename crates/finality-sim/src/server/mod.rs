@@ -27,24 +27,14 @@ mod wechat;
 
 use crate::model::Simulator;
 use crate::server::alipay::alipay_gateway;
-use crate::server::bakong::bakong_by_hash;
-use crate::server::bakong::bakong_by_md5;
-use crate::server::bakong::bakong_md5_list;
+use crate::server::bakong::{bakong_by_hash, bakong_by_md5, bakong_md5_list};
 use crate::server::gate::{answer, gate};
-use crate::server::paypal::paypal_capture;
-use crate::server::paypal::paypal_events;
-use crate::server::paypal::paypal_order;
-use crate::server::paypal::paypal_refund;
-use crate::server::paypal::paypal_search;
-use crate::server::paypal::paypal_token;
-use crate::server::paypal::paypal_verify;
-use crate::server::stripe::stripe_events;
-use crate::server::stripe::stripe_list;
-use crate::server::stripe::stripe_object;
-use crate::server::stripe::stripe_search;
-use crate::server::wechat::wechat_by_id;
-use crate::server::wechat::wechat_by_order_no;
-use crate::server::wechat::wechat_refund;
+use crate::server::paypal::{
+    paypal_capture, paypal_events, paypal_order, paypal_refund, paypal_search, paypal_token,
+    paypal_verify,
+};
+use crate::server::stripe::{stripe_events, stripe_list, stripe_object, stripe_search};
+use crate::server::wechat::{wechat_by_id, wechat_by_order_no, wechat_refund};
 use crate::wire::Money;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};

@@ -1,10 +1,7 @@
 //! Stripe's API as the simulator answers it: PaymentIntents, refunds, search and the event list.
 
 use crate::model::Simulator;
-use crate::server::gate::answer;
-use crate::server::gate::authorized;
-use crate::server::gate::faults;
-use crate::server::gate::gate;
+use crate::server::gate::{answer, authorized, faults, gate};
 use crate::wire::Money;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -55,20 +55,10 @@ impl<'a> Param<'a> {
             Param::Text(_) => "text",
         }
     }
-
-    /// A column of strings, bound as it is.
-    pub(crate) fn texts(v: &'a [String]) -> Self {
-        Param::Strings(v)
-    }
-
-    /// A column of optional strings, bound as it is.
-    pub(crate) fn opt_texts(v: &'a [Option<String>]) -> Self {
-        Param::OptStrings(v)
-    }
 }
 
 /// A statement's parameters by name, in the order they are numbered.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Params<'a> {
     list: Vec<(&'static str, Param<'a>)>,
 }

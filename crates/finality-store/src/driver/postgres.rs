@@ -4,9 +4,8 @@
 //! each other's rows; registrations `NOTIFY finality_jobs` so idle engines
 //! wake at once instead of at their next idle check.
 
-use crate::driver::Backend;
-use crate::driver::Writes;
 use crate::driver::{impl_conn, Dialect, Leased, Writer};
+use crate::driver::{Backend, Writes};
 use crate::error::{DbContext, Result};
 use crate::model::NewAttempt;
 use crate::wakeups::Wakeups;

@@ -5,9 +5,8 @@
 //! timeout) instead of failing when a read-then-write transaction tries to
 //! upgrade. The claim is a single `UPDATE … RETURNING`, atomic on its own.
 
-use crate::driver::Backend;
-use crate::driver::Writes;
 use crate::driver::{impl_conn, stmt, Conn, Dialect, Fields, Leased, Writer};
+use crate::driver::{Backend, Writes};
 use crate::error::{DbContext, Result};
 use crate::model::NewAttempt;
 use crate::wakeups::Wakeups;

@@ -4,10 +4,8 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
-use crate::feed::delivered_in_two;
-use crate::feed::event_from_row;
-use crate::feed::rows::FinalFact;
-use crate::feed::rows::Numbered;
+use crate::feed::rows::{FinalFact, Numbered};
+use crate::feed::{delivered_in_two, event_from_row};
 use crate::model::*;
 use crate::EventFeed;
 use finality_core::Timestamp;

@@ -152,3 +152,14 @@ pub(crate) fn other_object(named: &str, id: &str, merchant_ref: &str, known: &st
          tracks `{known}`: not applied"
     )
 }
+
+/// The payment a webhook's merchant reference names, as the inbox finds it
+/// (in SQL and in memory alike).
+#[derive(Debug)]
+pub(crate) enum ByMerchantRef {
+    Found(String),
+    None,
+    /// A payment has the merchant reference but tracks another provider
+    /// object: the event is not about it.
+    Other(String),
+}

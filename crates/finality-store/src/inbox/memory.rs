@@ -2,9 +2,9 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
+use crate::inbox::decide::ByMerchantRef;
 use crate::inbox::decide::{checked_report, unknown_status, verdict, ORPHANED};
-use crate::memory::InboxRow;
-use crate::memory::{Found, MemStore};
+use crate::memory::{InboxRow, MemStore};
 use crate::model::*;
 use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
@@ -116,12 +116,12 @@ impl WebhookInbox for MemStore {
             return Ok(InboxOutcome::LeaseLost);
         }
         let payment_id = match s.find_for_event(ev) {
-            Found::Payment(id) => id,
-            Found::Nothing => {
+            ByMerchantRef::Found(id) => id,
+            ByMerchantRef::None => {
                 s.set_inbox_state(i, InboxState::Orphaned, Some(ORPHANED.to_string()));
                 return Ok(InboxOutcome::Orphaned);
             }
-            Found::OtherObject(why) => {
+            ByMerchantRef::Other(why) => {
                 s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
                 return Ok(InboxOutcome::Ignored { reason: why });
             }

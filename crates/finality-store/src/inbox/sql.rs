@@ -4,13 +4,9 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, InboxRows};
 use crate::error::{DbContext, Result};
-use crate::inbox::write::inbox_from_row;
-use crate::inbox::write::inbox_process_in;
-use crate::inbox::write::inbox_process_many_in;
-use crate::inbox::write::Current;
-use crate::inbox::write::Fence;
-use crate::inbox::write::Locked;
-use crate::inbox::write::INBOX_COLUMNS;
+use crate::inbox::write::{
+    inbox_from_row, inbox_process_in, inbox_process_many_in, Current, Fence, Locked, INBOX_COLUMNS,
+};
 use crate::model::*;
 use crate::WebhookInbox;
 use finality_core::Timestamp;

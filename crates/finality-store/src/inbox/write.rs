@@ -4,11 +4,9 @@
 
 use crate::driver::{placeholders, stmt, Conn, Fields, InboxRows, NumberedWrite};
 use crate::error::Result;
-use crate::inbox::decide::checked_report;
-use crate::inbox::decide::other_object;
-use crate::inbox::decide::unknown_status;
-use crate::inbox::decide::verdict;
-use crate::inbox::decide::ORPHANED;
+use crate::inbox::decide::{
+    checked_report, other_object, unknown_status, verdict, ByMerchantRef, ORPHANED,
+};
 use crate::model::*;
 use crate::payments::sql::{apply_in, find_payment_by_ref, write_provider_ref};
 use finality_core::{Status, Timestamp};
@@ -62,14 +60,6 @@ pub(crate) async fn set_inbox_state<C: Conn>(
     )
     .await?;
     Ok(())
-}
-
-pub(crate) enum ByMerchantRef {
-    Found(String),
-    None,
-    /// A payment has the merchant reference but tracks another provider
-    /// object: the event is not about it.
-    Other(String),
 }
 
 /// The payment registered with this merchant reference, recording the

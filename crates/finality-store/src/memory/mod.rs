@@ -11,7 +11,7 @@
 use crate::driver::Writes;
 use crate::driver::{Leased, Writer};
 use crate::error::Result;
-use crate::inbox::decide::other_object;
+use crate::inbox::decide::{other_object, ByMerchantRef};
 use crate::model::*;
 use crate::{Store, Wakeups};
 use finality_core::{Kind, Status, Timestamp};
@@ -218,32 +218,32 @@ impl MemState {
     }
 
     /// The payment an event is about, as `inbox_process` on SQL finds it.
-    pub(crate) fn find_for_event(&mut self, ev: &InboxEvent) -> Found {
+    pub(crate) fn find_for_event(&mut self, ev: &InboxEvent) -> ByMerchantRef {
         if let Some(r) = &ev.provider_ref {
             if let Some(id) = self.by_ref.get(&(ev.provider.clone(), r.clone())) {
-                return Found::Payment(id.clone());
+                return ByMerchantRef::Found(id.clone());
             }
         }
         let Some(m) = &ev.merchant_ref else {
-            return Found::Nothing;
+            return ByMerchantRef::None;
         };
         let Some(id) = self
             .by_merchant
             .get(&(ev.provider.clone(), m.clone()))
             .cloned()
         else {
-            return Found::Nothing;
+            return ByMerchantRef::None;
         };
         let known = self.payments.get(&id).and_then(|p| p.provider_ref.clone());
         match (known, ev.provider_ref.as_deref()) {
             (None, Some(found)) => {
                 self.record_ref(&id, found);
-                Found::Payment(id)
+                ByMerchantRef::Found(id)
             }
             (Some(known), Some(named)) if known != named => {
-                Found::OtherObject(other_object(named, &id, m, &known))
+                ByMerchantRef::Other(other_object(named, &id, m, &known))
             }
-            _ => Found::Payment(id),
+            _ => ByMerchantRef::Found(id),
         }
     }
 }
@@ -373,15 +373,4 @@ impl Store for MemStore {
     async fn migrate(&self) -> Result<()> {
         Ok(())
     }
-}
-
-/// The payment a webhook is about, as the inbox finds it.
-#[derive(Debug)]
-pub(crate) enum Found {
-    Payment(String),
-    /// No payment tracks its reference (yet): orphaned.
-    Nothing,
-    /// Its merchant reference names a payment that already tracks another
-    /// provider object: ignored, with this reason.
-    OtherObject(String),
 }

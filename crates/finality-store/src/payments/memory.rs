@@ -2,8 +2,7 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
-use crate::memory::Job;
-use crate::memory::MemStore;
+use crate::memory::{Job, MemStore};
 use crate::model::*;
 use crate::payments::decide::decide_report;
 use crate::transition::write_changes;

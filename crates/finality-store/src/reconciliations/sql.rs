@@ -3,10 +3,7 @@
 use crate::driver::Backend;
 use crate::driver::{placeholders, stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::reconciliations::Ledger;
-use crate::reconciliations::ReconLine;
-use crate::reconciliations::ReconRun;
-use crate::reconciliations::ReconStart;
+use crate::reconciliations::{Ledger, ReconLine, ReconRun, ReconStart};
 use crate::Reconciliations;
 use finality_core::Timestamp;
 use std::collections::BTreeMap;

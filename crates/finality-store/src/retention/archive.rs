@@ -5,20 +5,10 @@
 use crate::driver::Backend;
 use crate::driver::{placeholders, stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::retention::bind_owned;
-use crate::retention::col_list;
-use crate::retention::row_json;
-use crate::retention::tombstone;
-use crate::retention::values;
-use crate::retention::with_texts;
-use crate::retention::PaymentBundle;
-use crate::retention::TableSpec;
-use crate::retention::Tombstone;
-use crate::retention::AUDIT_LOG;
-use crate::retention::PAYMENTS;
-use crate::retention::POLL_ATTEMPTS;
-use crate::retention::STATUS_HISTORY;
-use crate::retention::WEBHOOK_INBOX;
+use crate::retention::{
+    bind_owned, col_list, row_json, tombstone, values, with_texts, PaymentBundle, TableSpec,
+    Tombstone, AUDIT_LOG, PAYMENTS, POLL_ATTEMPTS, STATUS_HISTORY, WEBHOOK_INBOX,
+};
 use finality_core::Timestamp;
 use serde_json::Value;
 

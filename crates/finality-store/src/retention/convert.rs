@@ -5,16 +5,10 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::retention::days::cutover_of;
-use crate::retention::days::day_name;
-use crate::retention::days::day_start;
-use crate::retention::days::flag;
-use crate::retention::days::ident;
-use crate::retention::days::DailyTable;
-use crate::retention::days::CUTOVER_AHEAD_MS;
-use crate::retention::days::DAY_MS;
-use crate::retention::days::SESSION_UNLOCK;
-use crate::retention::days::TRY_SESSION_LOCK;
+use crate::retention::days::{
+    cutover_of, day_name, day_start, flag, ident, DailyTable, CUTOVER_AHEAD_MS, DAY_MS,
+    SESSION_UNLOCK, TRY_SESSION_LOCK,
+};
 use finality_core::Timestamp;
 
 /// Take the conversion's session lock on `conn`, without waiting.

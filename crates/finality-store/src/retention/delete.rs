@@ -4,11 +4,7 @@
 use crate::driver::Backend;
 use crate::driver::{placeholders, stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::retention::col_list;
-use crate::retention::life_rows;
-use crate::retention::LifeRow;
-use crate::retention::RowKind;
-use crate::retention::SETTLED_INBOX;
+use crate::retention::{col_list, life_rows, LifeRow, RowKind, SETTLED_INBOX};
 use finality_core::Timestamp;
 
 pub(crate) async fn life_page<B: Backend>(

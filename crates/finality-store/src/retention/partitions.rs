@@ -36,18 +36,11 @@ pub use super::days::{daily, day_start, DailyTable, DAILY, DAYS_AHEAD, DAY_MS};
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::retention::convert::clear_stale_cutover;
-use crate::retention::convert::convert_empty;
-use crate::retention::convert::create_day;
-use crate::retention::convert::cut_over_and_swap;
-use crate::retention::convert::drop_cutover;
-use crate::retention::convert::is_partitioned;
-use crate::retention::convert::release_convert_lock;
-use crate::retention::convert::try_convert_lock;
-use crate::retention::convert::with_short_lock;
-use crate::retention::days::day_name;
-use crate::retention::days::flag;
-use crate::retention::days::ident;
+use crate::retention::convert::{
+    clear_stale_cutover, convert_empty, create_day, cut_over_and_swap, drop_cutover,
+    is_partitioned, release_convert_lock, try_convert_lock, with_short_lock,
+};
+use crate::retention::days::{day_name, flag, ident};
 use crate::retention::{LifeRow, RowKind, TableSpec};
 use finality_core::Timestamp;
 use serde::Serialize;

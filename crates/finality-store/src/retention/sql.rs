@@ -1,11 +1,7 @@
 //! The retention role on SQL: each method is in `delete` or `archive`.
 
 use super::{archive, delete};
-use crate::retention::LifeRow;
-use crate::retention::PaymentBundle;
-use crate::retention::RowKind;
-use crate::retention::TableSpec;
-use crate::retention::Tombstone;
+use crate::retention::{LifeRow, PaymentBundle, RowKind, TableSpec, Tombstone};
 use crate::Lifecycle;
 
 use crate::driver::Backend;

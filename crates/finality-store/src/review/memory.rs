@@ -2,8 +2,7 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
-use crate::memory::MemState;
-use crate::memory::MemStore;
+use crate::memory::{MemState, MemStore};
 use crate::model::*;
 use crate::payments::decide::decide_report;
 use crate::review::{

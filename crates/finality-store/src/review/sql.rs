@@ -6,13 +6,9 @@ use crate::error::{DbContext, Result};
 use crate::inbox::write::{inbox_from_row, INBOX_COLUMNS};
 use crate::model::*;
 use crate::payments::sql::{apply_in, payment_from_row, PAYMENT_COLUMNS};
-use crate::review::outcome_text;
-use crate::review::poll_now_outcome;
-use crate::review::AuditFilter;
-use crate::review::AuditRecord;
-use crate::review::NewAudit;
-use crate::review::ReviewFilter;
-use crate::review::ReviewItem;
+use crate::review::{
+    outcome_text, poll_now_outcome, AuditFilter, AuditRecord, NewAudit, ReviewFilter, ReviewItem,
+};
 use crate::Review;
 use finality_core::{Kind, Timestamp};
 

@@ -2,8 +2,7 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
-use crate::memory::Job;
-use crate::memory::MemStore;
+use crate::memory::{Job, MemStore};
 use finality_core::Timestamp;
 
 #[async_trait::async_trait]

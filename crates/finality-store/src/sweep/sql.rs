@@ -3,8 +3,7 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::sweep::SweepRow;
-use crate::sweep::SweepRun;
+use crate::sweep::{SweepRow, SweepRun};
 use crate::Sweep;
 use finality_core::Timestamp;
 

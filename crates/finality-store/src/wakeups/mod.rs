@@ -24,7 +24,7 @@ pub struct Wakeups {
     inbox: Arc<watch::Sender<u64>>,
     transitions: Arc<watch::Sender<u64>>,
     feed: Arc<watch::Sender<u64>>,
-    /// See [`crate::Store::feed_head`]; [`UNKNOWN_HEAD`] until a position is
+    /// See [`crate::EventFeed::feed_head`]; [`UNKNOWN_HEAD`] until a position is
     /// learned, and again whenever one may have been missed.
     feed_head: Arc<AtomicI64>,
     /// How many times the head was forgotten: a sequencer round that began

@@ -37,7 +37,7 @@ macro_rules! conformance_by_role {
                 /// same contract.
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn in_memory() {
-                    conformance::exercise_each(stringify!($role), "memory", || {
+                    conformance::exercise_in_memory(stringify!($role), || {
                         std::sync::Arc::new(finality_store::memory::MemStore::new())
                     })
                     .await;

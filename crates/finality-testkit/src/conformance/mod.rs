@@ -74,19 +74,21 @@ pub async fn exercise(backend: crate::Backend) {
     }
 }
 
-/// Run every case of `role` against a fresh store from `open`: for a store
-/// that is not a database of its own, such as the in-memory one
-/// simulations use.
-///
-/// Retention is not kept in memory: there the role's cases are the ones
-/// that check it is refused ([`retention::IN_MEMORY`]).
-pub async fn exercise_each(role: &str, label: &str, open: impl Fn() -> Arc<dyn Store>) {
-    let cases = match (role, label) {
-        ("retention", "memory") => retention::IN_MEMORY,
+/// The cases of `role` that the in-memory store simulations use keeps:
+/// all of them, but for retention, which it does not keep and refuses
+/// ([`retention::IN_MEMORY`] checks that it does).
+pub fn in_memory_cases_of(role: &str) -> &'static [(&'static str, Case)] {
+    match role {
+        "retention" => retention::IN_MEMORY,
         _ => cases_of(role),
-    };
-    for (name, case) in cases {
-        eprintln!("conformance case {role}::{name} on {label}");
+    }
+}
+
+/// Run every case of `role` the in-memory store keeps against a fresh one
+/// from `open` each time.
+pub async fn exercise_in_memory(role: &str, open: impl Fn() -> Arc<dyn Store>) {
+    for (name, case) in in_memory_cases_of(role) {
+        eprintln!("conformance case {role}::{name} in memory");
         case(open()).await;
     }
 }

@@ -1,11 +1,6 @@
 //! The audit trail: every manual action, filtered by actor, action and payment.
 
-use crate::console::pages::respond::api_error;
-use crate::console::pages::respond::chrome;
-use crate::console::pages::respond::enc;
-use crate::console::pages::respond::error_page;
-use crate::console::pages::respond::render;
-use crate::console::pages::respond::PAGE;
+use crate::console::pages::respond::{api_error, chrome, enc, error_page, render, PAGE};
 use crate::console::pages::review::audit_row;
 use crate::console::session::Session;
 use crate::console::views::*;

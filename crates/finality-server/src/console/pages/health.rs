@@ -1,8 +1,6 @@
 //! The cluster's health and the API document, for the people who run finality.
 
-use crate::console::pages::respond::api_error;
-use crate::console::pages::respond::chrome;
-use crate::console::pages::respond::render;
+use crate::console::pages::respond::{api_error, chrome, render};
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::{ApiError, AppState};

@@ -1,17 +1,10 @@
 //! One payment's whole story (status, history, calls, webhooks, audit) and the actions that settle it: resolve, resolve in bulk, poll now, each confirmed first.
 
-use crate::console::pages::respond::api_error;
-use crate::console::pages::respond::chrome;
-use crate::console::pages::respond::enc;
-use crate::console::pages::respond::error_page;
-use crate::console::pages::respond::final_names;
-use crate::console::pages::respond::public_message;
-use crate::console::pages::respond::redirect;
-use crate::console::pages::respond::render;
-use crate::console::pages::respond::Form;
-use crate::console::pages::respond::BULK_MAX;
-use crate::console::pages::review::audit_row;
-use crate::console::pages::review::hook_row;
+use crate::console::pages::respond::{
+    api_error, chrome, enc, error_page, final_names, public_message, redirect, render, Form,
+    BULK_MAX,
+};
+use crate::console::pages::review::{audit_row, hook_row};
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;

@@ -1,9 +1,7 @@
 //! The providers page: health, pauses, breakers, webhooks kept for review, and queries and time until final per provider.
 
 use crate::console::charts::{bars, Bar};
-use crate::console::pages::respond::api_error;
-use crate::console::pages::respond::chrome;
-use crate::console::pages::respond::render;
+use crate::console::pages::respond::{api_error, chrome, render};
 use crate::console::pages::review::hook_row;
 use crate::console::session::Session;
 use crate::console::views::*;

@@ -1,12 +1,8 @@
 //! The review queue: payments in review or overdue, filtered and paged by a cursor, with their latest reason.
 
-use crate::console::pages::respond::api_error;
-use crate::console::pages::respond::chrome;
-use crate::console::pages::respond::enc;
-use crate::console::pages::respond::error_page;
-use crate::console::pages::respond::final_names;
-use crate::console::pages::respond::render;
-use crate::console::pages::respond::PAGE;
+use crate::console::pages::respond::{
+    api_error, chrome, enc, error_page, final_names, render, PAGE,
+};
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;

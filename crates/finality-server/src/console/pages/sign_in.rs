@@ -1,10 +1,6 @@
 //! Signing in and out: a named token's secret in, a signed session cookie out; cross-site posts refused, failures throttled.
 
-use crate::console::pages::respond::api_error;
-use crate::console::pages::respond::error_page;
-use crate::console::pages::respond::render;
-use crate::console::pages::respond::Form;
-use crate::console::pages::respond::Remote;
+use crate::console::pages::respond::{api_error, error_page, render, Form, Remote};
 use crate::console::session::{self, Session};
 use crate::console::views::*;
 use crate::{ApiError, AppState};
