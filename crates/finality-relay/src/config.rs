@@ -1,5 +1,6 @@
 //! `[events]` in `finality.toml`.
 
+use crate::event::{Format, Schema};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -35,6 +36,14 @@ pub struct HttpEndpoint {
     /// retrying at the cap).
     #[serde(default = "default_retry_for", with = "humantime_serde")]
     pub retry_for: Duration,
+    /// The event's shape: 2 (complete, the default) or 1 (the thin shape
+    /// of earlier versions, for consumers built on it).
+    #[serde(default)]
+    pub schema: Schema,
+    /// `json` (the event is the body) or `cloudevents` (a CloudEvents 1.0
+    /// JSON envelope around it).
+    #[serde(default)]
+    pub format: Format,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +56,80 @@ pub struct NatsConfig {
     pub subject_prefix: String,
     #[serde(default = "default_dup_window", with = "humantime_serde")]
     pub duplicate_window: Duration,
+    /// The event's shape: 2 (complete, the default) or 1 (the thin shape
+    /// of earlier versions, for consumers built on it).
+    #[serde(default)]
+    pub schema: Schema,
+    /// `json` (the event is the body) or `cloudevents` (a CloudEvents 1.0
+    /// JSON envelope around it).
+    #[serde(default)]
+    pub format: Format,
+}
+
+/// `[events.rabbitmq]`: publish to a durable topic exchange.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RabbitConfig {
+    /// Environment variable holding the `amqp://user:password@host:port/vhost`
+    /// URL (it carries a password, so never the file itself).
+    pub url_env: String,
+    #[serde(default = "default_exchange")]
+    pub exchange: String,
+    /// Publishes awaiting their confirm at once (never two of one payment).
+    #[serde(default = "default_broker_concurrency")]
+    pub concurrency: usize,
+    #[serde(default = "default_timeout", with = "humantime_serde")]
+    pub timeout: Duration,
+    /// The event's shape: 2 (complete, the default) or 1 (the thin shape
+    /// of earlier versions, for consumers built on it).
+    #[serde(default)]
+    pub schema: Schema,
+    /// `json` (the event is the body) or `cloudevents` (a CloudEvents 1.0
+    /// JSON envelope around it).
+    #[serde(default)]
+    pub format: Format,
+}
+
+/// `[events.redis]`: append to a Redis stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedisConfig {
+    /// Environment variable holding the `redis://[:password@]host:port/db` URL.
+    pub url_env: String,
+    #[serde(default = "default_redis_stream")]
+    pub stream: String,
+    /// `XADD … MAXLEN ~ max_len`: Redis trims the stream to about this many
+    /// entries (consumers that fall further behind lose the oldest).
+    #[serde(default = "default_max_len")]
+    pub max_len: u64,
+    #[serde(default = "default_broker_concurrency")]
+    pub concurrency: usize,
+    #[serde(default = "default_timeout", with = "humantime_serde")]
+    pub timeout: Duration,
+    /// The event's shape: 2 (complete, the default) or 1 (the thin shape
+    /// of earlier versions, for consumers built on it).
+    #[serde(default)]
+    pub schema: Schema,
+    /// `json` (the event is the body) or `cloudevents` (a CloudEvents 1.0
+    /// JSON envelope around it).
+    #[serde(default)]
+    pub format: Format,
+}
+
+fn default_exchange() -> String {
+    "finality.events".into()
+}
+fn default_redis_stream() -> String {
+    "finality:events".into()
+}
+fn default_max_len() -> u64 {
+    1_000_000
+}
+fn default_broker_concurrency() -> usize {
+    16
+}
+fn default_source() -> String {
+    crate::event::DEFAULT_SOURCE.into()
 }
 
 fn default_stream() -> String {
@@ -71,6 +154,12 @@ pub struct EventsConfig {
     pub retention: Duration,
     pub http: Vec<HttpEndpoint>,
     pub nats: Option<NatsConfig>,
+    pub rabbitmq: Option<RabbitConfig>,
+    pub redis: Option<RedisConfig>,
+    /// The CloudEvents `source` of every event (destinations with
+    /// `format = "cloudevents"`): a URI reference naming this deployment.
+    #[serde(default = "default_source")]
+    pub cloudevents_source: String,
 }
 
 impl Default for EventsConfig {
@@ -80,6 +169,9 @@ impl Default for EventsConfig {
             retention: default_retention(),
             http: Vec::new(),
             nats: None,
+            rabbitmq: None,
+            redis: None,
+            cloudevents_source: default_source(),
         }
     }
 }

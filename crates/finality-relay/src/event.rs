@@ -1,11 +1,154 @@
-//! The event as consumers see it (`docs/EVENTS.md`).
+//! The event as consumers see it (`docs/EVENTS.md`, JSON Schema in
+//! `docs/event.schema.json`): schema 2 carries what a ledger needs (the
+//! payment's amount, currency, provider and references, its metadata, the
+//! reason and actor of the transition) so no consumer asks for the payment
+//! per event; schema 1 is the thin shape of earlier versions, kept per
+//! destination for consumers built on it. Either can be wrapped in a
+//! CloudEvents 1.0 envelope.
 
-use finality_store::OutboxEvent;
-use serde_json::{json, Value};
+use finality_store::{EventDetails, EventFeed, OutboxEvent};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// One event with what it says beyond its transition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub outbox: OutboxEvent,
+    pub details: EventDetails,
+}
+
+impl Event {
+    /// `payment`, `refund` or `payout`: the part of the type before the dot.
+    pub fn kind(&self) -> &str {
+        self.outbox
+            .event_type
+            .split_once('.')
+            .map_or(self.outbox.event_type.as_str(), |(k, _)| k)
+    }
+}
+
+/// Read what a page of events says beyond its transitions (two reads for
+/// the page, whatever its size).
+pub async fn complete(
+    feed: &dyn EventFeed,
+    events: Vec<OutboxEvent>,
+) -> finality_store::Result<Vec<Event>> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let details = feed.event_details(&events).await?;
+    Ok(events
+        .into_iter()
+        .zip(details)
+        .map(|(outbox, details)| Event { outbox, details })
+        .collect())
+}
+
+/// Which shape of the event a destination gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(try_from = "u8", into = "u8")]
+pub enum Schema {
+    /// `id, type, payment_id, status, previous_status, source, occurred_at, seq`.
+    V1,
+    /// Schema 1 plus `schema`, `kind`, the payment's `amount`, `currency`,
+    /// `provider`, `provider_ref`, `merchant_ref`, `metadata`, and the
+    /// transition's `reason` and `actor`.
+    #[default]
+    V2,
+}
+
+impl TryFrom<u8> for Schema {
+    type Error = String;
+    fn try_from(v: u8) -> Result<Self, Self::Error> {
+        match v {
+            1 => Ok(Schema::V1),
+            2 => Ok(Schema::V2),
+            n => Err(format!(
+                "schema {n} is not one this version writes (1 or 2)"
+            )),
+        }
+    }
+}
+
+impl From<Schema> for u8 {
+    fn from(s: Schema) -> u8 {
+        match s {
+            Schema::V1 => 1,
+            Schema::V2 => 2,
+        }
+    }
+}
+
+/// The envelope around the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// The event itself is the JSON body.
+    #[default]
+    Json,
+    /// A CloudEvents 1.0 JSON envelope (structured mode) with the event in `data`.
+    Cloudevents,
+}
+
+/// How one destination writes events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Encoding {
+    pub schema: Schema,
+    pub format: Format,
+    /// The CloudEvents `source` attribute (a URI reference naming this
+    /// deployment).
+    pub source: String,
+}
+
+impl Default for Encoding {
+    fn default() -> Self {
+        Encoding {
+            schema: Schema::V2,
+            format: Format::Json,
+            source: DEFAULT_SOURCE.into(),
+        }
+    }
+}
+
+/// The CloudEvents `source` unless configured.
+pub const DEFAULT_SOURCE: &str = "/finality";
+
+/// The prefix of a CloudEvents `type`: `dev.finality.payment.succeeded`.
+pub const CLOUDEVENTS_TYPE_PREFIX: &str = "dev.finality.";
+
+impl Encoding {
+    pub fn encode(&self, e: &Event) -> Value {
+        let body = match self.schema {
+            Schema::V1 => v1(&e.outbox),
+            Schema::V2 => v2(e),
+        };
+        match self.format {
+            Format::Json => body,
+            Format::Cloudevents => json!({
+                "specversion": "1.0",
+                "id": e.outbox.event_id,
+                "source": self.source,
+                "type": format!("{CLOUDEVENTS_TYPE_PREFIX}{}", e.outbox.event_type),
+                "subject": e.outbox.payment_id,
+                "time": e.outbox.occurred_at.to_rfc3339(),
+                "datacontenttype": "application/json",
+                "data": body,
+            }),
+        }
+    }
+
+    /// The body's media type.
+    pub fn content_type(&self) -> &'static str {
+        match self.format {
+            Format::Json => "application/json",
+            Format::Cloudevents => "application/cloudevents+json",
+        }
+    }
+}
 
 /// `{"id", "type", "payment_id", "status", "previous_status", "source",
 /// "occurred_at", "seq"}`. `id` is stable across redeliveries: dedupe on it.
-pub fn to_json(e: &OutboxEvent) -> Value {
+pub fn v1(e: &OutboxEvent) -> Value {
     json!({
         "id": e.event_id,
         "type": e.event_type,
@@ -16,4 +159,41 @@ pub fn to_json(e: &OutboxEvent) -> Value {
         "occurred_at": e.occurred_at.to_rfc3339(),
         "seq": e.seq,
     })
+}
+
+/// Schema 2: schema 1 and what the payment and the transition say. The
+/// payment's fields are `null` only when retention archived the payment
+/// before the event was sent (`docs/EVENTS.md`).
+pub fn v2(e: &Event) -> Value {
+    let mut m = match v1(&e.outbox) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    m.insert("schema".into(), json!(2));
+    m.insert("kind".into(), json!(e.kind()));
+    let p = e.details.payment.as_ref();
+    m.insert("amount".into(), json!(p.map(|p| p.amount)));
+    m.insert("currency".into(), json!(p.map(|p| &p.currency)));
+    m.insert("provider".into(), json!(p.map(|p| &p.provider)));
+    m.insert(
+        "provider_ref".into(),
+        json!(p.and_then(|p| p.provider_ref.as_ref())),
+    );
+    m.insert(
+        "merchant_ref".into(),
+        json!(p.and_then(|p| p.merchant_ref.as_ref())),
+    );
+    m.insert(
+        "metadata".into(),
+        p.map_or(Value::Null, |p| p.metadata.clone()),
+    );
+    m.insert("reason".into(), json!(e.details.reason));
+    m.insert("actor".into(), json!(e.details.actor));
+    Value::Object(m)
+}
+
+/// The thin shape (schema 1) of an event alone, for readers of earlier
+/// versions (`finality events tail --schema 1`).
+pub fn to_json(e: &OutboxEvent) -> Value {
+    v1(e)
 }

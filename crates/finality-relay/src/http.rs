@@ -2,7 +2,8 @@
 //! (`webhook-id` = the event id, so a receiver can dedupe redeliveries),
 //! with the specification's own Rust library.
 
-use crate::{event, Sink, SinkError};
+use crate::event::{Encoding, Event};
+use crate::{Sink, SinkError};
 use async_trait::async_trait;
 use finality_core::Clock;
 use finality_store::OutboxEvent;
@@ -14,6 +15,7 @@ pub struct HttpSink {
     url: String,
     signer: standardwebhooks::Webhook,
     types: Vec<String>,
+    encoding: Encoding,
     http: reqwest::Client,
     clock: Arc<dyn Clock>,
 }
@@ -25,6 +27,7 @@ impl HttpSink {
         url: &str,
         signer: standardwebhooks::Webhook,
         types: Vec<String>,
+        encoding: Encoding,
         timeout: Duration,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, crate::StartError> {
@@ -41,6 +44,7 @@ impl HttpSink {
             url: url.to_string(),
             signer,
             types,
+            encoding,
             http,
             clock,
         })
@@ -57,8 +61,9 @@ impl Sink for HttpSink {
         self.types.is_empty() || self.types.contains(&e.event_type)
     }
 
-    async fn deliver(&self, e: &OutboxEvent) -> Result<Option<u16>, SinkError> {
-        let body = event::to_json(e).to_string();
+    async fn deliver(&self, ev: &Event) -> Result<Option<u16>, SinkError> {
+        let e = &ev.outbox;
+        let body = self.encoding.encode(ev).to_string();
         let ts = self.clock.now().millis() / 1000;
         // Fails only for a body that is not UTF-8, which JSON never is.
         let sig = self
@@ -71,7 +76,7 @@ impl Sink for HttpSink {
         let resp = self
             .http
             .post(&self.url)
-            .header("content-type", "application/json")
+            .header("content-type", self.encoding.content_type())
             .header("webhook-id", &e.event_id)
             .header("webhook-timestamp", ts.to_string())
             .header("webhook-signature", sig)

@@ -7,7 +7,8 @@
 //! - [`event`]: the event's JSON shape, shared by the pull feed and pushes.
 //! - [`sequencer`]: gives committed outbox rows their feed positions.
 //! - [`pusher`]: one cursor per destination; retries, alerts, ordering.
-//! - [`http`], [`nats`]: the two kinds of destination ([`Sink`]s).
+//! - [`http`], [`nats`], [`rabbitmq`], [`redis_streams`]: the kinds of
+//!   destination ([`Sink`]s).
 //! - [`config`]: `[events]` in `finality.toml`.
 #![forbid(unsafe_code)]
 
@@ -16,12 +17,16 @@ pub mod event;
 pub mod http;
 pub mod nats;
 pub mod pusher;
+pub mod rabbitmq;
+pub mod redis_streams;
 pub mod sequencer;
 
 pub use pusher::{PushConfig, Pusher};
 
 use async_trait::async_trait;
 use finality_store::OutboxEvent;
+
+pub use event::Event;
 
 /// A failed delivery: the status code if the destination answered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,8 +49,9 @@ pub trait Sink: Send + Sync + 'static {
     }
 
     /// Deliver one event; `Ok` only once the destination has it durably
-    /// (2xx, or a JetStream publish ack). Returns the status code, if any.
-    async fn deliver(&self, event: &OutboxEvent) -> Result<Option<u16>, SinkError>;
+    /// (2xx, a JetStream publish ack, a RabbitMQ publisher confirm, a Redis
+    /// `XADD` reply). Returns the status code, if any.
+    async fn deliver(&self, event: &Event) -> Result<Option<u16>, SinkError>;
 }
 
 /// Start what `[events]` asks for: the sequencer, one pusher per
@@ -67,10 +73,28 @@ pub async fn start(
         shutdown.clone(),
     )));
     let mut names = Vec::new();
+    let encoding = |schema, format| event::Encoding {
+        schema,
+        format,
+        source: cfg.cloudevents_source.clone(),
+    };
+    let mut spawn =
+        |sink: Arc<dyn Sink>, concurrency: usize, retry_for: Option<std::time::Duration>| {
+            names.push(sink.name().to_string());
+            let mut push = PushConfig {
+                concurrency,
+                ..PushConfig::default()
+            };
+            if let Some(r) = retry_for {
+                push.retry_for = r;
+            }
+            let p = Pusher::new(store.clone(), clock.clone(), sink, push);
+            tasks.push(tokio::spawn(p.run(shutdown.clone())));
+        };
     for ep in &cfg.http {
         let secret = finality_core::secret::Secret::from_env(&ep.secret_env, "secret_env")
             .map_err(|source| StartError::Secret {
-                name: ep.name.clone(),
+                name: format!("events.http `{}`", ep.name),
                 source,
             })?;
         let secret = secret.expose();
@@ -90,33 +114,55 @@ pub async fn start(
             &ep.url,
             key,
             ep.types.clone(),
+            encoding(ep.schema, ep.format),
             ep.timeout,
             clock.clone(),
         )?;
-        names.push(sink.name().to_string());
-        let push = PushConfig {
-            concurrency: ep.concurrency,
-            retry_for: ep.retry_for,
-            ..PushConfig::default()
-        };
-        let p = Pusher::new(store.clone(), clock.clone(), Arc::new(sink), push);
-        tasks.push(tokio::spawn(p.run(shutdown.clone())));
+        spawn(Arc::new(sink), ep.concurrency, Some(ep.retry_for));
     }
     if let Some(n) = &cfg.nats {
-        let sink =
-            nats::NatsSink::connect(&n.url, &n.stream, &n.subject_prefix, n.duplicate_window)
-                .await?;
-        names.push(sink.name().to_string());
-        let p = Pusher::new(
-            store.clone(),
-            clock.clone(),
-            Arc::new(sink),
-            PushConfig {
-                concurrency: 1,
-                ..PushConfig::default()
-            },
+        let sink = nats::NatsSink::connect(
+            &n.url,
+            &n.stream,
+            &n.subject_prefix,
+            n.duplicate_window,
+            encoding(n.schema, n.format),
+        )
+        .await?;
+        spawn(Arc::new(sink), 1, None);
+    }
+    if let Some(r) = &cfg.rabbitmq {
+        let url =
+            finality_core::secret::Secret::from_env(&r.url_env, "url_env").map_err(|source| {
+                StartError::Secret {
+                    name: "events.rabbitmq".into(),
+                    source,
+                }
+            })?;
+        let sink = rabbitmq::RabbitSink::new(
+            url.expose(),
+            &r.exchange,
+            encoding(r.schema, r.format),
+            r.timeout,
         );
-        tasks.push(tokio::spawn(p.run(shutdown.clone())));
+        spawn(Arc::new(sink), r.concurrency, None);
+    }
+    if let Some(r) = &cfg.redis {
+        let url =
+            finality_core::secret::Secret::from_env(&r.url_env, "url_env").map_err(|source| {
+                StartError::Secret {
+                    name: "events.redis".into(),
+                    source,
+                }
+            })?;
+        let sink = redis_streams::RedisSink::new(
+            url.expose(),
+            &r.stream,
+            r.max_len,
+            encoding(r.schema, r.format),
+            r.timeout,
+        )?;
+        spawn(Arc::new(sink), r.concurrency, None);
     }
     tasks.push(tokio::spawn(prune_loop(
         store,
@@ -167,7 +213,7 @@ pub enum PushSecretError {
 /// destination and the setting.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("events.http `{name}`: {source}")]
+    #[error("{name}: {source}")]
     Secret {
         name: String,
         source: finality_core::secret::SecretError,
@@ -182,6 +228,8 @@ pub enum StartError {
     Client(#[source] reqwest::Error),
     #[error("NATS at {url}: {detail}")]
     Nats { url: String, detail: String },
+    #[error("events.redis: url_env does not hold a Redis URL: {detail}")]
+    Redis { detail: String },
 }
 
 /// Delete events past retention that every destination has (with no push

@@ -3,7 +3,8 @@
 //! its duplicate window; an event counts as delivered only once the publish
 //! ack arrives. While NATS is down, events wait; none is lost.
 
-use crate::{event, Sink, SinkError};
+use crate::event::{Encoding, Event};
+use crate::{Sink, SinkError};
 use async_nats::jetstream;
 use async_trait::async_trait;
 use finality_store::OutboxEvent;
@@ -15,6 +16,7 @@ pub struct NatsSink {
     stream: String,
     prefix: String,
     duplicate_window: Duration,
+    encoding: Encoding,
     client: async_nats::Client,
     js: jetstream::Context,
     ready: OnceCell<()>,
@@ -28,6 +30,7 @@ impl NatsSink {
         stream: &str,
         prefix: &str,
         duplicate_window: Duration,
+        encoding: Encoding,
     ) -> Result<Self, crate::StartError> {
         let client = async_nats::ConnectOptions::new()
             .retry_on_initial_connect()
@@ -45,6 +48,7 @@ impl NatsSink {
             stream: stream.to_string(),
             prefix: prefix.to_string(),
             duplicate_window,
+            encoding,
             client,
             js,
             ready: OnceCell::new(),
@@ -84,7 +88,8 @@ impl Sink for NatsSink {
         &self.name
     }
 
-    async fn deliver(&self, e: &OutboxEvent) -> Result<Option<u16>, SinkError> {
+    async fn deliver(&self, ev: &Event) -> Result<Option<u16>, SinkError> {
+        let e = &ev.outbox;
         if self.client.connection_state() != async_nats::connection::State::Connected {
             return Err(SinkError {
                 status_code: None,
@@ -94,7 +99,8 @@ impl Sink for NatsSink {
         self.ensure_stream().await?;
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Msg-Id", e.event_id.as_str());
-        let payload = bytes::Bytes::from(event::to_json(e).to_string());
+        headers.insert("Content-Type", self.encoding.content_type());
+        let payload = bytes::Bytes::from(self.encoding.encode(ev).to_string());
         let err = |m: String| SinkError {
             status_code: None,
             message: m,

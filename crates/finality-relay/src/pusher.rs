@@ -8,9 +8,10 @@
 //! its whole backlog, in order. Delivery is at least once: a crash between a
 //! delivery and the cursor update redelivers that event.
 
+use crate::event::{complete, Event};
 use crate::{Sink, SinkError};
 use finality_core::{Clock, Schedule, Timestamp};
-use finality_store::{DeliveryAttempt, DestinationState, EventFeed, OutboxEvent};
+use finality_store::{DeliveryAttempt, DestinationState, EventFeed};
 use rand::Rng;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -56,7 +57,14 @@ pub struct Pusher {
     config: PushConfig,
     /// The cursor after this pusher's last clean round (none pending).
     cursor: std::sync::Mutex<Option<i64>>,
+    /// When the stored state (pause, retry, redeliveries asked for) was
+    /// last read: at least every [`STATE_CHECK`], however clean the rounds.
+    checked: std::sync::Mutex<Option<Timestamp>>,
 }
+
+/// How long a clean pusher goes on from its own cursor before reading the
+/// stored state again: what a pause, a rewind or a redelivery waits at most.
+pub const STATE_CHECK: Duration = Duration::from_secs(1);
 
 /// The delay before redelivery after `attempts` failed tries.
 fn backoff(cfg: &PushConfig, attempts: u32) -> Duration {
@@ -68,16 +76,17 @@ fn backoff(cfg: &PushConfig, attempts: u32) -> Duration {
 
 /// Split events into groups delivered concurrently: consecutive, at most
 /// `max` long, no payment twice.
-fn groups(events: &[OutboxEvent], max: usize) -> Vec<&[OutboxEvent]> {
+fn groups(events: &[Event], max: usize) -> Vec<&[Event]> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut seen = HashSet::new();
     for (i, e) in events.iter().enumerate() {
-        if i - start == max.max(1) || !seen.insert(e.payment_id.as_str()) {
+        let payment = e.outbox.payment_id.as_str();
+        if i - start == max.max(1) || !seen.insert(payment) {
             out.push(&events[start..i]);
             start = i;
             seen.clear();
-            seen.insert(e.payment_id.as_str());
+            seen.insert(payment);
         }
     }
     if start < events.len() {
@@ -99,6 +108,7 @@ impl Pusher {
             sink,
             config,
             cursor: std::sync::Mutex::new(None),
+            checked: std::sync::Mutex::new(None),
         })
     }
 
@@ -106,34 +116,53 @@ impl Pusher {
     /// delivered. Stops at the first failure (recorded for a later retry).
     pub async fn push_once(&self) -> finality_store::Result<usize> {
         let name = self.sink.name();
+        let now = self.clock.now();
         // After a clean push this pusher knows its cursor (and that no
-        // retry is pending): one read fewer per round. Otherwise, and after
-        // anything unexpected, the stored state is read.
+        // retry is pending): one read fewer per round, for up to
+        // STATE_CHECK. Otherwise, and after anything unexpected, the stored
+        // state is read.
         let hint = self.cursor.lock().ok().and_then(|mut c| c.take());
-        let (start, mut st) = match hint {
+        let fresh = self
+            .checked
+            .lock()
+            .ok()
+            .is_some_and(|t| t.is_some_and(|t| now.since(t) < STATE_CHECK));
+        let (start, mut st) = match hint.filter(|_| fresh) {
             Some(c) => (c, None),
             None => {
                 let st = self.feed.destination(name).await?;
-                if st.next_attempt_at.is_some_and(|t| t > self.clock.now()) {
+                if let Ok(mut t) = self.checked.lock() {
+                    *t = Some(now);
+                }
+                // Paused: no attempt, no alert; the backlog waits.
+                if st.paused_at.is_some() {
+                    return Ok(0);
+                }
+                self.redeliver_asked().await?;
+                if st.next_attempt_at.is_some_and(|t| t > now) {
                     return Ok(0);
                 }
                 (st.delivered_seq, Some(st))
             }
         };
         let events = self.feed.feed_after(start, self.config.batch).await?;
+        let events = complete(&*self.feed, events).await?;
         let mut cursor = start;
         let mut delivered = 0;
         for group in groups(&events, self.config.concurrency) {
-            let wanted: Vec<&OutboxEvent> = group.iter().filter(|e| self.sink.accepts(e)).collect();
+            let wanted: Vec<&Event> = group
+                .iter()
+                .filter(|e| self.sink.accepts(&e.outbox))
+                .collect();
             let (results, records): (Vec<_>, Vec<_>) =
                 futures::future::join_all(wanted.iter().map(|e| self.attempt(e)))
                     .await
                     .into_iter()
                     .unzip();
-            let mut results = wanted.iter().map(|e| e.seq).zip(results);
+            let mut results = wanted.iter().map(|e| e.outbox.seq).zip(results);
             let mut failure: Option<SinkError> = None;
             let mut upto = cursor;
-            for e in group {
+            for e in group.iter().map(|e| &e.outbox) {
                 if !self.sink.accepts(e) {
                     upto = e.seq;
                     continue;
@@ -162,7 +191,7 @@ impl Pusher {
             if !advanced? {
                 tracing::warn!(
                     destination = name,
-                    "cursor moved under this pusher; another pusher runs for it"
+                    "cursor moved under this pusher (rewound, or another pusher runs for it); reading it again"
                 );
                 return Ok(delivered);
             }
@@ -189,7 +218,8 @@ impl Pusher {
     }
 
     /// Deliver one event; its outcome and the attempt to record.
-    async fn attempt(&self, e: &OutboxEvent) -> (Result<(), SinkError>, DeliveryAttempt) {
+    async fn attempt(&self, ev: &Event) -> (Result<(), SinkError>, DeliveryAttempt) {
+        let e = &ev.outbox;
         let started = Instant::now();
         let at = self.clock.now();
         let span = tracing::info_span!(
@@ -198,7 +228,7 @@ impl Pusher {
             event_id = %e.event_id,
             payment_id = %e.payment_id
         );
-        let result = tracing::Instrument::instrument(self.sink.deliver(e), span).await;
+        let result = tracing::Instrument::instrument(self.sink.deliver(ev), span).await;
         let (status_code, error) = match &result {
             Ok(code) => (*code, None),
             Err(err) => (err.status_code, Some(err.message.clone())),
@@ -219,6 +249,39 @@ impl Pusher {
         };
         metrics::counter!("finality_event_deliveries_total", "destination" => self.sink.name().to_string(), "outcome" => outcome).increment(1);
         (result.map(|_| ()), rec)
+    }
+
+    /// Send the events an admin asked to have sent again (each once, in
+    /// the order asked, whatever the type filter), recording each attempt
+    /// and what came of it. A failure is recorded, not retried: the
+    /// console shows it and it can be asked for again.
+    async fn redeliver_asked(&self) -> finality_store::Result<()> {
+        let name = self.sink.name();
+        for r in self.feed.pending_redeliveries(name, 20).await? {
+            let outcome = match self.feed.event_by_id(&r.event_id).await? {
+                None => "not sent: the event is not in the feed (unknown, or pruned by retention)"
+                    .to_string(),
+                Some(e) => {
+                    let events = complete(&*self.feed, vec![e]).await?;
+                    match events.first() {
+                        None => "not sent: the event vanished".to_string(),
+                        Some(ev) => {
+                            let (result, rec) = self.attempt(ev).await;
+                            self.feed.record_deliveries(&[rec]).await?;
+                            match result {
+                                Ok(()) => "delivered".to_string(),
+                                Err(e) => format!("failed: {e}"),
+                            }
+                        }
+                    }
+                }
+            };
+            tracing::info!(destination = name, event_id = %r.event_id, outcome = %outcome, by = %r.requested_by, "redelivery");
+            self.feed
+                .redelivery_done(r.id, self.clock.now(), &outcome)
+                .await?;
+        }
+        Ok(())
     }
 
     async fn record_failure(
@@ -253,6 +316,8 @@ impl Pusher {
             failing_since: Some(failing_since),
             next_attempt_at: Some(now.plus(backoff(&self.config, attempts))),
             last_error: Some(err.to_string()),
+            paused_at: None,
+            paused_by: None,
         };
         self.feed.destination_failed(&st).await
     }
@@ -293,16 +358,19 @@ mod tests {
     use super::*;
     use finality_core::{Source, Status};
 
-    fn ev(seq: i64, payment: &str) -> OutboxEvent {
-        OutboxEvent {
-            seq,
-            event_id: format!("e{seq}"),
-            payment_id: payment.into(),
-            event_type: "payment.succeeded".into(),
-            status: Status::Succeeded,
-            previous_status: None,
-            source: Source::Webhook,
-            occurred_at: Timestamp(0),
+    fn ev(seq: i64, payment: &str) -> Event {
+        Event {
+            outbox: finality_store::OutboxEvent {
+                seq,
+                event_id: format!("e{seq}"),
+                payment_id: payment.into(),
+                event_type: "payment.succeeded".into(),
+                status: Status::Succeeded,
+                previous_status: None,
+                source: Source::Webhook,
+                occurred_at: Timestamp(0),
+            },
+            details: Default::default(),
         }
     }
 
@@ -318,7 +386,7 @@ mod tests {
         ];
         let g: Vec<Vec<i64>> = groups(&evs, 3)
             .iter()
-            .map(|g| g.iter().map(|e| e.seq).collect())
+            .map(|g| g.iter().map(|e| e.outbox.seq).collect())
             .collect();
         assert_eq!(g, vec![vec![1, 2], vec![3, 4, 5], vec![6]]);
     }

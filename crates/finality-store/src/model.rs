@@ -464,6 +464,59 @@ pub struct DestinationState {
     pub failing_since: Option<Timestamp>,
     pub next_attempt_at: Option<Timestamp>,
     pub last_error: Option<String>,
+    /// Paused by an admin: no attempts, no alert, its backlog kept.
+    pub paused_at: Option<Timestamp>,
+    /// The token name that paused it.
+    pub paused_by: Option<String>,
+}
+
+impl DestinationState {
+    /// A destination at the start of the feed, never tried.
+    pub fn new(name: &str) -> Self {
+        DestinationState {
+            name: name.to_string(),
+            delivered_seq: 0,
+            attempts: 0,
+            failing_since: None,
+            next_attempt_at: None,
+            last_error: None,
+            paused_at: None,
+            paused_by: None,
+        }
+    }
+}
+
+/// What an event says beyond the transition, read when it is sent (so a
+/// consumer need not ask for the payment): the payment as it is then
+/// (`None` once retention archived it), and the reason and actor of the
+/// transition (a review, a manual resolve).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EventDetails {
+    pub payment: Option<Payment>,
+    pub reason: Option<String>,
+    pub actor: Option<String>,
+}
+
+/// Where the feed begins and ends: what a rewind can reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedBounds {
+    /// The last position given (0: none yet).
+    pub head: i64,
+    /// The oldest event still kept, and when it occurred (`None`: none is).
+    pub oldest: Option<(i64, Timestamp)>,
+}
+
+/// One event asked to be sent again to one destination.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redelivery {
+    pub id: i64,
+    pub destination: String,
+    pub event_id: String,
+    pub requested_at: Timestamp,
+    pub requested_by: String,
+    pub done_at: Option<Timestamp>,
+    /// `delivered`, or why not.
+    pub outcome: Option<String>,
 }
 
 /// One delivery attempt of one event to one destination.

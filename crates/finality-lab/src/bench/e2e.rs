@@ -107,6 +107,8 @@ pub async fn e2e(url: &str, rate: f64, seconds: f64) -> anyhow::Result<E2e> {
             timeout: Duration::from_secs(10),
             concurrency: 32,
             retry_for: Duration::from_secs(3600),
+            schema: Default::default(),
+            format: Default::default(),
         }],
         ..Default::default()
     };

@@ -71,6 +71,7 @@ async fn flaky_receiver_gets_every_event_in_order() {
         &url,
         key,
         vec![],
+        finality_relay::event::Encoding::default(),
         Duration::from_secs(5),
         clock.clone(),
     )
@@ -156,6 +157,7 @@ async fn type_filter_skips_unwanted_events_in_order() {
         &url,
         key,
         vec!["payment.succeeded".into()],
+        finality_relay::event::Encoding::default(),
         Duration::from_secs(5),
         clock.clone(),
     )
@@ -205,6 +207,7 @@ async fn hostile_a_redirecting_destination_gets_no_forwarded_event() {
         &url,
         key,
         vec![],
+        finality_relay::event::Encoding::default(),
         Duration::from_secs(5),
         clock.clone(),
     )

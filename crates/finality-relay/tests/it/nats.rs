@@ -71,9 +71,15 @@ async fn jetstream_gets_every_event_across_an_outage_and_dedupes() {
     let db = testing::postgres(4).await;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let sink = Arc::new(
-        NatsSink::connect(&url, "FINALITY_T", "fin", Duration::from_secs(120))
-            .await
-            .unwrap(),
+        NatsSink::connect(
+            &url,
+            "FINALITY_T",
+            "fin",
+            Duration::from_secs(120),
+            finality_relay::event::Encoding::default(),
+        )
+        .await
+        .unwrap(),
     );
     let cfg = PushConfig {
         concurrency: 1,
@@ -125,7 +131,11 @@ async fn jetstream_gets_every_event_across_an_outage_and_dedupes() {
     assert_eq!(first.subject.as_str(), "fin.payment.processing");
 
     // The same event published again is stored once (Nats-Msg-Id).
-    let again = db.store.feed_after(0, 1).await.unwrap().remove(0);
+    let again = db.store.feed_after(0, 1).await.unwrap();
+    let again = finality_relay::event::complete(&*db.store, again)
+        .await
+        .unwrap()
+        .remove(0);
     sink.deliver(&again).await.unwrap();
     assert_eq!(stream.info().await.unwrap().state.messages, 40);
 }

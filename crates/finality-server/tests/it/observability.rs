@@ -70,6 +70,8 @@ async fn metrics_cover_every_series_the_dashboard_and_alerts_use() {
                     timeout: Duration::from_secs(2),
                     concurrency: 4,
                     retry_for: Duration::from_secs(60),
+                    schema: Default::default(),
+                    format: Default::default(),
                 }],
                 ..Default::default()
             });

@@ -77,14 +77,7 @@ impl EventFeed for MemStore {
         let mut s = self.state.lock().await;
         Ok(s.destinations
             .entry(name.to_string())
-            .or_insert_with(|| DestinationState {
-                name: name.to_string(),
-                delivered_seq: 0,
-                attempts: 0,
-                failing_since: None,
-                next_attempt_at: None,
-                last_error: None,
-            })
+            .or_insert_with(|| DestinationState::new(name))
             .clone())
     }
 
@@ -148,5 +141,154 @@ impl EventFeed for MemStore {
             s.outbox.remove(id);
         }
         Ok(gone.len() as u64)
+    }
+
+    async fn event_details(&self, events: &[OutboxEvent]) -> Result<Vec<EventDetails>> {
+        let s = self.state.lock().await;
+        Ok(events
+            .iter()
+            .map(|e| {
+                let note = s
+                    .history
+                    .get(&e.payment_id)
+                    .and_then(|h| h.iter().find(|h| h.to == e.status && h.at == e.occurred_at));
+                EventDetails {
+                    payment: s.payments.get(&e.payment_id).cloned(),
+                    reason: note.and_then(|h| h.reason.clone()),
+                    actor: note.and_then(|h| h.actor.clone()),
+                }
+            })
+            .collect())
+    }
+
+    async fn destinations(&self) -> Result<Vec<DestinationState>> {
+        Ok(self
+            .state
+            .lock()
+            .await
+            .destinations
+            .values()
+            .cloned()
+            .collect())
+    }
+
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        let s = self.state.lock().await;
+        let oldest = s
+            .feed
+            .iter()
+            .next()
+            .and_then(|(seq, id)| s.outbox.get(id).map(|r| (*seq, r.ev.occurred_at)));
+        Ok(FeedBounds {
+            head: s.last_feed_seq,
+            oldest,
+        })
+    }
+
+    async fn first_seq_since(&self, at: Timestamp) -> Result<Option<i64>> {
+        let s = self.state.lock().await;
+        Ok(s.feed
+            .iter()
+            .find(|(_, id)| s.outbox.get(id).is_some_and(|r| r.ev.occurred_at >= at))
+            .map(|(seq, _)| *seq))
+    }
+
+    async fn event_by_id(&self, event_id: &str) -> Result<Option<OutboxEvent>> {
+        let s = self.state.lock().await;
+        Ok(s.outbox.values().find_map(|r| {
+            (r.ev.event_id == event_id)
+                .then_some(r.feed_seq)
+                .flatten()
+                .map(|seq| OutboxEvent {
+                    seq,
+                    ..r.ev.clone()
+                })
+        }))
+    }
+
+    async fn destination_rewind(&self, name: &str, to: i64) -> Result<Option<i64>> {
+        let mut s = self.state.lock().await;
+        Ok(s.destinations.get_mut(name).map(|d| {
+            let was = d.delivered_seq;
+            d.delivered_seq = to;
+            d.attempts = 0;
+            d.failing_since = None;
+            d.next_attempt_at = None;
+            d.last_error = None;
+            was
+        }))
+    }
+
+    async fn destination_pause(
+        &self,
+        name: &str,
+        paused: Option<(Timestamp, &str)>,
+    ) -> Result<bool> {
+        let mut s = self.state.lock().await;
+        let Some(d) = s.destinations.get_mut(name) else {
+            return Ok(false);
+        };
+        match paused {
+            Some((at, by)) => {
+                d.paused_at = Some(at);
+                d.paused_by = Some(by.to_string());
+            }
+            None => {
+                d.paused_at = None;
+                d.paused_by = None;
+                d.next_attempt_at = None;
+            }
+        }
+        Ok(true)
+    }
+
+    async fn request_redelivery(
+        &self,
+        destination: &str,
+        event_id: &str,
+        at: Timestamp,
+        by: &str,
+    ) -> Result<i64> {
+        let mut s = self.state.lock().await;
+        let id = s.redeliveries.len() as i64 + 1;
+        s.redeliveries.push(Redelivery {
+            id,
+            destination: destination.to_string(),
+            event_id: event_id.to_string(),
+            requested_at: at,
+            requested_by: by.to_string(),
+            done_at: None,
+            outcome: None,
+        });
+        Ok(id)
+    }
+
+    async fn pending_redeliveries(&self, destination: &str, limit: u32) -> Result<Vec<Redelivery>> {
+        let s = self.state.lock().await;
+        Ok(s.redeliveries
+            .iter()
+            .filter(|r| r.destination == destination && r.done_at.is_none())
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn redeliveries(&self, limit: u32) -> Result<Vec<Redelivery>> {
+        let s = self.state.lock().await;
+        Ok(s.redeliveries
+            .iter()
+            .rev()
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn redelivery_done(&self, id: i64, at: Timestamp, outcome: &str) -> Result<()> {
+        let mut s = self.state.lock().await;
+        if let Some(r) = s.redeliveries.iter_mut().find(|r| r.id == id) {
+            r.done_at = Some(at);
+            r.outcome = Some(outcome.to_string());
+        }
+        Ok(())
     }
 }

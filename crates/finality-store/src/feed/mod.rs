@@ -7,6 +7,7 @@ use crate::model::*;
 use finality_core::Timestamp;
 
 mod memory;
+pub(crate) mod replay;
 
 pub(crate) mod rows;
 pub(crate) mod sql;
@@ -81,6 +82,59 @@ pub trait EventFeed: Send + Sync {
     /// Delete events at or below feed position `max_seq` that occurred
     /// before `before` (delivered everywhere and past retention).
     async fn prune_events(&self, max_seq: i64, before: Timestamp) -> Result<u64>;
+
+    /// What each event says beyond its transition (its payment as it is
+    /// now, the transition's reason and actor), in the events' order: two
+    /// reads for a whole page, so a consumer never asks per event.
+    async fn event_details(&self, events: &[OutboxEvent]) -> Result<Vec<EventDetails>>;
+
+    /// Every destination that has a cursor, by name.
+    async fn destinations(&self) -> Result<Vec<DestinationState>>;
+
+    /// The feed's head and its oldest kept event.
+    async fn feed_bounds(&self) -> Result<FeedBounds>;
+
+    /// The first feed position at or after `at` (by when the event
+    /// occurred), if any: where a rewind to a time starts.
+    async fn first_seq_since(&self, at: Timestamp) -> Result<Option<i64>>;
+
+    /// One event by its id, with its feed position (`None`: unknown, pruned
+    /// or not yet in the feed).
+    async fn event_by_id(&self, event_id: &str) -> Result<Option<OutboxEvent>>;
+
+    /// Set a destination's cursor to `to` whatever it was (a pusher in the
+    /// middle of a group then fails its compare-and-set and reads again)
+    /// and clear its retry state. Returns the cursor it had (`None`: no
+    /// such destination).
+    async fn destination_rewind(&self, name: &str, to: i64) -> Result<Option<i64>>;
+
+    /// Pause (`Some((when, who))`) or resume (`None`) a destination.
+    /// Resuming clears the retry state, so it is tried at once. Returns
+    /// false if there is no such destination.
+    async fn destination_pause(
+        &self,
+        name: &str,
+        paused: Option<(Timestamp, &str)>,
+    ) -> Result<bool>;
+
+    /// Ask for one event to be sent again to `destination`; returns the
+    /// request's id.
+    async fn request_redelivery(
+        &self,
+        destination: &str,
+        event_id: &str,
+        at: Timestamp,
+        by: &str,
+    ) -> Result<i64>;
+
+    /// Redeliveries of `destination` not yet done, oldest first.
+    async fn pending_redeliveries(&self, destination: &str, limit: u32) -> Result<Vec<Redelivery>>;
+
+    /// The newest redeliveries of every destination, newest first.
+    async fn redeliveries(&self, limit: u32) -> Result<Vec<Redelivery>>;
+
+    /// Record what came of a redelivery.
+    async fn redelivery_done(&self, id: i64, at: Timestamp, outcome: &str) -> Result<()>;
 }
 
 /// [`EventFeed::destination_delivered`] in two steps: the attempts (a

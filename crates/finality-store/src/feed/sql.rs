@@ -4,6 +4,7 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
+use crate::feed::replay::{self, destination_from_row, DESTINATION_COLUMNS};
 use crate::feed::rows::{FinalFact, Numbered};
 use crate::feed::{delivered_in_two, event_from_row};
 use crate::model::*;
@@ -254,31 +255,17 @@ impl<B: Backend> EventFeed for B {
             .text(name),
         )
         .await?;
+        let sql = format!("SELECT {DESTINATION_COLUMNS} FROM event_destinations WHERE name = $1");
         let r = conn
-            .opt(
-                stmt(
-                    "SELECT name, delivered_seq, attempts, failing_since, next_attempt_at, \
-                     last_error FROM event_destinations WHERE name = $1",
-                    "reading a destination cursor",
-                )
-                .text(name),
-            )
+            .opt(stmt(&sql, "reading a destination cursor").text(name))
             .await?;
-        let t = "event_destinations";
-        let Some(r) = r else {
-            return Err(crate::driver::corrupt(
-                t,
+        match r {
+            Some(r) => destination_from_row(&r),
+            None => Err(crate::driver::corrupt(
+                "event_destinations",
                 format!("destination `{name}` vanished"),
-            ));
-        };
-        Ok(DestinationState {
-            name: r.text("name", t)?,
-            delivered_seq: r.int("delivered_seq", t)?,
-            attempts: r.count("attempts", t)?,
-            failing_since: r.opt_int("failing_since", t)?.map(Timestamp),
-            next_attempt_at: r.opt_int("next_attempt_at", t)?.map(Timestamp),
-            last_error: r.opt_text("last_error", t)?,
-        })
+            )),
+        }
     }
 
     async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool> {
@@ -411,5 +398,59 @@ impl<B: Backend> EventFeed for B {
             self.wakeups().feed_tail().clear();
         }
         Ok(n)
+    }
+
+    async fn event_details(&self, events: &[OutboxEvent]) -> Result<Vec<EventDetails>> {
+        replay::event_details(self, events).await
+    }
+
+    async fn destinations(&self) -> Result<Vec<DestinationState>> {
+        replay::destinations(self).await
+    }
+
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        replay::feed_bounds(self).await
+    }
+
+    async fn first_seq_since(&self, at: Timestamp) -> Result<Option<i64>> {
+        replay::first_seq_since(self, at).await
+    }
+
+    async fn event_by_id(&self, event_id: &str) -> Result<Option<OutboxEvent>> {
+        replay::event_by_id(self, event_id).await
+    }
+
+    async fn destination_rewind(&self, name: &str, to: i64) -> Result<Option<i64>> {
+        replay::destination_rewind(self, name, to).await
+    }
+
+    async fn destination_pause(
+        &self,
+        name: &str,
+        paused: Option<(Timestamp, &str)>,
+    ) -> Result<bool> {
+        replay::destination_pause(self, name, paused).await
+    }
+
+    async fn request_redelivery(
+        &self,
+        destination: &str,
+        event_id: &str,
+        at: Timestamp,
+        by: &str,
+    ) -> Result<i64> {
+        replay::request_redelivery(self, destination, event_id, at, by).await
+    }
+
+    async fn pending_redeliveries(&self, destination: &str, limit: u32) -> Result<Vec<Redelivery>> {
+        replay::pending_redeliveries(self, destination, limit).await
+    }
+
+    async fn redeliveries(&self, limit: u32) -> Result<Vec<Redelivery>> {
+        replay::redeliveries(self, limit).await
+    }
+
+    async fn redelivery_done(&self, id: i64, at: Timestamp, outcome: &str) -> Result<()> {
+        replay::redelivery_done(self, id, at, outcome).await
     }
 }

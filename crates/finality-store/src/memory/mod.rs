@@ -118,6 +118,7 @@ pub(crate) struct MemState {
     pub(crate) last_feed_seq: i64,
     pub(crate) destinations: BTreeMap<String, DestinationState>,
     pub(crate) deliveries: Vec<DeliveryAttempt>,
+    pub(crate) redeliveries: Vec<Redelivery>,
     pub(crate) buckets: HashMap<String, (f64, i64)>,
     /// Newest registration per provider.
     pub(crate) newest: HashMap<String, i64>,
