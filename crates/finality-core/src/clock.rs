@@ -33,6 +33,11 @@ impl Timestamp {
         Duration::from_millis(u64::try_from(self.0.saturating_sub(earlier.0)).unwrap_or(0))
     }
 
+    /// An RFC 3339 time (any offset), as people type it into a form or a flag.
+    pub fn parse_rfc3339(text: &str) -> Result<Timestamp, chrono::ParseError> {
+        chrono::DateTime::parse_from_rfc3339(text.trim()).map(|d| Timestamp(d.timestamp_millis()))
+    }
+
     /// RFC 3339 in UTC with milliseconds, the form every API response uses.
     pub fn to_rfc3339(self) -> String {
         match chrono::DateTime::from_timestamp_millis(self.0) {

@@ -9,6 +9,7 @@
 //! - [`pusher`]: one cursor per destination; retries, alerts, ordering.
 //! - [`http`], [`nats`], [`rabbitmq`], [`redis_streams`]: the kinds of
 //!   destination ([`Sink`]s).
+//! - [`replay`]: rewind, redeliver, pause: what an admin does to a destination.
 //! - [`config`]: `[events]` in `finality.toml`.
 #![forbid(unsafe_code)]
 
@@ -19,6 +20,7 @@ pub mod nats;
 pub mod pusher;
 pub mod rabbitmq;
 pub mod redis_streams;
+pub mod replay;
 pub mod sequencer;
 
 pub use pusher::{PushConfig, Pusher};

@@ -11,7 +11,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
 use finality_core::{Source, Status};
-use finality_store::OutboxEvent;
+use finality_relay::Event;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
@@ -35,15 +35,21 @@ struct FeedParams {
     wait: Option<String>,
 }
 
-/// One status change, as pushed and as read from the feed.
+/// One status change, as pushed and as read from the feed (schema 2,
+/// `docs/event.schema.json`; schema 1's fields are all here, so a reader
+/// built on schema 1 keeps working).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventOut {
+    /// Always 2.
+    schema: u8,
     /// The event's id (also the `webhook-id` it is pushed with): deduplicate on it.
     id: String,
     /// `payment.succeeded`, `refund.failed`, …
     #[serde(rename = "type")]
     event_type: String,
+    /// `payment`, `refund` or `payout`.
+    kind: String,
     payment_id: String,
     status: Status,
     previous_status: Option<Status>,
@@ -51,19 +57,45 @@ pub(crate) struct EventOut {
     occurred_at: String,
     /// Its position in the feed.
     seq: i64,
+    /// Minor units of `currency`; this and the payment's fields below are
+    /// `null` only when retention archived the payment before the event was read.
+    amount: Option<i64>,
+    currency: Option<String>,
+    provider: Option<String>,
+    provider_ref: Option<String>,
+    merchant_ref: Option<String>,
+    /// The JSON object registered with the payment.
+    #[schema(value_type = Option<Object>)]
+    metadata: Option<serde_json::Value>,
+    /// Why (a review, a manual resolve, …).
+    reason: Option<String>,
+    /// Who, for a manual transition.
+    actor: Option<String>,
 }
 
-impl From<&OutboxEvent> for EventOut {
-    fn from(e: &OutboxEvent) -> Self {
+impl From<&Event> for EventOut {
+    fn from(ev: &Event) -> Self {
+        let e = &ev.outbox;
+        let p = ev.details.payment.as_ref();
         EventOut {
+            schema: 2,
             id: e.event_id.clone(),
             event_type: e.event_type.clone(),
+            kind: ev.kind().to_string(),
             payment_id: e.payment_id.clone(),
             status: e.status,
             previous_status: e.previous_status,
             source: e.source,
             occurred_at: e.occurred_at.to_rfc3339(),
             seq: e.seq,
+            amount: p.map(|p| p.amount),
+            currency: p.map(|p| p.currency.clone()),
+            provider: p.map(|p| p.provider.clone()),
+            provider_ref: p.and_then(|p| p.provider_ref.clone()),
+            merchant_ref: p.and_then(|p| p.merchant_ref.clone()),
+            metadata: p.map(|p| p.metadata.clone()),
+            reason: ev.details.reason.clone(),
+            actor: ev.details.actor.clone(),
         }
     }
 }
@@ -138,6 +170,7 @@ async fn feed(
         events = app.store.feed_after(after, limit).await?;
     }
     let next = events.last().map_or(after, |e| e.seq);
+    let events = finality_relay::event::complete(&*app.store, events).await?;
     Ok(Json(FeedPage {
         events: events.iter().map(EventOut::from).collect(),
         next_cursor: next.to_string(),
@@ -151,7 +184,7 @@ mod tests {
     /// The feed's events are the pushed events: one shape, two ways out.
     #[test]
     fn feed_events_are_the_pushed_json() {
-        let e = OutboxEvent {
+        let e = finality_store::OutboxEvent {
             seq: 7,
             event_id: "evt_1".into(),
             payment_id: "pay_1".into(),
@@ -161,9 +194,37 @@ mod tests {
             source: Source::Webhook,
             occurred_at: finality_core::Timestamp(1_700_000_000_000),
         };
-        assert_eq!(
-            serde_json::to_value(EventOut::from(&e)).unwrap(),
-            finality_relay::event::to_json(&e)
-        );
+        let payment = finality_store::Payment {
+            id: "pay_1".into(),
+            provider: "sim".into(),
+            provider_ref: Some("sim_1".into()),
+            merchant_ref: None,
+            kind: finality_core::Kind::Payment,
+            amount: 1250,
+            currency: "EUR".into(),
+            metadata: serde_json::json!({"order": 7}),
+            status: Status::Succeeded,
+            status_source: Some(Source::Webhook),
+            created_at: finality_core::Timestamp(1_699_999_000_000),
+            updated_at: finality_core::Timestamp(1_700_000_000_000),
+            finalized_at: Some(finality_core::Timestamp(1_700_000_000_000)),
+        };
+        for details in [
+            finality_store::EventDetails {
+                payment: Some(payment),
+                reason: Some("r".into()),
+                actor: Some("alice".into()),
+            },
+            finality_store::EventDetails::default(),
+        ] {
+            let ev = Event {
+                outbox: e.clone(),
+                details,
+            };
+            assert_eq!(
+                serde_json::to_value(EventOut::from(&ev)).unwrap(),
+                finality_relay::event::Encoding::default().encode(&ev)
+            );
+        }
     }
 }

@@ -75,6 +75,8 @@ pub enum Permission {
     PollNow,
     /// Read the audit trail.
     Audit,
+    /// Rewind, redeliver to, pause or resume an event destination.
+    ManageEvents,
 }
 
 impl Permission {
@@ -86,6 +88,9 @@ impl Permission {
             Permission::Resolve => "resolving a payment",
             Permission::PollNow => "asking for a poll now",
             Permission::Audit => "reading the audit trail",
+            Permission::ManageEvents => {
+                "rewinding, redelivering to, pausing or resuming an event destination"
+            }
         }
     }
 
@@ -95,6 +100,7 @@ impl Permission {
             Permission::Read => "any role",
             Permission::Register => "service or admin",
             Permission::Resolve | Permission::PollNow | Permission::Audit => "reviewer or admin",
+            Permission::ManageEvents => "admin",
         }
     }
 }
@@ -280,12 +286,12 @@ mod tests {
     fn roles_allow_what_the_docs_say() {
         use Permission::*;
         let table = [
-            (Role::Service, [true, true, false, false, false]),
-            (Role::Reviewer, [true, false, true, true, true]),
-            (Role::Admin, [true, true, true, true, true]),
+            (Role::Service, [true, true, false, false, false, false]),
+            (Role::Reviewer, [true, false, true, true, true, false]),
+            (Role::Admin, [true, true, true, true, true, true]),
         ];
         for (role, allowed) in table {
-            for (p, want) in [Read, Register, Resolve, PollNow, Audit]
+            for (p, want) in [Read, Register, Resolve, PollNow, Audit, ManageEvents]
                 .into_iter()
                 .zip(allowed)
             {

@@ -22,6 +22,7 @@
 mod audit;
 mod auth;
 pub mod console;
+mod destinations;
 pub mod error;
 mod events;
 mod health;
@@ -106,6 +107,7 @@ pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3
 fn v1(state: Option<&AppState>) -> utoipa_axum::router::OpenApiRouter<AppState> {
     let mut authed = payments::router()
         .merge(events::router())
+        .merge(destinations::router())
         .merge(stats::router())
         .merge(audit::router())
         .merge(sweep::router())

@@ -1,6 +1,6 @@
 //! The operator's console under `/console`: the review queue, a payment's
 //! whole story with the actions that settle it, the providers' health, the
-//! audit trail and the API document, as server-rendered HTML (askama
+//! event destinations (rewind, redeliver, pause), the audit trail and the API document, as server-rendered HTML (askama
 //! templates, checked at compile time). No script, no build step, nothing
 //! fetched from the internet: one stylesheet, served from here.
 //!
@@ -31,6 +31,8 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/console/payments/{id}/poll", post(pages::poll_now))
         .route("/console/providers", get(pages::providers))
         .route("/console/audit", get(pages::audit))
+        .route("/console/events", get(pages::events))
+        .route("/console/events/{name}/{action}", post(pages::event_action))
         .route("/console/health", get(pages::health))
         .route("/console/api", get(pages::api))
         .layer(axum::middleware::from_fn(protect))

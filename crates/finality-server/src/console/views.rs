@@ -229,6 +229,39 @@ pub struct Audit {
     pub next: Option<String>,
 }
 
+pub struct DestinationRow {
+    pub id: String,
+    pub name: String,
+    pub action: String,
+    pub state: String,
+    pub paused: bool,
+    pub paused_by: String,
+    pub delivered_seq: i64,
+    pub backlog: i64,
+    pub attempts: u32,
+    pub last_error: String,
+    pub next_attempt: String,
+}
+
+pub struct RedeliveryRow {
+    pub id: i64,
+    pub destination: String,
+    pub event_id: String,
+    pub requested: String,
+    pub outcome: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/events.html")]
+pub struct Events {
+    pub chrome: Chrome,
+    pub admin: bool,
+    pub head: i64,
+    pub oldest: String,
+    pub rows: Vec<DestinationRow>,
+    pub redeliveries: Vec<RedeliveryRow>,
+}
+
 pub struct OpView {
     pub anchor: String,
     pub method: String,

@@ -447,9 +447,9 @@ async fn the_shared_token_cannot_sign_in() {
 
 /// A headless Chromium driven over WebDriver by `chromedriver`, on a port
 /// of its own; both stop with the test.
-struct Browser {
+pub(crate) struct Browser {
     driver: std::process::Child,
-    client: fantoccini::Client,
+    pub(crate) client: fantoccini::Client,
 }
 
 impl Drop for Browser {
@@ -468,7 +468,7 @@ fn which(names: &[&str]) -> Option<std::path::PathBuf> {
     })
 }
 
-async fn browser() -> Browser {
+pub(crate) async fn browser() -> Browser {
     let driver_bin = which(&["chromedriver"]).expect(
         "chromedriver not found: install the Debian packages chromium and chromium-driver \
          (.ci/run does)",
@@ -521,7 +521,7 @@ fn shots_dir() -> std::path::PathBuf {
     }
 }
 
-async fn shot(c: &fantoccini::Client, name: &str) {
+pub(crate) async fn shot(c: &fantoccini::Client, name: &str) {
     let png = c.screenshot().await.unwrap();
     assert!(png.starts_with(b"\x89PNG"), "{name} is not a PNG");
     let dir = shots_dir();
@@ -529,7 +529,7 @@ async fn shot(c: &fantoccini::Client, name: &str) {
     std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
 }
 
-async fn text(c: &fantoccini::Client, css: &str) -> String {
+pub(crate) async fn text(c: &fantoccini::Client, css: &str) -> String {
     c.wait()
         .for_element(fantoccini::Locator::Css(css))
         .await
@@ -539,7 +539,7 @@ async fn text(c: &fantoccini::Client, css: &str) -> String {
         .unwrap()
 }
 
-async fn click(c: &fantoccini::Client, css: &str) {
+pub(crate) async fn click(c: &fantoccini::Client, css: &str) {
     c.wait()
         .for_element(fantoccini::Locator::Css(css))
         .await
@@ -554,14 +554,14 @@ async fn select(c: &fantoccini::Client, css: &str, value: &str) {
     el.select_by_value(value).await.unwrap();
 }
 
-async fn type_in(c: &fantoccini::Client, css: &str, text: &str) {
+pub(crate) async fn type_in(c: &fantoccini::Client, css: &str, text: &str) {
     let el = c.find(fantoccini::Locator::Css(css)).await.unwrap();
     el.send_keys(text).await.unwrap();
 }
 
 /// Wait (up to 10 s) until the address holds `part`: a click's navigation
 /// has landed.
-async fn wait_url(c: &fantoccini::Client, part: &str) {
+pub(crate) async fn wait_url(c: &fantoccini::Client, part: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let url = c.current_url().await.unwrap();
@@ -578,7 +578,7 @@ async fn wait_url(c: &fantoccini::Client, part: &str) {
 
 /// Elements matching `css` on the page as it is now (wait for the page
 /// first: this does not).
-async fn rows(c: &fantoccini::Client, css: &str) -> usize {
+pub(crate) async fn rows(c: &fantoccini::Client, css: &str) -> usize {
     c.find_all(fantoccini::Locator::Css(css))
         .await
         .unwrap()

@@ -14,6 +14,7 @@ mod observability;
 mod openapi;
 mod outage;
 mod providers;
+mod replay;
 mod roles;
 mod webhooks;
 

@@ -17,6 +17,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/payments/{id}/resolve"),
     ("post", "/v1/payments/{id}/poll"),
     ("get", "/v1/events"),
+    ("get", "/v1/events/destinations"),
+    ("post", "/v1/events/destinations/{name}/rewind"),
+    ("post", "/v1/events/destinations/{name}/redeliver"),
+    ("post", "/v1/events/destinations/{name}/pause"),
+    ("post", "/v1/events/destinations/{name}/resume"),
     ("get", "/v1/stats/providers"),
     ("get", "/v1/audit"),
     ("get", "/v1/sweep/runs"),
@@ -276,6 +281,21 @@ async fn every_answer_is_documented_with_its_fields() {
         call(ALICE, M::GET, "/v1/events?after=0&limit=10", "/v1/events", 200),
         call(ALICE, M::GET, "/v1/events?after=x", "/v1/events", 422),
         call(ALICE, M::GET, "/v1/events", "/v1/events", 401).anonymous(),
+        call(ALICE, M::GET, "/v1/events/destinations", "/v1/events/destinations", 200),
+        call(ADMIN, M::POST, "/v1/events/destinations/http:x/rewind", "/v1/events/destinations/{name}/rewind", 404)
+            .json(json!({"to_seq": 0})),
+        call(ADMIN, M::POST, "/v1/events/destinations/http:x/rewind", "/v1/events/destinations/{name}/rewind", 422)
+            .json(json!({"to_seq": 1, "to_time": "2026-01-01T00:00:00Z"})),
+        call(ADMIN, M::POST, "/v1/events/destinations/http:x/rewind", "/v1/events/destinations/{name}/rewind", 400)
+            .raw("nope"),
+        call(ALICE, M::POST, "/v1/events/destinations/http:x/rewind", "/v1/events/destinations/{name}/rewind", 403)
+            .json(json!({"to_seq": 0})),
+        call(ADMIN, M::POST, "/v1/events/destinations/http:x/redeliver", "/v1/events/destinations/{name}/redeliver", 404)
+            .json(json!({"event_id": "evt_x"})),
+        call(ADMIN, M::POST, "/v1/events/destinations/http:x/redeliver", "/v1/events/destinations/{name}/redeliver", 422)
+            .json(json!({})),
+        call(ADMIN, M::POST, "/v1/events/destinations/http:x/pause", "/v1/events/destinations/{name}/pause", 404),
+        call(ALICE, M::POST, "/v1/events/destinations/http:x/resume", "/v1/events/destinations/{name}/resume", 403),
         call(ALICE, M::GET, "/v1/stats/providers?window=1h", "/v1/stats/providers", 200),
         call(ALICE, M::GET, "/v1/stats/providers?window=0s", "/v1/stats/providers", 422),
         call(ADMIN, M::GET, "/v1/audit", "/v1/audit", 200),

@@ -32,7 +32,7 @@ pub async fn spawn_named(backend: Backend) -> TestApp {
     .await
 }
 
-async fn call(
+pub(crate) async fn call(
     app: &TestApp,
     token: &str,
     method: reqwest::Method,
@@ -51,7 +51,7 @@ async fn call(
     (status, resp.json().await.unwrap())
 }
 
-fn payment(id: &str) -> Value {
+pub(crate) fn payment(id: &str) -> Value {
     json!({"id": id, "provider": "sim", "provider_ref": format!("sim_{id}"),
            "amount": 1000, "currency": "USD"})
 }

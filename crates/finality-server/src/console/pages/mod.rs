@@ -2,6 +2,7 @@
 //! template, and route every action through the API's own functions.
 
 mod audit;
+mod events;
 mod health;
 mod payment;
 mod providers;
@@ -11,6 +12,7 @@ mod sign_in;
 
 use crate::console::pages::respond::redirect;
 pub use audit::audit;
+pub use events::{act as event_action, events};
 pub use health::{api, health};
 pub use payment::{bulk_resolve, payment, poll_now, resolve};
 pub use providers::providers;
