@@ -281,46 +281,6 @@ pub async fn sim(cmd: SimCommand) -> anyhow::Result<()> {
 }
 
 #[derive(Subcommand)]
-pub enum EventsCommand {
-    /// Print the event feed as JSON lines, from a cursor.
-    Tail {
-        /// Start after this feed position (0: from the oldest kept).
-        #[arg(long, default_value_t = 0)]
-        after: i64,
-        /// Keep waiting for new events.
-        #[arg(long)]
-        follow: bool,
-    },
-}
-
-pub async fn events(config: Config, url: Option<String>, cmd: EventsCommand) -> anyhow::Result<()> {
-    let store = open(&config, url).await?;
-    let EventsCommand::Tail { mut after, follow } = cmd;
-    let stop = CancellationToken::new();
-    cancel_on_signal(stop.clone());
-    loop {
-        // Positions are normally given by the server; doing it here is safe
-        // (one sequencer at a time) and makes the command work on its own.
-        finality_relay::sequencer::sequence_all(&*store).await?;
-        let page = store.feed_after(after, 500).await?;
-        for e in &page {
-            println!("{}", finality_relay::event::to_json(e));
-            after = e.seq;
-        }
-        if page.len() == 500 {
-            continue;
-        }
-        if !follow || stop.is_cancelled() {
-            return Ok(());
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(std::time::Duration::from_millis(500)) => {}
-            _ = stop.cancelled() => return Ok(()),
-        }
-    }
-}
-
-#[derive(Subcommand)]
 pub enum ProvidersCommand {
     /// Call each configured provider's authentication with one harmless
     /// read and say what works (exit 1 if anything does not).

@@ -13,6 +13,7 @@ mod archive;
 mod commands;
 mod config;
 mod config_check;
+mod events;
 mod reconcile;
 
 /// mimalloc instead of glibc's malloc: the service allocates per request
@@ -58,7 +59,7 @@ enum Command {
     /// Read the event feed.
     Events {
         #[command(subcommand)]
-        command: commands::EventsCommand,
+        command: events::EventsCommand,
         #[arg(long, global = true)]
         database_url: Option<String>,
     },
@@ -261,7 +262,7 @@ fn main() -> ExitCode {
             Command::Events {
                 command,
                 database_url,
-            } => commands::events(config, database_url, command).await,
+            } => events::events(config, database_url, command).await,
             Command::Stats {
                 window,
                 json,
