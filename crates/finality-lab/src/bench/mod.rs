@@ -14,6 +14,7 @@
 //! - `scratch`: throw-away schemas and files, bulk seeding.
 //! - `workloads`: executions/s, lateness, claim latency, engine memory.
 //! - `ingest`: the webhook load generator.
+//! - `publish`: events out per channel against the feed's own rate.
 //! - `lifecycle`: retention at size (only with `--only lifecycle` or `--smoke`).
 
 mod ceiling;
@@ -21,6 +22,7 @@ mod e2e;
 mod ingest;
 mod lifecycle;
 pub mod node;
+mod publish;
 mod reconcile;
 mod scratch;
 mod workloads;
@@ -38,6 +40,7 @@ const SECTIONS: &[&str] = &[
     "churn",
     "ingest",
     "e2e",
+    "publish",
     "reconcile",
     "lifecycle",
 ];
@@ -67,6 +70,9 @@ pub struct BenchArgs {
     /// Backlog sizes for the claim latency (pending poll jobs, 1,000 due).
     #[arg(long, value_delimiter = ',', default_value = "10000,1000000,10000000")]
     claim_sizes: Vec<usize>,
+    /// Events per run for the publish section (each channel drains them all).
+    #[arg(long, default_value_t = 20_000)]
+    publish_events: usize,
     /// Payments per settlement report for the reconcile section (each
     /// report has about 1.006 lines per payment).
     #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
@@ -437,6 +443,49 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             rows.push(json!({"rate": rate, "median_run": r, "runs": all}));
         }
         out.insert("e2e".into(), json!(rows));
+    }
+
+    if want("publish") {
+        let n = if args.smoke { 300 } else { args.publish_events };
+        println!("\nevents out on PostgreSQL, {n} complete events drained from position 0 per channel (machine's brokers on loopback): events/s median (min–max); delivery start → consumer, ms p50 / p99 / max (median run by p99)");
+        let mut by: std::collections::BTreeMap<String, Vec<publish::PublishRow>> =
+            Default::default();
+        let mut order = Vec::new();
+        for _ in 0..runs {
+            for r in publish::run(url, n).await? {
+                match r {
+                    Ok(r) => {
+                        if !order.contains(&r.channel) {
+                            order.push(r.channel.clone());
+                        }
+                        by.entry(r.channel.clone()).or_default().push(r);
+                    }
+                    Err(why) => println!("  skipped: {why}"),
+                }
+            }
+        }
+        let feed = by
+            .get("feed (no send)")
+            .map(|v| stats(&v.iter().map(|r| r.events_per_s).collect::<Vec<_>>()).0)
+            .unwrap_or(f64::NAN);
+        let mut rows = Vec::new();
+        for ch in order {
+            let mut v = by.remove(&ch).unwrap_or_default();
+            let rates: Vec<f64> = v.iter().map(|r| r.events_per_s).collect();
+            let (m, lo, hi) = stats(&rates);
+            v.sort_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms));
+            let mid = &v[v.len() / 2];
+            println!(
+                "  {ch:<22} ×{:<3} {m:>8.0} events/s ({lo:.0}–{hi:.0})  {:>5.1}% of the feed   {:.2} / {:.2} / {:.2} ms",
+                mid.concurrency,
+                100.0 * m / feed,
+                mid.p50_ms,
+                mid.p99_ms,
+                mid.max_ms
+            );
+            rows.push(json!({"channel": ch, "events_per_s": summary(&rates), "vs_feed": m / feed, "median_run": mid, "runs": v}));
+        }
+        out.insert("publish".into(), json!(rows));
     }
 
     if want("reconcile") {
