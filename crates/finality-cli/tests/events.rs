@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use finality_core::{Source, Status, Timestamp};
-use finality_store::{Report, Store};
+use finality_store::Report;
 use std::process::{Command, Output};
 
 fn finality(url: &str, args: &[&str]) -> Output {

@@ -460,7 +460,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
                         }
                         by.entry(r.channel.clone()).or_default().push(r);
                     }
-                    Err(why) => println!("  skipped: {why}"),
+                    Err(why) => println!("  skipped: {why:#}"),
                 }
             }
         }

@@ -165,7 +165,7 @@ fn row(
 }
 
 /// Every channel once; an `Err` row is a channel whose broker is not there (why).
-pub async fn run(url: &str, n: usize) -> anyhow::Result<Vec<Result<PublishRow, String>>> {
+pub async fn run(url: &str, n: usize) -> anyhow::Result<Vec<anyhow::Result<PublishRow>>> {
     let tag = format!("publish_{}", std::process::id());
     let s = seed(url, n, &tag).await?;
     let mut out = Vec::new();
@@ -192,7 +192,7 @@ pub async fn run(url: &str, n: usize) -> anyhow::Result<Vec<Result<PublishRow, S
     Ok(out)
 }
 
-async fn http(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String> {
+async fn http(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow> {
     let got: Marks = Arc::default();
     let keep = got.clone();
     let app = axum::Router::new().route(
@@ -207,10 +207,8 @@ async fn http(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String
             }
         }),
     );
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| e.to_string())?;
-    let url = format!("http://{}/hook", l.local_addr().map_err(|e| e.to_string())?);
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/hook", l.local_addr()?);
     let server = tokio::spawn(async move { axum::serve(l, app).await });
     let key = standardwebhooks_key();
     let sink = finality_relay::http::HttpSink::new(
@@ -221,11 +219,10 @@ async fn http(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String
         enc,
         Duration::from_secs(10),
         Arc::new(SystemClock),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let r = drain(s, Arc::new(sink), 4, n, Some(&got)).await;
     server.abort();
-    let (rate, sent) = r.map_err(|e| e.to_string())?;
+    let (rate, sent) = r?;
     Ok(row("http (signed)", 4, n, rate, &sent, &got))
 }
 
@@ -237,18 +234,15 @@ fn standardwebhooks_key() -> standardwebhooks::Webhook {
     }
 }
 
-async fn nats(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String> {
+async fn nats(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow> {
     use futures::StreamExt;
     let url = "nats://127.0.0.1:4222";
     let client = async_nats::connect(url)
         .await
-        .map_err(|e| format!("NATS at {url}: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("NATS at {url}: {e}"))?;
     let prefix = format!("finbench{}", std::process::id());
     let stream = format!("FINBENCH{}", std::process::id());
-    let mut sub = client
-        .subscribe(format!("{prefix}.>"))
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut sub = client.subscribe(format!("{prefix}.>")).await?;
     let got: Marks = Arc::default();
     let keep = got.clone();
     let reader = tokio::spawn(async move {
@@ -266,17 +260,16 @@ async fn nats(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String
         Duration::from_secs(120),
         enc,
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     let r = drain(s, Arc::new(sink), 1, n, Some(&got)).await;
     reader.abort();
     let js = async_nats::jetstream::new(client);
     let _ = js.delete_stream(&stream).await;
-    let (rate, sent) = r.map_err(|e| e.to_string())?;
+    let (rate, sent) = r?;
     Ok(row("nats jetstream", 1, n, rate, &sent, &got))
 }
 
-async fn amqp(url: &str) -> Result<lapin::Connection, String> {
+async fn amqp(url: &str) -> anyhow::Result<lapin::Connection> {
     lapin::Connection::connect(
         url,
         lapin::ConnectionProperties::default()
@@ -284,18 +277,17 @@ async fn amqp(url: &str) -> Result<lapin::Connection, String> {
             .with_reactor(tokio_reactor_trait::Tokio),
     )
     .await
-    .map_err(|e| format!("RabbitMQ at 127.0.0.1:5672: {e}"))
+    .map_err(|e| anyhow::anyhow!("RabbitMQ at 127.0.0.1:5672: {e}"))
 }
 
-async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String> {
+async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow> {
     use futures::StreamExt;
     use lapin::options::*;
     use lapin::types::FieldTable;
     let url = "amqp://guest:guest@127.0.0.1:5672/%2f";
     let exchange = format!("finality.bench.{}", std::process::id());
     let conn = amqp(url).await?;
-    let ch = conn.create_channel().await.map_err(|e| e.to_string())?;
-    let e = |x: lapin::Error| x.to_string();
+    let ch = conn.create_channel().await?;
     ch.exchange_declare(
         &exchange,
         lapin::ExchangeKind::Topic,
@@ -305,8 +297,7 @@ async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, St
         },
         FieldTable::default(),
     )
-    .await
-    .map_err(e)?;
+    .await?;
     let q = ch
         .queue_declare(
             "",
@@ -317,8 +308,7 @@ async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, St
             },
             FieldTable::default(),
         )
-        .await
-        .map_err(e)?;
+        .await?;
     ch.queue_bind(
         q.name().as_str(),
         &exchange,
@@ -326,8 +316,7 @@ async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, St
         QueueBindOptions::default(),
         FieldTable::default(),
     )
-    .await
-    .map_err(e)?;
+    .await?;
     let mut consumer = ch
         .basic_consume(
             q.name().as_str(),
@@ -338,8 +327,7 @@ async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, St
             },
             FieldTable::default(),
         )
-        .await
-        .map_err(e)?;
+        .await?;
     let got: Marks = Arc::default();
     let keep = got.clone();
     let reader = tokio::spawn(async move {
@@ -357,27 +345,24 @@ async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, St
         .exchange_delete(&exchange, ExchangeDeleteOptions::default())
         .await;
     let _ = conn.close(200, "bench done").await;
-    let (rate, sent) = r.map_err(|e| e.to_string())?;
+    let (rate, sent) = r?;
     Ok(row("rabbitmq (confirms)", 16, n, rate, &sent, &got))
 }
 
-async fn redis(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, String> {
+async fn redis(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow> {
     use redis::streams::{StreamReadOptions, StreamReadReply};
     use redis::AsyncCommands;
     let url = "redis://127.0.0.1:6379/";
     let key = format!("finality:bench:{}", std::process::id());
-    let client = redis::Client::open(url).map_err(|e| e.to_string())?;
+    let client = redis::Client::open(url)?;
     let mut c = client
         .get_multiplexed_async_connection()
         .await
-        .map_err(|e| format!("Redis at 127.0.0.1:6379: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("Redis at 127.0.0.1:6379: {e}"))?;
     let got: Marks = Arc::default();
     let keep = got.clone();
     let rkey = key.clone();
-    let mut rc = client
-        .get_multiplexed_async_connection()
-        .await
-        .map_err(|e| e.to_string())?;
+    let mut rc = client.get_multiplexed_async_connection().await?;
     let reader = tokio::spawn(async move {
         let mut last = "0".to_string();
         loop {
@@ -400,11 +385,10 @@ async fn redis(s: &Scratch, n: usize, enc: Encoding) -> Result<PublishRow, Strin
         1_000_000,
         enc,
         Duration::from_secs(10),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let r = drain(s, Arc::new(sink), 16, n, Some(&got)).await;
     reader.abort();
     let _: Result<i64, _> = c.del(&key).await;
-    let (rate, sent) = r.map_err(|e| e.to_string())?;
+    let (rate, sent) = r?;
     Ok(row("redis streams", 16, n, rate, &sent, &got))
 }

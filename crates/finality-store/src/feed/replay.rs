@@ -11,6 +11,11 @@ use crate::payments::sql::{payment_from_row, PAYMENT_COLUMNS};
 use finality_core::{Status, Timestamp};
 use std::collections::{BTreeSet, HashMap};
 
+/// A destination's cursor moved from `$2` to `$3`, compare-and-set.
+pub(crate) const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
+     failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
+     WHERE name = $1 AND delivered_seq = $2";
+
 /// The columns [`destination_from_row`] reads.
 pub(crate) const DESTINATION_COLUMNS: &str = "name, delivered_seq, attempts, failing_since, \
      next_attempt_at, last_error, paused_at, paused_by";
@@ -208,7 +213,7 @@ pub(crate) async fn destination_rewind<B: Backend>(
         };
         let n = conn
             .run(
-                stmt(super::sql::ADVANCE, "rewinding a destination cursor")
+                stmt(ADVANCE, "rewinding a destination cursor")
                     .text(name)
                     .int(was)
                     .int(to),

@@ -4,17 +4,12 @@
 use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, Stmt};
 use crate::error::{DbContext, Result};
-use crate::feed::replay::{self, destination_from_row, DESTINATION_COLUMNS};
+use crate::feed::replay::{self, destination_from_row, ADVANCE, DESTINATION_COLUMNS};
 use crate::feed::rows::{FinalFact, Numbered};
 use crate::feed::{delivered_in_two, event_from_row};
 use crate::model::*;
 use crate::EventFeed;
 use finality_core::Timestamp;
-
-/// A destination's cursor moved from `$2` to `$3`, compare-and-set.
-pub(crate) const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
-     failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
-     WHERE name = $1 AND delivered_seq = $2";
 
 /// The `INSERT` of `n` delivery attempts, placeholders from `$from`.
 pub(crate) fn insert_deliveries_sql(from: usize, n: usize) -> String {
