@@ -9,7 +9,7 @@ use anyhow::bail;
 use clap::Subcommand;
 use finality_core::{Clock, SystemClock, Timestamp};
 use finality_relay::event::{complete, Encoding, Schema};
-use finality_relay::replay::{self, RewindTo};
+use finality_relay::replay::{self, Action, RewindTo};
 use finality_server::cancel_on_signal;
 use finality_store::Store;
 use tokio_util::sync::CancellationToken;
@@ -114,21 +114,18 @@ pub async fn events(config: Config, url: Option<String>, cmd: EventsCommand) -> 
                 },
                 (None, None) => bail!("give --to-seq or --to-time"),
             };
-            let asked = match to {
-                RewindTo::Seq(s) => serde_json::json!({"destination": destination, "to_seq": s}),
-                RewindTo::Time(t) => {
-                    serde_json::json!({"destination": destination, "to_time": t.to_rfc3339()})
-                }
-            };
             let result = replay::rewind(&*store, &destination, to).await;
-            let outcome = match &result {
-                Ok(r) => format!(
-                    "rewound from {} to {}: {} events to send again",
-                    r.from_seq, r.to_seq, r.replays
-                ),
-                Err(e) => format!("refused: {e}"),
-            };
-            audit(&*store, &actor, "events_rewind", asked, &outcome, now).await?;
+            let (action, outcome) =
+                replay::audited(Action::Rewind, &result, replay::Rewound::outcome);
+            audit(
+                &*store,
+                &actor,
+                action,
+                to.asked(&destination),
+                &outcome,
+                now,
+            )
+            .await?;
             result?;
             println!("{destination}: {outcome}");
             Ok(())
@@ -139,12 +136,11 @@ pub async fn events(config: Config, url: Option<String>, cmd: EventsCommand) -> 
             actor,
         } => {
             let result = replay::redeliver(&*store, &destination, &event_id, now, &actor).await;
-            let outcome = match &result {
-                Ok(id) => format!("redelivery {id} queued"),
-                Err(e) => format!("refused: {e}"),
-            };
+            let (action, outcome) = replay::audited(Action::Redeliver, &result, |id| {
+                format!("redelivery {id} queued")
+            });
             let asked = serde_json::json!({"destination": destination, "event_id": event_id});
-            audit(&*store, &actor, "events_redeliver", asked, &outcome, now).await?;
+            audit(&*store, &actor, action, asked, &outcome, now).await?;
             result?;
             println!("{destination}: {outcome} (its pusher sends it within a second)");
             Ok(())
@@ -166,15 +162,12 @@ async fn pause(
     now: Timestamp,
 ) -> anyhow::Result<()> {
     let result = replay::pause(store, destination, paused.then_some((now, actor))).await;
-    let (action, done) = if paused {
-        ("events_pause", "paused")
+    let act = if paused {
+        Action::Pause
     } else {
-        ("events_resume", "resumed")
+        Action::Resume
     };
-    let outcome = match &result {
-        Ok(d) => format!("{done} at position {}", d.delivered_seq),
-        Err(e) => format!("refused: {e}"),
-    };
+    let (action, outcome) = replay::audited(act, &result, |d| replay::pause_outcome(paused, d));
     let asked = serde_json::json!({"destination": destination});
     audit(store, actor, action, asked, &outcome, now).await?;
     result?;

@@ -34,6 +34,16 @@ pub struct RabbitSink {
     open: Mutex<Option<(Connection, Channel)>>,
 }
 
+/// An AMQP connection driven by this process's tokio runtime (lapin's own
+/// executor otherwise), named `finality` in the broker's management view.
+pub async fn connect(url: &str) -> lapin::Result<Connection> {
+    let props = ConnectionProperties::default()
+        .with_executor(tokio_executor_trait::Tokio::current())
+        .with_reactor(tokio_reactor_trait::Tokio)
+        .with_connection_name("finality".into());
+    Connection::connect(url, props).await
+}
+
 fn err(message: String) -> SinkError {
     SinkError {
         status_code: None,
@@ -56,12 +66,8 @@ impl RabbitSink {
     }
 
     async fn connect(&self) -> Result<(Connection, Channel), SinkError> {
-        let props = ConnectionProperties::default()
-            .with_executor(tokio_executor_trait::Tokio::current())
-            .with_reactor(tokio_reactor_trait::Tokio)
-            .with_connection_name("finality".into());
         // The URL is not in the message: it may carry a password.
-        let conn = Connection::connect(&self.url, props)
+        let conn = connect(&self.url)
             .await
             .map_err(|e| err(format!("connecting to RabbitMQ: {e}")))?;
         let ch = conn

@@ -19,6 +19,69 @@ pub enum RewindTo {
     Time(Timestamp),
 }
 
+impl RewindTo {
+    /// What was asked, for the audit trail.
+    pub fn asked(&self, destination: &str) -> serde_json::Value {
+        match self {
+            RewindTo::Seq(s) => serde_json::json!({"destination": destination, "to_seq": s}),
+            RewindTo::Time(t) => {
+                serde_json::json!({"destination": destination, "to_time": t.to_rfc3339()})
+            }
+        }
+    }
+}
+
+/// The audit trail's action and outcome of an admin's action on a
+/// destination, accepted or refused: the API, the console and the CLI
+/// record the same words.
+pub fn audited<T>(
+    action: Action,
+    result: &Result<T, ReplayError>,
+    done: impl FnOnce(&T) -> String,
+) -> (&'static str, String) {
+    let outcome = match result {
+        Ok(v) => done(v),
+        Err(e) => format!("refused: {e}"),
+    };
+    (action.as_str(), outcome)
+}
+
+/// An admin's action on a destination, as the audit trail names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Rewind,
+    Redeliver,
+    Pause,
+    Resume,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Rewind => "events_rewind",
+            Action::Redeliver => "events_redeliver",
+            Action::Pause => "events_pause",
+            Action::Resume => "events_resume",
+        }
+    }
+}
+
+impl Rewound {
+    /// `rewound from 6 to 2: 4 events to send again`.
+    pub fn outcome(&self) -> String {
+        format!(
+            "rewound from {} to {}: {} events to send again",
+            self.from_seq, self.to_seq, self.replays
+        )
+    }
+}
+
+/// `paused at position 12` / `resumed at position 12`.
+pub fn pause_outcome(paused: bool, d: &DestinationState) -> String {
+    let done = if paused { "paused" } else { "resumed" };
+    format!("{done} at position {}", d.delivered_seq)
+}
+
 /// What a rewind did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rewound {

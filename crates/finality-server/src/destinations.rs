@@ -12,7 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use finality_core::Timestamp;
-use finality_relay::replay::{self, ReplayError, RewindTo};
+use finality_relay::replay::{self, Action, ReplayError, RewindTo};
 use finality_store::{DestinationState, Redelivery};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -201,19 +201,9 @@ pub(crate) async fn rewind_as(
     to: RewindTo,
 ) -> Result<replay::Rewound, ApiError> {
     caller.identity.require(Permission::ManageEvents)?;
-    let asked = match to {
-        RewindTo::Seq(s) => json!({"destination": name, "to_seq": s}),
-        RewindTo::Time(t) => json!({"destination": name, "to_time": t.to_rfc3339()}),
-    };
     let result = replay::rewind(&*app.store, name, to).await;
-    let outcome = match &result {
-        Ok(r) => format!(
-            "rewound from {} to {}: {} events to send again",
-            r.from_seq, r.to_seq, r.replays
-        ),
-        Err(e) => format!("refused: {e}"),
-    };
-    audit(app, caller, "events_rewind", asked, outcome).await?;
+    let (action, outcome) = replay::audited(Action::Rewind, &result, replay::Rewound::outcome);
+    audit(app, caller, action, to.asked(name), outcome).await?;
     Ok(result?)
 }
 
@@ -227,12 +217,11 @@ pub(crate) async fn redeliver_as(
     caller.identity.require(Permission::ManageEvents)?;
     let now = app.clock.now();
     let result = replay::redeliver(&*app.store, name, event_id, now, &caller.identity.name).await;
-    let outcome = match &result {
-        Ok(id) => format!("redelivery {id} queued"),
-        Err(e) => format!("refused: {e}"),
-    };
+    let (action, outcome) = replay::audited(Action::Redeliver, &result, |id| {
+        format!("redelivery {id} queued")
+    });
     let asked = json!({"destination": name, "event_id": event_id});
-    audit(app, caller, "events_redeliver", asked, outcome).await?;
+    audit(app, caller, action, asked, outcome).await?;
     Ok(result?)
 }
 
@@ -247,17 +236,27 @@ pub(crate) async fn pause_as(
     let now = app.clock.now();
     let by = caller.identity.name.to_string();
     let result = replay::pause(&*app.store, name, paused.then_some((now, by.as_str()))).await;
-    let (action, done) = if paused {
-        ("events_pause", "paused")
+    let act = if paused {
+        Action::Pause
     } else {
-        ("events_resume", "resumed")
+        Action::Resume
     };
-    let outcome = match &result {
-        Ok(d) => format!("{done} at position {}", d.delivered_seq),
-        Err(e) => format!("refused: {e}"),
-    };
+    let (action, outcome) = replay::audited(act, &result, |d| replay::pause_outcome(paused, d));
     audit(app, caller, action, json!({"destination": name}), outcome).await?;
     Ok(result?)
+}
+
+/// A pause or resume answered as the destination's state after it.
+async fn paused_answer(
+    app: &AppState,
+    caller: &Caller,
+    name: &str,
+    paused: bool,
+) -> Result<Json<DestinationOut>, ApiError> {
+    let d = pause_as(app, caller, name, paused).await?;
+    let head = app.store.feed_bounds().await?.head;
+    let backlog = (head - d.delivered_seq).max(0);
+    Ok(Json(DestinationOut::of(d, backlog)))
 }
 
 async fn audit(
@@ -367,10 +366,7 @@ async fn pause(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<DestinationOut>, ApiError> {
-    let d = pause_as(&app, &caller, &name, true).await?;
-    let head = app.store.feed_bounds().await?.head;
-    let backlog = (head - d.delivered_seq).max(0);
-    Ok(Json(DestinationOut::of(d, backlog)))
+    paused_answer(&app, &caller, &name, true).await
 }
 
 /// Send to a paused destination again, from where it stopped (admin; audited).
@@ -387,8 +383,5 @@ async fn resume(
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<DestinationOut>, ApiError> {
-    let d = pause_as(&app, &caller, &name, false).await?;
-    let head = app.store.feed_bounds().await?.head;
-    let backlog = (head - d.delivered_seq).max(0);
-    Ok(Json(DestinationOut::of(d, backlog)))
+    paused_answer(&app, &caller, &name, false).await
 }

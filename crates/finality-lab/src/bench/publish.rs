@@ -270,14 +270,9 @@ async fn nats(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow
 }
 
 async fn amqp(url: &str) -> anyhow::Result<lapin::Connection> {
-    lapin::Connection::connect(
-        url,
-        lapin::ConnectionProperties::default()
-            .with_executor(tokio_executor_trait::Tokio::current())
-            .with_reactor(tokio_reactor_trait::Tokio),
-    )
-    .await
-    .map_err(|e| anyhow::anyhow!("RabbitMQ at 127.0.0.1:5672: {e}"))
+    finality_relay::rabbitmq::connect(url)
+        .await
+        .map_err(|e| anyhow::anyhow!("RabbitMQ at 127.0.0.1:5672: {e}"))
 }
 
 async fn rabbitmq(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow> {

@@ -130,14 +130,7 @@ async fn nats_jetstream_gets_every_event_across_a_crash() {
 }
 
 async fn amqp(url: &str) -> lapin::Connection {
-    lapin::Connection::connect(
-        url,
-        lapin::ConnectionProperties::default()
-            .with_executor(tokio_executor_trait::Tokio::current())
-            .with_reactor(tokio_reactor_trait::Tokio),
-    )
-    .await
-    .unwrap()
+    finality_relay::rabbitmq::connect(url).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

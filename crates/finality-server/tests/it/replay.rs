@@ -361,6 +361,18 @@ async fn destinations_page_in_headless_chromium() {
     assert_eq!(all[5]["id"], id);
     c.refresh().await.unwrap();
     assert!(text(c, "#redeliveries").await.contains(id));
+
+    // To a time before every event: all three again.
+    type_in(
+        c,
+        &format!("{row} input[name=to_time]"),
+        "2000-01-01T00:00:00Z",
+    )
+    .await;
+    click(c, &format!("{row} button[name=rewind]")).await;
+    wait_url(c, "flash=rewound").await;
+    let all = wait_got(&got, 9).await;
+    assert_eq!(sorted(&all[6..]), vec![1, 2, 3]);
     shot(c, "events").await;
 
     // A refused action shows the API's message.

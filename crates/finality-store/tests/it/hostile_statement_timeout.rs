@@ -76,17 +76,28 @@ async fn migrations_are_not_cut_off() {
     let tiny = Duration::from_millis(1);
 
     let (_, url) = fresh().await;
-    let pg = PgStore::connect_timed(&url, 2, tiny).await.unwrap();
-    assert_eq!(show(&pg).await, "1ms");
-    let e = sqlx::migrate!("migrations/postgres")
-        .run(pg.pool())
-        .await
-        .unwrap_err();
-    assert!(e.to_string().contains("statement timeout"), "{e}");
-    // A migration cut off may leave sqlx's advisory lock (one per
-    // database) held by its session: close it, or every other test's
-    // migrations in this database wait for good.
-    pg.pool().close().await;
+    {
+        use sqlx::{ConnectOptions, Connection};
+        use std::str::FromStr;
+        // One connection of its own, not a pool: a migration cut off leaves
+        // sqlx's advisory lock (one per database) held by its session, and
+        // a pool may keep that session open (its close() waited for good
+        // in one run in three), so every other test's migrations in this
+        // database would wait. Closing the socket ends the session and
+        // frees the lock.
+        let mut conn = sqlx::postgres::PgConnectOptions::from_str(&url)
+            .unwrap()
+            .options([("statement_timeout", "1ms")])
+            .connect()
+            .await
+            .unwrap();
+        let e = sqlx::migrate!("migrations/postgres")
+            .run(&mut conn)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("statement timeout"), "{e}");
+        let _ = conn.close_hard().await;
+    }
 
     let (schema, url) = fresh().await;
     let pg = PgStore::connect_timed(&url, 2, tiny).await.unwrap();
