@@ -56,6 +56,10 @@ pub struct NatsConfig {
     pub subject_prefix: String,
     #[serde(default = "default_dup_window", with = "humantime_serde")]
     pub duplicate_window: Duration,
+    /// Publishes awaiting their JetStream ack at once (never two of one
+    /// payment).
+    #[serde(default = "default_broker_concurrency")]
+    pub concurrency: usize,
     /// The event's shape: 2 (complete, the default) or 1 (the thin shape
     /// of earlier versions, for consumers built on it).
     #[serde(default)]

@@ -131,7 +131,7 @@ pub async fn start(
             encoding(n.schema, n.format),
         )
         .await?;
-        spawn(Arc::new(sink), 1, None);
+        spawn(Arc::new(sink), n.concurrency, None);
     }
     if let Some(r) = &cfg.rabbitmq {
         let url =

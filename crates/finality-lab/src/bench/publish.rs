@@ -261,12 +261,12 @@ async fn nats(s: &Scratch, n: usize, enc: Encoding) -> anyhow::Result<PublishRow
         enc,
     )
     .await?;
-    let r = drain(s, Arc::new(sink), 1, n, Some(&got)).await;
+    let r = drain(s, Arc::new(sink), 16, n, Some(&got)).await;
     reader.abort();
     let js = async_nats::jetstream::new(client);
     let _ = js.delete_stream(&stream).await;
     let (rate, sent) = r?;
-    Ok(row("nats jetstream", 1, n, rate, &sent, &got))
+    Ok(row("nats jetstream", 16, n, rate, &sent, &got))
 }
 
 async fn amqp(url: &str) -> anyhow::Result<lapin::Connection> {

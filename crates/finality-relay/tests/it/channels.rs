@@ -110,7 +110,7 @@ async fn nats_jetstream_gets_every_event_across_a_crash() {
     )
     .await
     .unwrap();
-    across_a_crash(db.store.clone(), Arc::new(sink), 1, &mut server, || async {
+    across_a_crash(db.store.clone(), Arc::new(sink), 8, &mut server, || async {
         let js = async_nats::jetstream::new(async_nats::connect(&url).await.unwrap());
         let mut stream = js.get_stream("LEDGER").await.unwrap();
         let last = stream.info().await.unwrap().state.last_sequence;
