@@ -378,6 +378,8 @@ async fn destinations_page_in_headless_chromium() {
     // A refused action shows the API's message.
     type_in(c, &format!("{row} input[name=to_seq]"), "42").await;
     click(c, &format!("{row} button[name=rewind]")).await;
+    // The refusal is answered at the form's own address.
+    wait_url(c, "/rewind").await;
     assert!(text(c, "main").await.contains("not in the feed"));
 
     // All of it audited, under the admin's name.
