@@ -86,10 +86,10 @@ pub async fn events(config: Config, url: Option<String>, cmd: EventsCommand) -> 
                 "destination", "delivered", "backlog", "tries"
             );
             for (d, backlog) in o.destinations {
-                let state = match (&d.paused_by, &d.last_error) {
-                    (Some(by), _) => format!("paused by {by}"),
-                    (None, Some(e)) => format!("failing: {e}"),
-                    (None, None) => "ok".into(),
+                let state = match (d.condition(), &d.paused_by, &d.last_error) {
+                    ("paused", Some(by), _) => format!("paused by {by}"),
+                    ("failing", _, Some(e)) => format!("failing: {e}"),
+                    (word, _, _) => word.to_string(),
                 };
                 println!(
                     "{:<24} {:>10} {:>8} {:>8}  {state}",

@@ -33,14 +33,48 @@ pub async fn complete(
     feed: &dyn EventFeed,
     events: Vec<OutboxEvent>,
 ) -> finality_store::Result<Vec<Event>> {
-    if events.is_empty() {
-        return Ok(Vec::new());
-    }
-    let details = feed.event_details(&events).await?;
+    complete_wanted(feed, events, |_| true).await
+}
+
+/// As [`complete`], reading only for the events `wanted` keeps (a
+/// destination's type filter): the others are passed over unsent, so
+/// their details stay empty, and a page it wants nothing of costs no read.
+pub async fn complete_wanted(
+    feed: &dyn EventFeed,
+    events: Vec<OutboxEvent>,
+    wanted: impl Fn(&OutboxEvent) -> bool,
+) -> finality_store::Result<Vec<Event>> {
+    let keep: Vec<bool> = events.iter().map(&wanted).collect();
+    let details = if keep.iter().all(|k| *k) {
+        // The common case (no filter): the page as it is, no copy.
+        if events.is_empty() {
+            Vec::new()
+        } else {
+            feed.event_details(&events).await?
+        }
+    } else if keep.iter().any(|k| *k) {
+        let asked: Vec<OutboxEvent> = events
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(e, _)| e.clone())
+            .collect();
+        feed.event_details(&asked).await?
+    } else {
+        Vec::new()
+    };
+    let mut details = details.into_iter();
     Ok(events
         .into_iter()
-        .zip(details)
-        .map(|(outbox, details)| Event { outbox, details })
+        .zip(keep)
+        .map(|(outbox, k)| Event {
+            outbox,
+            details: if k {
+                details.next().unwrap_or_default()
+            } else {
+                EventDetails::default()
+            },
+        })
         .collect())
 }
 

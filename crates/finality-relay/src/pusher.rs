@@ -8,7 +8,7 @@
 //! its whole backlog, in order. Delivery is at least once: a crash between a
 //! delivery and the cursor update redelivers that event.
 
-use crate::event::{complete, Event};
+use crate::event::{complete, complete_wanted, Event};
 use crate::{Sink, SinkError};
 use finality_core::{Clock, Schedule, Timestamp};
 use finality_store::{DeliveryAttempt, DestinationState, EventFeed};
@@ -146,7 +146,7 @@ impl Pusher {
             }
         };
         let events = self.feed.feed_after(start, self.config.batch).await?;
-        let events = complete(&*self.feed, events).await?;
+        let events = complete_wanted(&*self.feed, events, |e| self.sink.accepts(e)).await?;
         let mut cursor = start;
         let mut delivered = 0;
         for group in groups(&events, self.config.concurrency) {

@@ -484,6 +484,18 @@ impl DestinationState {
             paused_by: None,
         }
     }
+
+    /// `paused`, `failing` (its next event failed and waits for a retry)
+    /// or `ok`: one word for the console and the CLI alike.
+    pub fn condition(&self) -> &'static str {
+        if self.paused_at.is_some() {
+            "paused"
+        } else if self.failing_since.is_some() {
+            "failing"
+        } else {
+            "ok"
+        }
+    }
 }
 
 /// What an event says beyond the transition, read when it is sent (so a

@@ -50,13 +50,7 @@ pub async fn events(
             .map(|(d, backlog)| DestinationRow {
                 id: d.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"),
                 action: format!("/console/events/{}", enc(&d.name)),
-                state: if d.paused_at.is_some() {
-                    "paused".into()
-                } else if d.failing_since.is_some() {
-                    "failing".into()
-                } else {
-                    "ok".into()
-                },
+                state: d.condition().into(),
                 paused: d.paused_at.is_some(),
                 paused_by: match (&d.paused_by, d.paused_at) {
                     (Some(by), Some(at)) => format!("by {by} at {}", time(at)),
