@@ -120,6 +120,8 @@ async fn metrics_cover_every_series_the_dashboard_and_alerts_use() {
             && text.contains("finality_time_to_final_seconds_bucket")
             && text.contains("finality_provider_call_seconds_bucket")
             && text.contains("finality_event_deliveries_total")
+            // A gauges round that ran after the pusher made its cursor.
+            && text.contains("finality_event_destination_behind{")
             && text.contains("finality_cluster_gauges_updated_seconds ")
             && !text.contains("finality_cluster_gauges_updated_seconds 0\n");
         if settled {
