@@ -51,6 +51,7 @@ async fn three_nodes_stay_within_one_shared_rate_limit() {
             provider: "sim".into(),
             provider_ref: Some(ProviderRef::parse(&plan.id).unwrap()),
             merchant_ref: None,
+            account: None,
             kind: Kind::Payment,
             amount: Amount::new(500, Currency::parse("EUR").unwrap()).unwrap(),
             metadata: serde_json::json!({}),

@@ -54,6 +54,7 @@ impl Engine {
                 limit,
                 lease_until: now.plus(self.config.lease),
                 worker: self.config.worker_id.clone(),
+                weights: Default::default(),
             })
             .await
     }
@@ -83,6 +84,7 @@ impl Engine {
                 limit,
                 lease_until,
                 worker: self.config.worker_id.clone(),
+                weights: Default::default(),
             })
             .await?;
         Ok((jobs, lease_until))

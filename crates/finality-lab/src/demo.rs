@@ -271,6 +271,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
             provider: "sim".into(),
             provider_ref: Some(ProviderRef::parse(&plan.id)?),
             merchant_ref: None,
+            account: None,
             kind: Kind::Payment,
             amount,
             metadata: serde_json::json!({"demo": run}),

@@ -85,7 +85,7 @@ pub enum Schema {
     /// `id, type, payment_id, status, previous_status, source, occurred_at, seq`.
     V1,
     /// Schema 1 plus `schema`, `kind`, the payment's `amount`, `currency`,
-    /// `provider`, `provider_ref`, `merchant_ref`, `metadata`, and the
+    /// `provider`, `provider_ref`, `merchant_ref`, `account`, `metadata`, and the
     /// transition's `reason` and `actor`.
     #[default]
     V2,
@@ -217,6 +217,7 @@ pub fn v2(e: &Event) -> Value {
         "merchant_ref".into(),
         json!(p.and_then(|p| p.merchant_ref.as_ref())),
     );
+    m.insert("account".into(), json!(p.and_then(|p| p.account.as_ref())));
     m.insert(
         "metadata".into(),
         p.map_or(Value::Null, |p| p.metadata.clone()),

@@ -64,6 +64,8 @@ pub(crate) struct EventOut {
     provider: Option<String>,
     provider_ref: Option<String>,
     merchant_ref: Option<String>,
+    /// The provider's account the payment belongs to (`null`: the provider's own).
+    account: Option<String>,
     /// The JSON object registered with the payment.
     #[schema(value_type = Option<Object>)]
     metadata: Option<serde_json::Value>,
@@ -93,6 +95,7 @@ impl From<&Event> for EventOut {
             provider: p.map(|p| p.provider.clone()),
             provider_ref: p.and_then(|p| p.provider_ref.clone()),
             merchant_ref: p.and_then(|p| p.merchant_ref.clone()),
+            account: p.and_then(|p| p.account.clone()),
             metadata: p.map(|p| p.metadata.clone()),
             reason: ev.details.reason.clone(),
             actor: ev.details.actor.clone(),
@@ -199,6 +202,7 @@ mod tests {
             provider: "sim".into(),
             provider_ref: Some("sim_1".into()),
             merchant_ref: None,
+            account: Some("acct_1".into()),
             kind: finality_core::Kind::Payment,
             amount: 1250,
             currency: "EUR".into(),

@@ -1,10 +1,11 @@
 //! The store: the database is the source of truth for every payment, poll job,
 //! transition and event.
 //!
-//! Twelve roles, each a small trait: [`PaymentStore`] (registration and
+//! Thirteen roles, each a small trait: [`PaymentStore`] (registration and
 //! every status change outside polls), [`PollQueue`] (leases and fenced
 //! completions), [`WebhookInbox`], [`EventFeed`] (outbox, feed order,
-//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up),
+//! destinations), [`RateBuckets`], [`Cursors`] (event-list catch-up), [`Accounts`] (a provider's
+//! accounts added at run time),
 //! [`Review`] (the review queue's reads and the audit trail of manual
 //! actions), [`Sweep`] (the reconciliation sweep's reads and repairs),
 //! [`Reconciliations`] (settlement reports imported and checked),
@@ -27,7 +28,7 @@
 //! - One folder per role: `payments/`, `poll_queue/` (with `plan`, what a
 //!   poll's completion changes), `inbox/` (`decide`: what a webhook does;
 //!   `write`: applying it in a transaction), `feed/`, [`review`], [`sweep`],
-//!   [`reconciliations`], `rate_buckets/`, `cursors/`, [`gauges`] and
+//!   [`reconciliations`], `rate_buckets/`, `cursors/`, `accounts/`, [`gauges`] and
 //!   [`retention`] (`rows`, `delete`, `archive`, `partitions`, `convert`).
 //!   Each holds its trait (`mod.rs`), its SQL (`sql.rs`, reads and writes
 //!   only) and its in-memory implementation (`memory.rs`).
@@ -49,6 +50,7 @@
 //! in this crate.
 #![forbid(unsafe_code)]
 
+mod accounts;
 mod cursors;
 mod driver;
 mod error;
@@ -69,6 +71,7 @@ pub mod sweep;
 mod transition;
 mod wakeups;
 
+pub use accounts::{AccountPut, AccountRow, Accounts};
 pub use cursors::{CursorLease, Cursors};
 pub use error::{Result, StoreError};
 pub use feed::EventFeed;
@@ -105,7 +108,7 @@ pub mod sqlite {
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.
 pub mod prelude {
     pub use crate::{
-        Cursors, EventFeed, Lifecycle, Partitions, PaymentStore, PollQueue, RateBuckets,
+        Accounts, Cursors, EventFeed, Lifecycle, Partitions, PaymentStore, PollQueue, RateBuckets,
         Reconciliations, Review, Store, Sweep, WebhookInbox,
     };
 }
@@ -121,6 +124,7 @@ pub trait Store:
     + EventFeed
     + RateBuckets
     + Cursors
+    + Accounts
     + Review
     + Sweep
     + Reconciliations

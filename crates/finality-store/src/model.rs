@@ -15,6 +15,10 @@ pub struct NewPayment {
     /// The merchant's own reference, when given. At least one of the two is
     /// always set (checked at the edge and by the schema).
     pub merchant_ref: Option<MerchantRef>,
+    /// The provider's account the payment belongs to (a Stripe connected
+    /// account, an Adyen merchant account, …): polled as that account.
+    /// `None`: the provider's own.
+    pub account: Option<String>,
     pub kind: Kind,
     pub amount: Amount,
     /// A JSON object the caller wants back; finality does not read it.
@@ -46,6 +50,7 @@ pub struct Payment {
     /// `None` until found when registered by merchant reference alone.
     pub provider_ref: Option<String>,
     pub merchant_ref: Option<String>,
+    pub account: Option<String>,
     pub kind: Kind,
     pub amount: i64,
     pub currency: String,
@@ -65,6 +70,7 @@ impl Payment {
             provider: p.provider.clone(),
             provider_ref: p.provider_ref.as_ref().map(|r| r.as_str().to_string()),
             merchant_ref: p.merchant_ref.as_ref().map(|r| r.as_str().to_string()),
+            account: p.account.clone(),
             kind: p.kind,
             amount: p.amount.minor,
             currency: p.amount.currency.as_str().to_string(),
@@ -88,6 +94,7 @@ impl Payment {
         self.provider == p.provider
             && provider_ref_same
             && self.merchant_ref.as_deref() == p.merchant_ref.as_ref().map(MerchantRef::as_str)
+            && self.account == p.account
             && self.kind == p.kind
             && self.amount == p.amount.minor
             && self.currency == p.amount.currency.as_str()
@@ -188,6 +195,8 @@ pub struct ClaimedJob {
     /// reference alone).
     pub provider_ref: Option<String>,
     pub merchant_ref: Option<String>,
+    /// The provider's account the poll is made as (`None`: its own).
+    pub account: Option<String>,
     pub kind: Kind,
     pub registered_at: Timestamp,
     /// Status queries answered before this one.
@@ -212,7 +221,14 @@ pub struct ClaimRequest {
     pub limit: u32,
     pub lease_until: Timestamp,
     pub worker: String,
+    /// Each round is shared between the lanes (provider, account) with due
+    /// work in proportion to their weights: 1 unless named here.
+    pub weights: std::sync::Arc<std::collections::HashMap<Lane, u32>>,
 }
+
+/// Where a job waits to be claimed: its provider and account (`""`: the
+/// provider's own). The claim is fair between lanes.
+pub type Lane = (String, String);
 
 /// One provider call, recorded whatever its outcome.
 #[derive(Debug, Clone, PartialEq)]

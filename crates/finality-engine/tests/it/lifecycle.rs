@@ -22,6 +22,7 @@ fn payment(id: &str) -> NewPayment {
         provider: "sim".into(),
         provider_ref: Some(ProviderRef::parse(&format!("sim_{id}")).unwrap()),
         merchant_ref: None,
+        account: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
         metadata: serde_json::json!({"order": id}),
@@ -133,6 +134,7 @@ async fn retention_archives_then_deletes(backend: Backend) {
             limit: 10,
             lease_until: now.plus(Duration::from_secs(30)),
             worker: "worker-a".into(),
+            weights: Default::default(),
         })
         .await
         .unwrap();

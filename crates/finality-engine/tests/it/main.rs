@@ -138,6 +138,7 @@ pub async fn register(
         provider: "sim".into(),
         provider_ref: Some(ProviderRef::parse(&plan.id).unwrap()),
         merchant_ref: None,
+        account: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
         metadata: serde_json::json!({}),

@@ -27,6 +27,7 @@ async fn dead_nodes_polls_run_again_within_seconds() {
             limit: 100,
             lease_until: now.plus(Duration::from_secs(60)),
             worker: "node-a".into(),
+            weights: Default::default(),
         })
         .await
         .unwrap();

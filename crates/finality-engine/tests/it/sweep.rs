@@ -16,6 +16,7 @@ fn payment(id: &str) -> NewPayment {
         provider: "sim".into(),
         provider_ref: Some(ProviderRef::parse(&format!("sim_{id}")).unwrap()),
         merchant_ref: None,
+        account: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
         metadata: serde_json::json!({}),

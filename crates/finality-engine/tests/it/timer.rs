@@ -51,6 +51,7 @@ async fn register_plain(store: &dyn Store, id: &str, now: Timestamp, at: Timesta
         provider: "sim".into(),
         provider_ref: Some(ProviderRef::parse(&format!("ref_{id}")).unwrap()),
         merchant_ref: None,
+        account: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("EUR").unwrap()).unwrap(),
         metadata: serde_json::json!({}),

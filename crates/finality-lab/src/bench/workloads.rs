@@ -168,6 +168,7 @@ impl Backlog {
                     limit: 100,
                     lease_until: Timestamp(self.now + 60_000),
                     worker: "bench-claim".into(),
+                    weights: Default::default(),
                 })
                 .await?;
             times.push(t.elapsed());

@@ -358,6 +358,7 @@ async fn register(
         provider: "model".into(),
         provider_ref: Some(ProviderRef::parse(&provider::provider_ref(i))?),
         merchant_ref: None,
+        account: None,
         kind: Kind::Payment,
         amount: Amount::new(1000, Currency::parse("USD")?)?,
         metadata: serde_json::json!({}),

@@ -52,6 +52,8 @@ fn registered(prefix: &str, i: usize) -> NewPayment {
         provider: "sim".into(),
         provider_ref: Some(ProviderRef::parse(&format!("pr_{id}")).unwrap()),
         merchant_ref: Some(MerchantRef::parse(&format!("order-{id}")).unwrap()),
+        // Every other payment belongs to an account of the provider.
+        account: matches!(i % 2, 0).then(|| "acct_even".to_string()),
         kind: if matches!(i % 3, 0) {
             Kind::Refund
         } else {

@@ -161,6 +161,7 @@ impl PaymentIn {
             provider,
             provider_ref,
             merchant_ref,
+            account: None,
             kind,
             amount,
             metadata,

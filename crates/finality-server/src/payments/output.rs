@@ -43,6 +43,8 @@ pub(crate) struct PaymentOut {
     /// `null` until found when registered by `merchant_ref` alone.
     pub(crate) provider_ref: Option<String>,
     pub(crate) merchant_ref: Option<String>,
+    /// The provider's account it belongs to; `null`: the provider's own.
+    pub(crate) account: Option<String>,
     pub(crate) kind: Kind,
     pub(crate) amount: i64,
     pub(crate) currency: String,
@@ -70,6 +72,7 @@ impl PaymentOut {
             provider: p.provider,
             provider_ref: p.provider_ref,
             merchant_ref: p.merchant_ref,
+            account: p.account,
             kind: p.kind,
             amount: p.amount,
             currency: p.currency,

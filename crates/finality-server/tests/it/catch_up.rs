@@ -104,6 +104,7 @@ async fn caught_up(b: Backend, wire: Wire) {
             provider: name.into(),
             provider_ref: Some(finality_core::money::ProviderRef::parse(&plan.id).unwrap()),
             merchant_ref: None,
+            account: None,
             kind: finality_core::Kind::Payment,
             amount: finality_core::money::Amount::new(
                 500,

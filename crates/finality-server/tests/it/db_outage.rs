@@ -201,6 +201,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
         provider: "sim".into(),
         provider_ref: Some(finality_core::money::ProviderRef::parse(&plan.id).unwrap()),
         merchant_ref: None,
+        account: None,
         kind: finality_core::Kind::Payment,
         amount: finality_core::money::Amount::new(
             100,

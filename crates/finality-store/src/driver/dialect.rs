@@ -9,6 +9,8 @@ pub struct Dialect {
     pub lock_payment: &'static str,
     pub lock_job: &'static str,
     pub claim: &'static str,
+    /// The claim within one lane: `$6` the provider, `$7` the account.
+    pub claim_lane: &'static str,
     pub lock_inbox: &'static str,
     pub inbox_claim: &'static str,
     pub lock_feed: &'static str,

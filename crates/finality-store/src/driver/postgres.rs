@@ -29,7 +29,19 @@ pub const CLAIM: &str = "WITH due AS ( \
     UPDATE poll_jobs j SET due_at = j.next_poll_at, next_poll_at = $3, locked_until = $3, \
         locked_by = $4, lock_token = $5 \
     FROM due WHERE j.payment_id = due.payment_id \
-    RETURNING j.payment_id, j.provider, j.provider_ref, j.merchant_ref, j.kind, j.registered_at, j.attempts, \
+    RETURNING j.payment_id, j.provider, j.provider_ref, j.merchant_ref, j.account, j.kind, j.registered_at, j.attempts, \
+        j.errors, j.due_at, j.resume_at, j.lock_token";
+
+/// [`CLAIM`] within one lane (provider `$6`, account `$7`): fair claiming.
+pub const CLAIM_LANE: &str = "WITH due AS ( \
+        SELECT payment_id FROM poll_jobs \
+        WHERE provider = $6 AND account = $7 AND next_poll_at IS NOT NULL AND next_poll_at <= $1 \
+        ORDER BY next_poll_at LIMIT $2 \
+        FOR UPDATE SKIP LOCKED) \
+    UPDATE poll_jobs j SET due_at = j.next_poll_at, next_poll_at = $3, locked_until = $3, \
+        locked_by = $4, lock_token = $5 \
+    FROM due WHERE j.payment_id = due.payment_id \
+    RETURNING j.payment_id, j.provider, j.provider_ref, j.merchant_ref, j.account, j.kind, j.registered_at, j.attempts, \
         j.errors, j.due_at, j.resume_at, j.lock_token";
 
 /// Lease due webhooks: `next_attempt_at` moves to the lease end and
@@ -241,6 +253,7 @@ static DIALECT: Dialect = Dialect {
     lock_payment: "SELECT status, kind FROM payments WHERE id = $1 FOR UPDATE",
     lock_job: "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2 FOR UPDATE",
     claim: CLAIM,
+    claim_lane: CLAIM_LANE,
     lock_inbox: "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed') FOR UPDATE",
     inbox_claim: INBOX_CLAIM,

@@ -23,7 +23,16 @@ pub const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_a
         SELECT payment_id FROM poll_jobs \
         WHERE next_poll_at IS NOT NULL AND next_poll_at <= $1 \
         ORDER BY next_poll_at LIMIT $2) \
-    RETURNING payment_id, provider, provider_ref, merchant_ref, kind, registered_at, attempts, errors, due_at, resume_at, lock_token";
+    RETURNING payment_id, provider, provider_ref, merchant_ref, account, kind, registered_at, attempts, errors, due_at, resume_at, lock_token";
+
+/// [`CLAIM`] within one lane (provider `$6`, account `$7`): fair claiming.
+pub const CLAIM_LANE: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_at = $3, \
+        locked_until = $3, locked_by = $4, lock_token = $5 \
+    WHERE payment_id IN ( \
+        SELECT payment_id FROM poll_jobs \
+        WHERE provider = $6 AND account = $7 AND next_poll_at IS NOT NULL AND next_poll_at <= $1 \
+        ORDER BY next_poll_at LIMIT $2) \
+    RETURNING payment_id, provider, provider_ref, merchant_ref, account, kind, registered_at, attempts, errors, due_at, resume_at, lock_token";
 
 const INBOX_CLAIM: &str = "UPDATE webhook_inbox SET next_attempt_at = $3, attempts = attempts + 1 \
     WHERE id IN (SELECT id FROM webhook_inbox \
@@ -116,6 +125,7 @@ static DIALECT: Dialect = Dialect {
     lock_payment: "SELECT status, kind FROM payments WHERE id = $1",
     lock_job: "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2",
     claim: CLAIM,
+    claim_lane: CLAIM_LANE,
     lock_inbox: "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed')",
     inbox_claim: INBOX_CLAIM,

@@ -61,6 +61,7 @@ pub(crate) struct Job {
     pub(crate) provider: String,
     pub(crate) provider_ref: Option<String>,
     pub(crate) merchant_ref: Option<String>,
+    pub(crate) account: Option<String>,
     pub(crate) kind: Kind,
     pub(crate) registered_at: Timestamp,
     pub(crate) next_poll_at: Option<i64>,
@@ -132,6 +133,8 @@ pub(crate) struct MemState {
     pub(crate) recon_lines: Vec<(i64, crate::reconciliations::ReconLine)>,
     pub(crate) recon_seen: BTreeSet<(i64, String)>,
     pub(crate) recon_alive: HashMap<i64, i64>,
+    /// Run-time accounts by (provider, account).
+    pub(crate) accounts: BTreeMap<(String, String), crate::accounts::AccountRow>,
 }
 
 impl MemState {

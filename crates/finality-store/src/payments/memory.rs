@@ -70,6 +70,7 @@ impl PaymentStore for MemStore {
                 provider: p.provider.clone(),
                 provider_ref: provider_ref.clone(),
                 merchant_ref: merchant_ref.clone(),
+                account: p.account.clone(),
                 kind: p.kind,
                 registered_at: now,
                 next_poll_at: None,

@@ -10,8 +10,8 @@ use crate::transition::write_changes;
 use crate::PaymentStore;
 use finality_core::{Kind, Status, Timestamp};
 
-pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, kind, amount, \
-     currency, metadata, status, status_source, created_at, updated_at, finalized_at";
+pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, account, kind, \
+     amount, currency, metadata, status, status_source, created_at, updated_at, finalized_at";
 
 pub(crate) fn payment_from_row(r: &impl Fields) -> Result<Payment> {
     let t = "payments";
@@ -20,6 +20,7 @@ pub(crate) fn payment_from_row(r: &impl Fields) -> Result<Payment> {
         provider: r.text("provider", t)?,
         provider_ref: r.opt_text("provider_ref", t)?,
         merchant_ref: r.opt_text("merchant_ref", t)?,
+        account: r.opt_text("account", t)?,
         kind: r.parsed("kind", t)?,
         amount: r.int("amount", t)?,
         currency: r.text("currency", t)?,
@@ -104,8 +105,9 @@ pub(crate) async fn register_in<C: Conn>(
         .run(
             stmt(
                 "INSERT INTO payments (id, provider, provider_ref, merchant_ref, kind, amount, \
-                 currency, metadata, status, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $9) ON CONFLICT DO NOTHING",
+                 currency, metadata, status, created_at, updated_at, account) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $9, $10) \
+                 ON CONFLICT DO NOTHING",
                 "registering a payment",
             )
             .text(p.id.as_str())
@@ -116,14 +118,15 @@ pub(crate) async fn register_in<C: Conn>(
             .int(p.amount.minor)
             .text(p.amount.currency.as_str())
             .json(&p.metadata)
-            .int(now.0),
+            .int(now.0)
+            .opt_text(p.account.as_deref()),
         )
         .await?;
     if inserted == 1 {
         conn.run(
             stmt(
                 "INSERT INTO poll_jobs (payment_id, provider, provider_ref, merchant_ref, kind, \
-                 registered_at, next_poll_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                 registered_at, next_poll_at, account) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 "scheduling the first poll",
             )
             .text(p.id.as_str())
@@ -132,7 +135,8 @@ pub(crate) async fn register_in<C: Conn>(
             .opt_text(merchant_ref)
             .text(p.kind.as_str())
             .int(now.0)
-            .int(first_poll_at.0),
+            .int(first_poll_at.0)
+            .text(p.account.as_deref().unwrap_or_default()),
         )
         .await?;
         // Webhooks that beat the registration are applied now.

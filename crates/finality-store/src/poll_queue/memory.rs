@@ -2,7 +2,7 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
-use crate::memory::MemStore;
+use crate::memory::{MemState, MemStore};
 use crate::model::*;
 use crate::poll_queue::sql::complete_in;
 use crate::PollQueue;
@@ -22,13 +22,7 @@ impl PollQueue for MemStore {
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
         let token: i64 = rand::random::<i64>() & i64::MAX;
         let mut s = self.state.lock().await;
-        let due: Vec<(i64, String)> = s
-            .due
-            .iter()
-            .take_while(|(at, _)| *at <= req.now.0)
-            .take(req.limit as usize)
-            .map(|(at, slot)| (*at, s.names[*slot as usize].clone()))
-            .collect();
+        let due = fair_due(&s, req);
         let mut out = Vec::with_capacity(due.len());
         for (at, id) in due {
             s.set_next_poll(&id, Some(req.lease_until.0));
@@ -44,6 +38,7 @@ impl PollQueue for MemStore {
                 provider: j.provider.clone(),
                 provider_ref: j.provider_ref.clone(),
                 merchant_ref: j.merchant_ref.clone(),
+                account: j.account.clone(),
                 kind: j.kind,
                 registered_at: j.registered_at,
                 attempts: u32::try_from(j.attempts).unwrap_or(0),
@@ -247,4 +242,56 @@ impl PollQueue for MemStore {
         s.record_ref(id, provider_ref);
         Ok(RefRecorded::Recorded)
     }
+}
+
+/// The jobs a claim takes, shared fairly between lanes as on SQL
+/// ([`crate::poll_queue::lanes`]). Memory is for simulations: the due jobs
+/// are walked once (no per-lane index).
+fn fair_due(s: &MemState, req: &ClaimRequest) -> Vec<(i64, String)> {
+    let lane_of = |slot: u32| {
+        let id = &s.names[slot as usize];
+        s.jobs.get(id).map(|j| {
+            (
+                j.provider.clone(),
+                j.account.clone().unwrap_or_default(),
+            )
+        })
+    };
+    let mut by_lane: Vec<(Lane, Vec<(i64, u32)>)> = Vec::new();
+    for &(at, slot) in s.due.iter().take_while(|(at, _)| *at <= req.now.0) {
+        let Some(lane) = lane_of(slot) else { continue };
+        match by_lane.iter_mut().find(|(l, _)| *l == lane) {
+            Some((_, v)) => v.push((at, slot)),
+            None => by_lane.push((lane, vec![(at, slot)])),
+        }
+    }
+    let mut picked: Vec<(i64, u32)> = if by_lane.len() <= 1 {
+        by_lane
+            .into_iter()
+            .flat_map(|(_, v)| v)
+            .take(req.limit as usize)
+            .collect()
+    } else {
+        let firsts: Vec<(Lane, Timestamp)> = by_lane
+            .iter()
+            .map(|(l, v)| (l.clone(), Timestamp(v[0].0)))
+            .collect();
+        let mut out = Vec::new();
+        for (lane, share) in crate::poll_queue::lanes::shares(&firsts, &req.weights, req.limit) {
+            if let Some((_, v)) = by_lane.iter_mut().find(|(l, _)| *l == lane) {
+                let n = (share as usize).min(v.len());
+                out.extend(v.drain(..n));
+            }
+        }
+        let mut rest: Vec<(i64, u32)> = by_lane.into_iter().flat_map(|(_, v)| v).collect();
+        rest.sort_unstable();
+        let room = (req.limit as usize).saturating_sub(out.len());
+        out.extend(rest.into_iter().take(room));
+        out
+    };
+    picked.sort_unstable();
+    picked
+        .into_iter()
+        .map(|(at, slot)| (at, s.names[slot as usize].clone()))
+        .collect()
 }

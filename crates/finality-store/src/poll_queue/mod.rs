@@ -2,6 +2,7 @@
 //! (one at a time or many in one transaction), "poll now", and the provider
 //! id an adapter found for a payment registered by merchant reference.
 
+pub(crate) mod lanes;
 mod memory;
 pub(crate) mod plan;
 pub(crate) mod sql;
@@ -18,7 +19,8 @@ pub trait PollQueue: Send + Sync {
     /// wake-up costs latency, never correctness.
     fn subscribe(&self) -> tokio::sync::watch::Receiver<u64>;
 
-    /// Lease up to `limit` due jobs to one worker, in one short statement.
+    /// Lease up to `limit` due jobs to one worker, the round shared fairly
+    /// between the lanes (provider, account) with due work (`lanes`).
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>>;
 
     /// Finish a claimed poll, fenced by its lock token: record the attempt,

@@ -2,6 +2,7 @@
 //! early looks and "poll now".
 
 use crate::driver::Backend;
+use crate::poll_queue::lanes;
 use crate::driver::{stmt, Conn, Fields, Leased, Writer};
 use crate::error::{DbContext, Result};
 use crate::model::*;
@@ -19,6 +20,9 @@ pub(crate) fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
         provider: r.text("provider", t)?,
         provider_ref: r.opt_text("provider_ref", t)?,
         merchant_ref: r.opt_text("merchant_ref", t)?,
+        account: r
+            .opt_text("account", t)?
+            .filter(|a| !a.is_empty()),
         kind: r.parsed("kind", t)?,
         registered_at: Timestamp(r.int("registered_at", t)?),
         attempts: r.count("attempts", t)?,
@@ -208,18 +212,58 @@ impl<B: Backend> PollQueue for B {
     async fn claim(&self, req: &ClaimRequest) -> Result<Vec<ClaimedJob>> {
         let token: i64 = rand::random::<i64>() & i64::MAX;
         let mut conn = self.read().await?;
-        conn.all(
-            stmt(<B::Conn as Conn>::SQL.claim, "claiming due polls")
+        let claim = |sql, limit: u32| {
+            stmt(sql, "claiming due polls")
                 .int(req.now.0)
-                .int(i64::from(req.limit))
+                .int(i64::from(limit))
                 .int(req.lease_until.0)
                 .text(&req.worker)
-                .int(token),
-        )
-        .await?
-        .iter()
-        .map(job_from_row)
-        .collect()
+                .int(token)
+        };
+        let t = "poll_jobs";
+        let lanes = conn
+            .all(stmt(lanes::DUE_LANES, "finding the lanes with due polls").int(req.now.0))
+            .await?
+            .iter()
+            .map(|r| {
+                Ok((
+                    (r.text("provider", t)?, r.text("account", t)?),
+                    Timestamp(r.int("first_due", t)?),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if lanes.len() <= 1 {
+            return conn
+                .all(claim(<B::Conn as Conn>::SQL.claim, req.limit))
+                .await?
+                .iter()
+                .map(job_from_row)
+                .collect();
+        }
+        let mut out = Vec::new();
+        let mut more = false;
+        for ((provider, account), share) in lanes::shares(&lanes, &req.weights, req.limit) {
+            let rows = conn
+                .all(
+                    claim(<B::Conn as Conn>::SQL.claim_lane, share)
+                        .text(&provider)
+                        .text(&account),
+                )
+                .await?;
+            more |= rows.len() as u32 == share;
+            for r in &rows {
+                out.push(job_from_row(r)?);
+            }
+        }
+        // The round's rest, first due first, when a lane had more than
+        // its share and another had less.
+        let rest = req.limit.saturating_sub(out.len() as u32);
+        if more && rest > 0 {
+            for r in &conn.all(claim(<B::Conn as Conn>::SQL.claim, rest)).await? {
+                out.push(job_from_row(r)?);
+            }
+        }
+        Ok(out)
     }
 
     async fn complete(&self, c: &Completion) -> Result<CompleteOutcome> {

@@ -102,6 +102,7 @@ pub const PAYMENTS: TableSpec = TableSpec {
         ("created_at", Col::Int),
         ("updated_at", Col::Int),
         ("finalized_at", Col::OptInt),
+        ("account", Col::OptText),
     ],
 };
 

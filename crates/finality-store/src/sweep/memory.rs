@@ -50,6 +50,7 @@ impl crate::Sweep for MemStore {
                 provider: p.provider.clone(),
                 provider_ref: p.provider_ref.clone(),
                 merchant_ref: p.merchant_ref.clone(),
+                account: p.account.clone(),
                 kind: p.kind,
                 registered_at: p.created_at,
                 next_poll_at: None,

@@ -66,8 +66,9 @@ impl<B: Backend> Sweep for B {
         let mut tx = self.begin_write().await?;
         let sql = format!(
             "INSERT INTO poll_jobs (payment_id, provider, provider_ref, merchant_ref, kind, \
-             registered_at, next_poll_at) \
-             SELECT id, provider, provider_ref, merchant_ref, kind, created_at, CAST($2 AS BIGINT) FROM payments \
+             registered_at, next_poll_at, account) \
+             SELECT id, provider, provider_ref, merchant_ref, kind, created_at, CAST($2 AS BIGINT), \
+             COALESCE(account, '') FROM payments \
              WHERE id = $1 AND status IN {OPEN} \
              AND NOT EXISTS (SELECT 1 FROM poll_jobs WHERE payment_id = $1)"
         );

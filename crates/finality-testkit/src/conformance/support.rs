@@ -18,6 +18,7 @@ pub fn new_payment(id: &str) -> NewPayment {
         provider: "sim".into(),
         provider_ref: Some(ProviderRef::parse(&format!("ref_{id}")).unwrap()),
         merchant_ref: None,
+        account: None,
         kind: Kind::Payment,
         amount: Amount::new(1250, Currency::parse("USD").unwrap()).unwrap(),
         metadata: serde_json::json!({"order": id}),
@@ -38,6 +39,7 @@ pub(crate) fn claim_req(now: Timestamp, limit: u32, worker: &str) -> ClaimReques
         limit,
         lease_until: Timestamp(now.0 + LEASE_MS),
         worker: worker.into(),
+        weights: Default::default(),
     }
 }
 

@@ -1,0 +1,102 @@
+//! Fair claiming: each claim round is shared between the lanes (a
+//! provider's account, or the provider itself) that have due work, in
+//! proportion to their weights, so one merchant's backlog of a million due
+//! polls delays its own polls and not another merchant's fresh one.
+//!
+//! The lanes with due work are found by a skip scan of the
+//! `(provider, account, next_poll_at)` index: three index seeks per lane,
+//! whatever the backlog (a `GROUP BY` would read every due row). With one
+//! lane due, the claim is the plain one; with several, one claim per lane
+//! with its share, then the round's rest to whoever still has work.
+
+use crate::model::Lane;
+use finality_core::Timestamp;
+use std::collections::HashMap;
+
+/// Every lane with an unparked job, and its earliest `next_poll_at`, the
+/// lanes due by `$1` first-due first. Portable SQL (row values and
+/// correlated scalar subqueries work on PostgreSQL and SQLite alike); each
+/// step seeks the index past the previous lane.
+pub(crate) const DUE_LANES: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
+        SELECT (SELECT provider FROM poll_jobs WHERE next_poll_at IS NOT NULL \
+                ORDER BY provider, account LIMIT 1), \
+               (SELECT account FROM poll_jobs WHERE next_poll_at IS NOT NULL \
+                ORDER BY provider, account LIMIT 1) \
+        UNION ALL \
+        SELECT (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                AND (j.provider, j.account) > (l.provider, l.account) \
+                ORDER BY j.provider, j.account LIMIT 1), \
+               (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                AND (j.provider, j.account) > (l.provider, l.account) \
+                ORDER BY j.provider, j.account LIMIT 1) \
+        FROM lanes l WHERE l.provider IS NOT NULL) \
+    SELECT provider, account, first_due FROM ( \
+        SELECT l.provider, l.account, \
+            (SELECT MIN(j.next_poll_at) FROM poll_jobs j WHERE j.provider = l.provider \
+             AND j.account = l.account AND j.next_poll_at IS NOT NULL) AS first_due \
+        FROM lanes l WHERE l.provider IS NOT NULL) x \
+    WHERE first_due <= $1 ORDER BY first_due";
+
+/// How many of a round of `limit` each due lane may take: in proportion to
+/// its weight (1 unless named), at least one, the lanes waiting longest
+/// served first (`lanes` comes first-due first). With more lanes than
+/// `limit`, the longest-waiting `limit` lanes get one each this round and
+/// the others are first in the next.
+pub(crate) fn shares(
+    lanes: &[(Lane, Timestamp)],
+    weights: &HashMap<Lane, u32>,
+    limit: u32,
+) -> Vec<(Lane, u32)> {
+    let weight = |l: &Lane| u64::from(weights.get(l).copied().unwrap_or(1).max(1));
+    let total: u64 = lanes.iter().map(|(l, _)| weight(l)).sum();
+    let mut left = limit;
+    let mut out = Vec::with_capacity(lanes.len());
+    for (lane, _) in lanes {
+        if left == 0 || total == 0 {
+            break;
+        }
+        let share = (u64::from(limit) * weight(lane)).div_ceil(total).max(1);
+        let share = u32::try_from(share).unwrap_or(u32::MAX).min(left);
+        left -= share;
+        out.push((lane.clone(), share));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(p: &str, a: &str) -> Lane {
+        (p.to_string(), a.to_string())
+    }
+
+    #[test]
+    fn a_round_is_shared_by_weight_longest_waiting_first() {
+        let lanes = vec![
+            (lane("stripe", "acct_big"), Timestamp(1)),
+            (lane("stripe", "acct_small"), Timestamp(5)),
+        ];
+        let even = shares(&lanes, &HashMap::new(), 100);
+        assert_eq!(even.iter().map(|s| s.1).collect::<Vec<_>>(), vec![50, 50]);
+        let weights = HashMap::from([(lane("stripe", "acct_small"), 3)]);
+        let weighted = shares(&lanes, &weights, 100);
+        assert_eq!(
+            weighted.iter().map(|s| s.1).collect::<Vec<_>>(),
+            vec![25, 75]
+        );
+        // More lanes than room: one each, in order of waiting.
+        let many: Vec<_> = (0..10)
+            .map(|i| (lane("sim", &format!("a{i}")), Timestamp(i)))
+            .collect();
+        let few = shares(&many, &HashMap::new(), 3);
+        assert_eq!(
+            few,
+            vec![
+                (lane("sim", "a0"), 1),
+                (lane("sim", "a1"), 1),
+                (lane("sim", "a2"), 1)
+            ]
+        );
+    }
+}
