@@ -66,5 +66,6 @@ conformance_by_role!(
     sweep,
     reconciliations,
     gauges,
-    retention
+    retention,
+    accounts
 );

@@ -16,6 +16,7 @@ macro_rules! cases {
     };
 }
 
+pub mod accounts;
 pub mod cursors;
 pub mod feed;
 pub mod gauges;
@@ -44,6 +45,7 @@ pub const ROLES: &[(&str, &[(&str, Case)])] = &[
     ("reconciliations", reconciliations::CASES),
     ("gauges", gauges::CASES),
     ("retention", retention::CASES),
+    ("accounts", accounts::CASES),
 ];
 
 /// The cases of `role`.
@@ -112,6 +114,7 @@ mod tests {
             ("reconciliations", include_str!("reconciliations.rs")),
             ("gauges", include_str!("gauges.rs")),
             ("retention", include_str!("retention.rs")),
+            ("accounts", include_str!("accounts.rs")),
         ];
         assert_eq!(sources.len(), super::ROLES.len());
         let mut total = 0;
