@@ -19,6 +19,12 @@ pub struct Secret {
 pub enum SecretError {
     #[error("environment variable {var} ({what}) is not set")]
     Unset { var: String, what: String },
+    #[error("secret file {var} ({what}) could not be read: {detail}")]
+    Unreadable {
+        var: String,
+        what: String,
+        detail: String,
+    },
     #[error("environment variable {var} ({what}) is empty")]
     Empty { var: String, what: String },
     #[error("environment variable {var} ({what}) holds {len} bytes; at least {min} are needed")]
@@ -38,11 +44,22 @@ impl Secret {
     }
 
     /// [`Secret::from_env`], and at least `min` bytes long.
+    ///
+    /// A `var` that is an absolute path (`/run/secrets/…`, a mounted
+    /// Kubernetes or systemd credential) is read from that file instead.
     pub fn from_env_min(var: &str, what: &str, min: usize) -> Result<Self, SecretError> {
-        let raw = std::env::var(var).map_err(|_| SecretError::Unset {
-            var: var.into(),
-            what: what.into(),
-        })?;
+        let raw = if var.starts_with('/') {
+            std::fs::read_to_string(var).map_err(|e| SecretError::Unreadable {
+                var: var.into(),
+                what: what.into(),
+                detail: e.kind().to_string(),
+            })?
+        } else {
+            std::env::var(var).map_err(|_| SecretError::Unset {
+                var: var.into(),
+                what: what.into(),
+            })?
+        };
         Self::new(var, what, &raw, min)
     }
 

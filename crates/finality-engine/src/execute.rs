@@ -10,7 +10,6 @@ use finality_store::{AfterPoll, ClaimedJob, Completion, Count, NewAttempt, RefRe
 use rand::Rng;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::Semaphore;
 
 /// Whether an answer is about the registered money.
 enum Money {
@@ -53,7 +52,7 @@ impl Engine {
         &self,
         job: ClaimedJob,
         lease_until: Timestamp,
-        permits: Arc<Semaphore>,
+        permits: Arc<crate::permits::FairPermits>,
     ) {
         let wait = job.due_at.since(self.clock.now());
         if !wait.is_zero() {
@@ -62,13 +61,10 @@ impl Engine {
         let completion = {
             // A bulk provider's calls are made (one at a time) by its
             // batcher, which must see many polls at once: no permit.
-            let _permit = if self.bulk.contains_key(&job.provider) {
+            let _permit = if job.account.is_none() && self.bulk.contains_key(&job.provider) {
                 None
             } else {
-                let Ok(p) = permits.acquire().await else {
-                    return; // closed: never happens, the producer owns it
-                };
-                Some(p)
+                Some(permits.acquire(&job_scope(&job)).await)
             };
             let now = self.clock.now();
             if now.plus(self.config.lease / 2) > lease_until {
@@ -124,7 +120,7 @@ impl Engine {
         let Some(entry) = self.providers.get(&job.provider) else {
             return resume;
         };
-        match entry.policy_now(&self.health, &job.provider).next_poll(
+        match entry.policy_now(&self.health, &job_scope(job)).next_poll(
             job.registered_at,
             now,
             job.attempts,
@@ -165,18 +161,23 @@ impl Engine {
             attempt: job.attempts,
             due_at: job.due_at,
         };
-        if let Some(why) = entry.adapter.unqueryable(&target) {
+        let scope = job_scope(job);
+        let adapter = match self.account_adapter(entry, job, &scope, now) {
+            Ok(a) => a,
+            Err(then) => return base(None, None, then),
+        };
+        if let Some(why) = adapter.unqueryable(&target) {
             // Nothing to ask: no call, no token. The schedule still runs so
             // the payment reaches review at its end with this reason (a
             // webhook or a human can settle it before).
             let then = self.after_answer(entry, job, now, Some(why), false);
             return base(None, None, then);
         }
-        if let Some(p) = self.health.paused(&job.provider, now) {
+        if let Some(p) = self.health.paused(&scope, now) {
             let why = format!("provider paused ({}): {}", p.class, p.reason);
             return base(None, None, AfterPoll::defer(spread(p.until), Some(why)));
         }
-        if let Admit::Defer(until) = self.health.breakers().admit(&job.provider, now) {
+        if let Admit::Defer(until) = self.health.breakers().admit(&scope, now) {
             let why = "circuit open: the provider's calls keep failing (timeouts or 5xx); \
                        polls wait for a probe to succeed";
             return base(
@@ -186,11 +187,16 @@ impl Engine {
             );
         }
 
-        let batcher = self.bulk.get(&job.provider);
+        // An account's polls are its own requests (its credentials), never
+        // coalesced with the provider's.
+        let batcher = match &job.account {
+            None => self.bulk.get(&job.provider),
+            Some(_) => None,
+        };
         let rate_wait =
             |at| AfterPoll::defer(at, Some("waiting for the provider's rate limit".into()));
         if batcher.is_none() {
-            if let Err(at) = self.rates.acquire(&job.provider).await {
+            if let Err(at) = self.rates.acquire(&scope).await {
                 return base(None, None, rate_wait(at));
             }
         }
@@ -206,7 +212,7 @@ impl Engine {
                 crate::bulk::Answer::Defer(at) => return base(None, None, rate_wait(at)),
             },
             None => {
-                tracing::Instrument::instrument(entry.adapter.query_status(&target), call_span)
+                tracing::Instrument::instrument(adapter.query_status(&target), call_span)
                     .await
             }
         };
@@ -216,7 +222,7 @@ impl Engine {
             // (A batcher records its one request itself.)
             self.health
                 .breakers()
-                .observe(&job.provider, done, result.as_ref().err());
+                .observe(&scope, done, result.as_ref().err());
         }
         let outcome = match &result {
             Ok(o) => o.status.map_or("unknown", |s| s.as_str()),
@@ -355,7 +361,7 @@ impl Engine {
         };
         if !self
             .health
-            .settled_by_poll(&job.provider, now, entry.webhook_outage_after)
+            .settled_by_poll(&job_scope(job), now, entry.webhook_outage_after)
         {
             return;
         }
@@ -449,7 +455,7 @@ impl Engine {
             };
         }
         let attempts = job.attempts + 1;
-        match entry.policy_now(&self.health, &job.provider).next_poll(
+        match entry.policy_now(&self.health, &job_scope(job)).next_poll(
             job.registered_at,
             done,
             attempts,
@@ -478,7 +484,10 @@ impl Engine {
         done: Timestamp,
         err: &ProviderError,
     ) -> AfterPoll {
-        let provider = &job.provider;
+        // An account's pause and breaker are its own (a 401 for one
+        // connected account leaves the others polling).
+        let scope = job_scope(job);
+        let provider = &scope;
         let pause_for = match err {
             ProviderError::Transient { .. } => {
                 tracing::warn!(payment_id = %job.payment_id, %provider, error = %err, "status query failed; will retry");
@@ -600,5 +609,65 @@ fn early_look_then(then: AfterPoll, back: Timestamp) -> AfterPoll {
             count: Count::Nothing,
             last_error,
         },
+    }
+}
+
+/// Where a job's health and rate limit are kept: its provider, or its
+/// account of that provider ([`crate::accounts::scope`]).
+fn job_scope(job: &ClaimedJob) -> String {
+    crate::accounts::scope(&job.provider, job.account.as_deref())
+}
+
+impl Engine {
+    /// The adapter a job's poll is made with: its account's, when it names
+    /// one. An account this node does not know yet (added on another node
+    /// a moment ago) is asked about again in 10 s; a disabled one, or one
+    /// that could not be set up here, waits as a paused provider does.
+    fn account_adapter(
+        &self,
+        entry: &ProviderEntry,
+        job: &ClaimedJob,
+        scope: &str,
+        now: Timestamp,
+    ) -> Result<Arc<dyn finality_providers::Provider>, AfterPoll> {
+        let Some(id) = job.account.as_deref() else {
+            return Ok(entry.adapter.clone());
+        };
+        let provider = &job.provider;
+        let (wait, why) = match entry.accounts.get(id) {
+            Some(a) if a.disabled => (
+                entry.pause_on_permanent_error,
+                format!(
+                    "account `{id}` of provider `{provider}` is disabled: its payments wait \
+                     until it is enabled again or they are settled by hand"
+                ),
+            ),
+            Some(a) => match &a.adapter {
+                Ok(adapter) => {
+                    if let Some(r) = a.spec.rate_limit {
+                        self.rates.ensure(
+                            scope,
+                            finality_store::Bucket {
+                                per_second: r.per_second,
+                                burst: f64::from(r.burst),
+                            },
+                        );
+                    }
+                    return Ok(adapter.clone());
+                }
+                Err(e) => (
+                    entry.pause_on_permanent_error,
+                    format!("account `{id}` could not be set up on this node: {e}"),
+                ),
+            },
+            None => (
+                Duration::from_secs(10),
+                format!(
+                    "account `{id}` of provider `{provider}` is not configured on this node \
+                     (finality accounts add)"
+                ),
+            ),
+        };
+        Err(AfterPoll::defer(spread(now.plus(wait)), Some(why)))
     }
 }

@@ -11,6 +11,8 @@
 //! virtual clock an idle engine jumps time to the next due poll.
 //!
 //! # Layout
+//! - [`accounts`]: a provider's accounts (file and run-time), each with its
+//!   own adapter, and their health's [`accounts::scope`].
 //! - [`config`]: [`EngineConfig`] with defaults and validation.
 //! - [`health`]: per-provider pauses (rate limits, permanent errors) and
 //!   circuit breakers ([`breaker`]) that `/readyz` reports.
@@ -20,7 +22,8 @@
 //! - [`catch_up`]: reads providers' event lists from a stored cursor.
 //! - [`rate`]: per-provider rate limits held across nodes.
 //! - `execute`: one poll, from the provider call to the completion.
-//! - `producer`: the claim/wait loop.
+//! - `producer`: the claim/wait loop; `permits`: execution permits shared
+//!   round robin between accounts.
 //! - [`webhook_wait`]: registration-to-webhook delays, learned per provider.
 //! - [`sweep`]: the reconciliation sweep; [`reconcile`]: settlement reports.
 //! - [`lifecycle`]: retention (`files`: archive files and the manifest;
@@ -33,6 +36,7 @@
 //! processor). [`Engine::new`] is where the engine's parts are wired.
 #![forbid(unsafe_code)]
 
+pub mod accounts;
 pub mod breaker;
 mod bulk;
 pub mod catch_up;
@@ -42,6 +46,7 @@ mod execute;
 pub mod health;
 pub mod inbox;
 pub mod lifecycle;
+mod permits;
 mod producer;
 pub mod rate;
 pub mod reconcile;
@@ -82,9 +87,26 @@ pub struct ProviderEntry {
     /// The first poll waits until this share of payments would have had
     /// their final webhook ([`webhook_wait`]); `None`: the schedule decides.
     pub webhook_wait_quantile: Option<f64>,
+    /// The provider's accounts: a payment naming one is polled with its
+    /// adapter, under its own pause, breaker and rate limit.
+    pub accounts: Arc<accounts::ProviderAccounts>,
 }
 
 impl ProviderEntry {
+    /// [`ProviderEntry::from_config`] for the provider configured as
+    /// `name` (its accounts' errors name it).
+    pub fn named(
+        name: &str,
+        adapter: Arc<dyn Provider>,
+        cfg: &finality_providers::config::ProviderConfig,
+    ) -> Self {
+        ProviderEntry {
+            accounts: Arc::new(accounts::ProviderAccounts::new(name, cfg)),
+            ..Self::from_config(adapter, cfg)
+        }
+    }
+
+
     pub fn from_config(
         adapter: Arc<dyn Provider>,
         cfg: &finality_providers::config::ProviderConfig,
@@ -118,6 +140,7 @@ impl ProviderEntry {
             webhook_outage_after: cfg.webhook_outage_after,
             catch_up: cfg.catch_up,
             webhook_wait_quantile: cfg.webhook_wait_quantile,
+            accounts: Arc::new(accounts::ProviderAccounts::new(cfg.adapter.name(), cfg)),
         }
     }
 
@@ -168,6 +191,8 @@ pub struct Engine {
     pub(crate) rates: Arc<rate::RateLimits>,
     /// Batchers of the providers polled in bulk.
     pub(crate) bulk: HashMap<String, bulk::Batcher>,
+    /// Accounts' claim weights, cached.
+    pub(crate) weights: accounts::Weights,
 }
 
 impl Engine {
@@ -207,6 +232,7 @@ impl Engine {
             })
             .collect();
         Arc::new(Engine {
+            weights: Default::default(),
             rates,
             bulk,
             completer,

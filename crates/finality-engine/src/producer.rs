@@ -15,7 +15,6 @@ use finality_core::{Schedule, Timestamp};
 use finality_store::ClaimRequest;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -54,7 +53,7 @@ impl Engine {
                 limit,
                 lease_until: now.plus(self.config.lease),
                 worker: self.config.worker_id.clone(),
-                weights: Default::default(),
+                weights: self.weights.of(&self.providers),
             })
             .await
     }
@@ -84,7 +83,7 @@ impl Engine {
                 limit,
                 lease_until,
                 worker: self.config.worker_id.clone(),
-                weights: Default::default(),
+                weights: self.weights.of(&self.providers),
             })
             .await?;
         Ok((jobs, lease_until))
@@ -93,7 +92,7 @@ impl Engine {
     async fn run_loop(self: Arc<Self>, shutdown: CancellationToken, stop_when_idle: bool) {
         let mut wake = self.queue.subscribe();
         let mut tasks: JoinSet<()> = JoinSet::new();
-        let permits = Arc::new(Semaphore::new(self.config.concurrency));
+        let permits = crate::permits::FairPermits::new(self.config.concurrency);
         let lookahead = self.lookahead();
         // Room for the executing jobs plus the ones waiting for their time.
         let capacity = self.config.concurrency

@@ -46,8 +46,21 @@ struct Provider {
 pub struct RateLimits {
     buckets: Arc<dyn RateBuckets>,
     clock: Arc<dyn Clock>,
-    providers: HashMap<String, Provider>,
+    /// Grows when an account with a limit of its own is first polled.
+    providers: std::sync::RwLock<HashMap<String, Arc<Provider>>>,
     max_wait: Duration,
+}
+
+fn limiter(bucket: Bucket) -> Provider {
+    Provider {
+        bucket: Bucket {
+            per_second: bucket.per_second * HEADROOM,
+            burst: bucket.burst,
+        },
+        local: Mutex::default(),
+        leasing: tokio::sync::Mutex::new(()),
+        waiting: AtomicU32::new(0),
+    }
 }
 
 impl RateLimits {
@@ -59,35 +72,46 @@ impl RateLimits {
     ) -> Self {
         let providers = buckets
             .into_iter()
-            .map(|(name, bucket)| {
-                let p = Provider {
-                    bucket: Bucket {
-                        per_second: bucket.per_second * HEADROOM,
-                        burst: bucket.burst,
-                    },
-                    local: Mutex::default(),
-                    leasing: tokio::sync::Mutex::new(()),
-                    waiting: AtomicU32::new(0),
-                };
-                (name, p)
-            })
+            .map(|(name, bucket)| (name, Arc::new(limiter(bucket))))
             .collect();
         RateLimits {
             buckets: store,
             clock,
-            providers,
+            providers: std::sync::RwLock::new(providers),
             max_wait,
         }
+    }
+
+    /// Limit `name` (an account's scope) to `bucket` from now on, if it is
+    /// not limited yet or its limit changed.
+    pub fn ensure(&self, name: &str, bucket: Bucket) {
+        let want = limiter(bucket).bucket;
+        {
+            let map = self.providers.read().unwrap_or_else(|p| p.into_inner());
+            if map.get(name).is_some_and(|p| p.bucket == want) {
+                return;
+            }
+        }
+        self.providers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string(), Arc::new(limiter(bucket)));
     }
 
     /// Take one token for a call to `provider` (at once if it has no
     /// limit). `Err(t)`: none within `max_wait`; try again at `t`.
     pub async fn acquire(&self, provider: &str) -> Result<(), Timestamp> {
-        let Some(p) = self.providers.get(provider) else {
+        let Some(p) = self
+            .providers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(provider)
+            .cloned()
+        else {
             return Ok(());
         };
         p.waiting.fetch_add(1, Ordering::Relaxed);
-        let out = self.acquire_from(provider, p).await;
+        let out = self.acquire_from(provider, &p).await;
         p.waiting.fetch_sub(1, Ordering::Relaxed);
         out
     }

@@ -76,6 +76,7 @@ pub fn providers(
             webhook_outage_after: 0,
             catch_up: None,
             webhook_wait_quantile: None,
+            accounts: Default::default(),
             adapter: Arc::new(adapter),
             policy,
             pause_on_permanent_error: Duration::from_secs(300),

@@ -34,6 +34,7 @@ fn recorder_providers(rec: Arc<Recorder>) -> Arc<Providers> {
             webhook_outage_after: 0,
             catch_up: None,
             webhook_wait_quantile: None,
+            accounts: Default::default(),
             adapter: rec,
             policy: quick_policy(5, Duration::from_secs(3600)),
             pause_on_permanent_error: Duration::from_secs(60),

@@ -80,6 +80,7 @@ pub fn engine(
             webhook_outage_after: 0,
             catch_up: None,
             webhook_wait_quantile: None,
+            accounts: Default::default(),
             adapter,
             policy: RetryPolicy {
                 schedule: Schedule::Fixed {

@@ -82,7 +82,7 @@ pub(crate) fn check_secret(
 /// Build the adapter, reading its secrets from the environment (once: the
 /// adapter keeps what it derives from them).
 pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
-    let adapter = build_adapter(name, cfg)?;
+    let adapter = build_adapter(name, cfg, None)?;
     if cfg.catch_up.is_some() && !adapter.lists_events() {
         return Err(ProviderError::Permanent {
             message: format!(
@@ -95,6 +95,19 @@ pub fn build(name: &str, cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Prov
     Ok(adapter)
 }
 
+/// The adapter one account of provider `name` is polled and verified
+/// with: the provider's table with the account's settings applied
+/// ([`AccountSpec::applied_to`]), its secrets read now.
+pub fn build_account(
+    name: &str,
+    cfg: &ProviderConfig,
+    account: &crate::config::AccountSpec,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    let applied = account.applied_to(cfg);
+    let label = format!("{name}` account `{}", account.id);
+    build_adapter(&label, &applied, account.on_behalf_of(cfg))
+}
+
 /// A provider that cannot be built: paused as a permanent error, naming it.
 pub(crate) fn permanent(name: &str, e: impl std::fmt::Display) -> ProviderError {
     ProviderError::Permanent {
@@ -105,6 +118,7 @@ pub(crate) fn permanent(name: &str, e: impl std::fmt::Display) -> ProviderError 
 pub(crate) fn build_adapter(
     name: &str,
     cfg: &ProviderConfig,
+    on_behalf_of: Option<&str>,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let api_key = cfg
         .api_key_env
@@ -238,6 +252,9 @@ pub(crate) fn build_adapter(
             let mut a = StripeAdapter::new(&cfg.base_url, key.expose().to_string(), timeouts)?;
             if let Some(k) = merchant_ref_key {
                 a = a.with_merchant_ref_key(k);
+            }
+            if let Some(account) = on_behalf_of {
+                a = a.on_behalf_of(account);
             }
             if !secrets.is_empty() {
                 let v = StripeSignature::new(secrets, cfg.webhook_tolerance)

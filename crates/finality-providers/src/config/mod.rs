@@ -1,10 +1,12 @@
 //! One provider's configuration (`[providers.NAME]` in `finality.toml`) and
 //! the adapter it builds.
 
+mod account;
 mod build;
 mod table;
 
-pub use build::{build, MIN_SECRET_BYTES};
+pub use account::{secret_ref, AccountSpec};
+pub use build::{build, build_account, MIN_SECRET_BYTES};
 pub use table::TableError;
 
 use finality_core::{ConfigError, RetryPolicy, Schedule};
@@ -199,6 +201,10 @@ pub struct Settings {
     /// card-like providers it trades detection time for calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_wait_quantile: Option<f64>,
+    /// The provider's accounts known from the file (`[[providers.NAME.accounts]]`);
+    /// more can be added at run time. A payment names one with `account`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accounts: Vec<AccountSpec>,
 }
 
 pub(crate) fn default_outage_after() -> u32 {
@@ -273,6 +279,7 @@ impl ProviderConfig {
                 webhook_outage_after: default_outage_after(),
                 catch_up: None,
                 webhook_wait_quantile: None,
+                accounts: Vec::new(),
             },
         }
     }
@@ -318,6 +325,17 @@ impl ProviderConfig {
         }
         if self.catch_up.is_some_and(|d| d < Duration::from_secs(1)) {
             return Err(ConfigError::new("catch_up", "must be at least 1s"));
+        }
+        let mut ids = std::collections::HashSet::new();
+        for (i, a) in self.accounts.iter().enumerate() {
+            a.validate(self)
+                .map_err(|e| e.within(&format!("accounts[{i}]")))?;
+            if !ids.insert(a.id.as_str()) {
+                return Err(ConfigError::new(
+                    format!("accounts[{i}].id"),
+                    format!("account `{}` is listed twice", a.id),
+                ));
+            }
         }
         if self.max_attempts == 0 {
             return Err(ConfigError::new("max_attempts", "must be at least 1"));

@@ -35,6 +35,8 @@ pub struct StripeAdapter {
     timeouts: Timeouts,
     webhooks: Option<StripeSignature>,
     merchant_ref_key: String,
+    /// A connected account the platform's key acts for (`Stripe-Account`).
+    account: Option<String>,
 }
 
 impl StripeAdapter {
@@ -55,6 +57,7 @@ impl StripeAdapter {
             timeouts,
             webhooks: None,
             merchant_ref_key: DEFAULT_MERCHANT_REF_KEY.to_string(),
+            account: None,
         })
     }
 
@@ -65,15 +68,28 @@ impl StripeAdapter {
         self
     }
 
+    /// Make every call for the connected account `account` with the
+    /// platform's key: "To make requests on behalf of a connected account,
+    /// use the Stripe-Account header with the connected account's ID"
+    /// (Stripe API reference, Connected accounts).
+    pub fn on_behalf_of(mut self, account: &str) -> Self {
+        self.account = Some(account.to_string());
+        self
+    }
+
     /// An authenticated GET with a fresh request id (returned for the log).
     async fn get(&self, url: &str) -> Result<(reqwest::Response, String), ProviderError> {
         let rid = request_id();
-        let resp = self
+        let mut req = self
             .http
             .get(url)
             .bearer_auth(&self.secret_key)
             .header("stripe-version", STRIPE_VERSION)
-            .header("x-request-id", &rid)
+            .header("x-request-id", &rid);
+        if let Some(account) = &self.account {
+            req = req.header("stripe-account", account);
+        }
+        let resp = req
             .traced()
             .send()
             .await

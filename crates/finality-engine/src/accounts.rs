@@ -1,0 +1,259 @@
+//! A provider's accounts as the engine and the server use them: each one's
+//! adapter (built from the provider's table with the account's settings,
+//! [`AccountSpec::applied_to`]), whether it is enabled, and where it came
+//! from. The file's accounts are built at start; the ones added at run time
+//! ([`finality_store::Accounts`]) are read by [`refresh`] every few seconds
+//! on every node, so an account added through one node's API is polled and
+//! verified by all of them without a restart.
+//!
+//! An account's health (pause, circuit breaker, rate limit, webhook outage)
+//! is kept under its [`scope`], `provider/account`, beside the provider's
+//! own: a 401 for one connected account pauses that account only.
+
+use finality_providers::config::{build_account, AccountSpec, ProviderConfig};
+use finality_providers::Provider;
+use finality_store::{AccountRow, Lane};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// Where an account was defined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `[[providers.NAME.accounts]]` in the configuration file.
+    File,
+    /// Added at run time (the API or the CLI), stored in the database.
+    Stored,
+}
+
+/// One account, ready to poll and verify with.
+pub struct Account {
+    pub id: String,
+    pub spec: AccountSpec,
+    /// Its adapter, or why it could not be built (a variable unset on this
+    /// node): its payments wait, paused, and the console says why.
+    pub adapter: Result<Arc<dyn Provider>, String>,
+    pub disabled: bool,
+    pub origin: Origin,
+    /// The stored row's `spec` as read, to rebuild only what changed.
+    stored: Option<(serde_json::Value, bool)>,
+}
+
+/// The name an account's health and rate limit are kept under.
+pub fn scope(provider: &str, account: Option<&str>) -> String {
+    match account {
+        Some(a) => format!("{provider}/{a}"),
+        None => provider.to_string(),
+    }
+}
+
+/// One provider's accounts.
+#[derive(Default)]
+pub struct ProviderAccounts {
+    /// The provider's table, accounts are built from (`None`: a provider
+    /// assembled in code, which takes no accounts).
+    cfg: Option<ProviderConfig>,
+    map: RwLock<HashMap<String, Arc<Account>>>,
+    /// Bumped on every change, so claim weights are recomputed only then.
+    generation: AtomicU64,
+}
+
+impl ProviderAccounts {
+    /// The file's accounts of `cfg`, built now.
+    pub fn new(name: &str, cfg: &ProviderConfig) -> Self {
+        let map = cfg
+            .accounts
+            .iter()
+            .map(|spec| {
+                let a = Account {
+                    id: spec.id.clone(),
+                    adapter: build_account(name, cfg, spec).map_err(|e| e.to_string()),
+                    spec: spec.clone(),
+                    disabled: false,
+                    origin: Origin::File,
+                    stored: None,
+                };
+                (spec.id.clone(), Arc::new(a))
+            })
+            .collect();
+        ProviderAccounts {
+            cfg: Some(cfg.clone()),
+            map: RwLock::new(map),
+            generation: AtomicU64::new(1),
+        }
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Account>> {
+        self.read().get(id).cloned()
+    }
+
+    /// Every account, by id.
+    pub fn all(&self) -> Vec<Arc<Account>> {
+        let mut v: Vec<_> = self.read().values().cloned().collect();
+        v.sort_by(|a, b| a.id.cmp(&b.id));
+        v
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
+    /// The file's accounts that could not be built: refused at start.
+    pub fn file_errors(&self) -> Vec<String> {
+        self.all()
+            .iter()
+            .filter(|a| a.origin == Origin::File)
+            .filter_map(|a| a.adapter.as_ref().err().cloned())
+            .collect()
+    }
+
+    /// Whether `spec` makes a working account of this provider on this node
+    /// (validated, its secrets readable): what the admin API checks before
+    /// storing it. The error names the field.
+    pub fn check(&self, name: &str, spec: &AccountSpec) -> Result<(), finality_core::ConfigError> {
+        let Some(cfg) = &self.cfg else {
+            return Err(finality_core::ConfigError::new(
+                "provider",
+                format!("provider `{name}` was not configured from a file and takes no accounts"),
+            ));
+        };
+        spec.validate(cfg)?;
+        build_account(name, cfg, spec)
+            .map(|_| ())
+            .map_err(|e| finality_core::ConfigError::new("api_key_env", e.to_string()))
+    }
+
+    /// Take the stored accounts of this provider as read now: new and
+    /// changed ones built, removed ones dropped, file ones kept unless a
+    /// stored one of the same id replaces them. Returns how many changed.
+    fn apply_stored(&self, name: &str, rows: &[&AccountRow]) -> usize {
+        let Some(cfg) = &self.cfg else { return 0 };
+        let mut changed = 0;
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        for row in rows {
+            let key = (row.spec.clone(), row.disabled_at.is_some());
+            if map
+                .get(&row.account)
+                .is_some_and(|a| a.stored.as_ref() == Some(&key))
+            {
+                continue;
+            }
+            let mut spec_json = row.spec.clone();
+            if let Some(o) = spec_json.as_object_mut() {
+                o.insert("id".into(), serde_json::Value::from(row.account.clone()));
+            }
+            let (spec, adapter) = match serde_json::from_value::<AccountSpec>(spec_json) {
+                Ok(spec) => {
+                    let adapter = build_account(name, cfg, &spec).map_err(|e| e.to_string());
+                    (spec, adapter)
+                }
+                Err(e) => (
+                    AccountSpec::named(&row.account),
+                    Err(format!("stored settings do not read: {e}")),
+                ),
+            };
+            if let Err(e) = &adapter {
+                tracing::error!(provider = name, account = %row.account, error = %e, "an account could not be built on this node; its polls wait");
+            }
+            map.insert(
+                row.account.clone(),
+                Arc::new(Account {
+                    id: row.account.clone(),
+                    spec,
+                    adapter,
+                    disabled: row.disabled_at.is_some(),
+                    origin: Origin::Stored,
+                    stored: Some(key),
+                }),
+            );
+            changed += 1;
+        }
+        // Stored accounts that are no longer stored (none are deleted
+        // today; a database restored from an older copy).
+        let before = map.len();
+        map.retain(|id, a| a.origin == Origin::File || rows.iter().any(|r| &r.account == id));
+        changed += before - map.len();
+        if changed > 0 {
+            self.generation.fetch_add(1, Ordering::Relaxed);
+        }
+        changed
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Account>>> {
+        self.map.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Read the stored accounts and bring every provider's up to date; rows of
+/// a provider this node does not configure are skipped (said once per
+/// read at debug level: another node may run it).
+pub async fn refresh(
+    providers: &crate::Providers,
+    store: &dyn finality_store::Accounts,
+) -> finality_store::Result<usize> {
+    let rows = store.accounts().await?;
+    let mut changed = 0;
+    for (name, entry) in providers {
+        let mine: Vec<&AccountRow> = rows.iter().filter(|r| &r.provider == name).collect();
+        changed += entry.accounts.apply_stored(name, &mine);
+    }
+    for r in rows.iter().filter(|r| !providers.contains_key(&r.provider)) {
+        tracing::debug!(provider = %r.provider, account = %r.account, "a stored account of a provider this node does not configure");
+    }
+    Ok(changed)
+}
+
+/// Refresh every `every` until `shutdown`; a failed read is retried at
+/// the next round (accounts already known keep working).
+pub async fn keep_fresh(
+    providers: Arc<crate::Providers>,
+    store: Arc<dyn finality_store::Accounts>,
+    every: std::time::Duration,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        match refresh(&providers, &*store).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(changed = n, "accounts updated from the database"),
+            Err(e) => tracing::warn!(error = %e, "reading the stored accounts failed; keeping what is known"),
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = shutdown.cancelled() => return,
+        }
+    }
+}
+
+/// Claim weights of every account not of weight 1, cached until an
+/// account changes.
+#[derive(Default)]
+pub(crate) struct Weights {
+    cache: RwLock<(u64, Arc<HashMap<Lane, u32>>)>,
+}
+
+impl Weights {
+    pub(crate) fn of(&self, providers: &crate::Providers) -> Arc<HashMap<Lane, u32>> {
+        let generation: u64 = providers.values().map(|e| e.accounts.generation()).sum();
+        {
+            let c = self.cache.read().unwrap_or_else(|p| p.into_inner());
+            if c.0 == generation {
+                return c.1.clone();
+            }
+        }
+        let mut w = HashMap::new();
+        for (name, e) in providers {
+            for a in e.accounts.all() {
+                if a.spec.weight != 1 {
+                    w.insert((name.clone(), a.id.clone()), a.spec.weight);
+                }
+            }
+        }
+        let w = Arc::new(w);
+        *self.cache.write().unwrap_or_else(|p| p.into_inner()) = (generation, w.clone());
+        w
+    }
+}

@@ -1,0 +1,213 @@
+//! One account of a provider: `[[providers.NAME.accounts]]` in the file, or
+//! added at run time (`finality accounts add`, `POST /v1/accounts`). An
+//! account is its provider's table with a few settings changed: whose
+//! credentials the calls carry, which webhook secrets verify its webhooks,
+//! its own rate limit and its weight in fair claiming. What its `id` means
+//! is each provider's own (docs/ACCOUNTS.md):
+//!
+//! - Stripe: a connected account (`acct_…`). Without `api_key_env` the
+//!   platform's key makes the calls with `Stripe-Account: <id>` ("Use the
+//!   Stripe-Account header … to make requests on behalf of connected
+//!   accounts", Stripe API reference, Connected accounts).
+//! - Adyen: a merchant account code: its notifications must name it in
+//!   `merchantAccountCode`, verified with its own HMAC key
+//!   (`webhook_secret_envs`: "Each secret HMAC key is linked to one
+//!   webhook endpoint").
+//! - Alipay: an app id (`app_id`), its private key in `api_key_env`.
+//! - Every other adapter: a name of the operator's choosing, with its own
+//!   `api_key_env` and `webhook_secret_envs`.
+
+use crate::config::{Adapter, ProviderConfig, RateLimit};
+use finality_core::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// `[[providers.NAME.accounts]]`: only names of environment variables (or
+/// absolute paths of files) holding secrets, never a secret.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountSpec {
+    /// The provider's own id for the account (see the module's list).
+    pub id: String,
+    /// The account's own credentials; unset: the provider's, acting for
+    /// the account where the provider documents how (Stripe-Account).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// The secrets its webhooks are signed with; empty: the provider's
+    /// (one Stripe Connect endpoint signs every connected account's events).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhook_secret_envs: Vec<String>,
+    /// Its own calls per second across every node; unset: none of its own
+    /// (the provider's limit is not shared with its accounts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateLimit>,
+    /// Its share of each claim round beside the other accounts with due
+    /// polls (1–1000, default 1).
+    #[serde(default = "one")]
+    pub weight: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Longest account id: ids are path segments and labels, kept short.
+const MAX_ID: usize = 128;
+
+impl AccountSpec {
+    /// An account with every default, for tests and the CLI.
+    pub fn named(id: &str) -> Self {
+        AccountSpec {
+            id: id.to_string(),
+            api_key_env: None,
+            webhook_secret_envs: Vec::new(),
+            rate_limit: None,
+            weight: 1,
+        }
+    }
+
+    /// Check what deserialization cannot, for the provider `cfg`; the
+    /// field is relative to the account.
+    pub fn validate(&self, cfg: &ProviderConfig) -> Result<(), ConfigError> {
+        let id = &self.id;
+        if id.is_empty() || id.len() > MAX_ID {
+            return Err(ConfigError::new(
+                "id",
+                format!("must be 1 to {MAX_ID} characters"),
+            ));
+        }
+        if !id
+            .chars()
+            .all(|c| c.is_ascii_graphic() && c != '/' && c != '"')
+        {
+            return Err(ConfigError::new(
+                "id",
+                "must be printable ASCII without spaces, `/` or `\"`",
+            ));
+        }
+        if let Some(var) = &self.api_key_env {
+            secret_ref("api_key_env", var)?;
+        }
+        for var in &self.webhook_secret_envs {
+            secret_ref("webhook_secret_envs", var)?;
+        }
+        if let Some(r) = self.rate_limit {
+            if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
+                return Err(ConfigError::new("rate_limit.per_second", "must be > 0"));
+            }
+            if r.burst == 0 {
+                return Err(ConfigError::new("rate_limit.burst", "must be at least 1"));
+            }
+        }
+        if !(1..=1000).contains(&self.weight) {
+            return Err(ConfigError::new("weight", "must be within 1..1000"));
+        }
+        match &cfg.adapter {
+            Adapter::WeChat { .. } => Err(ConfigError::new(
+                "id",
+                "WeChat Pay sub-merchants (service provider mode, sub_mchid) are not supported \
+                 yet: configure each merchant as its own provider",
+            )),
+            Adapter::Alipay { .. } if self.api_key_env.is_none() => Err(ConfigError::new(
+                "api_key_env",
+                "an Alipay app needs its own private key (the environment variable holding it)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The provider's table as this account's calls and webhooks use it.
+    pub fn applied_to(&self, cfg: &ProviderConfig) -> ProviderConfig {
+        let mut c = cfg.clone();
+        if let Some(k) = &self.api_key_env {
+            c.api_key_env = Some(k.clone());
+        }
+        if !self.webhook_secret_envs.is_empty() {
+            c.webhook_secret_envs = self.webhook_secret_envs.clone();
+        }
+        c.rate_limit = self.rate_limit;
+        c.accounts.clear();
+        match &mut c.adapter {
+            Adapter::Adyen { adyen } => adyen.merchant_account = Some(self.id.clone()),
+            Adapter::Alipay { alipay } => {
+                alipay.app_id = self.id.clone();
+                if let Some(k) = &self.api_key_env {
+                    alipay.private_key_env = k.clone();
+                }
+            }
+            _ => {}
+        }
+        c
+    }
+
+    /// The id the platform's calls name the account by, when it has no
+    /// credentials of its own (Stripe's `Stripe-Account` header).
+    pub fn on_behalf_of(&self, cfg: &ProviderConfig) -> Option<&str> {
+        (matches!(cfg.adapter, Adapter::Stripe { .. }) && self.api_key_env.is_none())
+            .then_some(self.id.as_str())
+    }
+}
+
+/// A reference to a secret: an environment variable's name or a file's
+/// absolute path, never the secret itself. A value that looks like a key
+/// (lower-case letters, as in `sk_live_…` and `whsec_…`, or a long hex
+/// string, as an Adyen HMAC key is) is refused without echoing it.
+pub fn secret_ref(field: &str, v: &str) -> Result<(), ConfigError> {
+    if v.starts_with('/') && v.len() <= 4096 && !v.contains('\0') {
+        return Ok(());
+    }
+    let name_like = !v.is_empty()
+        && v.len() <= 64
+        && v.starts_with(|c: char| c.is_ascii_uppercase() || c == '_')
+        && v.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    let hex_key = v.len() >= 32 && v.chars().all(|c| c.is_ascii_hexdigit());
+    if name_like && !hex_key {
+        return Ok(());
+    }
+    Err(ConfigError::new(
+        field,
+        "must name an environment variable (A-Z, 0-9 and _, at most 64) or a file's absolute \
+         path holding the secret, never the secret itself (the value is not repeated here)",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_named_never_given() {
+        assert!(secret_ref("api_key_env", "STRIPE_KEY_ACCT_A").is_ok());
+        assert!(secret_ref("api_key_env", "/run/secrets/stripe").is_ok());
+        for v in [
+            "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+            "whsec_abc",
+            "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056",
+            "",
+        ] {
+            let e = secret_ref("api_key_env", v).unwrap_err().to_string();
+            assert!(!v.is_empty() && !e.contains(v) || v.is_empty(), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_account_changes_only_its_own_settings() {
+        let mut cfg = ProviderConfig::sim("http://127.0.0.1:1");
+        cfg.adapter = Adapter::Adyen {
+            adyen: Default::default(),
+        };
+        cfg.webhook_secret_envs = vec!["COMPANY_HMAC".into()];
+        let mut a = AccountSpec::named("ShopA");
+        a.webhook_secret_envs = vec!["SHOP_A_HMAC".into()];
+        a.validate(&cfg).unwrap();
+        let applied = a.applied_to(&cfg);
+        assert_eq!(applied.webhook_secret_envs, vec!["SHOP_A_HMAC".to_string()]);
+        match applied.adapter {
+            Adapter::Adyen { adyen } => assert_eq!(adyen.merchant_account.as_deref(), Some("ShopA")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(a.on_behalf_of(&cfg), None);
+        let bad = AccountSpec::named("a/b");
+        assert_eq!(bad.validate(&cfg).unwrap_err().field, "id");
+    }
+}
