@@ -10,7 +10,7 @@
 //! is kept under its [`scope`], `provider/account`, beside the provider's
 //! own: a 401 for one connected account pauses that account only.
 
-use finality_providers::config::{build_account, AccountSpec, ProviderConfig};
+use finality_providers::config::{build_account, AccountSpec, Adapter, ProviderConfig};
 use finality_providers::Provider;
 use finality_store::{AccountRow, Lane};
 use std::collections::HashMap;
@@ -54,6 +54,10 @@ pub struct ProviderAccounts {
     /// assembled in code, which takes no accounts).
     cfg: Option<ProviderConfig>,
     map: RwLock<HashMap<String, Arc<Account>>>,
+    /// The id the provider's own table answers for (Adyen's
+    /// `merchant_account`, Alipay's `app_id`): a webhook naming it is the
+    /// provider's, not an unknown account's.
+    own: Option<String>,
     /// Bumped on every change, so claim weights are recomputed only then.
     generation: AtomicU64,
 }
@@ -76,7 +80,13 @@ impl ProviderAccounts {
                 (spec.id.clone(), Arc::new(a))
             })
             .collect();
+        let own = match &cfg.adapter {
+            Adapter::Adyen { adyen } => adyen.merchant_account.clone(),
+            Adapter::Alipay { alipay } => Some(alipay.app_id.clone()),
+            _ => None,
+        };
         ProviderAccounts {
+            own,
             cfg: Some(cfg.clone()),
             map: RwLock::new(map),
             generation: AtomicU64::new(1),
@@ -92,6 +102,34 @@ impl ProviderAccounts {
         let mut v: Vec<_> = self.read().values().cloned().collect();
         v.sort_by(|a, b| a.id.cmp(&b.id));
         v
+    }
+
+    /// Which adapter verifies a webhook whose body names `named` (unverified):
+    /// the provider's own when it names none or the provider's own id, the
+    /// account's when it names a known, enabled one. `Err`: refused, why.
+    pub fn route(
+        &self,
+        provider: &Arc<dyn Provider>,
+        named: Option<String>,
+    ) -> Result<(Arc<dyn Provider>, Option<String>), String> {
+        let Some(named) = named.filter(|_| !self.is_empty()) else {
+            return Ok((provider.clone(), None));
+        };
+        if self.own.as_deref() == Some(named.as_str()) {
+            return Ok((provider.clone(), None));
+        }
+        match self.get(&named) {
+            Some(a) if a.disabled => Err(format!("it names account `{named}`, which is disabled")),
+            Some(a) => match &a.adapter {
+                Ok(adapter) => Ok((adapter.clone(), Some(named))),
+                Err(e) => Err(format!(
+                    "it names account `{named}`, which is not set up on this node: {e}"
+                )),
+            },
+            None => Err(format!(
+                "it names account `{named}`, which is not one of the provider's accounts"
+            )),
+        }
     }
 
     pub fn is_empty(&self) -> bool {

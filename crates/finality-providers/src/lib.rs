@@ -217,6 +217,14 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
+    /// The account an *unverified* body says it is for (Stripe Connect's
+    /// event `account`, Adyen's `merchantAccountCode`, Alipay's
+    /// `auth_app_id` or `app_id`), so it is verified with that account's
+    /// secret. `None`: the provider's own (or the body names none).
+    fn webhook_account(&self, _body: &[u8]) -> Option<String> {
+        None
+    }
+
     /// Most payments one bulk status request can ask about; 0 when the
     /// provider has no bulk query. Above 1, the engine coalesces due polls
     /// of this provider into [`Provider::query_status_bulk`] calls.

@@ -259,7 +259,8 @@ async fn paused_answer(
     Ok(Json(DestinationOut::of(d, backlog)))
 }
 
-async fn audit(
+/// Append an admin action to the audit trail with its outcome.
+pub(crate) async fn audit(
     app: &AppState,
     caller: &Caller,
     action: &str,

@@ -77,6 +77,8 @@ pub enum Permission {
     Audit,
     /// Rewind, redeliver to, pause or resume an event destination.
     ManageEvents,
+    /// Add, change or disable a provider's account.
+    ManageAccounts,
 }
 
 impl Permission {
@@ -91,6 +93,7 @@ impl Permission {
             Permission::ManageEvents => {
                 "rewinding, redelivering to, pausing or resuming an event destination"
             }
+            Permission::ManageAccounts => "adding, changing or disabling a provider's account",
         }
     }
 
@@ -100,7 +103,7 @@ impl Permission {
             Permission::Read => "any role",
             Permission::Register => "service or admin",
             Permission::Resolve | Permission::PollNow | Permission::Audit => "reviewer or admin",
-            Permission::ManageEvents => "admin",
+            Permission::ManageEvents | Permission::ManageAccounts => "admin",
         }
     }
 }
@@ -286,12 +289,20 @@ mod tests {
     fn roles_allow_what_the_docs_say() {
         use Permission::*;
         let table = [
-            (Role::Service, [true, true, false, false, false, false]),
-            (Role::Reviewer, [true, false, true, true, true, false]),
-            (Role::Admin, [true, true, true, true, true, true]),
+            (Role::Service, [true, true, false, false, false, false, false]),
+            (Role::Reviewer, [true, false, true, true, true, false, false]),
+            (Role::Admin, [true, true, true, true, true, true, true]),
         ];
         for (role, allowed) in table {
-            for (p, want) in [Read, Register, Resolve, PollNow, Audit, ManageEvents]
+            for (p, want) in [
+                Read,
+                Register,
+                Resolve,
+                PollNow,
+                Audit,
+                ManageEvents,
+                ManageAccounts,
+            ]
                 .into_iter()
                 .zip(allowed)
             {

@@ -19,6 +19,7 @@
 //! - [`openapi`]: the OpenAPI 3.1 document of `/v1`, generated from the handlers.
 #![forbid(unsafe_code)]
 
+mod accounts;
 mod audit;
 mod auth;
 pub mod console;
@@ -88,6 +89,9 @@ pub struct Background {
     /// The cluster gauges (one node at a time computes them), when the
     /// metrics recorder is installed.
     pub gauges: Option<metrics::MetricsConfig>,
+    /// How often this node reads the accounts added at run time (default
+    /// [`ACCOUNTS_REFRESH`]).
+    pub accounts_refresh: Option<std::time::Duration>,
     /// After shutdown is asked for, how long in-flight requests and polls
     /// may take before they are cut off (default [`SHUTDOWN_GRACE`]); the
     /// leases of polls cut off are handed back for another node at once.
@@ -99,6 +103,10 @@ pub struct Background {
     pub max_connections: Option<usize>,
 }
 
+/// How often every node reads the accounts added at run time by default:
+/// an account added on one node is used by all within this.
+pub const ACCOUNTS_REFRESH: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The default grace period of a shutdown.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -108,6 +116,7 @@ fn v1(state: Option<&AppState>) -> utoipa_axum::router::OpenApiRouter<AppState> 
     let mut authed = payments::router()
         .merge(events::router())
         .merge(destinations::router())
+        .merge(accounts::router())
         .merge(stats::router())
         .merge(audit::router())
         .merge(sweep::router())
@@ -271,6 +280,14 @@ pub async fn run(
         );
         tokio::spawn(p.run(shutdown.clone()))
     });
+    // Every node (API or engine) keeps the run-time accounts current: the
+    // API verifies webhooks with them, the engine polls as them.
+    let accounts_task = Some(tokio::spawn(finality_engine::accounts::keep_fresh(
+        state.providers.clone(),
+        state.store.clone(),
+        background.accounts_refresh.unwrap_or(ACCOUNTS_REFRESH),
+        shutdown.clone(),
+    )));
     let mut relay_tasks = Vec::new();
     if let Some(cfg) = &background.events {
         match finality_relay::start(
@@ -405,6 +422,7 @@ pub async fn run(
         retention_task,
         gauges_task,
         upkeep,
+        accounts_task,
     ]
     .into_iter()
     .flatten()

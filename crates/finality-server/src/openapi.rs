@@ -65,6 +65,7 @@ page. Any route may also answer 408 (body too slow), 413 (body over 1 MiB), 431 
     tags(
         (name = "payments", description = "Register, read and settle payments"),
         (name = "events", description = "The feed of status changes"),
+        (name = "accounts", description = "A provider's accounts (connected accounts, merchant accounts, apps), added at run time"),
         (name = "operations", description = "Statistics, the audit trail, the sweep's runs, this document"),
     )
 )]

@@ -90,8 +90,22 @@ async fn receive(
         Err(e) => return Err(ApiError::Malformed(e.body_text())),
     };
     let now = app.clock.now();
-    let audit = audit_headers(&headers, entry.adapter.audit_headers());
-    let events = match entry.adapter.verify_webhook(&headers, &body, now).await {
+    // A provider with accounts: verified with the secret of the account the
+    // body names; one naming an account it does not have is refused.
+    let (adapter, account) = match entry
+        .accounts
+        .route(&entry.adapter, entry.adapter.webhook_account(&body))
+    {
+        Ok(routed) => routed,
+        Err(why) => {
+            metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "unknown_account").increment(1);
+            tracing::warn!(reason = "unknown_account", detail = %why, "webhook rejected; body not stored");
+            return Err(ApiError::BadSignature("unknown_account"));
+        }
+    };
+    let scope = finality_engine::accounts::scope(&provider, account.as_deref());
+    let audit = audit_headers(&headers, adapter.audit_headers());
+    let events = match adapter.verify_webhook(&headers, &body, now).await {
         Ok(events) => events,
         Err(WebhookError::NotConfigured) => {
             return Err(ApiError::NotFound(format!(
@@ -159,7 +173,7 @@ async fn receive(
     let fresh = inbox.insert(rows).await?;
     finality_core::fault::point("after_inbox_insert");
     // A verified webhook, stored: this provider's webhooks are arriving.
-    if app.health.webhook_seen(&provider) {
+    if app.health.webhook_seen(&scope) {
         tracing::warn!("webhooks resumed; polling by the provider's own schedule again");
     }
     // Counted once per stored row: a redelivered duplicate is not news.
@@ -186,7 +200,7 @@ async fn receive(
     metrics::histogram!("finality_webhook_ack_seconds", "provider" => provider)
         .record(started.elapsed().as_secs_f64());
     // Some providers retry unless the answer is exactly what they expect.
-    if let Some(ack) = entry.adapter.ack() {
+    if let Some(ack) = adapter.ack() {
         return Ok((StatusCode::OK, ack).into_response());
     }
     Ok((

@@ -403,6 +403,16 @@ impl Provider for AdyenAdapter {
             .filter(|s| !s.is_empty())
     }
 
+    /// Every NotificationRequestItem names its merchant account
+    /// (`merchantAccountCode`, one of the HMAC-signed fields); the first
+    /// routes the request.
+    fn webhook_account(&self, body: &[u8]) -> Option<String> {
+        items(body)?
+            .first()
+            .map(|i| text(i, "merchantAccountCode").to_string())
+            .filter(|s| !s.is_empty())
+    }
+
     fn ack(&self) -> Option<&'static str> {
         Some(ACK)
     }

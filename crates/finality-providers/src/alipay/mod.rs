@@ -481,6 +481,17 @@ impl Provider for AlipayAdapter {
             .map(|(_, v)| v.into_owned())
     }
 
+    /// The app the notification is for: `auth_app_id` (the merchant's app
+    /// an integrator acts for) when present, else `app_id` (the official
+    /// Node SDK's notify fixture carries both).
+    fn webhook_account(&self, body: &[u8]) -> Option<String> {
+        let params: Vec<(String, String)> = url::form_urlencoded::parse(body)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        get("auth_app_id").or_else(|| get("app_id"))
+    }
+
     fn ack(&self) -> Option<&'static str> {
         Some("success")
     }

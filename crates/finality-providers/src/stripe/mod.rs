@@ -383,6 +383,15 @@ impl Provider for StripeAdapter {
         v["data"]["object"]["id"].as_str().map(String::from)
     }
 
+    /// "Each event for a connected account contains a top-level `account`
+    /// property that identifies the connected account" (Stripe docs,
+    /// Connect webhooks; its example event carries
+    /// `"account": "acct_CEPGWsGfA17C8J"`).
+    fn webhook_account(&self, body: &[u8]) -> Option<String> {
+        let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+        v["account"].as_str().map(String::from)
+    }
+
     fn audit_headers(&self) -> &'static [&'static str] {
         AUDIT_HEADERS
     }

@@ -70,6 +70,10 @@ pub(crate) struct PaymentIn {
     /// (the create call timed out).
     pub(crate) provider_ref: Option<String>,
     pub(crate) merchant_ref: Option<String>,
+    /// One of the provider's accounts (a Stripe connected account `acct_…`,
+    /// an Adyen merchant account, an Alipay app id): the payment is polled
+    /// as that account. Absent: the provider's own.
+    pub(crate) account: Option<String>,
     /// `payment` (default), `refund` or `payout`.
     #[schema(value_type = Option<Kind>)]
     pub(crate) kind: Option<String>,
@@ -118,6 +122,31 @@ impl PaymentIn {
                  id is not known, e.g. the create call timed out)",
             ));
         }
+        let account = match self.account {
+            None => None,
+            Some(a) => {
+                let accounts = &app.providers[&provider].accounts;
+                match accounts.get(&a) {
+                    Some(known) if known.disabled => {
+                        return Err(ApiError::invalid(
+                            "account",
+                            format!("account `{a}` of provider `{provider}` is disabled"),
+                        ))
+                    }
+                    Some(_) => Some(a),
+                    None => {
+                        return Err(ApiError::invalid(
+                            "account",
+                            format!(
+                                "unknown account `{a}` of provider `{provider}` ({} configured; \
+                                 add it with POST /v1/accounts or `finality accounts add`)",
+                                accounts.all().len()
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
         let kind = match self.kind {
             None => Kind::Payment,
             Some(k) => k
@@ -161,7 +190,7 @@ impl PaymentIn {
             provider,
             provider_ref,
             merchant_ref,
-            account: None,
+            account,
             kind,
             amount,
             metadata,
@@ -182,6 +211,9 @@ pub(crate) fn differences(existing: &Payment, p: &NewPayment) -> String {
     }
     if existing.merchant_ref.as_deref() != p.merchant_ref.as_ref().map(MerchantRef::as_str) {
         d.push("merchant_ref");
+    }
+    if existing.account != p.account {
+        d.push("account");
     }
     if existing.kind != p.kind {
         d.push("kind");
