@@ -62,6 +62,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_grace: Some(config.server.shutdown_grace),
         client_timeout: Some(config.server.client_timeout),
         max_connections: Some(config.server.max_connections),
+        accounts_refresh: None,
     };
     finality_server::run(state, background, listener, shutdown)
         .await

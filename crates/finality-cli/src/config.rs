@@ -291,7 +291,13 @@ impl Config {
         for (name, p) in &self.providers {
             let adapter = finality_providers::config::build(name, p)
                 .map_err(|e| anyhow!("provider `{name}`: {e}"))?;
-            map.insert(name.clone(), ProviderEntry::from_config(adapter, p));
+            let entry = ProviderEntry::named(name, adapter, p);
+            // A file's account that cannot be set up is a configuration
+            // error, refused at start as the provider's own would be.
+            if let Some(e) = entry.accounts.file_errors().into_iter().next() {
+                return Err(anyhow!("{e}"));
+            }
+            map.insert(name.clone(), entry);
         }
         Ok(Arc::new(map))
     }

@@ -257,7 +257,9 @@ pub async fn keep_fresh(
         match refresh(&providers, &*store).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(changed = n, "accounts updated from the database"),
-            Err(e) => tracing::warn!(error = %e, "reading the stored accounts failed; keeping what is known"),
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the stored accounts failed; keeping what is known")
+            }
         }
         tokio::select! {
             _ = tokio::time::sleep(every) => {}

@@ -211,10 +211,7 @@ impl Engine {
                 crate::bulk::Answer::Result(r) => r,
                 crate::bulk::Answer::Defer(at) => return base(None, None, rate_wait(at)),
             },
-            None => {
-                tracing::Instrument::instrument(adapter.query_status(&target), call_span)
-                    .await
-            }
+            None => tracing::Instrument::instrument(adapter.query_status(&target), call_span).await,
         };
         let latency_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
         let done = self.clock.now();

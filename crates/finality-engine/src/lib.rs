@@ -106,7 +106,6 @@ impl ProviderEntry {
         }
     }
 
-
     pub fn from_config(
         adapter: Arc<dyn Provider>,
         cfg: &finality_providers::config::ProviderConfig,

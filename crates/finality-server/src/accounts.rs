@@ -202,7 +202,10 @@ pub(crate) async fn add_as(
         known.sort_unstable();
         return Err(ApiError::invalid(
             "provider",
-            format!("unknown provider `{provider}` (configured: {})", known.join(", ")),
+            format!(
+                "unknown provider `{provider}` (configured: {})",
+                known.join(", ")
+            ),
         ));
     };
     let asked = json!({"provider": provider, "account": spec.id});
@@ -265,7 +268,14 @@ pub(crate) async fn disable_as(
     caller.identity.require(Permission::ManageAccounts)?;
     let asked = json!({"provider": provider, "account": id});
     let Some(known) = app.providers.get(provider).and_then(|e| e.accounts.get(id)) else {
-        audit(app, caller, "account_disable", asked, "refused: no such account".into()).await?;
+        audit(
+            app,
+            caller,
+            "account_disable",
+            asked,
+            "refused: no such account".into(),
+        )
+        .await?;
         return Err(ApiError::NotFound(format!(
             "no account `{id}` of provider `{provider}`"
         )));
@@ -278,7 +288,9 @@ pub(crate) async fn disable_as(
         if let Some(o) = stored.as_object_mut() {
             o.remove("id");
         }
-        app.store.account_put(provider, id, &stored, &by, now).await?;
+        app.store
+            .account_put(provider, id, &stored, &by, now)
+            .await?;
         app.store.account_disable(provider, id, &by, now).await?;
     }
     audit(app, caller, "account_disable", asked, "disabled".into()).await?;

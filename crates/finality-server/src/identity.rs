@@ -289,8 +289,14 @@ mod tests {
     fn roles_allow_what_the_docs_say() {
         use Permission::*;
         let table = [
-            (Role::Service, [true, true, false, false, false, false, false]),
-            (Role::Reviewer, [true, false, true, true, true, false, false]),
+            (
+                Role::Service,
+                [true, true, false, false, false, false, false],
+            ),
+            (
+                Role::Reviewer,
+                [true, false, true, true, true, false, false],
+            ),
             (Role::Admin, [true, true, true, true, true, true, true]),
         ];
         for (role, allowed) in table {
@@ -303,8 +309,8 @@ mod tests {
                 ManageEvents,
                 ManageAccounts,
             ]
-                .into_iter()
-                .zip(allowed)
+            .into_iter()
+            .zip(allowed)
             {
                 assert_eq!(role.allows(p), want, "{role} {p:?}");
             }

@@ -83,9 +83,15 @@ impl Simulator {
                 key,
                 merchant_account,
             } => {
+                // A merchant account's own notifications, with its own key.
+                let account = self.account_of(&d.provider_ref);
+                let key = account
+                    .as_deref()
+                    .and_then(|a| self.adyen_key_for(a))
+                    .unwrap_or_else(|| key.clone());
                 let Some(body) = crate::wire::adyen_notification(
-                    key,
-                    merchant_account,
+                    &key,
+                    account.as_deref().unwrap_or(merchant_account),
                     &d.provider_ref,
                     d.merchant_ref.as_deref(),
                     d.status,
@@ -151,16 +157,25 @@ impl Simulator {
                 req.header("x-acme-signature", sig).body(body)
             }
             WireFormat::Stripe { secret } => {
-                let body = stripe_event(
+                let mut event = stripe_event(
                     &d.event_id,
                     ts,
                     &d.provider_ref,
                     d.merchant_ref.as_deref(),
                     d.status,
                     d.money(),
-                )
-                .to_string();
-                let sig = crate::schemes::stripe_signature(secret, ts, body.as_bytes());
+                );
+                // A connected account's event names it (top-level `account`).
+                let account = self.account_of(&d.provider_ref);
+                let secret = match &account {
+                    Some(a) => {
+                        event["account"] = serde_json::json!(a);
+                        self.stripe_secret_for(a).unwrap_or_else(|| secret.clone())
+                    }
+                    None => secret.clone(),
+                };
+                let body = event.to_string();
+                let sig = crate::schemes::stripe_signature(&secret, ts, body.as_bytes());
                 req.header("stripe-signature", sig).body(body)
             }
         };

@@ -8,6 +8,8 @@
 //! overlap for one payment), and injects 429s, 5xx and timeouts.
 //!
 //! # Layout
+//! - `accounts`: several accounts behind one provider (Stripe Connect's
+//!   connected accounts, Adyen's merchant accounts), in their wire formats.
 //! - [`config`]: distributions, outcome mix, webhook behaviour and faults.
 //! - [`plan`]: the drawn plan of each payment and its status at a time.
 //! - [`model`]: the simulator: plans, calls, faults and the webhook queue.
@@ -21,6 +23,7 @@
 
 #![forbid(unsafe_code)]
 
+mod accounts;
 pub mod config;
 pub mod delivery;
 pub mod model;

@@ -66,6 +66,8 @@ pub struct Simulator {
     /// Published words a payment's status API answers with instead of its
     /// plan's (`published::Simulator::answer_with`).
     pub(crate) words: Mutex<HashMap<String, String>>,
+    /// Payments' accounts and the accounts' own secrets ([`crate::accounts`]).
+    pub(crate) accounts: Mutex<crate::accounts::SimAccounts>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -119,6 +121,7 @@ impl Simulator {
             tokens: Mutex::new(HashMap::new()),
             acked: Mutex::new(Default::default()),
             words: Mutex::new(HashMap::new()),
+            accounts: Mutex::default(),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()

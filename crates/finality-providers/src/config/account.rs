@@ -203,7 +203,9 @@ mod tests {
         let applied = a.applied_to(&cfg);
         assert_eq!(applied.webhook_secret_envs, vec!["SHOP_A_HMAC".to_string()]);
         match applied.adapter {
-            Adapter::Adyen { adyen } => assert_eq!(adyen.merchant_account.as_deref(), Some("ShopA")),
+            Adapter::Adyen { adyen } => {
+                assert_eq!(adyen.merchant_account.as_deref(), Some("ShopA"))
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(a.on_behalf_of(&cfg), None);

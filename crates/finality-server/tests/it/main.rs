@@ -1,6 +1,7 @@
 //! The HTTP API v1 over real HTTP on loopback, on both backends.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod accounts;
 mod api;
 mod catch_up;
 mod console;
@@ -176,6 +177,7 @@ pub async fn spawn_app_background(
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),
         max_connections: None,
+        accounts_refresh: None,
     };
     adjust(&mut background);
     tokio::spawn(finality_server::run(

@@ -10,7 +10,8 @@ use crate::transition::write_changes;
 use crate::PaymentStore;
 use finality_core::{Kind, Status, Timestamp};
 
-pub(crate) const PAYMENT_COLUMNS: &str = "id, provider, provider_ref, merchant_ref, account, kind, \
+pub(crate) const PAYMENT_COLUMNS: &str =
+    "id, provider, provider_ref, merchant_ref, account, kind, \
      amount, currency, metadata, status, status_source, created_at, updated_at, finalized_at";
 
 pub(crate) fn payment_from_row(r: &impl Fields) -> Result<Payment> {

@@ -250,12 +250,9 @@ impl PollQueue for MemStore {
 fn fair_due(s: &MemState, req: &ClaimRequest) -> Vec<(i64, String)> {
     let lane_of = |slot: u32| {
         let id = &s.names[slot as usize];
-        s.jobs.get(id).map(|j| {
-            (
-                j.provider.clone(),
-                j.account.clone().unwrap_or_default(),
-            )
-        })
+        s.jobs
+            .get(id)
+            .map(|j| (j.provider.clone(), j.account.clone().unwrap_or_default()))
     };
     let mut by_lane: Vec<(Lane, Vec<(i64, u32)>)> = Vec::new();
     for &(at, slot) in s.due.iter().take_while(|(at, _)| *at <= req.now.0) {

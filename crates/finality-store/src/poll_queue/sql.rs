@@ -2,11 +2,11 @@
 //! early looks and "poll now".
 
 use crate::driver::Backend;
-use crate::poll_queue::lanes;
 use crate::driver::{stmt, Conn, Fields, Leased, Writer};
 use crate::error::{DbContext, Result};
 use crate::model::*;
 use crate::payments::sql::{find_payment_by_ref, lock_payment, write_provider_ref};
+use crate::poll_queue::lanes;
 use crate::poll_queue::plan::plan_completion;
 use crate::transition::{write_changes, Change};
 use crate::PollQueue;
@@ -20,9 +20,7 @@ pub(crate) fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
         provider: r.text("provider", t)?,
         provider_ref: r.opt_text("provider_ref", t)?,
         merchant_ref: r.opt_text("merchant_ref", t)?,
-        account: r
-            .opt_text("account", t)?
-            .filter(|a| !a.is_empty()),
+        account: r.opt_text("account", t)?.filter(|a| !a.is_empty()),
         kind: r.parsed("kind", t)?,
         registered_at: Timestamp(r.int("registered_at", t)?),
         attempts: r.count("attempts", t)?,

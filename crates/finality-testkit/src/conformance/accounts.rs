@@ -34,7 +34,11 @@ pub async fn accounts_are_added_replaced_and_disabled(db: Arc<dyn Store>) {
         .collect();
     assert_eq!(
         names,
-        vec![("adyen", "Shop"), ("stripe", "acct_a"), ("stripe", "acct_b")]
+        vec![
+            ("adyen", "Shop"),
+            ("stripe", "acct_a"),
+            ("stripe", "acct_b")
+        ]
     );
     assert_eq!(all[2].spec, spec);
     assert_eq!(all[2].updated_by, "ops");
@@ -60,7 +64,10 @@ pub async fn accounts_are_added_replaced_and_disabled(db: Arc<dyn Store>) {
         AccountPut::Updated
     );
     let b = db.accounts().await.unwrap().remove(2);
-    assert_eq!((b.disabled_at, b.spec, b.updated_at), (None, spec2, later(9)));
+    assert_eq!(
+        (b.disabled_at, b.spec, b.updated_at),
+        (None, spec2, later(9))
+    );
 }
 
 /// One account's backlog does not take a claim round from another's due
@@ -79,11 +86,7 @@ pub async fn claims_are_shared_fairly_between_accounts(db: Arc<dyn Store>) {
         p.account = Some("acct_small".into());
         db.register(&p, T0, at(100 + i)).await.unwrap();
     }
-    let got = db
-        .get("pay_small0")
-        .await
-        .unwrap()
-        .expect("registered");
+    let got = db.get("pay_small0").await.unwrap().expect("registered");
     assert_eq!(got.payment.account.as_deref(), Some("acct_small"));
 
     // First-due-first alone would hand all ten to acct_big's backlog.

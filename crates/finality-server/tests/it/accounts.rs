@@ -1,0 +1,488 @@
+//! Many accounts per provider, through the HTTP API on both backends:
+//! two Stripe Connect accounts and two Adyen merchant accounts, each
+//! webhook verified with its own account's secret and applied to its own
+//! payment; one signed with account A's secret naming account B refused,
+//! one naming an unknown account refused and counted; a 401 for one
+//! account pauses that account and leaves the other polling; an account
+//! added through one node's API used by another node without a restart.
+
+use super::*;
+use finality_core::Schedule;
+use finality_providers::config::{AccountSpec, Adapter};
+use finality_providers::webhook::stripe::sign as stripe_sign;
+use finality_sim::webhooks::WebhookTarget;
+use finality_sim::wire::Money;
+
+const STRIPE_KEY: &str = "sk_test_finality_platform_key";
+const PLATFORM_WHSEC: &str = "whsec_connect_endpoint_secret_0";
+const WHSEC_A: &str = "whsec_account_a_endpoint_secret";
+const WHSEC_B: &str = "whsec_account_b_endpoint_secret";
+const WHSEC_C: &str = "whsec_account_c_endpoint_secret";
+const ADYEN_COMPANY: &str = "11782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA011";
+const ADYEN_SHOP_A: &str = "22782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA022";
+const ADYEN_SHOP_B: &str = "33782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA033";
+
+/// The secrets, by the names the configuration gives (set once per process).
+fn secrets() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for (var, value) in [
+            ("FINALITY_IT_ACCT_STRIPE_KEY", STRIPE_KEY),
+            ("FINALITY_IT_ACCT_PLATFORM_WHSEC", PLATFORM_WHSEC),
+            ("FINALITY_IT_ACCT_A_WHSEC", WHSEC_A),
+            ("FINALITY_IT_ACCT_B_WHSEC", WHSEC_B),
+            ("FINALITY_IT_ACCT_C_WHSEC", WHSEC_C),
+            ("FINALITY_IT_ACCT_ADYEN_COMPANY", ADYEN_COMPANY),
+            ("FINALITY_IT_ACCT_ADYEN_SHOP_A", ADYEN_SHOP_A),
+            ("FINALITY_IT_ACCT_ADYEN_SHOP_B", ADYEN_SHOP_B),
+        ] {
+            std::env::set_var(var, value);
+        }
+    });
+}
+
+fn account(id: &str, whsec_env: &str) -> AccountSpec {
+    AccountSpec {
+        webhook_secret_envs: vec![whsec_env.into()],
+        ..AccountSpec::named(id)
+    }
+}
+
+/// Stripe as a Connect platform (its key acts for acct_A and acct_B with
+/// `Stripe-Account`), and Adyen with merchant accounts ShopA and ShopB,
+/// both configured as a `finality.toml` would, built by the same code.
+fn providers(sim_url: &str) -> Providers {
+    secrets();
+    let mut stripe = ProviderConfig::sim(&format!("{sim_url}/stripe"));
+    stripe.adapter = Adapter::Stripe {
+        merchant_ref_key: None,
+    };
+    stripe.api_key_env = Some("FINALITY_IT_ACCT_STRIPE_KEY".into());
+    stripe.webhook_secret_envs = vec!["FINALITY_IT_ACCT_PLATFORM_WHSEC".into()];
+    stripe.schedule_override = Some(Schedule::Fixed {
+        delays: vec![Duration::from_millis(250)],
+    });
+    stripe.accounts = vec![
+        account("acct_A", "FINALITY_IT_ACCT_A_WHSEC"),
+        account("acct_B", "FINALITY_IT_ACCT_B_WHSEC"),
+    ];
+    stripe.validate().unwrap();
+    let mut adyen = ProviderConfig::sim(sim_url);
+    adyen.adapter = Adapter::Adyen {
+        adyen: Default::default(),
+    };
+    adyen.webhook_secret_envs = vec!["FINALITY_IT_ACCT_ADYEN_COMPANY".into()];
+    adyen.schedule_override = Some(Schedule::Fixed {
+        delays: vec![Duration::from_secs(3600)],
+    });
+    adyen.accounts = vec![
+        account("ShopA", "FINALITY_IT_ACCT_ADYEN_SHOP_A"),
+        account("ShopB", "FINALITY_IT_ACCT_ADYEN_SHOP_B"),
+    ];
+    adyen.validate().unwrap();
+    let mut map = Providers::new();
+    for (name, cfg) in [("stripe", stripe), ("adyen", adyen)] {
+        let adapter = finality_providers::config::build(name, &cfg).unwrap();
+        let entry = ProviderEntry::named(name, adapter, &cfg);
+        assert!(entry.accounts.file_errors().is_empty());
+        map.insert(name.into(), entry);
+    }
+    map
+}
+
+fn sim_config() -> SimConfig {
+    let mut c = SimConfig::deterministic(Duration::from_millis(1500));
+    c.webhooks.lost = 0.0;
+    c.webhooks.delayed = 0.0;
+    c.webhooks.duplicated = 0.0;
+    c.webhooks.reordered = 0.0;
+    c.api_key = Some(STRIPE_KEY.into());
+    c
+}
+
+const USD: Money<'static> = Money {
+    amount: 1999,
+    currency: "USD",
+};
+
+impl TestApp {
+    /// Create `provider_ref` at the simulated provider for `account` and
+    /// register it here under that account.
+    async fn register_for(&self, provider: &str, id: &str, provider_ref: &str, account: &str) {
+        self.sim
+            .create_priced(Some(provider_ref.into()), None, USD.amount, USD.currency);
+        self.sim.assign_account(provider_ref, account);
+        let body = json!({"id": id, "provider": provider, "provider_ref": provider_ref,
+                          "account": account, "amount": USD.amount, "currency": USD.currency});
+        let (s, v) = self.post("/v1/payments", body).await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+        assert_eq!(v["account"], account, "{v}");
+    }
+
+    async fn post_webhook(
+        &self,
+        provider: &str,
+        headers: &[(&str, String)],
+        body: String,
+    ) -> (StatusCode, String) {
+        let mut req = self
+            .http
+            .post(format!("{}/webhooks/{provider}", self.base))
+            .header("content-type", "application/json")
+            .body(body);
+        for (k, v) in headers {
+            req = req.header(*k, v);
+        }
+        let resp = req.send().await.unwrap();
+        (resp.status(), resp.text().await.unwrap())
+    }
+}
+
+fn now_s() -> i64 {
+    SystemClock.now().millis() / 1000
+}
+
+/// A Connect event for `pi` naming `account`, signed with `secret`.
+fn connect_event(
+    event_id: &str,
+    pi: &str,
+    account: &str,
+    secret: &str,
+) -> (Vec<(&'static str, String)>, String) {
+    let mut e = finality_sim::wire::stripe_event(event_id, now_s(), pi, None, "succeeded", USD);
+    e["account"] = json!(account);
+    let body = e.to_string();
+    let sig = stripe_sign(secret, now_s(), body.as_bytes());
+    (vec![("stripe-signature", sig)], body)
+}
+
+fn adyen_item(key_hex: &str, merchant_account: &str, psp: &str) -> String {
+    let key = finality_providers::adyen::decode_key(key_hex).unwrap();
+    finality_sim::wire::adyen_notification(&key, merchant_account, psp, None, "succeeded", USD)
+        .unwrap()
+        .to_string()
+}
+
+finality_testkit::on_both_backends!(
+    each_account_verified_with_its_own_secret,
+    a_401_for_one_account_leaves_the_other_polling,
+);
+
+async fn each_account_verified_with_its_own_secret(b: Backend) {
+    let app = spawn_app_custom(b, sim_config(), false, providers).await;
+    // The simulator signs each connected account's events with its own
+    // endpoint's secret and names the account in them.
+    app.sim.set_stripe_account_secret("acct_A", WHSEC_A);
+    app.sim.set_stripe_account_secret("acct_B", WHSEC_B);
+    app.sim.set_webhook_target(WebhookTarget::stripe(
+        format!("{}/webhooks/stripe", app.base),
+        PLATFORM_WHSEC,
+    ));
+    app.sim.spawn_webhook_sender(app.stop.clone());
+    app.register_for("stripe", "order_a", "pi_3AcctA", "acct_A")
+        .await;
+    app.register_for("stripe", "order_b", "pi_3AcctB", "acct_B")
+        .await;
+    for id in ["order_a", "order_b"] {
+        let v = app.wait_for_status(id, "succeeded").await;
+        assert_eq!(v["history"][1]["source"], "webhook", "{v}");
+    }
+    let (_, a) = app.get("/v1/payments/order_a").await;
+    assert_eq!(
+        a["history"][1]["event_id"], "evt_pi_3AcctA_succeeded",
+        "{a}"
+    );
+
+    // Signed with acct_A's secret, naming acct_B: verified with acct_B's
+    // secret, so refused; nothing stored.
+    app.register_for("stripe", "order_b2", "pi_3AcctB2", "acct_B")
+        .await;
+    let (h, body) = connect_event("evt_cross", "pi_3AcctB2", "acct_B", WHSEC_A);
+    let (s, text) = app.post_webhook("stripe", &h, body).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{text}");
+    assert!(app
+        .db
+        .store
+        .inbox_get("stripe", "evt_cross")
+        .await
+        .unwrap()
+        .is_none());
+    // The platform's own secret does not pass for an account with its own.
+    let (h, body) = connect_event("evt_platform", "pi_3AcctB2", "acct_B", PLATFORM_WHSEC);
+    assert_eq!(
+        app.post_webhook("stripe", &h, body).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    // An account the provider does not have: refused and counted, even
+    // signed with a secret finality knows.
+    let (h, body) = connect_event("evt_unknown", "pi_3AcctB2", "acct_Z", WHSEC_B);
+    let (s, text) = app.post_webhook("stripe", &h, body).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{text}");
+    assert!(text.contains("unknown_account"), "{text}");
+    assert!(app
+        .db
+        .store
+        .inbox_get("stripe", "evt_unknown")
+        .await
+        .unwrap()
+        .is_none());
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains(
+            r#"finality_webhooks_rejected_total{provider="stripe",reason="unknown_account"}"#
+        ),
+        "{metrics}"
+    );
+    // acct_B's own secret applies it.
+    let (h, body) = connect_event("evt_b2_ok", "pi_3AcctB2", "acct_B", WHSEC_B);
+    assert_eq!(app.post_webhook("stripe", &h, body).await.0, StatusCode::OK);
+    let v = app.wait_for_status("order_b2", "succeeded").await;
+    assert_eq!(v["history"][0]["event_id"], "evt_b2_ok", "{v}");
+
+    // Adyen: each merchant account's notifications carry its own HMAC.
+    for (id, psp, shop) in [
+        ("ady_a", "8816178952380601", "ShopA"),
+        ("ady_b", "8816178952380602", "ShopB"),
+    ] {
+        app.register_for("adyen", id, psp, shop).await;
+    }
+    let (s, text) = app
+        .post_webhook(
+            "adyen",
+            &[],
+            adyen_item(ADYEN_SHOP_A, "ShopA", "8816178952380601"),
+        )
+        .await;
+    assert_eq!((s, text.as_str()), (StatusCode::OK, "[accepted]"));
+    // ShopB's notification signed with ShopA's key: refused.
+    let (s, _) = app
+        .post_webhook(
+            "adyen",
+            &[],
+            adyen_item(ADYEN_SHOP_A, "ShopB", "8816178952380602"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _) = app
+        .post_webhook(
+            "adyen",
+            &[],
+            adyen_item(ADYEN_SHOP_B, "ShopB", "8816178952380602"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let a = app.wait_for_status("ady_a", "succeeded").await;
+    let b = app.wait_for_status("ady_b", "succeeded").await;
+    assert_eq!(a["account"], "ShopA");
+    assert_eq!(b["account"], "ShopB");
+    // An unknown merchant account, signed with the company key: refused.
+    let (s, text) = app
+        .post_webhook(
+            "adyen",
+            &[],
+            adyen_item(ADYEN_COMPANY, "ShopZ", "8816178952380603"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{text}");
+    assert!(text.contains("unknown_account"), "{text}");
+
+    // The feed's events say whose payment it was.
+    let (_, feed) = app.get("/v1/events?limit=100").await;
+    let accounts: Vec<&str> = feed["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["payment_id"] == "order_a")
+        .map(|e| e["account"].as_str().unwrap())
+        .collect();
+    assert_eq!(accounts, vec!["acct_A", "acct_A"], "{feed}");
+}
+
+async fn a_401_for_one_account_leaves_the_other_polling(b: Backend) {
+    let app = spawn_app_custom(b, sim_config(), true, providers).await;
+    // The platform's access to acct_A was revoked at Stripe.
+    app.sim.revoke_account("acct_A");
+    app.register_for("stripe", "rev_a", "pi_3RevokedA", "acct_A")
+        .await;
+    app.register_for("stripe", "live_b", "pi_3LiveB", "acct_B")
+        .await;
+    let v = app.wait_for_status("live_b", "succeeded").await;
+    assert_eq!(v["history"][1]["source"], "status_query", "{v}");
+    // acct_A is paused on its own, as /readyz and the accounts list say.
+    let started = std::time::Instant::now();
+    let ready = loop {
+        let ready: Value = app
+            .http
+            .get(format!("{}/readyz", app.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if !ready["paused_providers"]["stripe/acct_A"].is_null() {
+            break ready;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(ready["paused_providers"]["stripe"].is_null(), "{ready}");
+    assert!(
+        ready["paused_providers"]["stripe/acct_A"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("401"),
+        "{ready}"
+    );
+    let (_, list) = app.get("/v1/accounts").await;
+    let a = list["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == "acct_A")
+        .unwrap()
+        .clone();
+    assert!(a["paused_until"].is_string(), "{list}");
+    // The paused account's payment spent nothing and is not in review; a
+    // payment of acct_B registered after the pause still settles.
+    let (_, v) = app.get("/v1/payments/rev_a").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    assert_eq!(v["poll"]["attempts"], 0, "{v}");
+    app.register_for("stripe", "live_b2", "pi_3LiveB2", "acct_B")
+        .await;
+    app.wait_for_status("live_b2", "succeeded").await;
+    // An unknown account is refused at registration, naming the field.
+    let body = json!({"id": "nope", "provider": "stripe", "provider_ref": "pi_3Nope",
+                      "account": "acct_Z", "amount": 100, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "account", "{v}");
+}
+
+/// A second node on the same database, serving the API and polling.
+async fn second_node(app: &TestApp, sim_url: &str) -> String {
+    let store = finality_store::open(&app.db.url, 4).await.unwrap();
+    let state = AppState {
+        store,
+        clock: Arc::new(SystemClock),
+        providers: Arc::new(providers(sim_url)),
+        health: Arc::new(Health::new()),
+        tokens: Arc::new(Tokens::shared(TOKEN)),
+        nudges: Arc::default(),
+        throttle: Arc::default(),
+        metrics: None,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let background = finality_server::Background {
+        engine: Some(EngineConfig {
+            worker_id: "node-2".into(),
+            ..EngineConfig::default()
+        }),
+        accounts_refresh: Some(Duration::from_millis(500)),
+        ..Default::default()
+    };
+    tokio::spawn(finality_server::run(
+        state,
+        background,
+        listener,
+        app.stop.clone(),
+    ));
+    base
+}
+
+/// Node 1 (no engine) takes the new account over its API; node 2 (which
+/// polls) learns it from the database within seconds and polls as it,
+/// with the platform's key and `Stripe-Account: acct_C`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_added_by_the_api_is_used_by_another_node() {
+    let sim_url = Arc::new(std::sync::Mutex::new(String::new()));
+    let seen = sim_url.clone();
+    let app = spawn_app_custom(Backend::Postgres, sim_config(), false, move |url| {
+        *seen.lock().unwrap() = url.to_string();
+        providers(url)
+    })
+    .await;
+    let url = sim_url.lock().unwrap().clone();
+    let node2 = second_node(&app, &url).await;
+
+    // A secret given as a value, not a variable's name, is refused
+    // without being repeated.
+    let (s, v) = app
+        .post(
+            "/v1/accounts",
+            json!({"provider": "stripe", "id": "acct_C",
+                                     "webhook_secret_envs": [WHSEC_C]}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "webhook_secret_envs", "{v}");
+    assert!(!v.to_string().contains(WHSEC_C), "{v}");
+
+    let (s, v) = app
+        .post(
+            "/v1/accounts",
+            json!({"provider": "stripe", "id": "acct_C",
+                                     "webhook_secret_envs": ["FINALITY_IT_ACCT_C_WHSEC"],
+                                     "weight": 2}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(
+        (v["origin"].as_str(), v["ready"].as_bool()),
+        (Some("stored"), Some(true))
+    );
+    // Node 2 lists it within seconds, without a restart.
+    let http = reqwest::Client::new();
+    let started = std::time::Instant::now();
+    loop {
+        let list: Value = http
+            .get(format!("{node2}/v1/accounts"))
+            .bearer_auth(TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if list["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["id"] == "acct_C")
+        {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "{list}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Registered on node 1, polled by node 2 as acct_C (the simulator
+    // answers 404 to a request for another account).
+    app.register_for("stripe", "order_c", "pi_3AcctC", "acct_C")
+        .await;
+    let v = app.wait_for_status("order_c", "succeeded").await;
+    assert_eq!(v["history"][1]["source"], "status_query", "{v}");
+
+    // The audit trail has the addition; disabling it is audited too and
+    // refuses its payments' registrations.
+    let (s, v) = app
+        .post("/v1/accounts/stripe/acct_C/disable", json!({}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["disabled"], true, "{v}");
+    let (_, audit) = app.get("/v1/audit?limit=10").await;
+    let actions: Vec<&str> = audit["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
+    assert!(
+        actions.contains(&"account_add") && actions.contains(&"account_disable"),
+        "{audit}"
+    );
+    let body = json!({"id": "order_c2", "provider": "stripe", "provider_ref": "pi_3AcctC2",
+                      "account": "acct_C", "amount": 100, "currency": "USD"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+}

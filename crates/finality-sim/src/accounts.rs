@@ -1,0 +1,112 @@
+//! Several accounts behind one simulated provider, in each provider's own
+//! wire format: Stripe Connect's connected accounts (the platform's key
+//! with `Stripe-Account: acct_…`; an object of another account is not
+//! found, an account whose access was revoked answers 401; its events carry
+//! a top-level `account`), and Adyen's merchant accounts (each
+//! notification names its `merchantAccountCode` and is signed with that
+//! merchant account's own HMAC key).
+
+use crate::model::Simulator;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+
+/// Which account each payment belongs to, and each account's own secrets.
+#[derive(Default)]
+pub(crate) struct SimAccounts {
+    of_payment: HashMap<String, String>,
+    revoked: HashSet<String>,
+    /// Stripe: the secret an account's events are signed with (a Connect
+    /// endpoint's, or the account's own endpoint's); unset: the target's.
+    stripe_secrets: HashMap<String, String>,
+    /// Adyen: each merchant account's HMAC key (decoded).
+    adyen_keys: HashMap<String, Vec<u8>>,
+}
+
+impl Simulator {
+    fn lock_accounts(&self) -> std::sync::MutexGuard<'_, SimAccounts> {
+        self.accounts.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Payment `id` belongs to `account` (created by the platform for it).
+    pub fn assign_account(&self, id: &str, account: &str) {
+        self.lock_accounts()
+            .of_payment
+            .insert(id.to_string(), account.to_string());
+    }
+
+    pub fn account_of(&self, id: &str) -> Option<String> {
+        self.lock_accounts().of_payment.get(id).cloned()
+    }
+
+    /// The platform's access to `account` is revoked: every call made for
+    /// it answers 401 from now on.
+    pub fn revoke_account(&self, account: &str) {
+        self.lock_accounts().revoked.insert(account.to_string());
+    }
+
+    /// Sign `account`'s Stripe events with `secret`.
+    pub fn set_stripe_account_secret(&self, account: &str, secret: &str) {
+        self.lock_accounts()
+            .stripe_secrets
+            .insert(account.to_string(), secret.to_string());
+    }
+
+    /// Sign `account`'s Adyen notifications with `key` (decoded bytes).
+    pub fn set_adyen_account_key(&self, account: &str, key: Vec<u8>) {
+        self.lock_accounts()
+            .adyen_keys
+            .insert(account.to_string(), key);
+    }
+
+    pub(crate) fn stripe_secret_for(&self, account: &str) -> Option<String> {
+        self.lock_accounts().stripe_secrets.get(account).cloned()
+    }
+
+    pub(crate) fn adyen_key_for(&self, account: &str) -> Option<Vec<u8>> {
+        self.lock_accounts().adyen_keys.get(account).cloned()
+    }
+
+    /// Stripe's answer for a request made for the account its
+    /// `Stripe-Account` header names, about object `id`: `Err` when Stripe
+    /// would refuse it (revoked access: 401 as Stripe words it; an object
+    /// of another account, or of the platform asked for as an account:
+    /// 404 `resource_missing`).
+    pub(crate) fn stripe_account_gate(
+        &self,
+        id: &str,
+        headers: &HeaderMap,
+    ) -> Result<(), Response> {
+        let asked = headers
+            .get("stripe-account")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let a = self.lock_accounts();
+        if let Some(acct) = &asked {
+            if a.revoked.contains(acct) {
+                return Err((
+                    StatusCode::UNAUTHORIZED,
+                    Json(json!({"error": {"type": "invalid_request_error",
+                        "code": "account_invalid",
+                        "message": format!("The provided key does not have access to account \
+                            '{acct}' (or that account does not exist). Application access may \
+                            have been revoked.")}})),
+                )
+                    .into_response());
+            }
+        }
+        if a.of_payment.get(id) != asked.as_ref() {
+            return Err((
+                StatusCode::NOT_FOUND,
+                Json(
+                    json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
+                                      "message": format!("No such payment_intent: '{id}'")}}),
+                ),
+            )
+                .into_response());
+        }
+        Ok(())
+    }
+}
