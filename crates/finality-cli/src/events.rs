@@ -178,7 +178,7 @@ async fn pause(
 /// The audit record of an action by CLI: whoever can run this can reach
 /// the database itself, so the name is theirs to give; the record says it
 /// came by CLI and which system user ran it.
-async fn audit(
+pub(crate) async fn audit(
     store: &dyn Store,
     actor: &str,
     action: &str,

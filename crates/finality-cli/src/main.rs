@@ -9,6 +9,7 @@
 //! - `archive`: `finality archive` and `archive restore` (`docs/LIFECYCLE.md`).
 #![forbid(unsafe_code)]
 
+mod accounts;
 mod archive;
 mod commands;
 mod config;
@@ -53,6 +54,13 @@ enum Command {
     Payments {
         #[command(subcommand)]
         command: commands::PaymentsCommand,
+        #[arg(long, global = true)]
+        database_url: Option<String>,
+    },
+    /// A provider's accounts: list, add or change, disable (audited).
+    Accounts {
+        #[command(subcommand)]
+        command: accounts::AccountsCommand,
         #[arg(long, global = true)]
         database_url: Option<String>,
     },
@@ -230,6 +238,7 @@ fn main() -> ExitCode {
             | Command::Payments { .. }
             | Command::Providers { .. }
             | Command::Events { .. }
+            | Command::Accounts { .. }
             | Command::Stats { .. }
             | Command::Reconcile(_)
             | Command::Archive(_)
@@ -263,6 +272,10 @@ fn main() -> ExitCode {
                 command,
                 database_url,
             } => events::events(config, database_url, command).await,
+            Command::Accounts {
+                command,
+                database_url,
+            } => accounts::accounts(config, database_url, command).await,
             Command::Stats {
                 window,
                 json,
