@@ -355,6 +355,7 @@ pub async fn stats(
     url: Option<String>,
     window: std::time::Duration,
     json: bool,
+    by: finality_store::stats::By,
 ) -> anyhow::Result<()> {
     let store = open(&config, url).await?;
     let now = finality_core::SystemClock.now();
@@ -362,7 +363,7 @@ pub async fn stats(
         finality_core::Timestamp(now.0 - i64::try_from(window.as_millis()).unwrap_or(i64::MAX));
     let rows = store.stats_rows(since).await?;
     let errors = store.error_counts(since).await?;
-    let stats = finality_store::stats::compute(&rows, &errors);
+    let stats = finality_store::stats::compute(&rows, &errors, by);
     let window_text = humantime::format_duration(window).to_string();
     if json {
         let v =
@@ -375,13 +376,22 @@ pub async fn stats(
         return Ok(());
     }
     let q = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |x| format!("{x:.0}"));
-    println!("payments registered in the last {window_text}, per provider:");
+    let per = match by {
+        finality_store::stats::By::Provider => "provider",
+        finality_store::stats::By::Account => "account",
+    };
+    println!("payments registered in the last {window_text}, per {per}:");
     for s in &stats {
+        let name = match &s.account {
+            Some(Some(a)) => format!("{} account {a}", s.provider),
+            Some(None) => format!("{} (its own account)", s.provider),
+            None => s.provider.clone(),
+        };
         let by: Vec<String> = s.final_by.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let errors: Vec<String> = s.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
         println!(
             "\n{}: {} payments · final by {} · in review {} · open {}",
-            s.provider,
+            name,
             s.payments,
             if by.is_empty() {
                 "-".to_string()

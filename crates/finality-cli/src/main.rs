@@ -80,6 +80,10 @@ enum Command {
         /// Print JSON (the same as `GET /v1/stats/providers`).
         #[arg(long)]
         json: bool,
+        /// `provider`, or `account`: each account of a provider apart
+        /// (queries until final per institution).
+        #[arg(long, default_value = "provider", value_parser = ["provider", "account"])]
+        by: String,
         #[arg(long)]
         database_url: Option<String>,
     },
@@ -279,8 +283,15 @@ fn main() -> ExitCode {
             Command::Stats {
                 window,
                 json,
+                by,
                 database_url,
-            } => commands::stats(config, database_url, window, json).await,
+            } => {
+                let by = match by.as_str() {
+                    "account" => finality_store::stats::By::Account,
+                    _ => finality_store::stats::By::Provider,
+                };
+                commands::stats(config, database_url, window, json, by).await
+            }
             Command::Providers { command } => commands::providers(config, command).await,
             Command::Sim { command } => commands::sim(command).await,
             Command::Demo(args) => finality_lab::demo::run(args).await,

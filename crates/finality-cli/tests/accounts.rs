@@ -137,6 +137,20 @@ id = "acct_file"
     assert!(!out.status.success());
 
     let store = finality_store::open(&url, 1).await.unwrap();
+    // Queries until final per institution: `stats --by account`.
+    let now = finality_core::Clock::now(&finality_core::SystemClock);
+    for (i, account) in [Some("aba"), Some("aba"), None].into_iter().enumerate() {
+        let mut p = finality_testkit::conformance::new_payment(&format!("pay_st{i}"));
+        p.account = account.map(str::to_string);
+        store.register(&p, now, now).await.unwrap();
+    }
+    let out = ok(&finality(&config, &url, &["stats", "--by", "account"]));
+    assert!(out.contains("per account"), "{out}");
+    assert!(out.contains("sim account aba: 2 payments"), "{out}");
+    assert!(out.contains("sim (its own account): 1 payments"), "{out}");
+    let out = ok(&finality(&config, &url, &["stats"]));
+    assert!(out.contains("sim: 3 payments"), "{out}");
+
     let audit = store
         .audit_list(&finality_store::review::AuditFilter {
             actor: None,

@@ -26,13 +26,27 @@ pub enum Origin {
     Stored,
 }
 
+/// Why an account cannot be used (for a poll, or for a webhook naming it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AccountError {
+    /// Its adapter could not be built on this node (a variable unset).
+    #[error("{0}")]
+    Setup(String),
+    #[error("it names account `{0}`, which is disabled")]
+    Disabled(String),
+    #[error("it names account `{0}`, which is not set up on this node: {1}")]
+    NotSetUp(String, Box<AccountError>),
+    #[error("it names account `{0}`, which is not one of the provider's accounts")]
+    Unknown(String),
+}
+
 /// One account, ready to poll and verify with.
 pub struct Account {
     pub id: String,
     pub spec: AccountSpec,
     /// Its adapter, or why it could not be built (a variable unset on this
     /// node): its payments wait, paused, and the console says why.
-    pub adapter: Result<Arc<dyn Provider>, String>,
+    pub adapter: Result<Arc<dyn Provider>, AccountError>,
     pub disabled: bool,
     pub origin: Origin,
     /// The stored row's `spec` as read, to rebuild only what changed.
@@ -71,7 +85,8 @@ impl ProviderAccounts {
             .map(|spec| {
                 let a = Account {
                     id: spec.id.clone(),
-                    adapter: build_account(name, cfg, spec).map_err(|e| e.to_string()),
+                    adapter: build_account(name, cfg, spec)
+                        .map_err(|e| AccountError::Setup(e.to_string())),
                     spec: spec.clone(),
                     disabled: false,
                     origin: Origin::File,
@@ -111,7 +126,7 @@ impl ProviderAccounts {
         &self,
         provider: &Arc<dyn Provider>,
         named: Option<String>,
-    ) -> Result<(Arc<dyn Provider>, Option<String>), String> {
+    ) -> Result<(Arc<dyn Provider>, Option<String>), AccountError> {
         let Some(named) = named.filter(|_| !self.is_empty()) else {
             return Ok((provider.clone(), None));
         };
@@ -119,16 +134,12 @@ impl ProviderAccounts {
             return Ok((provider.clone(), None));
         }
         match self.get(&named) {
-            Some(a) if a.disabled => Err(format!("it names account `{named}`, which is disabled")),
+            Some(a) if a.disabled => Err(AccountError::Disabled(named)),
             Some(a) => match &a.adapter {
                 Ok(adapter) => Ok((adapter.clone(), Some(named))),
-                Err(e) => Err(format!(
-                    "it names account `{named}`, which is not set up on this node: {e}"
-                )),
+                Err(e) => Err(AccountError::NotSetUp(named, Box::new(e.clone()))),
             },
-            None => Err(format!(
-                "it names account `{named}`, which is not one of the provider's accounts"
-            )),
+            None => Err(AccountError::Unknown(named)),
         }
     }
 
@@ -145,7 +156,7 @@ impl ProviderAccounts {
         self.all()
             .iter()
             .filter(|a| a.origin == Origin::File)
-            .filter_map(|a| a.adapter.as_ref().err().cloned())
+            .filter_map(|a| a.adapter.as_ref().err().map(ToString::to_string))
             .collect()
     }
 
@@ -186,12 +197,15 @@ impl ProviderAccounts {
             }
             let (spec, adapter) = match serde_json::from_value::<AccountSpec>(spec_json) {
                 Ok(spec) => {
-                    let adapter = build_account(name, cfg, &spec).map_err(|e| e.to_string());
+                    let adapter = build_account(name, cfg, &spec)
+                        .map_err(|e| AccountError::Setup(e.to_string()));
                     (spec, adapter)
                 }
                 Err(e) => (
                     AccountSpec::named(&row.account),
-                    Err(format!("stored settings do not read: {e}")),
+                    Err(AccountError::Setup(format!(
+                        "stored settings do not read: {e}"
+                    ))),
                 ),
             };
             if let Err(e) = &adapter {

@@ -79,7 +79,7 @@ impl AccountOut {
             .into(),
             disabled: a.disabled,
             ready: a.adapter.is_ok(),
-            error: a.adapter.as_ref().err().cloned(),
+            error: a.adapter.as_ref().err().map(ToString::to_string),
             api_key_env: a.spec.api_key_env.clone(),
             webhook_secret_envs: a.spec.webhook_secret_envs.clone(),
             rate_limit: a.spec.rate_limit.map(|r| RateLimitIo {

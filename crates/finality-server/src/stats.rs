@@ -7,7 +7,7 @@ use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
-use finality_store::stats::ProviderStats;
+use finality_store::stats::{By, ProviderStats};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
@@ -23,6 +23,9 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 pub(crate) struct Params {
     /// Payments registered within this long (`24h` default, at most `90days`).
     window: Option<String>,
+    /// `provider` (default) or `account`: each account of a provider apart
+    /// (the provider's own payments with `account: null`).
+    by: Option<String>,
 }
 
 /// Per-provider figures over a window.
@@ -39,7 +42,7 @@ pub(crate) struct StatsOut {
 const MAX_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);
 
 /// Queries until final, time to final, how final statuses arrived, what
-/// is open or in review, and error classes, per provider.
+/// is open or in review, and error classes, per provider or per account.
 #[utoipa::path(get, path = "/stats/providers", tag = "operations", params(Params),
     responses(
         (status = 200, description = "One entry per provider", body = StatsOut),
@@ -51,11 +54,25 @@ async fn providers(
     q: Result<Query<Params>, QueryRejection>,
 ) -> Result<Json<StatsOut>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
-    Ok(Json(compute(&app, q.window.as_deref()).await?))
+    let by = match q.by.as_deref() {
+        None | Some("provider") => By::Provider,
+        Some("account") => By::Account,
+        Some(other) => {
+            return Err(ApiError::invalid(
+                "by",
+                format!("`{other}` is not `provider` or `account`"),
+            ))
+        }
+    };
+    Ok(Json(compute(&app, q.window.as_deref(), by).await?))
 }
 
 /// The statistics over `window` (default 24 h), for the API and the console.
-pub(crate) async fn compute(app: &AppState, window: Option<&str>) -> Result<StatsOut, ApiError> {
+pub(crate) async fn compute(
+    app: &AppState,
+    window: Option<&str>,
+    by: By,
+) -> Result<StatsOut, ApiError> {
     let window = match window {
         None | Some("") => Duration::from_secs(24 * 3600),
         Some(w) => humantime::parse_duration(w)
@@ -71,7 +88,7 @@ pub(crate) async fn compute(app: &AppState, window: Option<&str>) -> Result<Stat
     let since = finality_core::Timestamp(app.clock.now().0 - window.as_millis() as i64);
     let rows = app.store.stats_rows(since).await?;
     let errors = app.store.error_counts(since).await?;
-    let stats = finality_store::stats::compute(&rows, &errors);
+    let stats = finality_store::stats::compute(&rows, &errors, by);
     Ok(StatsOut {
         window_s: window.as_secs(),
         since: since.0,

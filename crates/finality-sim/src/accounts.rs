@@ -6,24 +6,11 @@
 //! notification names its `merchantAccountCode` and is signed with that
 //! merchant account's own HMAC key).
 
-use crate::model::Simulator;
+use crate::model::{SimAccounts, Simulator};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
-
-/// Which account each payment belongs to, and each account's own secrets.
-#[derive(Default)]
-pub(crate) struct SimAccounts {
-    of_payment: HashMap<String, String>,
-    revoked: HashSet<String>,
-    /// Stripe: the secret an account's events are signed with (a Connect
-    /// endpoint's, or the account's own endpoint's); unset: the target's.
-    stripe_secrets: HashMap<String, String>,
-    /// Adyen: each merchant account's HMAC key (decoded).
-    adyen_keys: HashMap<String, Vec<u8>>,
-}
 
 impl Simulator {
     fn lock_accounts(&self) -> std::sync::MutexGuard<'_, SimAccounts> {
@@ -70,15 +57,11 @@ impl Simulator {
     }
 
     /// Stripe's answer for a request made for the account its
-    /// `Stripe-Account` header names, about object `id`: `Err` when Stripe
-    /// would refuse it (revoked access: 401 as Stripe words it; an object
+    /// `Stripe-Account` header names, about object `id`: `Some` answer when
+    /// Stripe would refuse it (revoked access: 401 as Stripe words it; an object
     /// of another account, or of the platform asked for as an account:
     /// 404 `resource_missing`).
-    pub(crate) fn stripe_account_gate(
-        &self,
-        id: &str,
-        headers: &HeaderMap,
-    ) -> Result<(), Response> {
+    pub(crate) fn stripe_account_gate(&self, id: &str, headers: &HeaderMap) -> Option<Response> {
         let asked = headers
             .get("stripe-account")
             .and_then(|v| v.to_str().ok())
@@ -86,27 +69,31 @@ impl Simulator {
         let a = self.lock_accounts();
         if let Some(acct) = &asked {
             if a.revoked.contains(acct) {
-                return Err((
-                    StatusCode::UNAUTHORIZED,
-                    Json(json!({"error": {"type": "invalid_request_error",
+                return Some(
+                    (
+                        StatusCode::UNAUTHORIZED,
+                        Json(json!({"error": {"type": "invalid_request_error",
                         "code": "account_invalid",
                         "message": format!("The provided key does not have access to account \
                             '{acct}' (or that account does not exist). Application access may \
                             have been revoked.")}})),
-                )
-                    .into_response());
+                    )
+                        .into_response(),
+                );
             }
         }
         if a.of_payment.get(id) != asked.as_ref() {
-            return Err((
+            return Some(
+                (
                 StatusCode::NOT_FOUND,
                 Json(
                     json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
                                       "message": format!("No such payment_intent: '{id}'")}}),
                 ),
             )
-                .into_response());
+                .into_response(),
+            );
         }
-        Ok(())
+        None
     }
 }

@@ -67,7 +67,7 @@ pub struct Simulator {
     /// plan's (`published::Simulator::answer_with`).
     pub(crate) words: Mutex<HashMap<String, String>>,
     /// Payments' accounts and the accounts' own secrets ([`crate::accounts`]).
-    pub(crate) accounts: Mutex<crate::accounts::SimAccounts>,
+    pub(crate) accounts: Mutex<SimAccounts>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -463,6 +463,18 @@ impl Drop for CallGuard {
             c.in_flight = c.in_flight.saturating_sub(1);
         }
     }
+}
+
+/// Which account each payment belongs to, and each account's own secrets.
+#[derive(Default)]
+pub(crate) struct SimAccounts {
+    pub(crate) of_payment: HashMap<String, String>,
+    pub(crate) revoked: std::collections::HashSet<String>,
+    /// Stripe: the secret an account's events are signed with (a Connect
+    /// endpoint's, or the account's own endpoint's); unset: the target's.
+    pub(crate) stripe_secrets: HashMap<String, String>,
+    /// Adyen: each merchant account's HMAC key (decoded).
+    pub(crate) adyen_keys: HashMap<String, Vec<u8>>,
 }
 
 #[cfg(test)]

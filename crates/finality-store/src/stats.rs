@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatsRow {
     pub provider: String,
+    /// The provider's account it belongs to (`None`: the provider's own).
+    pub account: Option<String>,
     pub status: Status,
     pub source: Option<Source>,
     pub created_at: Timestamp,
@@ -52,6 +54,11 @@ impl Quantiles {
 #[serde(deny_unknown_fields)]
 pub struct ProviderStats {
     pub provider: String,
+    /// With figures per account: the account (`null`: the provider's own
+    /// payments); absent with figures per provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub account: Option<Option<String>>,
     /// Payments registered in the window.
     pub payments: usize,
     /// Final ones, by how their final status arrived (`webhook`,
@@ -67,18 +74,47 @@ pub struct ProviderStats {
     pub errors: BTreeMap<String, i64>,
 }
 
-/// Aggregate rows and `(provider, error class, count)` into one entry per
-/// provider, sorted by name.
-pub fn compute(rows: &[StatsRow], errors: &[(String, String, i64)]) -> Vec<ProviderStats> {
-    let mut by: BTreeMap<&str, Vec<&StatsRow>> = BTreeMap::new();
-    for r in rows {
-        by.entry(r.provider.as_str()).or_default().push(r);
+/// Failed provider calls of one provider's account (or the provider's
+/// own) of one error class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorCount {
+    pub provider: String,
+    pub account: Option<String>,
+    pub class: String,
+    pub n: i64,
+}
+
+/// What the figures are grouped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum By {
+    #[default]
+    Provider,
+    /// Each account of a provider apart (the per-institution table a
+    /// fund-channel team asks for), the provider's own payments as one more.
+    Account,
+}
+
+/// Aggregate rows and error counts into one entry per provider (or per
+/// provider and account), sorted by name.
+pub fn compute(rows: &[StatsRow], errors: &[ErrorCount], by_what: By) -> Vec<ProviderStats> {
+    fn key<'a>(by: By, provider: &'a str, account: &'a Option<String>) -> Key<'a> {
+        match by {
+            By::Provider => (provider, None),
+            By::Account => (provider, account.as_deref()),
+        }
     }
-    for (p, _, _) in errors {
-        by.entry(p.as_str()).or_default();
+    type Key<'a> = (&'a str, Option<&'a str>);
+    let mut by: BTreeMap<Key<'_>, Vec<&StatsRow>> = BTreeMap::new();
+    for r in rows {
+        by.entry(key(by_what, &r.provider, &r.account))
+            .or_default()
+            .push(r);
+    }
+    for e in errors {
+        by.entry(key(by_what, &e.provider, &e.account)).or_default();
     }
     by.into_iter()
-        .map(|(provider, rows)| {
+        .map(|((provider, account), rows)| {
             let finals: Vec<&&StatsRow> = rows.iter().filter(|r| r.status.is_final()).collect();
             let mut final_by = BTreeMap::new();
             for r in &finals {
@@ -87,6 +123,10 @@ pub fn compute(rows: &[StatsRow], errors: &[(String, String, i64)]) -> Vec<Provi
             }
             ProviderStats {
                 provider: provider.to_string(),
+                account: match by_what {
+                    By::Provider => None,
+                    By::Account => Some(account.map(str::to_string)),
+                },
                 payments: rows.len(),
                 final_by,
                 in_review: rows
@@ -107,11 +147,16 @@ pub fn compute(rows: &[StatsRow], errors: &[(String, String, i64)]) -> Vec<Provi
                         })
                         .collect(),
                 ),
-                errors: errors
-                    .iter()
-                    .filter(|(p, _, _)| p == provider)
-                    .map(|(_, class, n)| (class.clone(), *n))
-                    .collect(),
+                errors: {
+                    let mut m = BTreeMap::new();
+                    for e in errors
+                        .iter()
+                        .filter(|e| key(by_what, &e.provider, &e.account) == (provider, account))
+                    {
+                        *m.entry(e.class.clone()).or_insert(0) += e.n;
+                    }
+                    m
+                },
             }
         })
         .collect()
@@ -130,6 +175,7 @@ mod tests {
     ) -> StatsRow {
         StatsRow {
             provider: provider.into(),
+            account: None,
             status,
             source,
             created_at: Timestamp(1_000),
@@ -171,7 +217,13 @@ mod tests {
                 1,
             ),
         ];
-        let s = compute(&rows, &[("a".into(), "transient".into(), 3)]);
+        let errors = [ErrorCount {
+            provider: "a".into(),
+            account: None,
+            class: "transient".into(),
+            n: 3,
+        }];
+        let s = compute(&rows, &errors, By::Provider);
         assert_eq!(s.len(), 2);
         let a = &s[0];
         assert_eq!((a.payments, a.in_review, a.open), (4, 1, 1));
@@ -183,5 +235,58 @@ mod tests {
         assert_eq!(a.errors.get("transient"), Some(&3));
         assert_eq!(s[1].time_to_final_s.p50, Some(100.0));
         assert!(s[1].errors.is_empty());
+    }
+
+    /// Per account: each account of a provider apart, the provider's own
+    /// payments as one more entry, errors counted where they happened.
+    #[test]
+    fn figures_per_account() {
+        let mut rows = vec![
+            row(
+                "bakong",
+                Status::Succeeded,
+                Some(Source::StatusQuery),
+                Some(5_000),
+                3,
+            ),
+            row(
+                "bakong",
+                Status::Succeeded,
+                Some(Source::StatusQuery),
+                Some(9_000),
+                7,
+            ),
+            row(
+                "bakong",
+                Status::Succeeded,
+                Some(Source::StatusQuery),
+                Some(2_000),
+                1,
+            ),
+        ];
+        rows[0].account = Some("aba".into());
+        rows[1].account = Some("aba".into());
+        let errors = [ErrorCount {
+            provider: "bakong".into(),
+            account: Some("aba".into()),
+            class: "transient".into(),
+            n: 2,
+        }];
+        let s = compute(&rows, &errors, By::Account);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].account, Some(None));
+        assert_eq!(s[0].queries_until_final.max, Some(1.0));
+        assert!(s[0].errors.is_empty());
+        assert_eq!(s[1].account, Some(Some("aba".into())));
+        assert_eq!(
+            (s[1].payments, s[1].queries_until_final.max),
+            (2, Some(7.0))
+        );
+        assert_eq!(s[1].errors.get("transient"), Some(&2));
+        let whole = compute(&rows, &errors, By::Provider);
+        assert_eq!(
+            (whole.len(), whole[0].payments, whole[0].account.clone()),
+            (1, 3, None)
+        );
     }
 }

@@ -218,6 +218,24 @@ pub struct Providers {
     pub review: Vec<HookRow>,
     pub sweeps: Vec<SweepView>,
     pub reports: Vec<ReconView>,
+    /// Each account of each provider: its state and its figures.
+    pub accounts: Vec<AccountStatsView>,
+}
+
+/// One account's line on the providers page (the per-institution table).
+pub struct AccountStatsView {
+    pub provider: String,
+    pub account: String,
+    pub state: String,
+    pub pause: String,
+    pub payments: usize,
+    pub open: usize,
+    pub in_review: usize,
+    /// Status queries until final: p50 / p90 / p99 / max.
+    pub queries: String,
+    /// Time to final: p50 / p99.
+    pub time_to_final: String,
+    pub errors: String,
 }
 
 #[derive(Template)]

@@ -178,7 +178,7 @@ pub(crate) async fn stripe_object(
     let missing = json!({"error": {"code": "resource_missing", "type": "invalid_request_error",
                                    "message": format!("No such object: '{id}'")}});
     // Connect: the object must be the account's the request acts for.
-    if let Err(r) = sim.stripe_account_gate(&id, &headers) {
+    if let Some(r) = sim.stripe_account_gate(&id, &headers) {
         let _call = sim.begin_call(&id);
         return r;
     }

@@ -189,6 +189,7 @@ impl PaymentStore for MemStore {
             .filter(|p| p.created_at >= since)
             .map(|p| crate::stats::StatsRow {
                 provider: p.provider.clone(),
+                account: p.account.clone(),
                 status: p.status,
                 source: p.status_source,
                 created_at: p.created_at,
@@ -198,19 +199,33 @@ impl PaymentStore for MemStore {
             .collect())
     }
 
-    async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>> {
+    async fn error_counts(&self, since: Timestamp) -> Result<Vec<crate::stats::ErrorCount>> {
         let s = self.state.lock().await;
-        let mut counts: BTreeMap<(String, String), i64> = BTreeMap::new();
-        let in_window = |id: &str| s.payments.get(id).is_some_and(|p| p.created_at >= since);
+        type Key = (String, Option<String>, String);
+        let mut counts: BTreeMap<Key, i64> = BTreeMap::new();
         for a in s.attempts.values().flatten() {
-            if let (true, Some(class)) = (in_window(&a.attempt.payment_id), &a.attempt.error_class)
-            {
+            let Some(p) = s
+                .payments
+                .get(&a.attempt.payment_id)
+                .filter(|p| p.created_at >= since)
+            else {
+                continue;
+            };
+            if let Some(class) = &a.attempt.error_class {
                 *counts
-                    .entry((a.attempt.provider.clone(), class.clone()))
+                    .entry((a.attempt.provider.clone(), p.account.clone(), class.clone()))
                     .or_default() += 1;
             }
         }
-        Ok(counts.into_iter().map(|((p, c), n)| (p, c, n)).collect())
+        Ok(counts
+            .into_iter()
+            .map(|((provider, account, class), n)| crate::stats::ErrorCount {
+                provider,
+                account,
+                class,
+                n,
+            })
+            .collect())
     }
 
     async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {

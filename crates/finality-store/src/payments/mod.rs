@@ -48,5 +48,5 @@ pub trait PaymentStore: Send + Sync {
 
     /// Failed provider calls of the payments registered at or after
     /// `since`: `(provider, error class, count)`.
-    async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>>;
+    async fn error_counts(&self, since: Timestamp) -> Result<Vec<crate::stats::ErrorCount>>;
 }

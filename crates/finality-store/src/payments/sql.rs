@@ -357,7 +357,7 @@ impl<B: Backend> PaymentStore for B {
             stmt(
                 // Calls from a day before the payment on: PostgreSQL
                 // skips the day partitions before it.
-                "SELECT p.provider, p.status, p.status_source, p.created_at, p.finalized_at, \
+                "SELECT p.provider, p.account, p.status, p.status_source, p.created_at, p.finalized_at, \
                  (SELECT COUNT(*) FROM poll_attempts a WHERE a.payment_id = p.id \
                   AND a.started_at >= p.created_at - 86400000) AS calls \
                  FROM payments p WHERE p.created_at >= $1",
@@ -370,6 +370,7 @@ impl<B: Backend> PaymentStore for B {
         .map(|r| {
             Ok(crate::stats::StatsRow {
                 provider: r.text("provider", t)?,
+                account: r.opt_text("account", t)?,
                 status: r.parsed("status", t)?,
                 source: r.opt_parsed("status_source", t)?,
                 created_at: Timestamp(r.int("created_at", t)?),
@@ -380,16 +381,17 @@ impl<B: Backend> PaymentStore for B {
         .collect()
     }
 
-    async fn error_counts(&self, since: Timestamp) -> Result<Vec<(String, String, i64)>> {
+    async fn error_counts(&self, since: Timestamp) -> Result<Vec<crate::stats::ErrorCount>> {
         let mut conn = self.read().await?;
         let t = "poll_attempts";
         conn.all(
             stmt(
-                "SELECT p.provider, a.error_class, COUNT(*) AS n FROM payments p \
+                "SELECT p.provider, p.account, a.error_class, COUNT(*) AS n FROM payments p \
                  JOIN poll_attempts a ON a.payment_id = p.id \
                  WHERE p.created_at >= $1 AND a.error_class IS NOT NULL \
                  AND a.started_at >= $1 - 86400000 \
-                 GROUP BY p.provider, a.error_class ORDER BY p.provider, a.error_class",
+                 GROUP BY p.provider, p.account, a.error_class \
+                 ORDER BY p.provider, p.account, a.error_class",
                 "counting provider errors",
             )
             .int(since.0),
@@ -397,11 +399,12 @@ impl<B: Backend> PaymentStore for B {
         .await?
         .iter()
         .map(|r| {
-            Ok((
-                r.text("provider", t)?,
-                r.text("error_class", t)?,
-                r.int("n", t)?,
-            ))
+            Ok(crate::stats::ErrorCount {
+                provider: r.text("provider", t)?,
+                account: r.opt_text("account", t)?,
+                class: r.text("error_class", t)?,
+                n: r.int("n", t)?,
+            })
         })
         .collect()
     }

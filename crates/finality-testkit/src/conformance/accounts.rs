@@ -126,6 +126,22 @@ pub async fn claims_are_shared_fairly_between_accounts(db: Arc<dyn Store>) {
         .filter(|j| j.account.as_deref() == Some("acct_heavy"))
         .count();
     assert_eq!((jobs.len(), heavy), (8, 6), "{jobs:?}");
+
+    // The figures per account read the account back.
+    let rows = db.stats_rows(T0).await.unwrap();
+    let by = finality_store::stats::compute(&rows, &[], finality_store::stats::By::Account);
+    let counts: Vec<(Option<&str>, usize)> = by
+        .iter()
+        .map(|s| (s.account.as_ref().and_then(|a| a.as_deref()), s.payments))
+        .collect();
+    assert_eq!(
+        counts,
+        vec![
+            (Some("acct_big"), 40),
+            (Some("acct_heavy"), 20),
+            (Some("acct_small"), 2)
+        ]
+    );
 }
 
 pub const CASES: &[(&str, Case)] = cases![

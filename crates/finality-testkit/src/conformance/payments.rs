@@ -234,7 +234,7 @@ pub async fn provider_stats_over_a_window(db: Arc<dyn Store>) {
 
     let rows = db.stats_rows(T0).await.unwrap();
     let errors = db.error_counts(T0).await.unwrap();
-    let stats = finality_store::stats::compute(&rows, &errors);
+    let stats = finality_store::stats::compute(&rows, &errors, Default::default());
     assert_eq!(stats.len(), 1, "{stats:?}");
     let s = &stats[0];
     assert_eq!(
@@ -249,7 +249,12 @@ pub async fn provider_stats_over_a_window(db: Arc<dyn Store>) {
     assert_eq!(s.time_to_final_s.max, Some(10.0), "{s:?}");
     assert_eq!(
         errors,
-        vec![("sim".to_string(), "transient".to_string(), 1)]
+        vec![finality_store::stats::ErrorCount {
+            provider: "sim".into(),
+            account: None,
+            class: "transient".into(),
+            n: 1
+        }]
     );
     // A window that starts after the registrations holds nothing.
     assert!(db.stats_rows(Timestamp(T0.0 + 1)).await.unwrap().is_empty());

@@ -1,4 +1,5 @@
-//! The providers page: health, pauses, breakers, webhooks kept for review, and queries and time until final per provider.
+//! The providers page: health, pauses, breakers, webhooks kept for review,
+//! and queries and time until final per provider and per account.
 
 use crate::console::charts::{bars, Bar};
 use crate::console::pages::respond::{api_error, chrome, render};
@@ -9,6 +10,7 @@ use crate::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use finality_core::Timestamp;
+use finality_store::stats::{By, ProviderStats};
 use finality_store::InboxState;
 use std::collections::HashMap;
 
@@ -44,8 +46,12 @@ pub async fn providers(
         .map(|w| w.trim().to_string())
         .filter(|w| !w.is_empty())
         .unwrap_or_else(|| "24h".into());
-    let stats = match crate::stats::compute(&app, Some(&window)).await {
+    let stats = match crate::stats::compute(&app, Some(&window), By::Provider).await {
         Ok(s) => s,
+        Err(e) => return api_error(e, "/console/review"),
+    };
+    let by_account = match crate::stats::compute(&app, Some(&window), By::Account).await {
+        Ok(s) => s.providers,
         Err(e) => return api_error(e, "/console/review"),
     };
     let (failed, orphaned, review, sweeps, reports) = match tokio::try_join!(
@@ -158,7 +164,9 @@ pub async fn providers(
             }
         })
         .collect();
+    let accounts = account_rows(&app, &by_account, &pauses);
     render(&Providers {
+        accounts,
         chrome: chrome(&s, "providers", None),
         window,
         providers: views,
@@ -203,4 +211,83 @@ pub async fn providers(
             })
             .collect(),
     })
+}
+
+/// Every configured account with its figures, and accounts with payments
+/// in the window that are no longer configured.
+fn account_rows(
+    app: &AppState,
+    by_account: &[ProviderStats],
+    pauses: &HashMap<String, String>,
+) -> Vec<AccountStatsView> {
+    let q = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or_else(|| "-".to_string(), f);
+    let count = |v: f64| format!("{v:.0}");
+    let secs = |v: f64| age((v * 1000.0) as i64);
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    for (name, e) in app.providers.iter() {
+        for a in e.accounts.all() {
+            let state = match (&a.adapter, a.disabled) {
+                (_, true) => "disabled".to_string(),
+                (Err(why), false) => format!("not set up here: {why}"),
+                (Ok(_), false) => "enabled".to_string(),
+            };
+            rows.push((name.clone(), a.id.clone(), state));
+        }
+    }
+    for st in by_account {
+        if let Some(Some(acct)) = &st.account {
+            if !rows.iter().any(|(p, a, _)| p == &st.provider && a == acct) {
+                rows.push((st.provider.clone(), acct.clone(), "not configured".into()));
+            }
+        }
+    }
+    rows.sort();
+    rows.into_iter()
+        .map(|(provider, account, state)| {
+            let st = by_account.iter().find(|s| {
+                s.provider == provider
+                    && s.account.as_ref().and_then(|a| a.as_deref()) == Some(account.as_str())
+            });
+            let scope = finality_engine::accounts::scope(&provider, Some(&account));
+            let (c, t) = (
+                st.map(|s| &s.queries_until_final),
+                st.map(|s| &s.time_to_final_s),
+            );
+            AccountStatsView {
+                pause: pauses.get(&scope).cloned().unwrap_or_else(|| "no".into()),
+                payments: st.map_or(0, |s| s.payments),
+                open: st.map_or(0, |s| s.open),
+                in_review: st.map_or(0, |s| s.in_review),
+                queries: c.map_or_else(
+                    || "-".into(),
+                    |c| {
+                        format!(
+                            "{} / {} / {} / {}",
+                            q(c.p50, &count),
+                            q(c.p90, &count),
+                            q(c.p99, &count),
+                            q(c.max, &count)
+                        )
+                    },
+                ),
+                time_to_final: t.map_or_else(
+                    || "-".into(),
+                    |t| format!("{} / {}", q(t.p50, &secs), q(t.p99, &secs)),
+                ),
+                errors: st
+                    .map(|s| {
+                        s.errors
+                            .iter()
+                            .map(|(k, n)| format!("{k} {n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    })
+                    .filter(|e| !e.is_empty())
+                    .unwrap_or_else(|| "none".into()),
+                provider,
+                account,
+                state,
+            }
+        })
+        .collect()
 }
