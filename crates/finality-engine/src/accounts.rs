@@ -108,6 +108,31 @@ impl ProviderAccounts {
         }
     }
 
+    /// Accounts of a provider assembled in code (benchmarks, tests): each
+    /// id with its adapter, enabled.
+    pub fn with_adapters(accounts: Vec<(String, Arc<dyn Provider>)>) -> Self {
+        let map = accounts
+            .into_iter()
+            .map(|(id, adapter)| {
+                let a = Account {
+                    spec: AccountSpec::named(&id),
+                    id: id.clone(),
+                    adapter: Ok(adapter),
+                    disabled: false,
+                    origin: Origin::File,
+                    stored: None,
+                };
+                (id, Arc::new(a))
+            })
+            .collect();
+        ProviderAccounts {
+            cfg: None,
+            map: RwLock::new(map),
+            own: None,
+            generation: AtomicU64::new(1),
+        }
+    }
+
     pub fn get(&self, id: &str) -> Option<Arc<Account>> {
         self.read().get(id).cloned()
     }

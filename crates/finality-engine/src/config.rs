@@ -43,6 +43,10 @@ pub struct EngineConfig {
     /// at the provider when its successor asks about the same payment.
     #[serde(with = "humantime_serde")]
     pub dead_after: Duration,
+    /// Share each claim round between the accounts (and providers) with
+    /// due polls, so one account's backlog does not delay another's polls
+    /// (docs/ACCOUNTS.md). `false`: first due first across all of them.
+    pub fair_claiming: bool,
 }
 
 impl Default for EngineConfig {
@@ -57,6 +61,7 @@ impl Default for EngineConfig {
             max_held: 1024,
             heartbeat_every: Duration::from_secs(2),
             dead_after: Duration::from_secs(6),
+            fair_claiming: true,
         }
     }
 }

@@ -54,6 +54,7 @@ impl Engine {
                 lease_until: now.plus(self.config.lease),
                 worker: self.config.worker_id.clone(),
                 weights: self.weights.of(&self.providers),
+                fair: self.config.fair_claiming,
             })
             .await
     }
@@ -84,6 +85,7 @@ impl Engine {
                 lease_until,
                 worker: self.config.worker_id.clone(),
                 weights: self.weights.of(&self.providers),
+                fair: self.config.fair_claiming,
             })
             .await?;
         Ok((jobs, lease_until))

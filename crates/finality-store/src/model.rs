@@ -224,6 +224,10 @@ pub struct ClaimRequest {
     /// Each round is shared between the lanes (provider, account) with due
     /// work in proportion to their weights: 1 unless named here.
     pub weights: std::sync::Arc<std::collections::HashMap<Lane, u32>>,
+    /// Share the round between lanes (the default); `false`: first due
+    /// first across every lane, one statement (for measuring the share's
+    /// cost, and for an operator who wants the old order).
+    pub fair: bool,
 }
 
 /// Where a job waits to be claimed: its provider and account (`""`: the

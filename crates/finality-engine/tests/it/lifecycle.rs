@@ -135,6 +135,7 @@ async fn retention_archives_then_deletes(backend: Backend) {
             lease_until: now.plus(Duration::from_secs(30)),
             worker: "worker-a".into(),
             weights: Default::default(),
+            fair: true,
         })
         .await
         .unwrap();

@@ -28,6 +28,7 @@ async fn dead_nodes_polls_run_again_within_seconds() {
             lease_until: now.plus(Duration::from_secs(60)),
             worker: "node-a".into(),
             weights: Default::default(),
+            fair: true,
         })
         .await
         .unwrap();

@@ -99,6 +99,7 @@ async fn crashed_workers_jobs_are_picked_up_after_the_lease() {
             lease_until: T0.plus(Duration::from_secs(30)),
             worker: "dead".into(),
             weights: Default::default(),
+            fair: true,
         })
         .await
         .unwrap();

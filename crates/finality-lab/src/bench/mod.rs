@@ -15,10 +15,13 @@
 //! - `workloads`: executions/s, lateness, claim latency, engine memory.
 //! - `ingest`: the webhook load generator.
 //! - `publish`: events out per channel against the feed's own rate.
+//! - `fairness`: one account's poll lateness beside another's backlog, and
+//!   what sharing the claim costs.
 //! - `lifecycle`: retention at size (only with `--only lifecycle` or `--smoke`).
 
 mod ceiling;
 mod e2e;
+mod fairness;
 mod ingest;
 mod lifecycle;
 pub mod node;
@@ -41,6 +44,7 @@ const SECTIONS: &[&str] = &[
     "ingest",
     "e2e",
     "publish",
+    "fairness",
     "reconcile",
     "lifecycle",
 ];
@@ -73,6 +77,9 @@ pub struct BenchArgs {
     /// Events per run for the publish section (each channel drains them all).
     #[arg(long, default_value_t = 20_000)]
     publish_events: usize,
+    /// Due polls of the backlogged account in the fairness section.
+    #[arg(long, default_value_t = 1_000_000)]
+    fairness_backlog: usize,
     /// Payments per settlement report for the reconcile section (each
     /// report has about 1.006 lines per payment).
     #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
@@ -188,7 +195,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     for (kind, w) in cases {
         let mut v = Vec::new();
         for _ in 0..runs {
-            v.push(workloads::throughput(kind, url, payments_for(args.smoke, w), w).await?);
+            v.push(workloads::throughput(kind, url, payments_for(args.smoke, w), w, true).await?);
         }
         print_rate(kind, 1, w, &v, update_tps);
         tp.push(
@@ -590,6 +597,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             "lifecycle".into(),
             json!({"runs": rows, "sqlite_file": file}),
         );
+    }
+
+    if want("fairness") {
+        let v = fairness::section(url, runs, args.smoke, args.fairness_backlog).await?;
+        out.insert("fairness".into(), v);
     }
 
     if let Some(path) = &args.json {

@@ -72,6 +72,16 @@ pub fn engine(
     adapter: Arc<InstantProvider>,
     config: EngineConfig,
 ) -> Arc<Engine> {
+    engine_with(store, adapter, Default::default(), config)
+}
+
+/// [`engine`] with any adapter, and the provider's `accounts`.
+pub fn engine_with(
+    store: Arc<dyn Store>,
+    adapter: Arc<dyn Provider>,
+    accounts: Arc<finality_engine::accounts::ProviderAccounts>,
+    config: EngineConfig,
+) -> Arc<Engine> {
     let mut providers = Providers::new();
     providers.insert(
         "bench".into(),
@@ -80,7 +90,7 @@ pub fn engine(
             webhook_outage_after: 0,
             catch_up: None,
             webhook_wait_quantile: None,
-            accounts: Default::default(),
+            accounts,
             adapter,
             policy: RetryPolicy {
                 schedule: Schedule::Fixed {

@@ -15,17 +15,22 @@ use tokio_util::sync::CancellationToken;
 const K: u32 = 3;
 
 /// Executions per second: `n` payments due now, each answered pending,
-/// pending, succeeded, by one engine of `workers` in this process.
-pub async fn throughput(kind: &str, url: &str, n: usize, workers: usize) -> anyhow::Result<f64> {
+/// pending, succeeded, by one engine of `workers` in this process, with
+/// fair claiming on (the default) or off (`fair`, to measure its cost).
+pub async fn throughput(
+    kind: &str,
+    url: &str,
+    n: usize,
+    workers: usize,
+    fair: bool,
+) -> anyhow::Result<f64> {
     let s = Scratch::new(kind, url, &format!("tp_{kind}_{workers}"), 16).await?;
     let now = SystemClock.now().0;
     s.seed("p", n, now, &now.to_string()).await?;
     let adapter = Arc::new(InstantProvider::new(K, false));
-    let e = node::engine(
-        s.store.clone(),
-        adapter.clone(),
-        node::config(workers, "tp"),
-    );
+    let mut cfg = node::config(workers, "tp");
+    cfg.fair_claiming = fair;
+    let e = node::engine(s.store.clone(), adapter.clone(), cfg);
     let started = Instant::now();
     e.run_until_idle(CancellationToken::new()).await;
     let elapsed = started.elapsed().as_secs_f64();
@@ -169,6 +174,7 @@ impl Backlog {
                     lease_until: Timestamp(self.now + 60_000),
                     worker: "bench-claim".into(),
                     weights: Default::default(),
+                    fair: true,
                 })
                 .await?;
             times.push(t.elapsed());

@@ -262,7 +262,7 @@ fn fair_due(s: &MemState, req: &ClaimRequest) -> Vec<(i64, String)> {
             None => by_lane.push((lane, vec![(at, slot)])),
         }
     }
-    let mut picked: Vec<(i64, u32)> = if by_lane.len() <= 1 {
+    let mut picked: Vec<(i64, u32)> = if by_lane.len() <= 1 || !req.fair {
         by_lane
             .into_iter()
             .flat_map(|(_, v)| v)

@@ -219,6 +219,14 @@ impl<B: Backend> PollQueue for B {
                 .int(token)
         };
         let t = "poll_jobs";
+        if !req.fair {
+            return conn
+                .all(claim(<B::Conn as Conn>::SQL.claim, req.limit))
+                .await?
+                .iter()
+                .map(job_from_row)
+                .collect();
+        }
         let lanes = conn
             .all(stmt(lanes::DUE_LANES, "finding the lanes with due polls").int(req.now.0))
             .await?

@@ -40,6 +40,7 @@ pub(crate) fn claim_req(now: Timestamp, limit: u32, worker: &str) -> ClaimReques
         lease_until: Timestamp(now.0 + LEASE_MS),
         worker: worker.into(),
         weights: Default::default(),
+        fair: true,
     }
 }
 
