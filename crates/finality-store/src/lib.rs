@@ -94,14 +94,16 @@ use std::sync::Arc;
 /// The PostgreSQL backend, for several nodes sharing the work.
 pub mod postgres {
     pub use crate::driver::postgres::{
-        PgStore, CLAIM, DEFAULT_STATEMENT_TIMEOUT, FEED_CHANNEL, WAKE_CHANNEL,
+        PgStore, CLAIM, CLAIM_LANE, DEFAULT_STATEMENT_TIMEOUT, FEED_CHANNEL, WAKE_CHANNEL,
     };
+    pub use crate::poll_queue::lanes::DUE_LANES;
     pub use crate::payments::sql::register_in_pg as register_in;
 }
 
 /// The SQLite backend: the embedded default, one file.
 pub mod sqlite {
-    pub use crate::driver::sqlite::{pool_options, SqliteStore, SqliteSynchronous, CLAIM};
+    pub use crate::driver::sqlite::{pool_options, SqliteStore, SqliteSynchronous, CLAIM, CLAIM_LANE};
+    pub use crate::poll_queue::lanes::DUE_LANES;
     pub use crate::payments::sql::register_in_sqlite as register_in;
 }
 

@@ -2,7 +2,7 @@
 //! (one at a time or many in one transaction), "poll now", and the provider
 //! id an adapter found for a payment registered by merchant reference.
 
-pub(crate) mod lanes;
+pub mod lanes;
 mod memory;
 pub(crate) mod plan;
 pub(crate) mod sql;

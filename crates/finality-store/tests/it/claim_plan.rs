@@ -82,3 +82,74 @@ async fn sqlite_claim_uses_the_due_index() {
     assert!(plan.contains("USING INDEX poll_jobs_due"), "{plan}");
     assert!(!plan.contains("SCAN poll_jobs"), "{plan}");
 }
+
+/// Fair claiming's two statements read the lane index only: the lanes
+/// with due work by a skip scan (seeks per lane, not a read of the
+/// backlog), then one lane's due rows.
+#[tokio::test]
+async fn postgres_lanes_are_found_and_claimed_through_the_lane_index() {
+    let db = testing::postgres(2).await;
+    let Backend::Postgres(pg) = &db.backend else {
+        unreachable!()
+    };
+    // 100,000 pending payments in three accounts, 1,000 of them due.
+    sqlx::query(
+        "INSERT INTO payments (id, provider, provider_ref, kind, amount, currency, status, created_at, updated_at, account) \
+         SELECT 'p' || g, 'sim', 'r' || g, 'payment', 100, 'USD', 'pending', $1, $1, 'acct_' || (g % 3) \
+         FROM generate_series(1, 100000) g",
+    )
+    .bind(NOW)
+    .execute(pg.pool())
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO poll_jobs (payment_id, provider, provider_ref, kind, registered_at, next_poll_at, account) \
+         SELECT 'p' || g, 'sim', 'r' || g, 'payment', $1, \
+                CASE WHEN g <= 1000 THEN $1 - g ELSE $1 + g * 1000 END, 'acct_' || (g % 3) \
+         FROM generate_series(1, 100000) g",
+    )
+    .bind(NOW)
+    .execute(pg.pool())
+    .await
+    .unwrap();
+    sqlx::query("ANALYZE poll_jobs")
+        .execute(pg.pool())
+        .await
+        .unwrap();
+    let explain = |sql: String| async move {
+        let mut tx = pg.pool().begin().await.unwrap();
+        let mut q = sqlx::query(&sql).bind(NOW);
+        if sql.contains("$7") {
+            q = q
+                .bind(22_i64)
+                .bind(NOW + 30_000)
+                .bind("w")
+                .bind(1_i64)
+                .bind("sim")
+                .bind("acct_1");
+        }
+        let rows = q.fetch_all(&mut *tx).await.unwrap();
+        tx.rollback().await.unwrap();
+        rows.iter()
+            .map(|r| r.get::<String, _>(0))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let lanes = explain(format!(
+        "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) {}",
+        finality_store::postgres::DUE_LANES
+    ))
+    .await;
+    println!("PostgreSQL due lanes, 100k pending in 3 accounts:\n{lanes}");
+    assert!(lanes.contains("poll_jobs_lane_due"), "{lanes}");
+    assert!(!lanes.contains("Seq Scan on poll_jobs"), "{lanes}");
+    let claim = explain(format!(
+        "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF) {}",
+        finality_store::postgres::CLAIM_LANE
+    ))
+    .await;
+    println!("PostgreSQL claim in one lane:\n{claim}");
+    assert!(claim.contains("poll_jobs_lane_due"), "{claim}");
+    assert!(!claim.contains("Seq Scan on poll_jobs"), "{claim}");
+    assert!(claim.contains("rows=22"), "{claim}");
+}
