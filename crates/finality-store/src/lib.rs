@@ -96,15 +96,17 @@ pub mod postgres {
     pub use crate::driver::postgres::{
         PgStore, CLAIM, CLAIM_LANE, DEFAULT_STATEMENT_TIMEOUT, FEED_CHANNEL, WAKE_CHANNEL,
     };
-    pub use crate::poll_queue::lanes::DUE_LANES;
     pub use crate::payments::sql::register_in_pg as register_in;
+    pub use crate::poll_queue::lanes::DUE_LANES;
 }
 
 /// The SQLite backend: the embedded default, one file.
 pub mod sqlite {
-    pub use crate::driver::sqlite::{pool_options, SqliteStore, SqliteSynchronous, CLAIM, CLAIM_LANE};
-    pub use crate::poll_queue::lanes::DUE_LANES;
+    pub use crate::driver::sqlite::{
+        pool_options, SqliteStore, SqliteSynchronous, CLAIM, CLAIM_LANE,
+    };
     pub use crate::payments::sql::register_in_sqlite as register_in;
+    pub use crate::poll_queue::lanes::DUE_LANES_SQLITE as DUE_LANES;
 }
 
 /// The roles, to bring their methods into scope: `use finality_store::prelude::*`.

@@ -1,8 +1,8 @@
 //! Fair claiming, measured on PostgreSQL: one account (`big`) holds a
 //! backlog of due polls that never ends (each is answered pending and due
 //! again at once), while another (`small`) registers 10 payments a second,
-//! each settled by its first poll. The figure is `small`'s poll lateness
-//! (call start − `next_poll_at`): alone, beside the backlog in a lane of
+//! each settled by its first poll, due a second after registering. The
+//! figure is `small`'s poll lateness (call start − `next_poll_at`): alone, beside the backlog in a lane of
 //! its own (what fair claiming does), and in the backlog's lane (what one
 //! shared first-due-first queue does, the baseline). Beside it, what the
 //! share costs: executions/s of one account with fair claiming on and off,
@@ -48,6 +48,9 @@ impl Provider for TwoAccounts {
         Ok(Observation::new(Some(Status::Pending), "pending"))
     }
 }
+
+/// How long after its registration a `small` payment's first poll is due.
+const FIRST_POLL: Duration = Duration::from_secs(1);
 
 /// Where `small`'s payments go.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -125,10 +128,13 @@ async fn run(url: &str, mode: Mode, backlog: usize, seconds: usize) -> anyhow::R
             amount: Amount::new(100, Currency::parse("USD")?)?,
             metadata: json!({}),
         };
-        s.store.register(&p, at, at).await?;
+        // Due a second after registering, as a first poll always is a
+        // while after (100 s on the webhooks-first default): lateness is
+        // the engine's, not the registration's commit under load.
+        s.store.register(&p, at, at.plus(FIRST_POLL)).await?;
     }
     // Polled within the run, or not at all.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + FIRST_POLL + Duration::from_secs(10);
     while Instant::now() < deadline {
         let polled = adapter
             .small_late_us
@@ -168,8 +174,9 @@ fn ms(sorted_us: &[i64], f: f64) -> f64 {
 pub async fn section(url: &str, runs: usize, smoke: bool, backlog: usize) -> anyhow::Result<Value> {
     let (backlog, seconds) = if smoke { (5_000, 3) } else { (backlog, 20) };
     println!(
-        "\nfair claiming: account `small` registers 10 payments/s for {seconds} s; account `big` \
-         holds {backlog} due polls (answered pending, due again at once); 64 workers, PostgreSQL:"
+        "\nfair claiming: account `small` registers 10 payments/s for {seconds} s, each polled \
+         1 s later; account `big` holds {backlog} due polls (answered pending, due again at \
+         once); 64 workers, PostgreSQL:"
     );
     println!(
         "  {:<34} {:>8} {:>9} {:>9} {:>9} {:>12}",

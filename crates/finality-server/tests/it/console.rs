@@ -2,7 +2,7 @@
 //! tokens against cross-site posts, roles; and the whole review queue worked
 //! in a real headless Chromium (Debian `chromium` and `chromium-driver`).
 
-use super::roles::{named_tokens, ALICE, SERVICE};
+use super::roles::{call, named_tokens, ADMIN, ALICE, SERVICE};
 use super::*;
 use finality_core::{Source, Status, Timestamp};
 use finality_store::model::{InboxState, NewInboxEvent};
@@ -767,8 +767,19 @@ async fn review_queue_in_headless_chromium() {
     assert_eq!(out.counts.get("applied"), Some(&1), "{out:?}");
     std::fs::remove_dir_all(&dir).ok();
 
+    // An account added at run time (an institution behind the provider).
+    let (s, v) = call(
+        &app,
+        ADMIN,
+        reqwest::Method::POST,
+        "/v1/accounts",
+        Some(json!({"provider": "sim", "id": "inst_aba"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+
     // Providers: statistics drawn as SVG, failed and orphaned webhooks, the
-    // sweep, the settlement reports.
+    // sweep, the settlement reports, the accounts.
     c.goto(&format!("{}/console/providers", app.base))
         .await
         .unwrap();
@@ -786,6 +797,11 @@ async fn review_queue_in_headless_chromium() {
     assert!(
         reports.contains("settlement_2026-12-01.csv") && reports.contains("applied 1"),
         "{reports}"
+    );
+    let accounts = text(c, "#account-stats").await;
+    assert!(
+        accounts.contains("inst_aba") && accounts.contains("enabled"),
+        "{accounts}"
     );
     shot(c, "providers").await;
 

@@ -11,6 +11,8 @@ pub struct Dialect {
     pub claim: &'static str,
     /// The claim within one lane: `$6` the provider, `$7` the account.
     pub claim_lane: &'static str,
+    /// The lanes with due work (`poll_queue::lanes`).
+    pub due_lanes: &'static str,
     pub lock_inbox: &'static str,
     pub inbox_claim: &'static str,
     pub lock_feed: &'static str,

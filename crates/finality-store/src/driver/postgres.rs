@@ -263,6 +263,7 @@ static DIALECT: Dialect = Dialect {
     lock_job: "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2 FOR UPDATE",
     claim: CLAIM,
     claim_lane: CLAIM_LANE,
+    due_lanes: crate::poll_queue::lanes::DUE_LANES,
     lock_inbox: "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed') FOR UPDATE",
     inbox_claim: INBOX_CLAIM,

@@ -26,15 +26,13 @@ pub const CLAIM: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_a
     RETURNING payment_id, provider, provider_ref, merchant_ref, account, kind, registered_at, attempts, errors, due_at, resume_at, lock_token";
 
 /// [`CLAIM`] within one lane (provider `$6`, account `$7`): fair claiming.
-/// The lane is a range of row values on the lane index (see
-/// `finality_store::poll_queue::lanes` for why not equalities).
+/// SQLite takes the lane index for these equalities (a row-value range it
+/// would narrow by `provider` alone).
 pub const CLAIM_LANE: &str = "UPDATE poll_jobs SET due_at = next_poll_at, next_poll_at = $3, \
         locked_until = $3, locked_by = $4, lock_token = $5 \
     WHERE payment_id IN ( \
         SELECT payment_id FROM poll_jobs \
-        WHERE next_poll_at IS NOT NULL \
-        AND (provider, account, next_poll_at) >= ($6, $7, -9223372036854775807) \
-        AND (provider, account, next_poll_at) <= ($6, $7, $1) \
+        WHERE provider = $6 AND account = $7 AND next_poll_at IS NOT NULL AND next_poll_at <= $1 \
         ORDER BY provider, account, next_poll_at LIMIT $2) \
     RETURNING payment_id, provider, provider_ref, merchant_ref, account, kind, registered_at, attempts, errors, due_at, resume_at, lock_token";
 
@@ -130,6 +128,7 @@ static DIALECT: Dialect = Dialect {
     lock_job: "SELECT attempts FROM poll_jobs WHERE payment_id = $1 AND lock_token = $2",
     claim: CLAIM,
     claim_lane: CLAIM_LANE,
+    due_lanes: crate::poll_queue::lanes::DUE_LANES_SQLITE,
     lock_inbox: "SELECT id FROM webhook_inbox WHERE id = $1 AND attempts = $2 \
         AND state IN ('received', 'failed')",
     inbox_claim: INBOX_CLAIM,

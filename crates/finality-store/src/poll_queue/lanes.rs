@@ -14,9 +14,11 @@ use finality_core::Timestamp;
 use std::collections::HashMap;
 
 /// Every lane with an unparked job, and its earliest `next_poll_at`, the
-/// lanes due by `$1` first-due first. Portable SQL (row values and
-/// correlated scalar subqueries work on PostgreSQL and SQLite alike); each
-/// step seeks the index past the previous lane.
+/// lanes due by `$1` first-due first (PostgreSQL's form). Each step seeks
+/// the index to the provider's next account, else to the next provider's
+/// first: two seeks on either backend (SQLite narrows a row-value range
+/// `(provider, account) > (…)` by `provider` alone, which would read every
+/// entry of a big lane to find the next).
 ///
 /// Every seek lands on a lane's earliest `next_poll_at`, where a busy lane
 /// leaves the index entries of the rows it just claimed and completed.
@@ -34,12 +36,20 @@ pub const DUE_LANES: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
                (SELECT account FROM poll_jobs WHERE next_poll_at IS NOT NULL \
                 AND payment_id <> '' ORDER BY provider, account LIMIT 1) \
         UNION ALL \
-        SELECT (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                AND j.payment_id <> '' AND (j.provider, j.account) > (l.provider, l.account) \
-                ORDER BY j.provider, j.account LIMIT 1), \
-               (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                AND j.payment_id <> '' AND (j.provider, j.account) > (l.provider, l.account) \
-                ORDER BY j.provider, j.account LIMIT 1) \
+        SELECT COALESCE( \
+                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
+                 ORDER BY j.provider, j.account LIMIT 1), \
+                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider > l.provider \
+                 ORDER BY j.provider, j.account LIMIT 1)), \
+               COALESCE( \
+                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
+                 ORDER BY j.provider, j.account LIMIT 1), \
+                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider > l.provider \
+                 ORDER BY j.provider, j.account LIMIT 1)) \
         FROM lanes l WHERE l.provider IS NOT NULL) \
     SELECT provider, account, first_due FROM ( \
         SELECT l.provider, l.account, \
@@ -47,6 +57,38 @@ pub const DUE_LANES: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
              AND (j.provider, j.account, j.next_poll_at) >= (l.provider, l.account, -9223372036854775807) \
              AND (j.provider, j.account, j.next_poll_at) <= (l.provider, l.account, 9223372036854775807) \
              AND j.payment_id <> '' \
+             ORDER BY j.provider, j.account, j.next_poll_at LIMIT 1) AS first_due \
+        FROM lanes l WHERE l.provider IS NOT NULL) x \
+    WHERE first_due <= $1 ORDER BY first_due";
+
+/// [`DUE_LANES`] for SQLite, whose planner narrows a row-value range by its
+/// first column only: a lane's earliest poll is found by equalities (its
+/// planner then takes the lane index, unlike PostgreSQL's generic plans).
+pub const DUE_LANES_SQLITE: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
+        SELECT (SELECT provider FROM poll_jobs WHERE next_poll_at IS NOT NULL \
+                AND payment_id <> '' ORDER BY provider, account LIMIT 1), \
+               (SELECT account FROM poll_jobs WHERE next_poll_at IS NOT NULL \
+                AND payment_id <> '' ORDER BY provider, account LIMIT 1) \
+        UNION ALL \
+        SELECT COALESCE( \
+                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
+                 ORDER BY j.provider, j.account LIMIT 1), \
+                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider > l.provider \
+                 ORDER BY j.provider, j.account LIMIT 1)), \
+               COALESCE( \
+                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
+                 ORDER BY j.provider, j.account LIMIT 1), \
+                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider > l.provider \
+                 ORDER BY j.provider, j.account LIMIT 1)) \
+        FROM lanes l WHERE l.provider IS NOT NULL) \
+    SELECT provider, account, first_due FROM ( \
+        SELECT l.provider, l.account, \
+            (SELECT j.next_poll_at FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+             AND j.provider = l.provider AND j.account = l.account \
              ORDER BY j.provider, j.account, j.next_poll_at LIMIT 1) AS first_due \
         FROM lanes l WHERE l.provider IS NOT NULL) x \
     WHERE first_due <= $1 ORDER BY first_due";

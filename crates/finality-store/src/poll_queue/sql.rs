@@ -228,7 +228,13 @@ impl<B: Backend> PollQueue for B {
                 .collect();
         }
         let lanes = conn
-            .all(stmt(lanes::DUE_LANES, "finding the lanes with due polls").int(req.now.0))
+            .all(
+                stmt(
+                    <B::Conn as Conn>::SQL.due_lanes,
+                    "finding the lanes with due polls",
+                )
+                .int(req.now.0),
+            )
             .await?
             .iter()
             .map(|r| {

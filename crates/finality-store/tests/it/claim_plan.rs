@@ -153,3 +153,43 @@ async fn postgres_lanes_are_found_and_claimed_through_the_lane_index() {
     assert!(!claim.contains("Seq Scan on poll_jobs"), "{claim}");
     assert!(claim.contains("rows=22"), "{claim}");
 }
+
+/// The same on SQLite: both fair-claiming statements search the lane index.
+#[tokio::test]
+async fn sqlite_lanes_are_found_and_claimed_through_the_lane_index() {
+    let db = testing::sqlite().await;
+    let Backend::Sqlite(lite) = &db.backend else {
+        unreachable!()
+    };
+    for sql in [
+        finality_store::sqlite::DUE_LANES,
+        finality_store::sqlite::CLAIM_LANE,
+    ] {
+        let text = format!("EXPLAIN QUERY PLAN {sql}");
+        let mut q = sqlx::query(&text).bind(NOW);
+        if sql.contains("$7") {
+            q = q
+                .bind(22_i64)
+                .bind(NOW + 30_000)
+                .bind("w")
+                .bind(1_i64)
+                .bind("sim")
+                .bind("acct_1");
+        }
+        let rows = q.fetch_all(lite.pool()).await.unwrap();
+        let plan: Vec<String> = rows.iter().map(|r| r.get::<String, _>("detail")).collect();
+        let plan = plan.join("\n");
+        println!("SQLite plan:\n{plan}");
+        assert!(plan.contains("poll_jobs_lane_due"), "{plan}");
+        // Every read of the table seeks the lane index (a `SCAN … USING
+        // INDEX` here stops at its first row: `LIMIT 1` in index order).
+        assert!(
+            !plan
+                .lines()
+                .any(|l| (l.contains("SCAN poll_jobs") || l.contains("SCAN j"))
+                    && !l.contains("USING INDEX poll_jobs_lane_due")
+                    || l.contains("(provider>? AND provider<?)")),
+            "{plan}"
+        );
+    }
+}
