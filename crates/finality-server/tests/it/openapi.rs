@@ -22,6 +22,9 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/events/destinations/{name}/redeliver"),
     ("post", "/v1/events/destinations/{name}/pause"),
     ("post", "/v1/events/destinations/{name}/resume"),
+    ("get", "/v1/accounts"),
+    ("post", "/v1/accounts"),
+    ("post", "/v1/accounts/{provider}/{id}/disable"),
     ("get", "/v1/stats/providers"),
     ("get", "/v1/audit"),
     ("get", "/v1/sweep/runs"),
@@ -296,6 +299,23 @@ async fn every_answer_is_documented_with_its_fields() {
             .json(json!({})),
         call(ADMIN, M::POST, "/v1/events/destinations/http:x/pause", "/v1/events/destinations/{name}/pause", 404),
         call(ALICE, M::POST, "/v1/events/destinations/http:x/resume", "/v1/events/destinations/{name}/resume", 403),
+        call(ALICE, M::GET, "/v1/accounts", "/v1/accounts", 200),
+        call(ALICE, M::GET, "/v1/accounts", "/v1/accounts", 401).anonymous(),
+        call(ADMIN, M::POST, "/v1/accounts", "/v1/accounts", 201)
+            .json(json!({"provider": "sim", "id": "inst_1", "rate_limit": {"per_second": 5}, "weight": 2})),
+        call(ADMIN, M::POST, "/v1/accounts", "/v1/accounts", 200)
+            .json(json!({"provider": "sim", "id": "inst_1"})),
+        call(ALICE, M::POST, "/v1/accounts", "/v1/accounts", 403)
+            .json(json!({"provider": "sim", "id": "inst_2"})),
+        call(ADMIN, M::POST, "/v1/accounts", "/v1/accounts", 422)
+            .json(json!({"provider": "nope", "id": "inst_2"})),
+        call(ADMIN, M::POST, "/v1/accounts", "/v1/accounts", 400).raw("nope"),
+        call(ALICE, M::GET, "/v1/accounts", "/v1/accounts", 200),
+        call(ADMIN, M::POST, "/v1/accounts/sim/inst_1/disable", "/v1/accounts/{provider}/{id}/disable", 200),
+        call(ADMIN, M::POST, "/v1/accounts/sim/none/disable", "/v1/accounts/{provider}/{id}/disable", 404),
+        call(ALICE, M::POST, "/v1/accounts/sim/inst_1/disable", "/v1/accounts/{provider}/{id}/disable", 403),
+        call(ALICE, M::GET, "/v1/stats/providers?by=account", "/v1/stats/providers", 200),
+        call(ALICE, M::GET, "/v1/stats/providers?by=merchant", "/v1/stats/providers", 422),
         call(ALICE, M::GET, "/v1/stats/providers?window=1h", "/v1/stats/providers", 200),
         call(ALICE, M::GET, "/v1/stats/providers?window=0s", "/v1/stats/providers", 422),
         call(ADMIN, M::GET, "/v1/audit", "/v1/audit", 200),
