@@ -13,6 +13,34 @@ use crate::model::Lane;
 use finality_core::Timestamp;
 use std::collections::HashMap;
 
+/// Both backends' lanes, by two seeks per lane (the statements below add
+/// how a lane's earliest poll is read).
+macro_rules! lanes_cte {
+    () => {
+        "WITH RECURSIVE lanes(provider, account) AS ( \
+        SELECT (SELECT provider FROM poll_jobs WHERE next_poll_at IS NOT NULL \
+                AND payment_id <> '' ORDER BY provider, account LIMIT 1), \
+               (SELECT account FROM poll_jobs WHERE next_poll_at IS NOT NULL \
+                AND payment_id <> '' ORDER BY provider, account LIMIT 1) \
+        UNION ALL \
+        SELECT COALESCE( \
+                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
+                 ORDER BY j.provider, j.account LIMIT 1), \
+                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider > l.provider \
+                 ORDER BY j.provider, j.account LIMIT 1)), \
+               COALESCE( \
+                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
+                 ORDER BY j.provider, j.account LIMIT 1), \
+                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
+                 AND j.payment_id <> '' AND j.provider > l.provider \
+                 ORDER BY j.provider, j.account LIMIT 1)) \
+        FROM lanes l WHERE l.provider IS NOT NULL) "
+    };
+}
+
 /// Every lane with an unparked job, and its earliest `next_poll_at`, the
 /// lanes due by `$1` first-due first (PostgreSQL's form). Each step seeks
 /// the index to the provider's next account, else to the next provider's
@@ -30,28 +58,9 @@ use std::collections::HashMap;
 /// with equalities, a generic plan (a prepared statement run many times)
 /// takes the `next_poll_at` index as ordered enough and filters every row
 /// of the other lanes (0.35 s for a small lane beside a million-job one).
-pub const DUE_LANES: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
-        SELECT (SELECT provider FROM poll_jobs WHERE next_poll_at IS NOT NULL \
-                AND payment_id <> '' ORDER BY provider, account LIMIT 1), \
-               (SELECT account FROM poll_jobs WHERE next_poll_at IS NOT NULL \
-                AND payment_id <> '' ORDER BY provider, account LIMIT 1) \
-        UNION ALL \
-        SELECT COALESCE( \
-                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
-                 ORDER BY j.provider, j.account LIMIT 1), \
-                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider > l.provider \
-                 ORDER BY j.provider, j.account LIMIT 1)), \
-               COALESCE( \
-                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
-                 ORDER BY j.provider, j.account LIMIT 1), \
-                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider > l.provider \
-                 ORDER BY j.provider, j.account LIMIT 1)) \
-        FROM lanes l WHERE l.provider IS NOT NULL) \
-    SELECT provider, account, first_due FROM ( \
+pub const DUE_LANES: &str = concat!(
+    lanes_cte!(),
+    "SELECT provider, account, first_due FROM ( \
         SELECT l.provider, l.account, \
             (SELECT j.next_poll_at FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
              AND (j.provider, j.account, j.next_poll_at) >= (l.provider, l.account, -9223372036854775807) \
@@ -59,39 +68,22 @@ pub const DUE_LANES: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
              AND j.payment_id <> '' \
              ORDER BY j.provider, j.account, j.next_poll_at LIMIT 1) AS first_due \
         FROM lanes l WHERE l.provider IS NOT NULL) x \
-    WHERE first_due <= $1 ORDER BY first_due";
+    WHERE first_due <= $1 ORDER BY first_due"
+);
 
 /// [`DUE_LANES`] for SQLite, whose planner narrows a row-value range by its
 /// first column only: a lane's earliest poll is found by equalities (its
 /// planner then takes the lane index, unlike PostgreSQL's generic plans).
-pub const DUE_LANES_SQLITE: &str = "WITH RECURSIVE lanes(provider, account) AS ( \
-        SELECT (SELECT provider FROM poll_jobs WHERE next_poll_at IS NOT NULL \
-                AND payment_id <> '' ORDER BY provider, account LIMIT 1), \
-               (SELECT account FROM poll_jobs WHERE next_poll_at IS NOT NULL \
-                AND payment_id <> '' ORDER BY provider, account LIMIT 1) \
-        UNION ALL \
-        SELECT COALESCE( \
-                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
-                 ORDER BY j.provider, j.account LIMIT 1), \
-                (SELECT j.provider FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider > l.provider \
-                 ORDER BY j.provider, j.account LIMIT 1)), \
-               COALESCE( \
-                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider = l.provider AND j.account > l.account \
-                 ORDER BY j.provider, j.account LIMIT 1), \
-                (SELECT j.account FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
-                 AND j.payment_id <> '' AND j.provider > l.provider \
-                 ORDER BY j.provider, j.account LIMIT 1)) \
-        FROM lanes l WHERE l.provider IS NOT NULL) \
-    SELECT provider, account, first_due FROM ( \
+pub const DUE_LANES_SQLITE: &str = concat!(
+    lanes_cte!(),
+    "SELECT provider, account, first_due FROM ( \
         SELECT l.provider, l.account, \
             (SELECT j.next_poll_at FROM poll_jobs j WHERE j.next_poll_at IS NOT NULL \
              AND j.provider = l.provider AND j.account = l.account \
              ORDER BY j.provider, j.account, j.next_poll_at LIMIT 1) AS first_due \
         FROM lanes l WHERE l.provider IS NOT NULL) x \
-    WHERE first_due <= $1 ORDER BY first_due";
+    WHERE first_due <= $1 ORDER BY first_due"
+);
 
 /// How many of a round of `limit` each due lane may take: in proportion to
 /// its weight (1 unless named), at least one, the lanes waiting longest
