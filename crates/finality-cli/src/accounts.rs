@@ -43,6 +43,10 @@ pub enum AccountsCommand {
         /// Its share of each claim round beside other accounts (1–1000).
         #[arg(long, default_value_t = 1)]
         weight: u32,
+        /// Alipay, an integrator acting for a merchant: the variable (or
+        /// file) holding the merchant's app_auth_token.
+        #[arg(long)]
+        app_auth_token_env: Option<String>,
         /// Your name, for the audit trail.
         #[arg(long)]
         actor: String,
@@ -123,6 +127,7 @@ pub async fn accounts(
             rate_limit,
             burst,
             weight,
+            app_auth_token_env,
             actor,
         } => {
             let Some(cfg) = config.providers.get(&provider) else {
@@ -139,6 +144,7 @@ pub async fn accounts(
                 webhook_secret_envs,
                 rate_limit: rate_limit.map(|per_second| RateLimit { per_second, burst }),
                 weight,
+                app_auth_token_env,
             };
             // Checked as the file's accounts are; the secrets themselves
             // are read by each node from its own environment.

@@ -60,6 +60,8 @@ pub(crate) struct AccountOut {
     webhook_secret_envs: Vec<String>,
     rate_limit: Option<RateLimitIo>,
     weight: u32,
+    /// Alipay: the variable (or file) holding the merchant's app_auth_token.
+    app_auth_token_env: Option<String>,
     /// While its calls are paused (a 401, a rate limit): until when and why.
     paused_until: Option<String>,
     paused_reason: Option<String>,
@@ -87,6 +89,7 @@ impl AccountOut {
                 burst: r.burst,
             }),
             weight: a.spec.weight,
+            app_auth_token_env: a.spec.app_auth_token_env.clone(),
             paused_until: pause.as_ref().map(|p| p.until.to_rfc3339()),
             paused_reason: pause.map(|p| p.reason),
         }
@@ -147,6 +150,9 @@ pub(crate) struct AccountIn {
     rate_limit: Option<RateLimitIo>,
     /// Its share of each claim round beside other accounts (1–1000, default 1).
     weight: Option<u32>,
+    /// Alipay, an integrator acting for a merchant: the variable (or file)
+    /// holding the merchant's `app_auth_token`.
+    app_auth_token_env: Option<String>,
 }
 
 /// Add an account, or change one (enabling it again), checked on this node
@@ -180,6 +186,7 @@ async fn add(
             burst: r.burst,
         }),
         weight: b.weight.unwrap_or(1),
+        app_auth_token_env: b.app_auth_token_env,
     };
     let (put, account) = add_as(&app, &caller, &b.provider, &spec).await?;
     let status = match put {

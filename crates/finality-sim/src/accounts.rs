@@ -4,7 +4,9 @@
 //! found, an account whose access was revoked answers 401; its events carry
 //! a top-level `account`), and Adyen's merchant accounts (each
 //! notification names its `merchantAccountCode` and is signed with that
-//! merchant account's own HMAC key).
+//! merchant account's own HMAC key), and Alipay's merchants an integrator
+//! acts for (each trade answers only calls carrying the `app_auth_token`
+//! its merchant granted).
 
 use crate::model::{SimAccounts, Simulator};
 use axum::http::{HeaderMap, StatusCode};
@@ -46,6 +48,33 @@ impl Simulator {
         self.lock_accounts()
             .adyen_keys
             .insert(account.to_string(), key);
+    }
+
+    /// The merchant `account` (an Alipay `auth_app_id`) granted the
+    /// integrator `token`: its trades answer only calls that carry it.
+    pub fn set_alipay_app_auth_token(&self, account: &str, token: &str) {
+        self.lock_accounts()
+            .alipay_tokens
+            .insert(account.to_string(), token.to_string());
+    }
+
+    /// Alipay's answer to a call about trade `id` whose merchant granted a
+    /// token the call does not carry: the public error for an invalid
+    /// `app_auth_token` (code 20001, `aop.invalid-app-auth-token`).
+    pub(crate) fn alipay_token_gate(
+        &self,
+        id: &str,
+        params: &std::collections::BTreeMap<String, String>,
+    ) -> Option<serde_json::Value> {
+        let a = self.lock_accounts();
+        let want = a
+            .of_payment
+            .get(id)
+            .and_then(|acct| a.alipay_tokens.get(acct))?;
+        (params.get("app_auth_token") != Some(want)).then(|| {
+            json!({"code": "20001", "msg": "Insufficient Token Permissions",
+                   "sub_code": "aop.invalid-app-auth-token", "sub_msg": "无效的应用授权令牌"})
+        })
     }
 
     pub(crate) fn stripe_secret_for(&self, account: &str) -> Option<String> {

@@ -475,6 +475,9 @@ pub(crate) struct SimAccounts {
     pub(crate) stripe_secrets: HashMap<String, String>,
     /// Adyen: each merchant account's HMAC key (decoded).
     pub(crate) adyen_keys: HashMap<String, Vec<u8>>,
+    /// Alipay: the `app_auth_token` each merchant (`auth_app_id`) granted
+    /// the integrator's app.
+    pub(crate) alipay_tokens: HashMap<String, String>,
 }
 
 #[cfg(test)]

@@ -13,7 +13,10 @@
 //!   `merchantAccountCode`, verified with its own HMAC key
 //!   (`webhook_secret_envs`: "Each secret HMAC key is linked to one
 //!   webhook endpoint").
-//! - Alipay: an app id (`app_id`), its private key in `api_key_env`.
+//! - Alipay: an app id: its own (`app_id`, its private key in
+//!   `api_key_env`), or a merchant's app the integrator's app acts for
+//!   with the `app_auth_token` the merchant granted (`app_auth_token_env`;
+//!   notifications name it in `auth_app_id`).
 //! - Every other adapter: a name of the operator's choosing, with its own
 //!   `api_key_env` and `webhook_secret_envs`.
 
@@ -44,6 +47,12 @@ pub struct AccountSpec {
     /// polls (1–1000, default 1).
     #[serde(default = "one")]
     pub weight: u32,
+    /// Alipay, an integrator (ISV) acting for a merchant: the variable
+    /// holding the `app_auth_token` the merchant granted, sent as that
+    /// public request parameter with the integrator's own app. `id` is then
+    /// the merchant's app (`auth_app_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_auth_token_env: Option<String>,
 }
 
 fn one() -> u32 {
@@ -62,6 +71,7 @@ impl AccountSpec {
             webhook_secret_envs: Vec::new(),
             rate_limit: None,
             weight: 1,
+            app_auth_token_env: None,
         }
     }
 
@@ -90,6 +100,15 @@ impl AccountSpec {
         for var in &self.webhook_secret_envs {
             secret_ref("webhook_secret_envs", var)?;
         }
+        if let Some(var) = &self.app_auth_token_env {
+            secret_ref("app_auth_token_env", var)?;
+            if !matches!(cfg.adapter, Adapter::Alipay { .. }) {
+                return Err(ConfigError::new(
+                    "app_auth_token_env",
+                    "only an Alipay account takes an app_auth_token",
+                ));
+            }
+        }
         if let Some(r) = self.rate_limit {
             if !(r.per_second > 0.0 && r.per_second <= 1_000_000.0) {
                 return Err(ConfigError::new("rate_limit.per_second", "must be > 0"));
@@ -107,10 +126,16 @@ impl AccountSpec {
                 "WeChat Pay sub-merchants (service provider mode, sub_mchid) are not supported \
                  yet: configure each merchant as its own provider",
             )),
-            Adapter::Alipay { .. } if self.api_key_env.is_none() => Err(ConfigError::new(
-                "api_key_env",
-                "an Alipay app needs its own private key (the environment variable holding it)",
-            )),
+            Adapter::Alipay { .. }
+                if self.api_key_env.is_none() == self.app_auth_token_env.is_none() =>
+            {
+                Err(ConfigError::new(
+                    "api_key_env",
+                    "an Alipay account is either an app of its own (api_key_env: its private \
+                     key) or a merchant the integrator's app acts for (app_auth_token_env): \
+                     give one of the two",
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -128,12 +153,15 @@ impl AccountSpec {
         c.accounts.clear();
         match &mut c.adapter {
             Adapter::Adyen { adyen } => adyen.merchant_account = Some(self.id.clone()),
-            Adapter::Alipay { alipay } => {
-                alipay.app_id = self.id.clone();
-                if let Some(k) = &self.api_key_env {
+            Adapter::Alipay { alipay } => match &self.api_key_env {
+                // An app of its own, with its own key.
+                Some(k) => {
+                    alipay.app_id = self.id.clone();
                     alipay.private_key_env = k.clone();
                 }
-            }
+                // The integrator's app, acting for the merchant by token.
+                None => alipay.app_auth_token_env = self.app_auth_token_env.clone(),
+            },
             _ => {}
         }
         c

@@ -166,16 +166,20 @@ pub(crate) fn build_adapter(
             )
             .map_err(|e| permanent(name, e))?,
         )),
-        Adapter::Alipay { alipay: a } => Ok(Arc::new(
-            crate::alipay::AlipayAdapter::new(
+        Adapter::Alipay { alipay: a } => {
+            let mut adapter = crate::alipay::AlipayAdapter::new(
                 &cfg.base_url,
                 a,
                 env(&a.private_key_env, "alipay.private_key_env")?.expose(),
                 env(&a.alipay_public_key_env, "alipay.alipay_public_key_env")?.expose(),
                 timeouts,
             )
-            .map_err(|e| permanent(name, e))?,
-        )),
+            .map_err(|e| permanent(name, e))?;
+            if let Some(var) = &a.app_auth_token_env {
+                adapter = adapter.with_app_auth_token(env(var, "app_auth_token_env")?.expose());
+            }
+            Ok(Arc::new(adapter))
+        }
         Adapter::WeChat { wechat: w } => {
             if !w.platform_keys.is_empty() && w.platform_serial.is_none() {
                 // Otherwise the first key would answer for every serial,

@@ -79,6 +79,7 @@ pub fn alipay_adapter(app_id: &str, public_pem: &str) -> AlipayAdapter {
         private_key_env: "-".into(),
         alipay_public_key_env: "-".into(),
         seller_id: None,
+        app_auth_token_env: None,
     };
     AlipayAdapter::new(
         "http://127.0.0.1:9/gateway.do",

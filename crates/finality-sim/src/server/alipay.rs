@@ -68,6 +68,12 @@ pub(crate) async fn alipay_gateway(
     if let Err(r) = faults(&sim).await {
         return r;
     }
+    if let Some(refused) = plan
+        .as_ref()
+        .and_then(|p| sim.alipay_token_gate(&p.id, &params))
+    {
+        return answer(refused);
+    }
     match plan {
         // "未返回该字段表示退款请求未收到或者退款失败": no refund_status
         // until the refund succeeded.
