@@ -94,12 +94,8 @@ pub async fn accounts(
                 }
             }
             for s in &stored {
-                let mut spec = s.spec.clone();
-                if let Some(o) = spec.as_object_mut() {
-                    o.insert("id".into(), serde_json::json!(s.account));
-                }
-                let spec: AccountSpec =
-                    serde_json::from_value(spec).unwrap_or_else(|_| AccountSpec::named(&s.account));
+                let spec = AccountSpec::from_stored(&s.account, &s.spec)
+                    .unwrap_or_else(|_| AccountSpec::named(&s.account));
                 let state = match s.disabled_at {
                     Some(_) => format!("disabled by {}", s.updated_by),
                     None => "enabled".into(),
@@ -150,10 +146,7 @@ pub async fn accounts(
             // are read by each node from its own environment.
             spec.validate(cfg)
                 .map_err(|e| anyhow!("--{}: {}", e.field.replace('_', "-"), e.message))?;
-            let mut stored = serde_json::to_value(&spec)?;
-            if let Some(o) = stored.as_object_mut() {
-                o.remove("id");
-            }
+            let stored = spec.to_stored();
             let put = store
                 .account_put(&provider, &spec.id, &stored, &actor, now)
                 .await?;
@@ -183,10 +176,7 @@ pub async fn accounts(
                     .get(&provider)
                     .and_then(|p| p.accounts.iter().find(|a| a.id == id))
                 {
-                    let mut stored = serde_json::to_value(a)?;
-                    if let Some(o) = stored.as_object_mut() {
-                        o.remove("id");
-                    }
+                    let stored = a.to_stored();
                     store
                         .account_put(&provider, &id, &stored, &actor, now)
                         .await?;

@@ -216,11 +216,7 @@ impl ProviderAccounts {
             {
                 continue;
             }
-            let mut spec_json = row.spec.clone();
-            if let Some(o) = spec_json.as_object_mut() {
-                o.insert("id".into(), serde_json::Value::from(row.account.clone()));
-            }
-            let (spec, adapter) = match serde_json::from_value::<AccountSpec>(spec_json) {
+            let (spec, adapter) = match AccountSpec::from_stored(&row.account, &row.spec) {
                 Ok(spec) => {
                     let adapter = build_account(name, cfg, &spec)
                         .map_err(|e| AccountError::Setup(e.to_string()));

@@ -220,14 +220,16 @@ pub(crate) async fn add_as(
         audit(app, caller, "account_add", asked, format!("refused: {e}")).await?;
         return Err(ApiError::invalid(e.field, e.message));
     }
-    let mut stored = serde_json::to_value(spec).map_err(|e| ApiError::Internal(e.to_string()))?;
-    if let Some(o) = stored.as_object_mut() {
-        o.remove("id");
-    }
     let now = app.clock.now();
     let put = app
         .store
-        .account_put(provider, &spec.id, &stored, &caller.identity.name, now)
+        .account_put(
+            provider,
+            &spec.id,
+            &spec.to_stored(),
+            &caller.identity.name,
+            now,
+        )
         .await?;
     let (action, outcome) = match put {
         AccountPut::Created => ("account_add", "added"),
@@ -290,11 +292,7 @@ pub(crate) async fn disable_as(
     let now = app.clock.now();
     let by = caller.identity.name.to_string();
     if !app.store.account_disable(provider, id, &by, now).await? {
-        let mut stored =
-            serde_json::to_value(&known.spec).map_err(|e| ApiError::Internal(e.to_string()))?;
-        if let Some(o) = stored.as_object_mut() {
-            o.remove("id");
-        }
+        let stored = known.spec.to_stored();
         app.store
             .account_put(provider, id, &stored, &by, now)
             .await?;

@@ -92,10 +92,13 @@ async fn receive(
     let now = app.clock.now();
     // A provider with accounts: verified with the secret of the account the
     // body names; one naming an account it does not have is refused.
-    let (adapter, account) = match entry
-        .accounts
-        .route(&entry.adapter, entry.adapter.webhook_account(&body))
-    {
+    // (The body is read for an account only when the provider has some:
+    // no second parse on the common path.)
+    let named = match entry.accounts.is_empty() {
+        true => None,
+        false => entry.adapter.webhook_account(&body),
+    };
+    let (adapter, account) = match entry.accounts.route(&entry.adapter, named) {
         Ok(routed) => routed,
         Err(why) => {
             metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "unknown_account").increment(1);

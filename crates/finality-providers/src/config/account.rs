@@ -75,6 +75,25 @@ impl AccountSpec {
         }
     }
 
+    /// The settings as stored (`provider_accounts.spec`): everything but
+    /// the id, which is the row's key.
+    pub fn to_stored(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("id");
+        }
+        v
+    }
+
+    /// An account from its stored settings and its id.
+    pub fn from_stored(id: &str, stored: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        let mut v = stored.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("id".into(), serde_json::Value::from(id));
+        }
+        serde_json::from_value(v)
+    }
+
     /// Check what deserialization cannot, for the provider `cfg`; the
     /// field is relative to the account.
     pub fn validate(&self, cfg: &ProviderConfig) -> Result<(), ConfigError> {
