@@ -64,3 +64,83 @@ fn alipay_notification_names_the_merchants_app() {
         Some("2019073166072302")
     );
 }
+
+/// WeChat Pay service provider docs, 支付通知: a sub-merchant's
+/// notification, whose decrypted resource names `sp_mchid` 1230000109 and
+/// `sub_mchid` 1900000109 (the docs' example, encrypted here under a
+/// stand-in APIv3 key and signed with wechatpay-go's published test key as
+/// platform key: the docs publish no key for it). The service provider's
+/// adapter reads the sub-merchant to route it; that sub-merchant's adapter
+/// applies it, another sub-merchant's or the merchant's own reports the
+/// mismatch instead of applying it.
+#[tokio::test]
+async fn wechat_partner_notification_names_its_sub_merchant() {
+    use finality_providers::wechat::{encrypt_resource, sign};
+    use rsa::pkcs8::DecodePrivateKey;
+    let plain =
+        common::testdata("wechatpay/doc_partner_transaction_notification_resource_plaintext.json");
+    let mut envelope =
+        common::json("wechatpay/doc_transaction_notification_envelope_TRANSACTION.SUCCESS.json");
+    let key = *b"0123456789abcdef0123456789abcdef";
+    let r = &mut envelope["resource"];
+    r["nonce"] = "fdasflkja484".into();
+    r["associated_data"] = "transaction".into();
+    r["ciphertext"] = encrypt_resource(&key, "fdasflkja484", "transaction", &plain).into();
+    let body = envelope.to_string();
+    let ts = 1_700_000_000;
+    let platform =
+        rsa::RsaPrivateKey::from_pkcs8_pem(&common::text("wechatpay/go_sdk_test_private_key.pem"))
+            .unwrap();
+    let headers = common::headers(&[
+        ("wechatpay-timestamp", &ts.to_string()),
+        ("wechatpay-nonce", "n1"),
+        ("wechatpay-serial", "D7CE59D1F522D701"),
+        (
+            "wechatpay-signature",
+            &sign(&platform, &format!("{ts}\nn1\n{body}\n")),
+        ),
+    ]);
+    let serial = Some("D7CE59D1F522D701");
+    let url = "http://127.0.0.1:9";
+    let sp = common::wechat_adapter_for(url, serial, "1230000109", None);
+    assert_eq!(
+        sp.webhook_account(body.as_bytes()).as_deref(),
+        Some("1900000109")
+    );
+    // A merchant's own notification (not decryptable here) names none.
+    assert_eq!(
+        sp.webhook_account(&common::testdata("wechatpay/go_sdk_notify_body.json")),
+        None
+    );
+
+    let sub = common::wechat_adapter_for(url, serial, "1230000109", Some("1900000109"));
+    let events = sub
+        .verify_webhook(&headers, body.as_bytes(), common::at(ts))
+        .await
+        .unwrap();
+    assert_eq!(events[0].status, Some(finality_core::Status::Succeeded));
+    assert_eq!(
+        events[0].merchant_ref.as_deref(),
+        Some("1217752501201407033233368018")
+    );
+    assert_eq!(events[0].reported.mismatch, None);
+
+    for (adapter, field) in [
+        (
+            common::wechat_adapter_for(url, serial, "1230000109", Some("1900000999")),
+            "sub_mchid `1900000109`",
+        ),
+        (
+            common::wechat_adapter_for(url, serial, "1230000999", Some("1900000109")),
+            "sp_mchid `1230000109`",
+        ),
+        (sp, "sub_mchid `1900000109`"),
+    ] {
+        let events = adapter
+            .verify_webhook(&headers, body.as_bytes(), common::at(ts))
+            .await
+            .unwrap();
+        let why = events[0].reported.mismatch.clone().unwrap_or_default();
+        assert!(why.contains(field), "{why}");
+    }
+}

@@ -6,7 +6,8 @@
 //! notification names its `merchantAccountCode` and is signed with that
 //! merchant account's own HMAC key), and Alipay's merchants an integrator
 //! acts for (each trade answers only calls carrying the `app_auth_token`
-//! its merchant granted).
+//! its merchant granted), and WeChat Pay's sub-merchants a service
+//! provider acts for (`sub_mchid`, server/wechat.rs).
 
 use crate::model::{SimAccounts, Simulator};
 use axum::http::{HeaderMap, StatusCode};
@@ -34,6 +35,11 @@ impl Simulator {
     /// it answers 401 from now on.
     pub fn revoke_account(&self, account: &str) {
         self.lock_accounts().revoked.insert(account.to_string());
+    }
+
+    /// Whether `account`'s access was revoked ([`Self::revoke_account`]).
+    pub(crate) fn is_revoked(&self, account: &str) -> bool {
+        self.lock_accounts().revoked.contains(account)
     }
 
     /// Sign `account`'s Stripe events with `secret`.

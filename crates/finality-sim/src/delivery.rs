@@ -123,6 +123,7 @@ impl Simulator {
                     d.status,
                     ts,
                     d.money(),
+                    self.account_of(&d.provider_ref).as_deref(),
                 ) else {
                     return; // WeChat notifies successes only
                 };

@@ -522,7 +522,11 @@ pub fn wechat_trade_state(sim_status: &str) -> &'static str {
 }
 
 /// A WeChat Pay v3 notification for an order that reached `sim_status`
-/// (WeChat notifies successes only), with its headers.
+/// (WeChat notifies successes only), with its headers: the merchant's own,
+/// or with `sub_mchid` a sub-merchant's, which the service provider
+/// receives (`sp_mchid`/`sub_mchid`, `sp_appid`, as wechatpay-go's
+/// `partnerpayments.Transaction`).
+#[allow(clippy::too_many_arguments)] // one notification's every part, as the wire names them
 pub fn wechat_notification(
     api_v3_key: &[u8; 32],
     event_id: &str,
@@ -531,16 +535,34 @@ pub fn wechat_notification(
     sim_status: &str,
     ts: i64,
     m: Money<'_>,
+    sub_mchid: Option<&str>,
 ) -> Option<(String, Vec<(&'static str, String)>)> {
     if sim_status != "succeeded" {
         return None;
     }
-    let tx = json!({"mchid": wechat_keys::MCHID, "appid": wechat_keys::APPID,
-                    "out_trade_no": out_trade_no, "transaction_id": wechat_transaction_id(id),
+    let mut tx = json!({"out_trade_no": out_trade_no, "transaction_id": wechat_transaction_id(id),
                     "trade_type": "JSAPI", "trade_state": "SUCCESS", "trade_state_desc": "支付成功",
                     "amount": {"total": m.amount, "payer_total": m.amount,
                                "currency": m.currency, "payer_currency": m.currency}});
+    wechat_merchant(&mut tx, sub_mchid);
     wechat_notification_of(api_v3_key, event_id, "transaction", &tx, ts)
+}
+
+/// Name the merchant in a transaction: `mchid`/`appid`, or for a
+/// sub-merchant the service provider's `sp_mchid`/`sp_appid` and its
+/// `sub_mchid`.
+pub fn wechat_merchant(tx: &mut Value, sub_mchid: Option<&str>) {
+    match sub_mchid {
+        Some(sub) => {
+            tx["sp_mchid"] = json!(wechat_keys::MCHID);
+            tx["sp_appid"] = json!(wechat_keys::APPID);
+            tx["sub_mchid"] = json!(sub);
+        }
+        None => {
+            tx["mchid"] = json!(wechat_keys::MCHID);
+            tx["appid"] = json!(wechat_keys::APPID);
+        }
+    }
 }
 
 /// A WeChat Pay v3 notification carrying `resource` (a transaction or a

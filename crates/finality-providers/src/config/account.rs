@@ -17,6 +17,10 @@
 //!   `api_key_env`), or a merchant's app the integrator's app acts for
 //!   with the `app_auth_token` the merchant granted (`app_auth_token_env`;
 //!   notifications name it in `auth_app_id`).
+//! - WeChat Pay: a sub-merchant (`sub_mchid`) the service provider's
+//!   `mchid` acts for with its own keys (service provider mode,
+//!   wechatpay-go `services/partnerpayments`); its notifications name it in
+//!   the encrypted resource's `sub_mchid`.
 //! - Every other adapter: a name of the operator's choosing, with its own
 //!   `api_key_env` and `webhook_secret_envs`.
 
@@ -140,11 +144,26 @@ impl AccountSpec {
             return Err(ConfigError::new("weight", "must be within 1..1000"));
         }
         match &cfg.adapter {
-            Adapter::WeChat { .. } => Err(ConfigError::new(
-                "id",
-                "WeChat Pay sub-merchants (service provider mode, sub_mchid) are not supported \
-                 yet: configure each merchant as its own provider",
-            )),
+            Adapter::WeChat { .. } if !id.chars().all(|c| c.is_ascii_digit()) => {
+                Err(ConfigError::new(
+                    "id",
+                    "a WeChat Pay account is a sub-merchant: its id is the sub_mchid WeChat Pay \
+                     issued (digits)",
+                ))
+            }
+            Adapter::WeChat { .. }
+                if self.api_key_env.is_some() || !self.webhook_secret_envs.is_empty() =>
+            {
+                Err(ConfigError::new(
+                    if self.api_key_env.is_some() {
+                        "api_key_env"
+                    } else {
+                        "webhook_secret_envs"
+                    },
+                    "a WeChat Pay sub-merchant is served with the service provider's keys \
+                     ([providers.NAME.wechat]): it takes no keys of its own",
+                ))
+            }
             Adapter::Alipay { .. }
                 if self.api_key_env.is_none() == self.app_auth_token_env.is_none() =>
             {
@@ -172,6 +191,7 @@ impl AccountSpec {
         c.accounts.clear();
         match &mut c.adapter {
             Adapter::Adyen { adyen } => adyen.merchant_account = Some(self.id.clone()),
+            Adapter::WeChat { wechat } => wechat.sub_mchid = Some(self.id.clone()),
             Adapter::Alipay { alipay } => match &self.api_key_env {
                 // An app of its own, with its own key.
                 Some(k) => {

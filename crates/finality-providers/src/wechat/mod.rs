@@ -20,6 +20,17 @@
 //!   `-Serial`; the timestamp must be within the tolerance. The transaction
 //!   is in `resource`, encrypted with AES-256-GCM under the APIv3 key
 //!   (`nonce`, `associated_data`, base64 `ciphertext` with its tag).
+//! - Service provider mode (`sub_mchid` set, one account per sub-merchant):
+//!   the service provider's `mchid` signs every call as `sp_mchid`; a
+//!   transaction is queried at `GET /v3/pay/partner/transactions/
+//!   out-trade-no/{out_trade_no}?sp_mchid=…&sub_mchid=…` (or `…/id/{id}`),
+//!   a refund at `GET /v3/refund/domestic/refunds/{out_refund_no}?
+//!   sub_mchid=…` (wechatpay-go `services/partnerpayments`,
+//!   `refunddomestic.QueryByOutRefundNoRequest.SubMchid`). Answers and
+//!   notifications name `sp_mchid`/`sub_mchid` (`sp_appid`) instead of
+//!   `mchid` (`appid`); every sub-merchant's notification is signed and
+//!   encrypted with the service provider's keys, so the account it is for
+//!   is read from the decrypted resource's `sub_mchid`.
 
 pub mod contract;
 
@@ -73,6 +84,11 @@ pub struct WeChatConfig {
     /// notification rules ask the merchant to check it beside `mchid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub appid: Option<String>,
+    /// Service provider mode: the sub-merchant (`sub_mchid`) the service
+    /// provider `mchid` acts for. Set per account (the account's id); in
+    /// this mode `appid`, when set, is checked against `sp_appid`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_mchid: Option<String>,
 }
 
 /// `trade_state` → ours, from its row in [`contract::ROWS`].
@@ -160,6 +176,8 @@ pub struct WeChatAdapter {
     base_url: String,
     mchid: String,
     appid: Option<String>,
+    /// Service provider mode: the sub-merchant acted for.
+    sub_mchid: Option<String>,
     serial_no: String,
     key: RsaPrivateKey,
     /// Platform keys by the serial they sign under; `None` verifies any
@@ -207,6 +225,7 @@ impl WeChatAdapter {
             base_url: base_url.trim_end_matches('/').to_string(),
             mchid: cfg.mchid.clone(),
             appid: cfg.appid.clone(),
+            sub_mchid: cfg.sub_mchid.clone(),
             serial_no: cfg.serial_no.clone(),
             key,
             platform: vec![(cfg.platform_serial.clone(), platform)],
@@ -312,11 +331,18 @@ impl WeChatAdapter {
         by_merchant: bool,
     ) -> Result<Observation, ProviderError> {
         let segment = if by_merchant { "out-trade-no" } else { "id" };
-        let path = format!(
-            "/v3/pay/transactions/{segment}/{}?mchid={}",
-            crate::http::segment(reference),
-            self.mchid
-        );
+        let reference = crate::http::segment(reference);
+        let path = match &self.sub_mchid {
+            Some(sub) => format!(
+                "/v3/pay/partner/transactions/{segment}/{reference}?sp_mchid={}&sub_mchid={}",
+                self.mchid,
+                crate::http::segment(sub)
+            ),
+            None => format!(
+                "/v3/pay/transactions/{segment}/{reference}?mchid={}",
+                self.mchid
+            ),
+        };
         let Some(body) = self.signed_get(&path).await? else {
             return Ok(Observation::new(None, "ORDER_NOT_EXIST"));
         };
@@ -335,10 +361,13 @@ impl WeChatAdapter {
     /// One refund, by the merchant's refund number (the only way WeChat Pay
     /// offers); its `refund_id` is recorded.
     async fn query_refund(&self, out_refund_no: &str) -> Result<Observation, ProviderError> {
-        let path = format!(
+        let mut path = format!(
             "/v3/refund/domestic/refunds/{}",
             crate::http::segment(out_refund_no)
         );
+        if let Some(sub) = &self.sub_mchid {
+            path.push_str(&format!("?sub_mchid={}", crate::http::segment(sub)));
+        }
         let Some(body) = self.signed_get(&path).await? else {
             return Ok(Observation::new(None, "RESOURCE_NOT_EXISTS"));
         };
@@ -357,7 +386,10 @@ impl WeChatAdapter {
     /// The amount a transaction or refund names (in fen: `amount.total`
     /// for a payment, `amount.refund` for a refund), its currency, and
     /// whether it is this merchant's (`mchid`, `appid` where configured; a
-    /// refund answer names no `appid`).
+    /// refund answer names no `appid`). In service provider mode: the
+    /// service provider's `sp_mchid` (`sp_appid`) and this account's
+    /// `sub_mchid`; a partner transaction naming no `sub_mchid` is not this
+    /// account's to apply.
     fn money(&self, v: &Value, refund: bool) -> finality_core::Reported {
         let amount = &v["amount"];
         let minor = if refund {
@@ -369,10 +401,39 @@ impl WeChatAdapter {
             amount: minor,
             currency: amount["currency"].as_str().map(String::from),
             mismatch: None,
-        }
-        .with_account("mchid", v["mchid"].as_str(), &self.mchid);
+        };
+        let (r, appid_field) = match &self.sub_mchid {
+            Some(sub) => {
+                // A direct-mode body (`mchid`, no `sub_mchid`) is a
+                // merchant's own, not this sub-merchant's.
+                let named = v["sub_mchid"].as_str().or(v["mchid"].as_str().map(|_| ""));
+                let r = r.with_account("sp_mchid", v["sp_mchid"].as_str(), &self.mchid);
+                match r.mismatch {
+                    None => (r.with_account("sub_mchid", named, sub), "sp_appid"),
+                    Some(_) => (r, "sp_appid"),
+                }
+            }
+            // A sub-merchant's body reaching the merchant's own adapter
+            // is not the merchant's.
+            None => match v["sub_mchid"].as_str() {
+                Some(sub) => (
+                    finality_core::Reported {
+                        mismatch: Some(format!(
+                            "account_mismatch: the provider reports sub_mchid `{sub}`, \
+                             configured none (a sub-merchant's: add it as an account)"
+                        )),
+                        ..r
+                    },
+                    "appid",
+                ),
+                None => (
+                    r.with_account("mchid", v["mchid"].as_str(), &self.mchid),
+                    "appid",
+                ),
+            },
+        };
         match (&r.mismatch, &self.appid) {
-            (None, Some(appid)) => r.with_account("appid", v["appid"].as_str(), appid),
+            (None, Some(appid)) => r.with_account(appid_field, v[appid_field].as_str(), appid),
             _ => r,
         }
     }
@@ -429,6 +490,17 @@ impl WeChatAdapter {
             });
         }
         Ok(())
+    }
+
+    /// A notification's `resource`, decrypted with the APIv3 key.
+    fn resource(&self, notification: &Value) -> Option<Vec<u8>> {
+        let r = &notification["resource"];
+        decrypt_resource(
+            &self.api_v3_key,
+            r["nonce"].as_str().unwrap_or_default(),
+            r["associated_data"].as_str().unwrap_or_default(),
+            r["ciphertext"].as_str().unwrap_or_default(),
+        )
     }
 }
 
@@ -507,14 +579,9 @@ impl Provider for WeChatAdapter {
             event_id: event_id.clone(),
             detail: detail.to_string(),
         };
-        let r = &v["resource"];
-        let plain = decrypt_resource(
-            &self.api_v3_key,
-            r["nonce"].as_str().unwrap_or_default(),
-            r["associated_data"].as_str().unwrap_or_default(),
-            r["ciphertext"].as_str().unwrap_or_default(),
-        )
-        .ok_or_else(|| unparseable("resource does not decrypt with the APIv3 key"))?;
+        let plain = self
+            .resource(&v)
+            .ok_or_else(|| unparseable("resource does not decrypt with the APIv3 key"))?;
         let tx: Value = serde_json::from_slice(&plain)
             .map_err(|_| unparseable("decrypted resource is not JSON"))?;
         // A refund notification carries `refund_status`, a payment's
@@ -547,6 +614,18 @@ impl Provider for WeChatAdapter {
             reported: self.money(&tx, refund),
             disposition: Default::default(),
         }])
+    }
+
+    /// A sub-merchant's notification names it only inside the encrypted
+    /// resource (`sub_mchid`), under the service provider's APIv3 key every
+    /// sub-merchant shares: decrypted here to route it, then verified in
+    /// full by that account's adapter. A notification that does not
+    /// decrypt is the provider's own, whose verification refuses it.
+    fn webhook_account(&self, body: &[u8]) -> Option<String> {
+        let v: Value = serde_json::from_slice(body).ok()?;
+        let plain = self.resource(&v)?;
+        let tx: Value = serde_json::from_slice(&plain).ok()?;
+        tx["sub_mchid"].as_str().map(String::from)
     }
 
     fn audit_headers(&self) -> &'static [&'static str] {

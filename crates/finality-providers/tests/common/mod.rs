@@ -48,8 +48,19 @@ pub fn timeouts() -> Timeouts {
 /// `platform_serial`. The APIv3 key is a stand-in: the Go vectors use a
 /// 16-byte (AES-128) key a real APIv3 key cannot be.
 pub fn wechat_adapter(url: &str, platform_serial: Option<&str>) -> WeChatAdapter {
+    wechat_adapter_for(url, platform_serial, "1234567890", None)
+}
+
+/// [`wechat_adapter`] as merchant `mchid`, or as the service provider
+/// `mchid` acting for `sub_mchid` when one is given.
+pub fn wechat_adapter_for(
+    url: &str,
+    platform_serial: Option<&str>,
+    mchid: &str,
+    sub_mchid: Option<&str>,
+) -> WeChatAdapter {
     let cfg = WeChatConfig {
-        mchid: "1234567890".into(),
+        mchid: mchid.into(),
         serial_no: "F5765756002FDD77".into(),
         private_key_env: "-".into(),
         platform_public_key_env: "-".into(),
@@ -57,6 +68,7 @@ pub fn wechat_adapter(url: &str, platform_serial: Option<&str>) -> WeChatAdapter
         platform_keys: Default::default(),
         api_v3_key_env: "-".into(),
         appid: None,
+        sub_mchid: sub_mchid.map(String::from),
     };
     WeChatAdapter::new(
         url,

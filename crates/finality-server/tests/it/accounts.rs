@@ -23,7 +23,7 @@ const ADYEN_SHOP_A: &str = "22782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48
 const ADYEN_SHOP_B: &str = "33782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA033";
 
 /// The secrets, by the names the configuration gives (set once per process).
-fn secrets() {
+pub(super) fn secrets() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         for (var, value) in [
@@ -90,7 +90,7 @@ fn providers(sim_url: &str) -> Providers {
     map
 }
 
-fn sim_config() -> SimConfig {
+pub(super) fn sim_config() -> SimConfig {
     let mut c = SimConfig::deterministic(Duration::from_millis(1500));
     c.webhooks.lost = 0.0;
     c.webhooks.delayed = 0.0;
@@ -485,104 +485,4 @@ async fn an_account_added_by_the_api_is_used_by_another_node() {
                       "account": "acct_C", "amount": 100, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body).await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
-}
-
-/// Alipay, an integrator (ISV): one app of its own, acting for two
-/// merchants with the `app_auth_token` each granted. The simulator answers
-/// a merchant's trade only to a call carrying that merchant's token; the
-/// merchant whose token is no longer valid gets Alipay's `20001
-/// aop.invalid-app-auth-token`, which pauses that account alone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn alipay_integrator_acts_for_each_merchant_with_its_token() {
-    use finality_sim::wire::wechat_keys as k;
-    secrets();
-    for (var, value) in [
-        ("FINALITY_IT_ACCT_ALIPAY_KEY", k::MERCHANT_PRIVATE_PEM),
-        ("FINALITY_IT_ACCT_ALIPAY_PUBLIC", k::PLATFORM_PUBLIC_PEM),
-        (
-            "FINALITY_IT_ACCT_ALIPAY_TOKEN_2",
-            "202302BBbcfad868001a4df3bbfa99e8a6913F10",
-        ),
-        (
-            "FINALITY_IT_ACCT_ALIPAY_TOKEN_3",
-            "201510BBaabdb44d8fd04607abf8d5931ec75D84",
-        ),
-    ] {
-        std::env::set_var(var, value);
-    }
-    let app = spawn_app_custom(Backend::Postgres, sim_config(), true, |sim_url| {
-        let cfg: ProviderConfig = serde_json::from_value(json!({
-            "adapter": "alipay",
-            "base_url": format!("{sim_url}/alipay/gateway.do"),
-            "schedule": {"kind": "fixed", "delays": ["250ms"]},
-            "alipay": {"app_id": "2021000000000001",
-                       "private_key_env": "FINALITY_IT_ACCT_ALIPAY_KEY",
-                       "alipay_public_key_env": "FINALITY_IT_ACCT_ALIPAY_PUBLIC"},
-            "accounts": [
-                {"id": "2021000000000002", "app_auth_token_env": "FINALITY_IT_ACCT_ALIPAY_TOKEN_2"},
-                {"id": "2021000000000003", "app_auth_token_env": "FINALITY_IT_ACCT_ALIPAY_TOKEN_3"}
-            ]
-        }))
-        .unwrap();
-        cfg.validate().unwrap();
-        let adapter = finality_providers::config::build("alipay", &cfg).unwrap();
-        let entry = ProviderEntry::named("alipay", adapter, &cfg);
-        assert!(entry.accounts.file_errors().is_empty());
-        let mut providers = Providers::new();
-        providers.insert("alipay".into(), entry);
-        providers
-    })
-    .await;
-    app.sim.set_alipay_app_auth_token(
-        "2021000000000002",
-        "202302BBbcfad868001a4df3bbfa99e8a6913F10",
-    );
-    // Merchant 3 withdrew its grant: the token finality holds is no longer it.
-    app.sim.set_alipay_app_auth_token(
-        "2021000000000003",
-        "201510BBwithdrawn00000000000000000000000",
-    );
-    for (id, trade, order, merchant) in [
-        ("ali_m2", "s_m2", "20261204000000002", "2021000000000002"),
-        ("ali_m3", "s_m3", "20261204000000003", "2021000000000003"),
-    ] {
-        app.sim
-            .create_priced(Some(trade.into()), Some(order.into()), 1999, "CNY");
-        app.sim.assign_account(trade, merchant);
-        let body = json!({"id": id, "provider": "alipay", "merchant_ref": order,
-                          "account": merchant, "amount": 1999, "currency": "CNY"});
-        let (s, v) = app.post("/v1/payments", body).await;
-        assert_eq!(s, StatusCode::CREATED, "{v}");
-    }
-    let v = app.wait_for_status("ali_m2", "succeeded").await;
-    assert_eq!(v["history"][0]["source"], "status_query", "{v}");
-    assert_eq!(v["account"], "2021000000000002", "{v}");
-    let started = std::time::Instant::now();
-    loop {
-        let ready: Value = app
-            .http
-            .get(format!("{}/readyz", app.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let paused = &ready["paused_providers"]["alipay/2021000000000003"];
-        if !paused.is_null() {
-            assert!(
-                paused["reason"]
-                    .as_str()
-                    .unwrap()
-                    .contains("aop.invalid-app-auth-token"),
-                "{ready}"
-            );
-            assert!(ready["paused_providers"]["alipay"].is_null(), "{ready}");
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (_, v) = app.get("/v1/payments/ali_m3").await;
-    assert_eq!(v["status"], "pending", "{v}");
 }

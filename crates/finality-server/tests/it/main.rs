@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod accounts;
+mod accounts_platforms;
 mod api;
 mod catch_up;
 mod console;

@@ -993,6 +993,7 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
         "succeeded",
         ts,
         money("wechat"),
+        None,
     )
     .unwrap();
     // Signed by someone else: the signature header of a different body.
@@ -1004,6 +1005,7 @@ async fn wechat_settles_by_encrypted_notifications_and_rejects_forgeries() {
         "succeeded",
         ts,
         money("wechat"),
+        None,
     )
     .unwrap();
     headers[2] = other[2].clone();

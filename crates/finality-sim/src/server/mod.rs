@@ -62,6 +62,14 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         )
         .route("/wechat/v3/pay/transactions/id/{id}", get(wechat_by_id))
         .route(
+            "/wechat/v3/pay/partner/transactions/out-trade-no/{id}",
+            get(wechat_by_order_no),
+        )
+        .route(
+            "/wechat/v3/pay/partner/transactions/id/{id}",
+            get(wechat_by_id),
+        )
+        .route(
             "/wechat/v3/refund/domestic/refunds/{id}",
             get(wechat_refund),
         )

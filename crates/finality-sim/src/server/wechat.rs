@@ -1,4 +1,9 @@
-//! WeChat Pay v3 as the simulator answers it: signed queries by order number or transaction id, refunds.
+//! WeChat Pay v3 as the simulator answers it: signed queries by order
+//! number or transaction id, refunds; a merchant's own (`mchid`), or a
+//! service provider's for its sub-merchants (`/v3/pay/partner/…?sp_mchid=
+//! …&sub_mchid=…`, refunds `?sub_mchid=…`). A sub-merchant's order is not
+//! found under another sub-merchant or the merchant's own paths; one whose
+//! authorization was withdrawn answers 403 `NO_AUTH`.
 
 use crate::model::Simulator;
 use crate::server::gate::faults;
@@ -45,6 +50,8 @@ pub(crate) fn wechat_signed(method: &str, uri: &axum::http::Uri, headers: &Heade
         && crate::schemes::rsa_verify(&key, &format!("{method}\n{path}\n{ts}\n{nonce}\n\n"), &sig)
 }
 
+/// By order number; also the service provider's partner path (the
+/// sub-merchant is in the query, read by [`wechat_query`]).
 pub(crate) async fn wechat_by_order_no(
     State(sim): State<Arc<Simulator>>,
     Path(id): Path<String>,
@@ -63,7 +70,7 @@ pub(crate) async fn wechat_refund(
     headers: HeaderMap,
 ) -> Response {
     let plan = sim.plan_by_order_no(&id);
-    let render = |plan: &crate::plan::PaymentPlan, word: &str| {
+    let render = |plan: &crate::plan::PaymentPlan, word: &str, _sub: Option<&str>| {
         json!({"refund_id": crate::wire::wechat_refund_id(&plan.id),
                "out_refund_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
                "status": crate::wire::wechat_refund_status(word),
@@ -74,14 +81,19 @@ pub(crate) async fn wechat_refund(
 }
 
 /// A transaction as WeChat Pay shows it: `transaction_id` only once the
-/// buyer has started paying.
-pub(crate) fn wechat_transaction(plan: &crate::plan::PaymentPlan, word: &str) -> serde_json::Value {
+/// buyer has started paying; a sub-merchant's names the service provider
+/// and the sub-merchant (`sub_mchid`, the account it was made for).
+pub(crate) fn wechat_transaction(
+    plan: &crate::plan::PaymentPlan,
+    word: &str,
+    sub_mchid: Option<&str>,
+) -> serde_json::Value {
     let state = crate::wire::wechat_trade_state(word);
-    let mut body = json!({"mchid": crate::wire::wechat_keys::MCHID,
-        "appid": crate::wire::wechat_keys::APPID,
+    let mut body = json!({
         "out_trade_no": plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone()),
         "trade_state": state,
         "amount": {"total": plan.amount, "currency": plan.currency}});
+    crate::wire::wechat_merchant(&mut body, sub_mchid);
     if state != "NOTPAY" {
         body["transaction_id"] = json!(crate::wire::wechat_transaction_id(&plan.id));
     }
@@ -106,7 +118,7 @@ pub(crate) async fn wechat_query(
     plan: Option<crate::plan::PaymentPlan>,
     uri: axum::http::Uri,
     headers: HeaderMap,
-    render: impl Fn(&crate::plan::PaymentPlan, &str) -> serde_json::Value,
+    render: impl Fn(&crate::plan::PaymentPlan, &str, Option<&str>) -> serde_json::Value,
 ) -> Response {
     let _call = sim.begin_call(&id);
     if !wechat_signed("GET", &uri, &headers) {
@@ -119,9 +131,25 @@ pub(crate) async fn wechat_query(
     if let Err(r) = faults(&sim).await {
         return r;
     }
+    // The sub-merchant asked for (`sub_mchid`); none: the merchant's own.
+    let asked = uri.query().and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == "sub_mchid")
+            .map(|(_, v)| v.into_owned())
+    });
+    if asked.as_ref().is_some_and(|sub| sim.is_revoked(sub)) {
+        return (
+            StatusCode::FORBIDDEN,
+            Json(json!({"code": "NO_AUTH", "message": "商户无权限"})),
+        )
+            .into_response();
+    }
+    // Another sub-merchant's order (or the merchant's own asked for as a
+    // sub-merchant's) is not found.
+    let plan = plan.filter(|p| sim.account_of(&p.id) == asked);
     match plan {
         Some(plan) => {
-            let mut v = render(&plan, plan.status_at(sim.now()));
+            let mut v = render(&plan, plan.status_at(sim.now()), asked.as_deref());
             if let Some(w) = sim.word_for(&plan.id) {
                 let field = if v.get("trade_state").is_some() {
                     "trade_state"
