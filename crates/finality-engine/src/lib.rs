@@ -50,6 +50,7 @@ mod permits;
 mod producer;
 pub mod rate;
 pub mod reconcile;
+pub mod settlement;
 pub mod sweep;
 pub mod webhook_wait;
 
@@ -90,6 +91,9 @@ pub struct ProviderEntry {
     /// The provider's accounts: a payment naming one is polled with its
     /// adapter, under its own pause, breaker and rate limit.
     pub accounts: Arc<accounts::ProviderAccounts>,
+    /// When its settlement reports are fetched ([`settlement`]); `None`:
+    /// they are imported by hand.
+    pub settlement: Option<finality_providers::settlement::fetch::ReportSchedule>,
 }
 
 impl ProviderEntry {
@@ -140,6 +144,8 @@ impl ProviderEntry {
             catch_up: cfg.catch_up,
             webhook_wait_quantile: cfg.webhook_wait_quantile,
             accounts: Arc::new(accounts::ProviderAccounts::new(cfg.adapter.name(), cfg)),
+            // Checked by `validate` when the file was read.
+            settlement: cfg.settlement_schedule().ok().flatten(),
         }
     }
 

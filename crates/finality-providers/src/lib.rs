@@ -225,6 +225,16 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
+    /// Fetch `day`'s report into `dest` and check it by what the provider
+    /// gives to check it by.
+    async fn fetch_report(
+        &self,
+        _day: &settlement::fetch::ReportDay,
+        _dest: &std::path::Path,
+    ) -> Result<settlement::fetch::Fetched, settlement::fetch::FetchError> {
+        Err(settlement::fetch::FetchError::Unsupported)
+    }
+
     /// Most payments one bulk status request can ask about; 0 when the
     /// provider has no bulk query. Above 1, the engine coalesces due polls
     /// of this provider into [`Provider::query_status_bulk`] calls.

@@ -75,6 +75,7 @@ pub fn providers(
             outage_policy: None,
             webhook_outage_after: 0,
             catch_up: None,
+            settlement: None,
             webhook_wait_quantile: None,
             accounts: Default::default(),
             adapter: Arc::new(adapter),

@@ -33,6 +33,7 @@ fn recorder_providers(rec: Arc<Recorder>) -> Arc<Providers> {
             outage_policy: None,
             webhook_outage_after: 0,
             catch_up: None,
+            settlement: None,
             webhook_wait_quantile: None,
             accounts: Default::default(),
             adapter: rec,

@@ -89,6 +89,7 @@ pub fn engine_with(
             outage_policy: None,
             webhook_outage_after: 0,
             catch_up: None,
+            settlement: None,
             webhook_wait_quantile: None,
             accounts,
             adapter,

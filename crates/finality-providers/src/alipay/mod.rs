@@ -20,6 +20,7 @@
 //!   over every other parameter sorted as above. The answer must be exactly
 //!   `success`, or Alipay keeps retrying (for about a day).
 
+pub(crate) mod bill;
 pub mod contract;
 
 use crate::http::Traced;
@@ -502,6 +503,14 @@ impl Provider for AlipayAdapter {
     /// The app the notification is for: `auth_app_id` (the merchant's app
     /// an integrator acts for) when present, else `app_id` (the official
     /// Node SDK's notify fixture carries both).
+    async fn fetch_report(
+        &self,
+        day: &crate::settlement::fetch::ReportDay,
+        dest: &std::path::Path,
+    ) -> Result<crate::settlement::fetch::Fetched, crate::settlement::fetch::FetchError> {
+        self.fetch_bill(day, dest).await
+    }
+
     fn webhook_account(&self, body: &[u8]) -> Option<String> {
         let params: Vec<(String, String)> = url::form_urlencoded::parse(body)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))

@@ -82,6 +82,18 @@ impl Adapter {
             Adapter::Alipay { .. } => "alipay",
         }
     }
+
+    /// The settlement report this adapter fetches by machine: its
+    /// documented zone, ready hour and report. `None`: reports are
+    /// imported by hand (`finality reconcile`).
+    pub fn settlement_defaults(&self) -> Option<crate::settlement::fetch::Defaults> {
+        match self {
+            Adapter::Stripe { .. } => Some(crate::stripe::report_run::DEFAULTS),
+            Adapter::WeChat { .. } => Some(crate::wechat::bill::DEFAULTS),
+            Adapter::Alipay { .. } => Some(crate::alipay::bill::DEFAULTS),
+            _ => None,
+        }
+    }
 }
 
 pub(crate) fn default_timeout() -> Duration {
@@ -205,6 +217,11 @@ pub struct Settings {
     /// more can be added at run time. A payment names one with `account`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accounts: Vec<AccountSpec>,
+    /// Fetch each day's settlement report and reconcile it, on the
+    /// provider's documented schedule (docs/RECONCILIATION.md). Unset:
+    /// reports are imported by hand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settlement: Option<crate::settlement::fetch::SettlementConfig>,
 }
 
 pub(crate) fn default_outage_after() -> u32 {
@@ -258,6 +275,29 @@ pub(crate) fn default_tolerance() -> Duration {
 }
 
 impl ProviderConfig {
+    /// The schedule `[providers.NAME.settlement]` makes for this adapter,
+    /// when set.
+    pub fn settlement_schedule(
+        &self,
+    ) -> Result<Option<crate::settlement::fetch::ReportSchedule>, ConfigError> {
+        let Some(s) = &self.settlement else {
+            return Ok(None);
+        };
+        let defaults = self.adapter.settlement_defaults().ok_or_else(|| {
+            ConfigError::new(
+                "settlement",
+                format!(
+                    "the {} adapter fetches no report (Stripe, WeChat Pay and Alipay do; \
+                     import others with `finality reconcile`)",
+                    self.adapter.name()
+                ),
+            )
+        })?;
+        s.schedule(defaults)
+            .map(Some)
+            .map_err(|e| e.within("settlement"))
+    }
+
     /// A simulator provider at `base_url` with every default.
     pub fn sim(base_url: &str) -> Self {
         ProviderConfig {
@@ -277,6 +317,7 @@ impl ProviderConfig {
                 unverified_nudges_per_payment: default_nudges_per_payment(),
                 rate_limit: None,
                 webhook_outage_after: default_outage_after(),
+                settlement: None,
                 catch_up: None,
                 webhook_wait_quantile: None,
                 accounts: Vec::new(),
@@ -298,6 +339,7 @@ impl ProviderConfig {
         self.schedule()
             .validate()
             .map_err(|e| ConfigError::new("schedule", e.to_string()))?;
+        self.settlement_schedule()?;
         if let Adapter::Generic { generic } = &self.adapter {
             generic.validate().map_err(|e| e.within("generic"))?;
         }

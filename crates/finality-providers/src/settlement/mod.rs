@@ -12,6 +12,7 @@
 mod adyen;
 mod alipay;
 mod columns;
+pub mod fetch;
 mod header;
 mod paypal;
 mod stripe;

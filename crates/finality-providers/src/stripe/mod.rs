@@ -16,6 +16,7 @@
 //!   review when the schedule runs out, never as failed by guess.
 
 pub mod contract;
+pub(crate) mod report_run;
 
 use crate::http::Traced;
 use crate::http::{classify_transport, client, failure, request_id, Timeouts};
@@ -387,6 +388,14 @@ impl Provider for StripeAdapter {
     /// property that identifies the connected account" (Stripe docs,
     /// Connect webhooks; its example event carries
     /// `"account": "acct_CEPGWsGfA17C8J"`).
+    async fn fetch_report(
+        &self,
+        day: &crate::settlement::fetch::ReportDay,
+        dest: &std::path::Path,
+    ) -> Result<crate::settlement::fetch::Fetched, crate::settlement::fetch::FetchError> {
+        self.fetch_report_run(day, dest).await
+    }
+
     fn webhook_account(&self, body: &[u8]) -> Option<String> {
         let v: serde_json::Value = serde_json::from_slice(body).ok()?;
         v["account"].as_str().map(String::from)

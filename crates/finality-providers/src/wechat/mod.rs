@@ -32,6 +32,7 @@
 //!   encrypted with the service provider's keys, so the account it is for
 //!   is read from the decrypted resource's `sub_mchid`.
 
+pub(crate) mod bill;
 pub mod contract;
 
 use crate::http::Traced;
@@ -626,6 +627,14 @@ impl Provider for WeChatAdapter {
         let plain = self.resource(&v)?;
         let tx: Value = serde_json::from_slice(&plain).ok()?;
         tx["sub_mchid"].as_str().map(String::from)
+    }
+
+    async fn fetch_report(
+        &self,
+        day: &crate::settlement::fetch::ReportDay,
+        dest: &std::path::Path,
+    ) -> Result<crate::settlement::fetch::Fetched, crate::settlement::fetch::FetchError> {
+        self.fetch_bill(day, dest).await
     }
 
     fn audit_headers(&self) -> &'static [&'static str] {

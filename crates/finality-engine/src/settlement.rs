@@ -1,0 +1,398 @@
+//! Settlement reports fetched on their schedule and reconciled, so a daily
+//! reconciliation cannot quietly stop happening.
+//!
+//! For each provider with `[providers.NAME.settlement]`, once a day's
+//! report is documented as ready (its `ready_at` on the day after, in the
+//! provider's zone), one node (the holder of the provider's
+//! `settlement/NAME` lease) fetches it through the adapter, which checks it
+//! by what the provider gives to check it by (WeChat Pay's SHA1, Stripe's
+//! size, Alipay's zip CRC), writes it under the archive directory, and
+//! imports it through [`crate::reconcile`] with the day as its period (the
+//! same idempotency by content hash: a file imported before changes
+//! nothing). The lease's cursor is the last day imported: days are taken
+//! in order, and a day not there yet is asked again every `every`.
+//!
+//! A report not there `grace` after its ready time is overdue
+//! (`finality_settlement_report_overdue_seconds`, alerted); one that does
+//! not check out is refused, counted and alerted, and nothing of it is
+//! applied.
+
+use crate::reconcile::{Import, Period, ReconcileStore};
+use chrono::NaiveDate;
+use finality_core::{Clock, Timestamp};
+use finality_providers::settlement::fetch::{FetchError, ReportSchedule};
+use finality_providers::Provider;
+use finality_store::prelude::*;
+use finality_store::Store;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// What became of one day's report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DayOutcome {
+    /// Fetched, checked and imported (or found imported before).
+    Imported {
+        run_id: i64,
+        already: bool,
+        counts: BTreeMap<String, i64>,
+        checked: String,
+    },
+    /// Imported before, by its recorded name: not fetched again.
+    Skipped,
+    /// The provider has not made it yet.
+    NotReady(String),
+    /// It did not check out (hash, size, CRC): nothing imported.
+    Refused(String),
+    /// The provider, the file or the import failed; tried again later.
+    Failed(String),
+}
+
+impl DayOutcome {
+    /// The `outcome` label of `finality_settlement_reports_total`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            DayOutcome::Imported { already: false, .. } => "imported",
+            DayOutcome::Imported { already: true, .. } | DayOutcome::Skipped => {
+                "already_imported"
+            }
+            DayOutcome::NotReady(_) => "not_ready",
+            DayOutcome::Refused(_) => "refused",
+            DayOutcome::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Outcomes that are discrepancies, not agreement.
+const AGREEING: &[&str] = &["matched", "ignored", "applied"];
+
+struct Source {
+    name: String,
+    adapter: Arc<dyn Provider>,
+    schedule: ReportSchedule,
+}
+
+/// One provider's report state, for the console and the gauges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportState {
+    /// The last day imported.
+    pub last_day: Option<NaiveDate>,
+    /// The oldest day not imported whose report is past ready and grace,
+    /// and since when it is overdue.
+    pub overdue: Option<(NaiveDate, Timestamp)>,
+    /// What the last attempt said, for the day it was about.
+    pub last: Option<(NaiveDate, DayOutcome)>,
+}
+
+/// The scheduled fetchers of every provider with a settlement schedule.
+pub struct Fetcher<S: ?Sized = dyn Store> {
+    store: Arc<S>,
+    clock: Arc<dyn Clock>,
+    holder: String,
+    dir: PathBuf,
+    sources: Vec<Source>,
+    next: Mutex<HashMap<String, Timestamp>>,
+    state: Mutex<HashMap<String, ReportState>>,
+}
+
+/// The lease and cursor key of `provider`'s reports.
+fn lease_key(provider: &str) -> String {
+    format!("settlement/{provider}")
+}
+
+/// The name a day's import is recorded under (and its archived file's).
+pub fn import_name(provider: &str, report: &str, date: NaiveDate) -> String {
+    format!("{provider}-{report}-{}.csv", date.format("%Y-%m-%d"))
+}
+
+impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
+    /// `None` when no provider has a settlement schedule. Files go under
+    /// `dir/PROVIDER/`; `holder` names this node on the leases.
+    pub fn new(
+        store: Arc<S>,
+        clock: Arc<dyn Clock>,
+        providers: &crate::Providers,
+        holder: &str,
+        dir: &Path,
+    ) -> Option<Arc<Self>> {
+        let mut sources: Vec<Source> = providers
+            .iter()
+            .filter_map(|(name, p)| {
+                p.settlement.clone().map(|schedule| Source {
+                    name: name.clone(),
+                    adapter: p.adapter.clone(),
+                    schedule,
+                })
+            })
+            .collect();
+        if sources.is_empty() {
+            return None;
+        }
+        sources.sort_by(|a, b| a.name.cmp(&b.name));
+        let now = clock.now();
+        let next = sources.iter().map(|s| (s.name.clone(), now)).collect();
+        Some(Arc::new(Fetcher {
+            store,
+            clock,
+            holder: holder.to_string(),
+            dir: dir.to_path_buf(),
+            sources,
+            next: Mutex::new(next),
+            state: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// When the next round is due (a virtual-time driver jumps to it).
+    pub fn next_at(&self) -> Option<Timestamp> {
+        lock(&self.next).values().min().copied()
+    }
+
+    /// Each provider's report state as this node last saw it.
+    pub fn states(&self) -> HashMap<String, ReportState> {
+        lock(&self.state).clone()
+    }
+
+    /// Run every provider whose round is due: each day ready and not yet
+    /// imported, in order, until one is not there.
+    pub async fn run_due(&self) -> Vec<(String, NaiveDate, DayOutcome)> {
+        let mut done = Vec::new();
+        for s in &self.sources {
+            let now = self.clock.now();
+            if lock(&self.next).get(&s.name).is_some_and(|at| *at > now) {
+                continue;
+            }
+            match self.round(s).await {
+                Ok(days) => done.extend(days.into_iter().map(|(d, o)| (s.name.clone(), d, o))),
+                Err(e) => {
+                    tracing::warn!(provider = %s.name, error = %e, "settlement report round failed; tried again later")
+                }
+            }
+            lock(&self.next).insert(s.name.clone(), self.clock.now().plus(s.schedule.every));
+        }
+        done
+    }
+
+    async fn round(
+        &self,
+        s: &Source,
+    ) -> Result<Vec<(NaiveDate, DayOutcome)>, finality_store::StoreError> {
+        let now = self.clock.now();
+        let hold = (s.schedule.every * 4).max(Duration::from_secs(600));
+        let Some(lease) = self
+            .store
+            .cursor_take(&lease_key(&s.name), &self.holder, now, now.plus(hold))
+            .await?
+        else {
+            // Another node fetches this provider's reports: it reports on
+            // them (a gauge of 0 here, as for every leased gauge).
+            metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone()).set(0.0);
+            return Ok(Vec::new());
+        };
+        let newest = s.schedule.newest_ready(now);
+        let last = lease
+            .cursor
+            .as_deref()
+            .and_then(|c| NaiveDate::parse_from_str(c, "%Y-%m-%d").ok());
+        let mut day = match (last, s.schedule.first_day) {
+            (Some(l), _) => l.succ_opt().unwrap_or(l),
+            (None, Some(first)) => first,
+            (None, None) => newest,
+        };
+        let mut done = Vec::new();
+        while day <= newest {
+            let outcome = self.fetch_day(s, day).await;
+            metrics::counter!("finality_settlement_reports_total", "provider" => s.name.clone(), "outcome" => outcome.label()).increment(1);
+            let imported = matches!(outcome, DayOutcome::Imported { .. });
+            if let DayOutcome::Imported { counts, .. } = &outcome {
+                let off: i64 = counts
+                    .iter()
+                    .filter(|(k, _)| !AGREEING.contains(&k.as_str()))
+                    .map(|(_, n)| *n)
+                    .sum();
+                metrics::gauge!("finality_settlement_report_discrepancies", "provider" => s.name.clone()).set(off as f64);
+            }
+            if imported {
+                let saved = self
+                    .store
+                    .cursor_save(
+                        &lease_key(&s.name),
+                        &self.holder,
+                        &day.format("%Y-%m-%d").to_string(),
+                        self.clock.now(),
+                    )
+                    .await?;
+                lock(&self.state).entry(s.name.clone()).or_default().last_day = Some(day);
+                if !saved {
+                    done.push((day, outcome));
+                    break;
+                }
+            }
+            lock(&self.state).entry(s.name.clone()).or_default().last = Some((day, outcome.clone()));
+            done.push((day, outcome));
+            if !imported {
+                break;
+            }
+            day = match day.succ_opt() {
+                Some(d) => d,
+                None => break,
+            };
+        }
+        self.publish(s, day.min(newest.succ_opt().unwrap_or(newest)), newest);
+        Ok(done)
+    }
+
+    /// The gauges: how old the newest imported report is, and how long the
+    /// oldest missing one has been overdue.
+    fn publish(&self, s: &Source, first_missing: NaiveDate, newest: NaiveDate) {
+        let now = self.clock.now();
+        let mut state = lock(&self.state);
+        let st = state.entry(s.name.clone()).or_default();
+        if let Some(last) = st.last_day {
+            let age = now.since(s.schedule.day(last).until).as_secs_f64();
+            metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone()).set(age);
+        }
+        let overdue_at = s
+            .schedule
+            .ready(first_missing)
+            .plus(s.schedule.grace);
+        let overdue = first_missing <= newest && overdue_at <= now;
+        st.overdue = overdue.then_some((first_missing, overdue_at));
+        let secs = if overdue {
+            now.since(overdue_at).as_secs_f64().max(1.0)
+        } else {
+            0.0
+        };
+        metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone()).set(secs);
+        if overdue {
+            tracing::error!(provider = %s.name, day = %first_missing, overdue_s = secs, "ALERT settlement report overdue: not fetched {:?} after its documented ready time", s.schedule.grace);
+        }
+    }
+
+    /// Fetch days `from..=until` of `provider` that were not imported yet,
+    /// in order (`finality reconcile fetch`), whatever the schedule says.
+    pub async fn backfill(
+        &self,
+        provider: &str,
+        from: NaiveDate,
+        until: NaiveDate,
+    ) -> Result<Vec<(NaiveDate, DayOutcome)>, BackfillError> {
+        let s = self
+            .sources
+            .iter()
+            .find(|s| s.name == provider)
+            .ok_or_else(|| BackfillError::NoSchedule(provider.to_string()))?;
+        let runs = self.store.recon_runs(10_000).await?;
+        let mut out = Vec::new();
+        let mut day = from;
+        while day <= until {
+            let name = import_name(provider, &s.schedule.report, day);
+            let outcome = if runs
+                .iter()
+                .any(|r| r.provider == provider && r.file_name == name && r.finished_at.is_some())
+            {
+                DayOutcome::Skipped
+            } else {
+                self.fetch_day(s, day).await
+            };
+            metrics::counter!("finality_settlement_reports_total", "provider" => provider.to_string(), "outcome" => outcome.label()).increment(1);
+            out.push((day, outcome));
+            day = match day.succ_opt() {
+                Some(d) => d,
+                None => break,
+            };
+        }
+        Ok(out)
+    }
+
+    /// One day: fetch into a part file, keep it once it checks out, import
+    /// it with the day as its period.
+    async fn fetch_day(&self, s: &Source, date: NaiveDate) -> DayOutcome {
+        let day = s.schedule.day(date);
+        let name = import_name(&s.name, &s.schedule.report, date);
+        let dir = self.dir.join(&s.name);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return DayOutcome::Failed(format!("{}: {e}", dir.display()));
+        }
+        let path = dir.join(&name);
+        let part = dir.join(format!("{name}.part"));
+        let fetched = match s.adapter.fetch_report(&day, &part).await {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = std::fs::remove_file(&part);
+                return match e {
+                    FetchError::NotReady(why) => DayOutcome::NotReady(why),
+                    FetchError::Refused(why) => {
+                        tracing::error!(provider = %s.name, day = %date, reason = %why, "ALERT settlement report refused: it does not check out; nothing of it was imported");
+                        DayOutcome::Refused(why)
+                    }
+                    other => DayOutcome::Failed(other.to_string()),
+                };
+            }
+        };
+        if let Err(e) = std::fs::rename(&part, &path) {
+            return DayOutcome::Failed(format!("{}: {e}", path.display()));
+        }
+        let import = Import {
+            provider: &s.name,
+            name: &name,
+            format: &fetched.format,
+            period: Some(Period {
+                from: day.from,
+                until: day.until,
+            }),
+        };
+        match crate::reconcile::reconcile(&*self.store, &import, &path, self.clock.now()).await {
+            Ok(r) => {
+                tracing::info!(provider = %s.name, day = %date, run_id = r.run_id, lines = r.lines, already = r.already_imported, checked = %fetched.checked, "settlement report fetched and reconciled");
+                DayOutcome::Imported {
+                    run_id: r.run_id,
+                    already: r.already_imported,
+                    counts: r.counts,
+                    checked: fetched.checked,
+                }
+            }
+            // A file that does not read is the provider's, as refused as
+            // one whose hash is wrong: nothing of it was applied.
+            Err(crate::reconcile::ReconcileError::Report { file, error }) => {
+                let why = format!("{file}: {error}");
+                tracing::error!(provider = %s.name, day = %date, reason = %why, "ALERT settlement report refused: it does not read; nothing of it was imported");
+                DayOutcome::Refused(why)
+            }
+            Err(e) => DayOutcome::Failed(e.to_string()),
+        }
+    }
+
+    /// Run until `shutdown`, sleeping until the next round is due.
+    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+        while !shutdown.is_cancelled() {
+            self.run_due().await;
+            let now = self.clock.now();
+            let sleep = self
+                .next_at()
+                .map_or(Duration::from_secs(900), |t| t.since(now))
+                .max(Duration::from_millis(10));
+            tokio::select! {
+                _ = tokio::time::sleep(sleep) => {}
+                _ = shutdown.cancelled() => {}
+            }
+        }
+    }
+}
+
+/// Why a backfill could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum BackfillError {
+    #[error(
+        "provider `{0}` has no [providers.{0}.settlement] table: nothing says how to fetch its \
+         reports"
+    )]
+    NoSchedule(String),
+    #[error(transparent)]
+    Store(#[from] finality_store::StoreError),
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

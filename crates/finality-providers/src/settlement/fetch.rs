@@ -1,0 +1,315 @@
+//! A day's settlement report fetched by machine, as each provider publishes
+//! a way to (docs/RECONCILIATION.md, "Fetched on a schedule"): WeChat Pay's
+//! `GET /v3/bill/tradebill` (a download URL and the file's SHA1), Stripe's
+//! `POST /v1/reporting/report_runs` (a file of a stated size), Alipay's
+//! `alipay.data.dataservice.bill.downloadurl.query` (a zip, each entry
+//! checked by its CRC-32).
+//!
+//! `[providers.NAME.settlement]` says when: the provider's own day (its
+//! time zone) and the hour it documents the day before's report as ready.
+//! A download is written to a file as it arrives (a report of a gigabyte is
+//! never held in memory) and checked against what the provider gives to
+//! check it by before anything reads it: a file that fails is refused, not
+//! imported.
+
+use super::Format;
+use crate::http::{classify_transport, failure, Timeouts};
+use crate::ProviderError;
+use chrono::{NaiveDate, NaiveTime, TimeZone};
+use finality_core::{ConfigError, Timestamp};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+/// `[providers.NAME.settlement]`: fetch each day's report on its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SettlementConfig {
+    /// The provider's day, an IANA zone (`Asia/Shanghai`, `UTC`). Unset:
+    /// the adapter's documented one ([`Defaults`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    /// The local time (`HH:MM`) on the day after when a day's report is
+    /// documented as ready. Unset: the adapter's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_at: Option<String>,
+    /// How long after `ready_at` a report may still be missing before
+    /// it is overdue (`finality_settlement_report_overdue_seconds`).
+    #[serde(default = "default_grace", with = "humantime_serde")]
+    pub grace: Duration,
+    /// The first day to fetch. Unset: the day before the first start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_day: Option<NaiveDate>,
+    /// Which report: WeChat Pay `bill_type` (`ALL`), Stripe `report_type`
+    /// (`balance_change_from_activity.itemized.3`), Alipay `bill_type`
+    /// (`trade`). Unset: the adapter's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report: Option<String>,
+    /// How often a provider whose report is not there yet is asked again.
+    #[serde(default = "default_every", with = "humantime_serde")]
+    pub every: Duration,
+}
+
+fn default_grace() -> Duration {
+    Duration::from_secs(6 * 3600)
+}
+
+fn default_every() -> Duration {
+    Duration::from_secs(15 * 60)
+}
+
+/// An adapter's documented report: its day's zone, the hour the day
+/// before's report is ready, and which report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defaults {
+    pub time_zone: &'static str,
+    pub ready_at: &'static str,
+    pub report: &'static str,
+}
+
+/// The schedule a [`SettlementConfig`] makes for one adapter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportSchedule {
+    pub tz: chrono_tz::Tz,
+    pub ready_at: NaiveTime,
+    pub grace: Duration,
+    pub report: String,
+    pub first_day: Option<NaiveDate>,
+    pub every: Duration,
+}
+
+impl SettlementConfig {
+    /// Check it against the adapter's documented `d` and make its
+    /// schedule; the field is relative to the table.
+    pub fn schedule(&self, d: Defaults) -> Result<ReportSchedule, ConfigError> {
+        let zone = self.time_zone.as_deref().unwrap_or(d.time_zone);
+        let tz: chrono_tz::Tz = zone.parse().map_err(|_| {
+            ConfigError::new(
+                "time_zone",
+                format!("`{zone}` is not an IANA time zone (e.g. Asia/Shanghai, UTC)"),
+            )
+        })?;
+        let at = self.ready_at.as_deref().unwrap_or(d.ready_at);
+        let ready_at = NaiveTime::parse_from_str(at, "%H:%M")
+            .map_err(|_| ConfigError::new("ready_at", format!("`{at}` is not HH:MM")))?;
+        if self.every < Duration::from_secs(1) {
+            return Err(ConfigError::new("every", "must be at least 1s"));
+        }
+        Ok(ReportSchedule {
+            tz,
+            ready_at,
+            grace: self.grace,
+            report: self.report.clone().unwrap_or_else(|| d.report.to_string()),
+            first_day: self.first_day,
+            every: self.every,
+        })
+    }
+}
+
+impl ReportSchedule {
+    /// Local midnight starting `date`, as an instant (the earliest, should
+    /// a zone skip midnight).
+    fn midnight(&self, date: NaiveDate) -> Timestamp {
+        let local = date.and_time(NaiveTime::MIN);
+        let at = self
+            .tz
+            .from_local_datetime(&local)
+            .earliest()
+            .map_or_else(|| local.and_utc().timestamp_millis(), |t| t.timestamp_millis());
+        Timestamp(at)
+    }
+
+    /// The report of `date` for `report`, with the instants it covers.
+    pub fn day(&self, date: NaiveDate) -> ReportDay {
+        let next = date.succ_opt().unwrap_or(date);
+        ReportDay {
+            date,
+            from: self.midnight(date),
+            until: self.midnight(next),
+            report: self.report.clone(),
+            time_zone: self.tz.name().to_string(),
+        }
+    }
+
+    /// When `date`'s report is documented as ready: `ready_at` on the day
+    /// after, local time.
+    pub fn ready(&self, date: NaiveDate) -> Timestamp {
+        let next = date.succ_opt().unwrap_or(date);
+        let local = next.and_time(self.ready_at);
+        Timestamp(
+            self.tz
+                .from_local_datetime(&local)
+                .earliest()
+                .map_or_else(|| local.and_utc().timestamp_millis(), |t| t.timestamp_millis()),
+        )
+    }
+
+    /// The provider's date at `now`.
+    pub fn today(&self, now: Timestamp) -> NaiveDate {
+        chrono::DateTime::from_timestamp_millis(now.millis())
+            .unwrap_or_default()
+            .with_timezone(&self.tz)
+            .date_naive()
+    }
+
+    /// The newest day whose report is ready at `now`.
+    pub fn newest_ready(&self, now: Timestamp) -> NaiveDate {
+        let mut d = self.today(now);
+        while self.ready(d) > now {
+            match d.pred_opt() {
+                Some(p) => d = p,
+                None => break,
+            }
+        }
+        d
+    }
+}
+
+/// One day's report, as asked of the provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportDay {
+    pub date: NaiveDate,
+    /// The day's first instant in the provider's zone (inclusive) …
+    pub from: Timestamp,
+    /// … and the next day's (exclusive).
+    pub until: Timestamp,
+    pub report: String,
+    /// The provider's zone, an IANA name (Stripe's `parameters[timezone]`).
+    pub time_zone: String,
+}
+
+/// A report written to its file and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetched {
+    /// The provider's name for it, or one made of the day and report.
+    pub name: String,
+    pub format: Format,
+    pub bytes: u64,
+    /// What it was checked by (`SHA1 as hash_value says`, `size as the
+    /// report run says`, `zip CRC-32`).
+    pub checked: String,
+}
+
+/// Why a day's report was not fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The provider has not made it yet (or says there is none yet): asked
+    /// again later, overdue after its ready time and grace.
+    #[error("not ready: {0}")]
+    NotReady(String),
+    /// It arrived but does not check out (hash, size, CRC): refused,
+    /// nothing imported, alerted.
+    #[error("refused: {0}")]
+    Refused(String),
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    #[error("writing the report: {0}")]
+    Io(#[from] std::io::Error),
+    /// This adapter has no report fetching.
+    #[error("this adapter fetches no settlement report")]
+    Unsupported,
+}
+
+/// What a download was, as it passed into its file.
+pub struct Downloaded {
+    pub bytes: u64,
+    pub sha1: [u8; 20],
+}
+
+/// Send `req` and write the answer's body to `dest` as it arrives,
+/// counting and hashing it (SHA1: WeChat Pay's `hash_type`).
+pub async fn download(
+    req: reqwest::RequestBuilder,
+    dest: &Path,
+    timeouts: Timeouts,
+) -> Result<Downloaded, FetchError> {
+    use sha1::Digest;
+    let mut resp = req
+        .send()
+        .await
+        .map_err(|e| classify_transport(&e, timeouts))?;
+    if !resp.status().is_success() {
+        return Err(failure(resp).await.into());
+    }
+    let mut file = std::io::BufWriter::new(std::fs::File::create(dest)?);
+    let mut hash = sha1::Sha1::new();
+    let mut bytes = 0u64;
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| classify_transport(&e, timeouts))?
+    {
+        hash.update(&chunk);
+        bytes += chunk.len() as u64;
+        file.write_all(&chunk)?;
+    }
+    file.flush()?;
+    Ok(Downloaded {
+        bytes,
+        sha1: hash.finalize().into(),
+    })
+}
+
+/// Whether `url` is on the same scheme, host and port as `base`: a download
+/// URL an answer names is followed with credentials only there.
+pub fn same_origin(url: &str, base: &str) -> bool {
+    match (reqwest::Url::parse(url), reqwest::Url::parse(base)) {
+        (Ok(u), Ok(b)) => u.origin() == b.origin(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> SettlementConfig {
+        serde_json::from_value(serde_json::json!({})).unwrap()
+    }
+
+    const WECHAT: Defaults = Defaults {
+        time_zone: "Asia/Shanghai",
+        ready_at: "10:00",
+        report: "ALL",
+    };
+
+    #[test]
+    fn a_beijing_day_is_ready_at_ten_the_next_morning() {
+        let s = cfg().schedule(WECHAT).unwrap();
+        let d = NaiveDate::from_ymd_opt(2026, 12, 3).unwrap();
+        let day = s.day(d);
+        // 2026-12-03T00:00+08:00 = 2026-12-02T16:00Z.
+        assert_eq!(day.from, Timestamp(1_796_227_200_000));
+        assert_eq!(day.until.millis() - day.from.millis(), 86_400_000);
+        // Ready 2026-12-04T10:00+08:00 = 02:00Z.
+        assert_eq!(s.ready(d), Timestamp(1_796_349_600_000));
+        assert_eq!(s.newest_ready(Timestamp(1_796_349_600_000)), d);
+        assert_eq!(
+            s.newest_ready(Timestamp(1_796_349_599_999)),
+            NaiveDate::from_ymd_opt(2026, 12, 2).unwrap()
+        );
+    }
+
+    #[test]
+    fn bad_settings_name_their_field() {
+        let mut c = cfg();
+        c.time_zone = Some("Mars/Olympus".into());
+        assert_eq!(c.schedule(WECHAT).unwrap_err().field, "time_zone");
+        let mut c = cfg();
+        c.ready_at = Some("25:00".into());
+        assert_eq!(c.schedule(WECHAT).unwrap_err().field, "ready_at");
+    }
+
+    #[test]
+    fn downloads_are_followed_only_to_the_configured_origin() {
+        assert!(same_origin(
+            "https://api.mch.weixin.qq.com/v3/billdownload/file?token=x",
+            "https://api.mch.weixin.qq.com"
+        ));
+        assert!(!same_origin(
+            "https://evil.example/v3/billdownload/file?token=x",
+            "https://api.mch.weixin.qq.com"
+        ));
+    }
+}

@@ -1,0 +1,184 @@
+//! Stripe's itemized balance report, fetched by machine (Stripe API
+//! reference, Report Runs; docs.stripe.com/reports/report-types):
+//!
+//! 1. `POST /v1/reporting/report_runs` with `report_type`,
+//!    `parameters[interval_start]` (inclusive) and `[interval_end]`
+//!    (exclusive) as Unix seconds, `parameters[timezone]` and an explicit
+//!    `parameters[columns]` (so the file's layout does not depend on the
+//!    report type's default set). An `Idempotency-Key` made of the day and
+//!    report makes every attempt the same run.
+//! 2. `GET /v1/reporting/report_runs/{id}`: `pending` is "not ready yet",
+//!    `failed` names its `error`, `succeeded` carries `result`, a File
+//!    with its `size` and `url`.
+//! 3. The file's `url` (on `files.stripe.com`, or the configured base URL's
+//!    host) is downloaded with the secret key; its length must be `size`.
+//!
+//! A run whose interval ends after the report type's `data_available_end`
+//! is refused by Stripe with a 400: not ready yet.
+
+use super::StripeAdapter;
+use crate::http::{classify_transport, failure, request_id};
+use crate::settlement::fetch::{download, same_origin, Defaults, FetchError, Fetched, ReportDay};
+use crate::settlement::Format;
+use crate::ProviderError;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// Stripe's balance activity, itemized, by UTC day once the day's balance
+/// data is complete (Stripe documents the availability per report type as
+/// `data_available_end`; a run asked too early is refused, then retried).
+pub const DEFAULTS: Defaults = Defaults {
+    time_zone: "UTC",
+    ready_at: "12:00",
+    report: "balance_change_from_activity.itemized.3",
+};
+
+/// The columns asked for, each one [`Format::StripeItemized`] reads.
+const COLUMNS: &[&str] = &[
+    "balance_transaction_id",
+    "created_utc",
+    "currency",
+    "gross",
+    "fee",
+    "net",
+    "reporting_category",
+    "source_id",
+    "charge_id",
+    "payment_intent_id",
+];
+
+const FILES_ORIGIN: &str = "https://files.stripe.com";
+const DOWNLOAD: Duration = Duration::from_secs(600);
+
+impl StripeAdapter {
+    async fn send_json(&self, req: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
+        let mut req = req
+            .bearer_auth(&self.secret_key)
+            .header("stripe-version", super::STRIPE_VERSION)
+            .header("x-request-id", request_id());
+        if let Some(account) = &self.account {
+            req = req.header("stripe-account", account);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))?;
+        if !resp.status().is_success() {
+            return Err(failure(resp).await);
+        }
+        resp.json()
+            .await
+            .map_err(|e| classify_transport(&e, self.timeouts))
+    }
+
+    pub(crate) async fn fetch_report_run(
+        &self,
+        day: &ReportDay,
+        dest: &Path,
+    ) -> Result<Fetched, FetchError> {
+        let date = day.date.format("%Y-%m-%d").to_string();
+        let tz = &day.time_zone;
+        let mut form: Vec<(String, String)> = vec![
+            ("report_type".into(), day.report.clone()),
+            (
+                "parameters[interval_start]".into(),
+                (day.from.millis() / 1000).to_string(),
+            ),
+            (
+                "parameters[interval_end]".into(),
+                (day.until.millis() / 1000).to_string(),
+            ),
+            ("parameters[timezone]".into(), tz.to_string()),
+        ];
+        for (i, c) in COLUMNS.iter().enumerate() {
+            form.push((format!("parameters[columns][{i}]"), (*c).to_string()));
+        }
+        let create = self
+            .http
+            .post(format!("{}/v1/reporting/report_runs", self.base_url))
+            .header(
+                "idempotency-key",
+                format!("finality-{}-{date}-{tz}", day.report),
+            )
+            .form(&form);
+        let run = match self.send_json(create).await {
+            Ok(run) => run,
+            Err(ProviderError::Refused { message }) if message.contains("available") => {
+                return Err(FetchError::NotReady(message))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let id = run["id"].as_str().unwrap_or_default().to_string();
+        if id.is_empty() {
+            return Err(ProviderError::Permanent {
+                message: "the report run Stripe answered has no id".into(),
+            }
+            .into());
+        }
+        let run = self
+            .send_json(self.http.get(format!(
+                "{}/v1/reporting/report_runs/{}",
+                self.base_url,
+                crate::http::segment(&id)
+            )))
+            .await?;
+        match run["status"].as_str().unwrap_or_default() {
+            "succeeded" => {}
+            "failed" => {
+                return Err(ProviderError::Permanent {
+                    message: format!(
+                        "Stripe report run {id} failed: {}",
+                        run["error"].as_str().unwrap_or("(no error given)")
+                    ),
+                }
+                .into())
+            }
+            other => {
+                return Err(FetchError::NotReady(format!(
+                    "Stripe report run {id} is {other}"
+                )))
+            }
+        }
+        let file = &run["result"];
+        let (url, size) = (
+            file["url"].as_str().unwrap_or_default(),
+            file["size"].as_u64(),
+        );
+        if !(same_origin(url, FILES_ORIGIN) || same_origin(url, &self.base_url)) {
+            return Err(FetchError::Refused(format!(
+                "report run {id}'s file url `{url}` is neither on files.stripe.com nor on the \
+                 configured base_url: not followed with the secret key"
+            )));
+        }
+        let size = size.ok_or_else(|| {
+            FetchError::Refused(format!(
+                "report run {id}'s file names no size: it cannot be checked"
+            ))
+        })?;
+        let req = self
+            .http
+            .get(url)
+            .timeout(DOWNLOAD)
+            .bearer_auth(&self.secret_key)
+            .header("stripe-version", super::STRIPE_VERSION);
+        let req = match &self.account {
+            Some(a) => req.header("stripe-account", a),
+            None => req,
+        };
+        let got = download(req, dest, self.timeouts).await?;
+        if got.bytes != size {
+            return Err(FetchError::Refused(format!(
+                "report run {id}'s file is {} bytes, Stripe says {size}: cut short or altered \
+                 in transit",
+                got.bytes
+            )));
+        }
+        Ok(Fetched {
+            name: format!("stripe-{}-{date}.csv", day.report),
+            format: Format::StripeItemized,
+            bytes: got.bytes,
+            checked: format!("size {size} bytes as the report run's file says"),
+        })
+    }
+}
