@@ -55,9 +55,7 @@ impl DayOutcome {
     pub fn label(&self) -> &'static str {
         match self {
             DayOutcome::Imported { already: false, .. } => "imported",
-            DayOutcome::Imported { already: true, .. } | DayOutcome::Skipped => {
-                "already_imported"
-            }
+            DayOutcome::Imported { already: true, .. } | DayOutcome::Skipped => "already_imported",
             DayOutcome::NotReady(_) => "not_ready",
             DayOutcome::Refused(_) => "refused",
             DayOutcome::Failed(_) => "failed",
@@ -163,21 +161,29 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             if lock(&self.next).get(&s.name).is_some_and(|at| *at > now) {
                 continue;
             }
-            match self.round(s).await {
-                Ok(days) => done.extend(days.into_iter().map(|(d, o)| (s.name.clone(), d, o))),
-                Err(e) => {
-                    tracing::warn!(provider = %s.name, error = %e, "settlement report round failed; tried again later")
+            let retry = self.clock.now().plus(s.schedule.every);
+            let next = match self.round(s).await {
+                Ok((days, next)) => {
+                    done.extend(days.into_iter().map(|(d, o)| (s.name.clone(), d, o)));
+                    next.unwrap_or(retry)
                 }
-            }
-            lock(&self.next).insert(s.name.clone(), self.clock.now().plus(s.schedule.every));
+                Err(e) => {
+                    tracing::warn!(provider = %s.name, error = %e, "settlement report round failed; tried again later");
+                    retry
+                }
+            };
+            lock(&self.next).insert(s.name.clone(), next);
         }
         done
     }
 
+    /// One provider's round: its days, and when it is next due (`None`:
+    /// after `every`; when caught up, the next day's ready time).
+    #[allow(clippy::type_complexity)] // the days and the time, said once
     async fn round(
         &self,
         s: &Source,
-    ) -> Result<Vec<(NaiveDate, DayOutcome)>, finality_store::StoreError> {
+    ) -> Result<(Vec<(NaiveDate, DayOutcome)>, Option<Timestamp>), finality_store::StoreError> {
         let now = self.clock.now();
         let hold = (s.schedule.every * 4).max(Duration::from_secs(600));
         let Some(lease) = self
@@ -188,7 +194,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             // Another node fetches this provider's reports: it reports on
             // them (a gauge of 0 here, as for every leased gauge).
             metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone()).set(0.0);
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         };
         let newest = s.schedule.newest_ready(now);
         let last = lease
@@ -223,13 +229,17 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                         self.clock.now(),
                     )
                     .await?;
-                lock(&self.state).entry(s.name.clone()).or_default().last_day = Some(day);
+                lock(&self.state)
+                    .entry(s.name.clone())
+                    .or_default()
+                    .last_day = Some(day);
                 if !saved {
                     done.push((day, outcome));
                     break;
                 }
             }
-            lock(&self.state).entry(s.name.clone()).or_default().last = Some((day, outcome.clone()));
+            lock(&self.state).entry(s.name.clone()).or_default().last =
+                Some((day, outcome.clone()));
             done.push((day, outcome));
             if !imported {
                 break;
@@ -239,8 +249,10 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 None => break,
             };
         }
-        self.publish(s, day.min(newest.succ_opt().unwrap_or(newest)), newest);
-        Ok(done)
+        let first_missing = day.min(newest.succ_opt().unwrap_or(newest));
+        self.publish(s, first_missing, newest);
+        let caught_up = first_missing > newest;
+        Ok((done, caught_up.then(|| s.schedule.ready(first_missing))))
     }
 
     /// The gauges: how old the newest imported report is, and how long the
@@ -251,12 +263,10 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         let st = state.entry(s.name.clone()).or_default();
         if let Some(last) = st.last_day {
             let age = now.since(s.schedule.day(last).until).as_secs_f64();
-            metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone()).set(age);
+            metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone())
+                .set(age);
         }
-        let overdue_at = s
-            .schedule
-            .ready(first_missing)
-            .plus(s.schedule.grace);
+        let overdue_at = s.schedule.ready(first_missing).plus(s.schedule.grace);
         let overdue = first_missing <= newest && overdue_at <= now;
         st.overdue = overdue.then_some((first_missing, overdue_at));
         let secs = if overdue {
@@ -264,7 +274,8 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         } else {
             0.0
         };
-        metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone()).set(secs);
+        metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone())
+            .set(secs);
         if overdue {
             tracing::error!(provider = %s.name, day = %first_missing, overdue_s = secs, "ALERT settlement report overdue: not fetched {:?} after its documented ready time", s.schedule.grace);
         }

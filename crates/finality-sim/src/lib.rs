@@ -29,6 +29,7 @@ pub mod delivery;
 pub mod model;
 pub mod plan;
 pub mod published;
+pub mod reports;
 pub mod schemes;
 pub mod server;
 pub mod settlement;

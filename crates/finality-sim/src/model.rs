@@ -68,6 +68,8 @@ pub struct Simulator {
     pub(crate) words: Mutex<HashMap<String, String>>,
     /// Payments' accounts and the accounts' own secrets ([`crate::accounts`]).
     pub(crate) accounts: Mutex<SimAccounts>,
+    /// Settlement reports served by the fetch APIs ([`crate::reports`]).
+    pub(crate) reports: Mutex<SimReports>,
     pub(crate) http: reqwest::Client,
 }
 
@@ -122,6 +124,7 @@ impl Simulator {
             acked: Mutex::new(Default::default()),
             words: Mutex::new(HashMap::new()),
             accounts: Mutex::default(),
+            reports: Mutex::default(),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(10))
                 .build()
@@ -463,6 +466,27 @@ impl Drop for CallGuard {
             c.in_flight = c.in_flight.saturating_sub(1);
         }
     }
+}
+
+/// What the report fetch APIs serve: the discrepancies drawn into each
+/// report, days withheld, whether files are altered in transit, and the
+/// files and Stripe report runs made so far.
+#[derive(Default)]
+pub(crate) struct SimReports {
+    /// missing, wrong_amount, refunded, unknown (probabilities per
+    /// payment), and the seed they are drawn with.
+    pub(crate) inject: [f64; 4],
+    pub(crate) seed: u64,
+    /// `provider/YYYY-MM-DD` days whose report is not made.
+    pub(crate) withheld: std::collections::HashSet<String>,
+    /// Serve every file with one byte changed after it was hashed.
+    pub(crate) tamper: bool,
+    pub(crate) files: HashMap<String, Vec<u8>>,
+    /// Stripe report runs by idempotency key.
+    pub(crate) runs: HashMap<String, serde_json::Value>,
+    /// What each `provider/YYYY-MM-DD` report got wrong on purpose:
+    /// missing, wrong_amount, refunded, unknown.
+    pub(crate) injected: HashMap<String, [Vec<String>; 4]>,
 }
 
 /// Which account each payment belongs to, and each account's own secrets.

@@ -6,6 +6,7 @@ mod errors;
 mod lifecycle;
 mod nodes;
 mod reconcile;
+mod settlement_fetch;
 mod sweep;
 mod timer;
 mod workers;

@@ -53,8 +53,8 @@ pub fn detail_from_zip(zip_path: &Path, dest: &Path) -> Result<u64, FetchError> 
             detail = Some((i, name));
         }
     }
-    let (i, name) =
-        detail.ok_or_else(|| refused("the bill's zip holds no detail CSV (…_业务明细.csv)".into()))?;
+    let (i, name) = detail
+        .ok_or_else(|| refused("the bill's zip holds no detail CSV (…_业务明细.csv)".into()))?;
     let mut entry = archive
         .by_index(i)
         .map_err(|e| refused(format!("zip entry `{name}`: {e}")))?;
@@ -93,7 +93,9 @@ impl AlipayAdapter {
         if code != "10000" {
             let msg = format!(
                 "{code} {sub} {}",
-                r["sub_msg"].as_str().unwrap_or(r["msg"].as_str().unwrap_or_default())
+                r["sub_msg"]
+                    .as_str()
+                    .unwrap_or(r["msg"].as_str().unwrap_or_default())
             );
             return Err(match sub {
                 "isp.bill_not_exist" => FetchError::NotReady(msg),

@@ -112,11 +112,10 @@ impl ReportSchedule {
     /// a zone skip midnight).
     fn midnight(&self, date: NaiveDate) -> Timestamp {
         let local = date.and_time(NaiveTime::MIN);
-        let at = self
-            .tz
-            .from_local_datetime(&local)
-            .earliest()
-            .map_or_else(|| local.and_utc().timestamp_millis(), |t| t.timestamp_millis());
+        let at = self.tz.from_local_datetime(&local).earliest().map_or_else(
+            || local.and_utc().timestamp_millis(),
+            |t| t.timestamp_millis(),
+        );
         Timestamp(at)
     }
 
@@ -137,12 +136,10 @@ impl ReportSchedule {
     pub fn ready(&self, date: NaiveDate) -> Timestamp {
         let next = date.succ_opt().unwrap_or(date);
         let local = next.and_time(self.ready_at);
-        Timestamp(
-            self.tz
-                .from_local_datetime(&local)
-                .earliest()
-                .map_or_else(|| local.and_utc().timestamp_millis(), |t| t.timestamp_millis()),
-        )
+        Timestamp(self.tz.from_local_datetime(&local).earliest().map_or_else(
+            || local.and_utc().timestamp_millis(),
+            |t| t.timestamp_millis(),
+        ))
     }
 
     /// The provider's date at `now`.

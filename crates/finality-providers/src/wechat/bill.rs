@@ -10,9 +10,7 @@
 //! `NO_STATEMENT_EXIST` (or `STATEMENT_CREATING`): not ready yet.
 
 use super::WeChatAdapter;
-use crate::settlement::fetch::{
-    download, same_origin, Defaults, FetchError, Fetched, ReportDay,
-};
+use crate::settlement::fetch::{download, same_origin, Defaults, FetchError, Fetched, ReportDay};
 use crate::settlement::Format;
 use crate::ProviderError;
 use std::path::Path;
@@ -55,8 +53,11 @@ impl WeChatAdapter {
             Err(e) => return Err(e.into()),
         };
         let field = |name: &str| answer[name].as_str().unwrap_or_default().to_string();
-        let (hash_type, hash_value, url) =
-            (field("hash_type"), field("hash_value"), field("download_url"));
+        let (hash_type, hash_value, url) = (
+            field("hash_type"),
+            field("hash_value"),
+            field("download_url"),
+        );
         if !hash_type.eq_ignore_ascii_case("SHA1") || hash_value.is_empty() {
             return Err(FetchError::Refused(format!(
                 "the bill answer names hash_type `{hash_type}` and hash_value `{hash_value}`: \

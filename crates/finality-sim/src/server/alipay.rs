@@ -16,6 +16,7 @@ use std::sync::Arc;
 /// app's public key (the simulator's merchant key).
 pub(crate) async fn alipay_gateway(
     State(sim): State<Arc<Simulator>>,
+    headers: axum::http::HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
     use rsa::pkcs8::DecodePublicKey;
@@ -67,6 +68,11 @@ pub(crate) async fn alipay_gateway(
     }
     if let Err(r) = faults(&sim).await {
         return r;
+    }
+    if method == "alipay.data.dataservice.bill.downloadurl.query" {
+        return answer(crate::server::reports::alipay_bill_url(
+            &sim, &biz, &headers,
+        ));
     }
     if let Some(refused) = plan
         .as_ref()

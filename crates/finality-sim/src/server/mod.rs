@@ -22,6 +22,7 @@ mod alipay;
 mod bakong;
 mod gate;
 mod paypal;
+mod reports;
 mod stripe;
 mod wechat;
 
@@ -74,6 +75,27 @@ pub fn router(sim: Arc<Simulator>) -> Router {
             get(wechat_refund),
         )
         .route("/alipay/gateway.do", post(alipay_gateway))
+        .route(
+            "/alipay/downloadBillFile.resource",
+            get(reports::alipay_bill_file),
+        )
+        .route("/wechat/v3/bill/tradebill", get(reports::wechat_tradebill))
+        .route(
+            "/wechat/v3/billdownload/file",
+            get(reports::wechat_billdownload),
+        )
+        .route(
+            "/stripe/v1/reporting/report_runs",
+            post(reports::stripe_report_run_create),
+        )
+        .route(
+            "/stripe/v1/reporting/report_runs/{id}",
+            get(reports::stripe_report_run),
+        )
+        .route(
+            "/stripe/files/v1/files/{id}/contents",
+            get(reports::stripe_file_contents),
+        )
         .route("/paypal/v1/oauth2/token", post(paypal_token))
         .route("/paypal/v2/checkout/orders/{id}", get(paypal_order))
         .route("/paypal/v2/payments/refunds/{id}", get(paypal_refund))

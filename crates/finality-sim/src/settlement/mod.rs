@@ -15,6 +15,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::io::Write;
 
+mod adyen;
+pub mod bills;
+
+pub use adyen::ADYEN_HEADER;
+
 /// A payment the provider settled, as its report lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settled {
@@ -72,208 +77,90 @@ pub struct Injected {
     pub batch_lines: u64,
 }
 
-/// Adyen's Settlement details report header, 30 columns in Adyen's order
-/// (docs/SETTLEMENT_FORMATS.md §2.2).
-pub const ADYEN_HEADER: [&str; 30] = [
-    "Company Account",
-    "Merchant Account",
-    "Psp Reference",
-    "Merchant Reference",
-    "Payment Method",
-    "Creation Date",
-    "TimeZone",
-    "Type",
-    "Modification Reference",
-    "Gross Currency",
-    "Gross Debit (GC)",
-    "Gross Credit (GC)",
-    "Exchange Rate",
-    "Net Currency",
-    "Net Debit (NC)",
-    "Net Credit (NC)",
-    "Commission (NC)",
-    "Markup (NC)",
-    "Scheme Fees (NC)",
-    "Interchange (NC)",
-    "Payment Method Variant",
-    "Modification Merchant Reference",
-    "Batch Number",
-    "Reserved4",
-    "Reserved5",
-    "Reserved6",
-    "Reserved7",
-    "Reserved8",
-    "Reserved9",
-    "Reserved10",
-];
-
-/// One line of the report, by column name; the 30 columns in Adyen's order
-/// (columns not named here are empty).
-#[derive(Default)]
-struct Row<'a> {
-    psp: &'a str,
-    merchant_ref: &'a str,
-    method: &'a str,
-    created: &'a str,
-    kind: &'a str,
-    modification: &'a str,
-    gross_currency: &'a str,
-    gross_debit: &'a str,
-    gross_credit: &'a str,
-    rate: &'a str,
-    net_currency: &'a str,
-    net_debit: &'a str,
-    net_credit: &'a str,
-    interchange: &'a str,
-    variant: &'a str,
-    modification_merchant_ref: &'a str,
-    batch: &'a str,
-}
-
-impl Row<'_> {
-    fn write<W: Write>(&self, w: &mut csv::Writer<W>) -> std::io::Result<()> {
-        w.write_record([
-            "SimCompany",
-            "SimMerchant",
-            self.psp,
-            self.merchant_ref,
-            self.method,
-            self.created,
-            "UTC",
-            self.kind,
-            self.modification,
-            self.gross_currency,
-            self.gross_debit,
-            self.gross_credit,
-            self.rate,
-            self.net_currency,
-            self.net_debit,
-            self.net_credit,
-            "",
-            "",
-            "",
-            self.interchange,
-            self.variant,
-            self.modification_merchant_ref,
-            self.batch,
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-            "",
-        ])?;
-        Ok(())
-    }
-}
-
 /// `amount` minor units as Adyen writes a gross: a decimal in major units
 /// with the currency's own number of decimals.
 pub fn decimal(amount: i64, currency: &str) -> String {
     finality_core::money::decimal_in(amount, currency)
 }
 
-fn date(t: Timestamp) -> String {
+pub(crate) fn date(t: Timestamp) -> String {
     chrono::DateTime::from_timestamp_millis(t.0)
         .map(|d| d.format("%Y-%m-%d %H:%M:%S").to_string())
         .unwrap_or_default()
 }
 
 /// The fee the simulated provider keeps: 1.4 % + 0.25 in minor units.
-fn fee_of(amount: i64) -> i64 {
+pub(crate) fn fee_of(amount: i64) -> i64 {
     amount * 14 / 1000 + 25
 }
 
-/// Write `settled` as batch `batch` of an Adyen Settlement details report,
-/// with `inject`'s discrepancies. Memory stays flat: one line at a time.
-pub fn write_adyen_report<W: Write>(
+/// How one provider writes its report: the layout's header, one line per
+/// settled payment or its refund, and what closes the file.
+pub trait Layout {
+    /// A line for `s`: money in of `gross` with `fee` kept, or (`refund`)
+    /// all of it given back.
+    fn line(&mut self, s: &Settled, refund: bool, gross: i64, fee: i64) -> std::io::Result<()>;
+    /// Close the report after its last line; the lines it wrote.
+    fn finish(&mut self, totals: &Totals) -> std::io::Result<u64>;
+}
+
+/// What a report's lines add up to, for its closing lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub fees: i64,
+    pub net: i64,
+    pub last_at: Timestamp,
+    pub currency: String,
+    pub charges: u64,
+    pub refunds: u64,
+    pub gross: i64,
+    pub refunded: i64,
+}
+
+/// Write `settled` through `layout`, with `inject`'s discrepancies drawn
+/// from its seed (each payment gets at most one). Memory stays flat: one
+/// line at a time.
+pub fn write_report(
     settled: impl IntoIterator<Item = Settled>,
     inject: &Inject,
-    batch: u32,
-    out: W,
+    layout: &mut dyn Layout,
 ) -> std::io::Result<Injected> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record(ADYEN_HEADER)?;
     let mut rng = StdRng::seed_from_u64(inject.seed);
     let mut done = Injected::default();
-    let (mut fees, mut net, mut last_at, mut ccy) = (0i64, 0i64, Timestamp(0), String::new());
-    let batch = batch.to_string();
-    let mut modref = 0u64;
-    let mut row = |w: &mut csv::Writer<W>,
-                   s: &Settled,
-                   kind: &str,
-                   gross: i64,
-                   fee: i64|
-     -> std::io::Result<()> {
-        modref += 1;
-        let g = decimal(gross, &s.currency);
-        let n = decimal(gross - fee, &s.currency);
-        let (gd, gc, nd, nc) = if kind == "Settled" {
-            (String::new(), g, String::new(), n)
-        } else {
-            (g.clone(), String::new(), g, String::new())
-        };
-        let fee_text = if fee == 0 {
-            String::new()
-        } else {
-            decimal(fee, &s.currency)
-        };
-        let mref = s.merchant_reference.clone().unwrap_or_default();
-        let modification_mref = if kind == "Settled" {
-            String::new()
-        } else {
-            mref.clone()
-        };
-        Row {
-            psp: &s.psp_reference,
-            merchant_ref: &mref,
-            method: "visa",
-            created: &date(s.at),
-            kind,
-            modification: &format!("{modref:016}"),
-            gross_currency: &s.currency,
-            gross_debit: &gd,
-            gross_credit: &gc,
-            rate: "1",
-            net_currency: &s.currency,
-            net_debit: &nd,
-            net_credit: &nc,
-            interchange: &fee_text,
-            variant: "visaclassic",
-            modification_merchant_ref: &modification_mref,
-            batch: &batch,
-        }
-        .write(w)
+    let mut t = Totals::default();
+    let charge = |layout: &mut dyn Layout, t: &mut Totals, s: &Settled, gross: i64| {
+        t.fees += fee_of(gross);
+        t.net += gross - fee_of(gross);
+        t.charges += 1;
+        t.gross += gross;
+        layout.line(s, false, gross, fee_of(gross))
     };
     for s in settled {
         let r: f64 = rng.gen();
         let unknown = rng.gen_bool(inject.unknown.clamp(0.0, 1.0));
-        last_at = last_at.max(s.at);
-        if ccy.is_empty() {
-            ccy.clone_from(&s.currency);
+        t.last_at = t.last_at.max(s.at);
+        if t.currency.is_empty() {
+            t.currency.clone_from(&s.currency);
         }
         if r < inject.missing {
             done.missing.push(s.psp_reference.clone());
         } else if r < inject.missing + inject.wrong_amount {
             let gross =
                 s.amount + 10i64.pow(Currency::parse(&s.currency).map_or(2, |c| c.exponent()));
-            row(&mut w, &s, "Settled", gross, fee_of(gross))?;
+            charge(layout, &mut t, &s, gross)?;
             done.wrong_amount.push(s.psp_reference.clone());
             done.lines += 1;
-            fees += fee_of(gross);
-            net += gross - fee_of(gross);
         } else {
-            row(&mut w, &s, "Settled", s.amount, fee_of(s.amount))?;
+            charge(layout, &mut t, &s, s.amount)?;
             done.settled += 1;
             done.lines += 1;
-            fees += fee_of(s.amount);
-            net += s.amount - fee_of(s.amount);
             if r < inject.missing + inject.wrong_amount + inject.refunded {
-                row(&mut w, &s, "Refunded", s.amount, 0)?;
+                layout.line(&s, true, s.amount, 0)?;
+                t.net -= s.amount;
+                t.refunds += 1;
+                t.refunded += s.amount;
                 done.refunded.push(s.psp_reference.clone());
                 done.lines += 1;
-                net -= s.amount;
             }
         }
         if unknown {
@@ -282,38 +169,27 @@ pub fn write_adyen_report<W: Write>(
                 merchant_reference: None,
                 ..s.clone()
             };
-            row(&mut w, &stranger, "Settled", s.amount, fee_of(s.amount))?;
+            charge(layout, &mut t, &stranger, s.amount)?;
             done.unknown.push(stranger.psp_reference);
             done.lines += 1;
         }
     }
-    // The batch's own lines: its fees, and the payout of what is left.
-    if !ccy.is_empty() {
-        let at = date(last_at);
-        for (kind, text, amount) in [
-            ("Fee", format!("Transaction Fees batch {batch}"), fees),
-            (
-                "MerchantPayout",
-                format!("sim batch {batch}, SimMerchant"),
-                net,
-            ),
-        ] {
-            Row {
-                created: &at,
-                kind,
-                modification: &text,
-                net_currency: &ccy,
-                net_debit: &decimal(amount, &ccy),
-                batch: &batch,
-                ..Row::default()
-            }
-            .write(&mut w)?;
-            done.lines += 1;
-            done.batch_lines += 1;
-        }
-    }
-    w.flush()?;
+    let closing = layout.finish(&t)?;
+    done.lines += closing;
+    done.batch_lines += closing;
     Ok(done)
+}
+
+/// Write `settled` as batch `batch` of an Adyen Settlement details report,
+/// with `inject`'s discrepancies.
+pub fn write_adyen_report<W: Write>(
+    settled: impl IntoIterator<Item = Settled>,
+    inject: &Inject,
+    batch: u32,
+    out: W,
+) -> std::io::Result<Injected> {
+    let mut layout = adyen::AdyenLayout::new(out, batch)?;
+    write_report(settled, inject, &mut layout)
 }
 
 impl crate::model::Simulator {

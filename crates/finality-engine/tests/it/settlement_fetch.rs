@@ -1,0 +1,313 @@
+//! Settlement reports fetched on their schedule, on virtual time, from the
+//! simulator's fetch APIs in each provider's own wire format (Stripe's
+//! report runs, WeChat Pay's trade bill with its SHA1, Alipay's bill zip):
+//! a simulated day's payments settle with discrepancies drawn in on
+//! purpose; at the documented ready time the fetcher fetches the day's
+//! report, imports it, and finds exactly what was injected; a second run
+//! imports nothing; a file altered in transit is refused with nothing
+//! applied; a day the provider withholds is overdue after its grace.
+
+use super::*;
+use chrono::NaiveDate;
+use finality_core::{Source, Status, VirtualClock};
+use finality_engine::settlement::{DayOutcome, Fetcher};
+use finality_providers::config::ProviderConfig;
+use finality_sim::settlement::Inject;
+use finality_store::Report;
+use finality_testkit::Backend;
+use std::collections::BTreeMap;
+
+/// 2026-12-03 00:30 UTC (08:30 Beijing time): the day's payments settle
+/// on 2026-12-03 in both zones.
+const T0: Timestamp = Timestamp(1_796_257_800_000);
+const STRIPE_KEY: &str = "sk_test_finality_settlement_fetch";
+
+fn day(n: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 12, n).unwrap()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Which {
+    Stripe,
+    WeChat,
+    Alipay,
+}
+
+impl Which {
+    fn name(self) -> &'static str {
+        match self {
+            Which::Stripe => "stripe",
+            Which::WeChat => "wechat",
+            Which::Alipay => "alipay",
+        }
+    }
+
+    fn currency(self) -> &'static str {
+        match self {
+            Which::Stripe => "USD",
+            _ => "CNY",
+        }
+    }
+
+    /// The id the provider's API gives the simulator's payment `id`.
+    fn provider_ref(self, id: &str) -> String {
+        match self {
+            Which::Stripe => id.to_string(),
+            Which::WeChat => finality_sim::wire::wechat_transaction_id(id),
+            Which::Alipay => finality_sim::wire::alipay_trade_no(id),
+        }
+    }
+
+    /// The provider's table as a `finality.toml` would give it. The
+    /// simulator signs WeChat Pay's answers on virtual time: the tolerance
+    /// for their timestamps is widened to cover it.
+    fn config(self, sim_url: &str) -> ProviderConfig {
+        use finality_sim::wire::wechat_keys as k;
+        for (var, value) in [
+            ("FINALITY_ITS_STRIPE_KEY", STRIPE_KEY),
+            ("FINALITY_ITS_MERCHANT_KEY", k::MERCHANT_PRIVATE_PEM),
+            ("FINALITY_ITS_PLATFORM_KEY", k::PLATFORM_PUBLIC_PEM),
+            ("FINALITY_ITS_APIV3", k::API_V3_KEY),
+        ] {
+            std::env::set_var(var, value);
+        }
+        let settlement = serde_json::json!({"first_day": "2026-12-03", "grace": "2h"});
+        let v = match self {
+            Which::Stripe => serde_json::json!({"adapter": "stripe",
+                "base_url": format!("{sim_url}/stripe"),
+                "api_key_env": "FINALITY_ITS_STRIPE_KEY", "settlement": settlement}),
+            Which::WeChat => serde_json::json!({"adapter": "wechat",
+                "base_url": format!("{sim_url}/wechat"), "webhook_tolerance": "400days",
+                "wechat": {"mchid": k::MCHID, "serial_no": k::SERIAL_NO,
+                           "private_key_env": "FINALITY_ITS_MERCHANT_KEY",
+                           "platform_public_key_env": "FINALITY_ITS_PLATFORM_KEY",
+                           "api_v3_key_env": "FINALITY_ITS_APIV3"},
+                "settlement": settlement}),
+            Which::Alipay => serde_json::json!({"adapter": "alipay",
+                "base_url": format!("{sim_url}/alipay/gateway.do"),
+                "alipay": {"app_id": "2021000000000001",
+                           "private_key_env": "FINALITY_ITS_MERCHANT_KEY",
+                           "alipay_public_key_env": "FINALITY_ITS_PLATFORM_KEY"},
+                "settlement": settlement}),
+        };
+        let cfg: ProviderConfig = serde_json::from_value(v).unwrap();
+        cfg.validate().unwrap();
+        cfg
+    }
+}
+
+async fn status(store: &dyn Store, id: &str) -> Status {
+    store.get(id).await.unwrap().unwrap().payment.status
+}
+
+async fn fetched_on_schedule(backend: Backend, which: Which) {
+    let db = backend.open().await;
+    let store = db.store.clone();
+    let vclock = Arc::new(VirtualClock::new(T0));
+    let clock: Arc<dyn Clock> = vclock.clone();
+    let mut config = SimConfig::deterministic(Duration::from_secs(2));
+    config.api_key = Some(STRIPE_KEY.into());
+    let server = spawn_sim(config, clock.clone()).await;
+    let name = which.name();
+    let inject = Inject {
+        missing: 0.08,
+        wrong_amount: 0.08,
+        refunded: 0.08,
+        unknown: 0.05,
+        seed: 5,
+    };
+    server.sim.set_report_inject(&inject);
+
+    // The day's payments: every one settles at the provider; half are
+    // already final here (their webhook came), half still open.
+    let mut ids = Vec::new();
+    for i in 0..80 {
+        let sim_id = format!("s{name}{i:03}");
+        let order = format!("2026120300{i:04}");
+        server.sim.create_priced(
+            Some(sim_id.clone()),
+            Some(order.clone()),
+            1999,
+            which.currency(),
+        );
+        let id = format!("p_{name}_{i:03}");
+        let p = NewPayment {
+            id: PaymentId::parse(&id).unwrap(),
+            provider: name.into(),
+            provider_ref: Some(ProviderRef::parse(&which.provider_ref(&sim_id)).unwrap()),
+            merchant_ref: Some(finality_core::money::MerchantRef::parse(&order).unwrap()),
+            account: None,
+            kind: Kind::Payment,
+            amount: Amount::new(1999, Currency::parse(which.currency()).unwrap()).unwrap(),
+            metadata: serde_json::json!({}),
+        };
+        store
+            .register(&p, T0, T0.plus(Duration::from_secs(3600)))
+            .await
+            .unwrap();
+        if i % 2 == 0 {
+            let settled = Report {
+                payment_id: id.clone(),
+                status: Status::Succeeded,
+                source: Source::Webhook,
+                event_id: None,
+                observed_at: T0.plus(Duration::from_secs(5)),
+                reason: None,
+                actor: None,
+            };
+            store
+                .apply(&settled, T0.plus(Duration::from_secs(5)))
+                .await
+                .unwrap();
+        }
+        ids.push((id, sim_id));
+    }
+    vclock.advance(Duration::from_secs(60));
+
+    let cfg = which.config(&server.base_url);
+    let schedule = cfg.settlement_schedule().unwrap().unwrap();
+    let adapter = finality_providers::config::build(name, &cfg).unwrap();
+    let mut providers = Providers::new();
+    providers.insert(name.into(), ProviderEntry::named(name, adapter, &cfg));
+    let dir = std::env::temp_dir().join(format!(
+        "finality-fetch-{name}-{}",
+        T0.millis() ^ i64::from(std::process::id())
+    ));
+    let fetcher = Fetcher::new(store.clone(), clock.clone(), &providers, "node-a", &dir).unwrap();
+
+    // Before the documented ready time: nothing is asked for.
+    vclock.advance_to(Timestamp(schedule.ready(day(3)).millis() - 60_000));
+    assert!(fetcher.run_due().await.is_empty());
+
+    // What each line should come out as, from what was injected and what
+    // finality had before.
+    let mut expected: BTreeMap<String, i64> = BTreeMap::new();
+    vclock.advance_to(schedule.ready(day(3)));
+    let done = fetcher.run_due().await;
+    let injected = server
+        .sim
+        .report_injected(name, day(3))
+        .unwrap_or_else(|| panic!("no report was made: {done:?}"));
+    for list in [
+        &injected.missing,
+        &injected.wrong_amount,
+        &injected.refunded,
+        &injected.unknown,
+    ] {
+        assert!(
+            !list.is_empty(),
+            "the seed injects some of each: {injected:?}"
+        );
+    }
+    for (i, (_, sim_id)) in ids.iter().enumerate() {
+        let final_here = i % 2 == 0;
+        let outcome = if injected.missing.contains(sim_id) {
+            if final_here {
+                "missing_from_report"
+            } else {
+                continue;
+            }
+        } else if injected.wrong_amount.contains(sim_id) {
+            "amount_mismatch"
+        } else if final_here {
+            "matched"
+        } else {
+            "applied"
+        };
+        *expected.entry(outcome.into()).or_default() += 1;
+        if injected.refunded.contains(sim_id) {
+            *expected.entry("reversed".into()).or_default() += 1;
+        }
+    }
+    expected.insert("unknown_here".into(), injected.unknown.len() as i64);
+    assert_eq!(done.len(), 1, "{done:?}");
+    let (provider, date, outcome) = &done[0];
+    assert_eq!((provider.as_str(), *date), (name, day(3)));
+    let DayOutcome::Imported {
+        counts, already, ..
+    } = outcome
+    else {
+        panic!("{outcome:?}");
+    };
+    assert!(!already);
+    assert_eq!(counts, &expected, "{name}");
+    for (i, (id, sim_id)) in ids.iter().enumerate() {
+        let want = if injected.refunded.contains(sim_id) {
+            Status::Reversed
+        } else if injected.wrong_amount.contains(sim_id) {
+            if i % 2 == 0 {
+                Status::Succeeded
+            } else {
+                Status::NeedsReview
+            }
+        } else if injected.missing.contains(sim_id) && i % 2 == 1 {
+            Status::Pending
+        } else {
+            Status::Succeeded
+        };
+        assert_eq!(status(&*store, id).await, want, "{id} ({sim_id})");
+    }
+    let runs = store.recon_runs(10).await.unwrap();
+    assert_eq!(runs.len(), 1);
+
+    // A second run imports nothing new; a backfill of the day skips it.
+    vclock.advance(schedule.every);
+    assert!(fetcher.run_due().await.is_empty());
+    let again = fetcher.backfill(name, day(3), day(3)).await.unwrap();
+    assert_eq!(again, vec![(day(3), DayOutcome::Skipped)]);
+    assert_eq!(store.recon_runs(10).await.unwrap().len(), 1);
+
+    // A file altered in transit is refused: no run, nothing applied.
+    server.sim.tamper_reports(true);
+    vclock.advance_to(schedule.ready(day(4)));
+    let done = fetcher.run_due().await;
+    // Each by what its provider gives to check it by.
+    let by = match which {
+        Which::Stripe => "bytes, Stripe says",
+        Which::WeChat => "hash_value says",
+        Which::Alipay => "zip",
+    };
+    assert!(
+        matches!(done.as_slice(), [(_, d, DayOutcome::Refused(why))] if *d == day(4) && why.contains(by)),
+        "{done:?}"
+    );
+    assert_eq!(store.recon_runs(10).await.unwrap().len(), 1);
+
+    // Fixed in transit; the provider withholds the 5th: the 4th is
+    // imported, the 5th overdue once its grace has passed.
+    server.sim.tamper_reports(false);
+    server.sim.withhold_report(name, day(5));
+    vclock.advance_to(
+        schedule
+            .ready(day(5))
+            .plus(schedule.grace)
+            .plus(Duration::from_secs(60)),
+    );
+    let done = fetcher.run_due().await;
+    assert!(
+        matches!(
+            done.as_slice(),
+            [(_, d4, DayOutcome::Imported { .. }), (_, d5, DayOutcome::NotReady(_))]
+                if *d4 == day(4) && *d5 == day(5)
+        ),
+        "{done:?}"
+    );
+    let state = fetcher.states().remove(name).unwrap();
+    assert_eq!(state.last_day, Some(day(4)));
+    assert_eq!(state.overdue.map(|(d, _)| d), Some(day(5)));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+async fn stripe_report_runs(backend: Backend) {
+    fetched_on_schedule(backend, Which::Stripe).await;
+}
+
+async fn wechat_trade_bill(backend: Backend) {
+    fetched_on_schedule(backend, Which::WeChat).await;
+}
+
+async fn alipay_bill_zip(backend: Backend) {
+    fetched_on_schedule(backend, Which::Alipay).await;
+}
+
+finality_testkit::on_both_backends!(stripe_report_runs, wechat_trade_bill, alipay_bill_zip);

@@ -1,0 +1,196 @@
+//! The simulator's settlement reports, as the providers' fetch APIs serve
+//! them (server/reports.rs): a day's report is made from the simulator's
+//! own truth (every payment it settled that day, in the provider's zone),
+//! with discrepancies drawn in on purpose and remembered, so a test knows
+//! exactly what reconciliation should find. A day can be withheld (the
+//! provider has not made it) and files can be altered in transit (a byte
+//! changed after the provider hashed or sized them).
+
+use crate::model::{SimReports, Simulator};
+use crate::settlement::bills::{gbk_zip, AlipayBill, StripeItemized, WechatBill};
+use crate::settlement::{write_report, Inject, Injected, Layout};
+use chrono::NaiveDate;
+use finality_core::Timestamp;
+
+/// Which provider's layout a report is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    Stripe,
+    WeChat,
+    Alipay,
+}
+
+impl ReportKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReportKind::Stripe => "stripe",
+            ReportKind::WeChat => "wechat",
+            ReportKind::Alipay => "alipay",
+        }
+    }
+}
+
+/// Beijing time, the day WeChat Pay's and Alipay's bills cover.
+pub const BEIJING_MS: i64 = 8 * 3600 * 1000;
+
+/// The instants of `date` at UTC offset `offset_ms`: `[from, until)`.
+pub fn day_bounds(date: NaiveDate, offset_ms: i64) -> (Timestamp, Timestamp) {
+    let midnight = date
+        .and_hms_opt(0, 0, 0)
+        .map_or(0, |t| t.and_utc().timestamp_millis());
+    (
+        Timestamp(midnight - offset_ms),
+        Timestamp(midnight - offset_ms + 86_400_000),
+    )
+}
+
+impl Simulator {
+    fn lock_reports(&self) -> std::sync::MutexGuard<'_, SimReports> {
+        self.reports.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Draw `inject`'s discrepancies into every report made from now on.
+    pub fn set_report_inject(&self, inject: &Inject) {
+        let mut r = self.lock_reports();
+        r.inject = [
+            inject.missing,
+            inject.wrong_amount,
+            inject.refunded,
+            inject.unknown,
+        ];
+        r.seed = inject.seed;
+    }
+
+    /// `provider`'s report of `date` is not made (its fetch API says so).
+    pub fn withhold_report(&self, provider: &str, date: NaiveDate) {
+        self.lock_reports()
+            .withheld
+            .insert(format!("{provider}/{date}"));
+    }
+
+    /// Serve files altered after they were hashed and sized (`true`).
+    pub fn tamper_reports(&self, on: bool) {
+        self.lock_reports().tamper = on;
+    }
+
+    /// What `provider`'s report of `date` got wrong on purpose, once made.
+    pub fn report_injected(&self, provider: &str, date: NaiveDate) -> Option<Injected> {
+        let r = self.lock_reports();
+        let [missing, wrong_amount, refunded, unknown] =
+            r.injected.get(&format!("{provider}/{date}"))?.clone();
+        Some(Injected {
+            missing,
+            wrong_amount,
+            refunded,
+            unknown,
+            ..Injected::default()
+        })
+    }
+
+    pub(crate) fn report_withheld(&self, provider: &str, date: NaiveDate) -> bool {
+        self.lock_reports()
+            .withheld
+            .contains(&format!("{provider}/{date}"))
+    }
+
+    /// Make the report of payments settled in `[from, until)` in `kind`'s
+    /// layout, remembering what was injected under `provider/date`.
+    pub(crate) fn make_report(
+        &self,
+        kind: ReportKind,
+        date: NaiveDate,
+        from: Timestamp,
+        until: Timestamp,
+    ) -> std::io::Result<Vec<u8>> {
+        let inject = {
+            let r = self.lock_reports();
+            Inject {
+                missing: r.inject[0],
+                wrong_amount: r.inject[1],
+                refunded: r.inject[2],
+                unknown: r.inject[3],
+                seed: r.seed,
+            }
+        };
+        let settled: Vec<_> = self
+            .settled_until(Timestamp(until.millis() - 1))
+            .into_iter()
+            .filter(|s| s.at >= from)
+            .collect();
+        let mut body = Vec::new();
+        let done = {
+            let mut layout: Box<dyn Layout + '_> = match kind {
+                ReportKind::Stripe => Box::new(StripeItemized::new(&mut body)?),
+                ReportKind::WeChat => {
+                    Box::new(WechatBill::new(&mut body, crate::wire::wechat_keys::MCHID)?)
+                }
+                ReportKind::Alipay => Box::new(AlipayBill::new(
+                    &mut body,
+                    "2088000000000001",
+                    &date.to_string(),
+                )?),
+            };
+            write_report(settled, &inject, layout.as_mut())?
+        };
+        if kind == ReportKind::Alipay {
+            let text = String::from_utf8_lossy(&body).into_owned();
+            body = gbk_zip(
+                &text,
+                "2088000000000001",
+                &date.format("%Y%m%d").to_string(),
+            )?;
+        }
+        self.lock_reports().injected.insert(
+            format!("{}/{date}", kind.name()),
+            [done.missing, done.wrong_amount, done.refunded, done.unknown],
+        );
+        Ok(body)
+    }
+
+    /// Keep `body` to be downloaded as `file_id`.
+    pub(crate) fn keep_file(&self, file_id: &str, body: Vec<u8>) {
+        self.lock_reports().files.insert(file_id.to_string(), body);
+    }
+
+    /// A kept file as served: altered in transit while tampering is on.
+    pub(crate) fn serve_file(&self, file_id: &str) -> Option<Vec<u8>> {
+        let r = self.lock_reports();
+        let mut body = r.files.get(file_id)?.clone();
+        if r.tamper {
+            // A byte changed in the middle and one more at the end: the
+            // hash, the size and a zip entry's CRC-32 all disagree.
+            let mid = body.len() / 2;
+            if let Some(b) = body.get_mut(mid) {
+                *b ^= 0x01;
+            }
+            body.push(b'\n');
+        }
+        Some(body)
+    }
+
+    /// The Stripe report run made under `key`, or `make` one.
+    pub(crate) fn stripe_run(
+        &self,
+        key: &str,
+        make: impl FnOnce() -> serde_json::Value,
+    ) -> serde_json::Value {
+        if let Some(run) = self.lock_reports().runs.get(key) {
+            return run.clone();
+        }
+        // Made without the lock held: making a report takes it.
+        let run = make();
+        self.lock_reports()
+            .runs
+            .entry(key.to_string())
+            .or_insert(run)
+            .clone()
+    }
+
+    pub(crate) fn stripe_run_by_id(&self, id: &str) -> Option<serde_json::Value> {
+        self.lock_reports()
+            .runs
+            .values()
+            .find(|r| r["id"] == id)
+            .cloned()
+    }
+}

@@ -1,0 +1,241 @@
+//! The providers' settlement report fetch APIs as the simulator answers
+//! them, each in its provider's wire format (docs/SETTLEMENT_FORMATS.md):
+//!
+//! - WeChat Pay: `GET /v3/bill/tradebill?bill_date=…&bill_type=…` (signed
+//!   request, signed answer: `hash_type`, `hash_value`, `download_url`),
+//!   then `GET /v3/billdownload/file?token=…`; 400 `NO_STATEMENT_EXIST`
+//!   before 09:00 Beijing time the day after, or for a withheld day.
+//! - Stripe: `POST /v1/reporting/report_runs` (one run per
+//!   `Idempotency-Key`), `GET /v1/reporting/report_runs/{id}`, and the
+//!   result File's contents; a run whose interval ends in the future (or a
+//!   withheld day) is refused, as Stripe refuses one past
+//!   `data_available_end`.
+//! - Alipay: `alipay.data.dataservice.bill.downloadurl.query` through the
+//!   gateway (server/alipay.rs), then the zip at `bill_download_url`.
+
+use crate::model::Simulator;
+use crate::reports::{day_bounds, ReportKind, BEIJING_MS};
+use crate::server::gate::authorized;
+use crate::server::wechat::wechat_signed;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use chrono::NaiveDate;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// `http://HOST` the request was sent to: where download links point.
+fn origin(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1");
+    format!("http://{host}")
+}
+
+/// Whether a Beijing-time bill of `date` is made at `now` (WeChat Pay and
+/// Alipay start at 09:00 the day after).
+fn bill_made(sim: &Simulator, provider: &str, date: NaiveDate) -> bool {
+    let (_, until) = day_bounds(date, BEIJING_MS);
+    sim.now().millis() >= until.millis() + 9 * 3600 * 1000 && !sim.report_withheld(provider, date)
+}
+
+fn file_response(sim: &Simulator, id: &str) -> Response {
+    match sim.serve_file(id) {
+        Some(body) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/octet-stream")],
+            body,
+        )
+            .into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+pub(crate) async fn wechat_tradebill(
+    State(sim): State<Arc<Simulator>>,
+    Query(q): Query<HashMap<String, String>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    if !wechat_signed("GET", &uri, &headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(json!({"code": "SIGN_ERROR", "message": "签名错误"})),
+        )
+            .into_response();
+    }
+    let Some(date) = q
+        .get("bill_date")
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"code": "PARAM_ERROR", "message": "bill_date"})),
+        )
+            .into_response();
+    };
+    if !bill_made(&sim, "wechat", date) {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"code": "NO_STATEMENT_EXIST", "message": "账单文件不存在"})),
+        )
+            .into_response();
+    }
+    let (from, until) = day_bounds(date, BEIJING_MS);
+    let body = match sim.make_report(ReportKind::WeChat, date, from, until) {
+        Ok(b) => b,
+        Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    };
+    let hash = {
+        use sha1::Digest;
+        hex::encode(sha1::Sha1::digest(&body))
+    };
+    let bill_type = q.get("bill_type").cloned().unwrap_or_else(|| "ALL".into());
+    let token = format!("wx-{date}-{bill_type}");
+    sim.keep_file(&token, body);
+    let text = json!({"hash_type": "SHA1", "hash_value": hash,
+        "download_url": format!("{}/wechat/v3/billdownload/file?token={token}", origin(&headers))})
+    .to_string();
+    let mut resp = ([(header::CONTENT_TYPE, "application/json")], text.clone()).into_response();
+    for (k, v) in crate::wire::wechat_answer_headers(&text, sim.now().millis() / 1000) {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&v) {
+            resp.headers_mut().insert(k, v);
+        }
+    }
+    resp
+}
+
+pub(crate) async fn wechat_billdownload(
+    State(sim): State<Arc<Simulator>>,
+    Query(q): Query<HashMap<String, String>>,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Response {
+    if !wechat_signed("GET", &uri, &headers) {
+        return StatusCode::UNAUTHORIZED.into_response();
+    }
+    file_response(&sim, q.get("token").map_or("", String::as_str))
+}
+
+fn stripe_error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"type": "invalid_request_error", "message": message}})),
+    )
+        .into_response()
+}
+
+pub(crate) async fn stripe_report_run_create(
+    State(sim): State<Arc<Simulator>>,
+    headers: HeaderMap,
+    axum::extract::Form(form): axum::extract::Form<HashMap<String, String>>,
+) -> Response {
+    if !authorized(&sim, &headers) {
+        return stripe_error(StatusCode::UNAUTHORIZED, "Invalid API Key provided");
+    }
+    let num = |k: &str| form.get(k).and_then(|v| v.parse::<i64>().ok());
+    let (Some(start), Some(end)) = (
+        num("parameters[interval_start]"),
+        num("parameters[interval_end]"),
+    ) else {
+        return stripe_error(StatusCode::BAD_REQUEST, "interval_start and interval_end");
+    };
+    let date = chrono::DateTime::from_timestamp(start, 0)
+        .map(|d| d.date_naive())
+        .unwrap_or_default();
+    if end * 1000 > sim.now().millis() || sim.report_withheld("stripe", date) {
+        return stripe_error(
+            StatusCode::BAD_REQUEST,
+            "parameters[interval_end] must be before the report type's data_available_end: \
+             data for this interval is not available yet",
+        );
+    }
+    let key = headers
+        .get("idempotency-key")
+        .and_then(|v| v.to_str().ok())
+        .map_or_else(|| format!("run-{start}-{end}"), String::from);
+    let report_type = form.get("report_type").cloned().unwrap_or_default();
+    let host = origin(&headers);
+    let n = key.len() + start as usize;
+    let made = sim.stripe_run(&key, || {
+        let (from, until) = (
+            finality_core::Timestamp(start * 1000),
+            finality_core::Timestamp(end * 1000),
+        );
+        let file = format!("file_sim{n}");
+        let (size, status) = match sim.make_report(ReportKind::Stripe, date, from, until) {
+            Ok(body) => {
+                let size = body.len();
+                sim.keep_file(&file, body);
+                (size, "succeeded")
+            }
+            Err(_) => (0, "failed"),
+        };
+        json!({"id": format!("frr_sim{n}"), "object": "reporting.report_run",
+            "report_type": report_type, "status": status,
+            "parameters": {"interval_start": start, "interval_end": end},
+            "result": {"id": file, "object": "file", "size": size,
+                       "url": format!("{host}/stripe/files/v1/files/{file}/contents")}})
+    });
+    Json(made).into_response()
+}
+
+pub(crate) async fn stripe_report_run(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if !authorized(&sim, &headers) {
+        return stripe_error(StatusCode::UNAUTHORIZED, "Invalid API Key provided");
+    }
+    match sim.stripe_run_by_id(&id) {
+        Some(run) => Json(run).into_response(),
+        None => stripe_error(
+            StatusCode::NOT_FOUND,
+            &format!("No such reporting.report_run: '{id}'"),
+        ),
+    }
+}
+
+pub(crate) async fn stripe_file_contents(
+    State(sim): State<Arc<Simulator>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if !authorized(&sim, &headers) {
+        return stripe_error(StatusCode::UNAUTHORIZED, "Invalid API Key provided");
+    }
+    file_response(&sim, &id)
+}
+
+/// Alipay's answer to `alipay.data.dataservice.bill.downloadurl.query`.
+pub(crate) fn alipay_bill_url(sim: &Simulator, biz: &Value, headers: &HeaderMap) -> Value {
+    let date = biz["bill_date"]
+        .as_str()
+        .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
+    let Some(date) = date.filter(|d| bill_made(sim, "alipay", *d)) else {
+        return json!({"code": "40004", "msg": "Business Failed",
+                      "sub_code": "isp.bill_not_exist", "sub_msg": "账单不存在"});
+    };
+    let (from, until) = day_bounds(date, BEIJING_MS);
+    match sim.make_report(ReportKind::Alipay, date, from, until) {
+        Ok(zip) => {
+            let id = format!("ali-{date}");
+            sim.keep_file(&id, zip);
+            json!({"code": "10000", "msg": "Success",
+                   "bill_download_url": format!("{}/alipay/downloadBillFile.resource?fileId={id}", origin(headers))})
+        }
+        Err(e) => json!({"code": "20000", "msg": "Service Currently Unavailable",
+                         "sub_code": "isp.unknow-error", "sub_msg": e.to_string()}),
+    }
+}
+
+pub(crate) async fn alipay_bill_file(
+    State(sim): State<Arc<Simulator>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    file_response(&sim, q.get("fileId").map_or("", String::as_str))
+}
