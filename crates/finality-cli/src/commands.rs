@@ -63,6 +63,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         client_timeout: Some(config.server.client_timeout),
         max_connections: Some(config.server.max_connections),
         accounts_refresh: None,
+        settlement_dir: Some(config.retention.archive_dir.join("settlement")),
     };
     finality_server::run(state, background, listener, shutdown)
         .await

@@ -6,16 +6,22 @@ use anyhow::anyhow;
 use finality_core::{Clock, SystemClock};
 use finality_providers::settlement::FormatSpec;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A settlement report: Adyen's Settlement details report, Stripe's
 /// itemized reports, PayPal's Settlement Report (STL), or any CSV whose
 /// columns are named here.
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ReconcileArgs {
+    #[command(subcommand)]
+    command: Option<ReconcileCommand>,
     /// The provider the report is from (a name in finality.toml).
-    provider: String,
+    #[arg(required = true)]
+    provider: Option<String>,
     /// The report (CSV).
-    file: PathBuf,
+    #[arg(required = true)]
+    file: Option<PathBuf>,
     /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`,
     /// `wechat-trade-bill`, `alipay-trade-bill`, or `csv` with the columns
     /// named below.
@@ -58,12 +64,120 @@ pub struct ReconcileArgs {
     database_url: Option<String>,
 }
 
+/// `finality reconcile fetch`: reports fetched from the provider.
+#[derive(clap::Subcommand)]
+enum ReconcileCommand {
+    /// Fetch and import each day's settlement report from `--from` to
+    /// `--until` (both included, in the provider's own days) not imported
+    /// yet, as the scheduled fetcher does (`[providers.NAME.settlement]`).
+    Fetch {
+        /// The provider (a name in finality.toml with a settlement table).
+        provider: String,
+        /// The first day, YYYY-MM-DD.
+        #[arg(long)]
+        from: chrono::NaiveDate,
+        /// The last day, YYYY-MM-DD (default: the newest day ready now).
+        #[arg(long)]
+        until: Option<chrono::NaiveDate>,
+        /// Where the files go (default: `retention.archive_dir`/settlement).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Database URL (default: from the configuration).
+        #[arg(long)]
+        database_url: Option<String>,
+    },
+}
+
+/// Fetch and import `provider`'s days `from..=until`, printing each day.
+async fn fetch(
+    config: &Config,
+    provider: &str,
+    from: chrono::NaiveDate,
+    until: Option<chrono::NaiveDate>,
+    dir: Option<PathBuf>,
+    database_url: Option<String>,
+) -> anyhow::Result<()> {
+    use finality_engine::settlement::{DayOutcome, Fetcher};
+    let providers = config.build_providers()?;
+    let entry = providers
+        .get(provider)
+        .ok_or_else(|| anyhow!("unknown provider `{provider}`"))?;
+    let schedule = entry.settlement.clone().ok_or_else(|| {
+        anyhow!(
+            "provider `{provider}` has no [providers.{provider}.settlement] table: nothing says \
+             how to fetch its reports"
+        )
+    })?;
+    let now = SystemClock.now();
+    let until = until.unwrap_or_else(|| schedule.newest_ready(now));
+    if until < from {
+        return Err(anyhow!("--until {until} is before --from {from}"));
+    }
+    let store = crate::commands::open(config, database_url).await?;
+    let dir = dir.unwrap_or_else(|| config.retention.archive_dir.join("settlement"));
+    let holder = format!("cli-{}", std::process::id());
+    let fetcher = Fetcher::new(store, Arc::new(SystemClock), &providers, &holder, &dir)
+        .ok_or_else(|| anyhow!("no provider fetches settlement reports"))?;
+    let days = fetcher.backfill(provider, from, until).await?;
+    let mut failed = 0;
+    for (day, outcome) in &days {
+        match outcome {
+            DayOutcome::Imported {
+                run_id,
+                already,
+                counts,
+                checked,
+            } => {
+                let what = if *already {
+                    "already imported"
+                } else {
+                    "imported"
+                };
+                let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                println!(
+                    "{day}: {what} as run {run_id} ({checked}): {}",
+                    counts.join(", ")
+                );
+            }
+            DayOutcome::Skipped => println!("{day}: imported before; not fetched again"),
+            DayOutcome::NotReady(why) => println!("{day}: not ready: {why}"),
+            DayOutcome::Refused(why) => {
+                failed += 1;
+                println!("{day}: REFUSED, nothing imported: {why}");
+            }
+            DayOutcome::Failed(why) => {
+                failed += 1;
+                println!("{day}: failed: {why}");
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(anyhow!("{failed} of {} days were not imported", days.len()));
+    }
+    Ok(())
+}
+
 pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
-    if !config.providers.contains_key(&args.provider) {
+    if let Some(ReconcileCommand::Fetch {
+        provider,
+        from,
+        until,
+        dir,
+        database_url,
+    }) = args.command
+    {
+        return fetch(&config, &provider, from, until, dir, database_url).await;
+    }
+    let (Some(provider), Some(file)) = (args.provider, args.file) else {
+        return Err(anyhow!(
+            "reconcile needs PROVIDER FILE, or `fetch PROVIDER --from DATE`"
+        ));
+    };
+    if !config.providers.contains_key(&provider) {
         let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
         return Err(anyhow!(
             "unknown provider `{}` (configured: {})",
-            args.provider,
+            provider,
             known.join(", ")
         ));
     }
@@ -82,29 +196,28 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
         .build()
         .map_err(|e| anyhow!("--{}: {}", e.field.replace('_', "-"), e.message))?;
     let store = crate::commands::open(&config, args.database_url.clone()).await?;
-    let name = args.file.file_name().map_or_else(
-        || args.file.display().to_string(),
+    let name = file.file_name().map_or_else(
+        || file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     let import = finality_engine::reconcile::Import {
-        provider: &args.provider,
+        provider: &provider,
         name: &name,
         format: &format,
         period: args.period,
     };
     let out =
-        finality_engine::reconcile::reconcile(&*store, &import, &args.file, SystemClock.now())
-            .await?;
+        finality_engine::reconcile::reconcile(&*store, &import, &file, SystemClock.now()).await?;
     if out.already_imported {
         println!(
             "{}: already imported as run {}; nothing changed",
-            args.file.display(),
+            file.display(),
             out.run_id
         );
     } else {
         println!(
             "{}: run {}, {} lines",
-            args.file.display(),
+            file.display(),
             out.run_id,
             out.lines
         );

@@ -92,6 +92,10 @@ pub struct Background {
     /// How often this node reads the accounts added at run time (default
     /// [`ACCOUNTS_REFRESH`]).
     pub accounts_refresh: Option<std::time::Duration>,
+    /// Where fetched settlement reports are kept, one folder per provider
+    /// (default `finality-archive/settlement`). Fetching runs where the
+    /// engine does, for providers with `[providers.NAME.settlement]`.
+    pub settlement_dir: Option<std::path::PathBuf>,
     /// After shutdown is asked for, how long in-flight requests and polls
     /// may take before they are cut off (default [`SHUTDOWN_GRACE`]); the
     /// leases of polls cut off are handed back for another node at once.
@@ -315,6 +319,22 @@ pub async fn run(
         )
         .map(|c| tokio::spawn(c.run(shutdown.clone())))
     });
+    // Settlement reports, fetched where the engine runs; one node at a
+    // time per provider, by the provider's lease.
+    let settlement_task = background.engine.as_ref().and_then(|cfg| {
+        let dir = background
+            .settlement_dir
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("finality-archive/settlement"));
+        finality_engine::settlement::Fetcher::new(
+            state.store.clone(),
+            state.clock.clone(),
+            &state.providers,
+            &cfg.worker_id,
+            &dir,
+        )
+        .map(|f| tokio::spawn(f.run(shutdown.clone())))
+    });
     // The reconciliation sweep, where the engine runs, under its worker id
     // (its lease keeps it to one node at a time across the cluster).
     let sweep_task = match (&background.sweep, &background.engine) {
@@ -418,6 +438,7 @@ pub async fn run(
         engine_task,
         inbox_task,
         catch_up_task,
+        settlement_task,
         sweep_task,
         retention_task,
         gauges_task,

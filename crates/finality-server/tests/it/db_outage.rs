@@ -192,6 +192,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
             client_timeout: None,
             max_connections: None,
             accounts_refresh: None,
+            settlement_dir: None,
         },
         listener,
         node_stop.clone(),

@@ -179,6 +179,7 @@ pub async fn spawn_app_background(
         client_timeout: Some(CLIENT_TIMEOUT),
         max_connections: None,
         accounts_refresh: None,
+        settlement_dir: None,
     };
     adjust(&mut background);
     tokio::spawn(finality_server::run(
