@@ -75,6 +75,10 @@ pub const CATALOG: &[Entry] = &[
     // Reconciliation.
     ("finality_sweep_findings_total", Kind::Counter, Unit::Count, "What the reconciliation sweep found, by kind."),
     ("finality_reconciliation_lines_total", Kind::Counter, Unit::Count, "Settlement-report lines (and payments missing from reports) by outcome."),
+    ("finality_settlement_reports_total", Kind::Counter, Unit::Count, "Settlement-report days fetched, by provider and outcome (imported, already_imported, not_ready, refused, failed)."),
+    ("finality_settlement_report_age_seconds", Kind::Gauge, Unit::Seconds, "Since the end of the newest day whose settlement report was imported, by provider (on the node holding the provider's fetch lease)."),
+    ("finality_settlement_report_overdue_seconds", Kind::Gauge, Unit::Seconds, "How long the oldest missing settlement report is past its documented ready time and grace, by provider; 0 when none is (and on nodes not holding the fetch lease)."),
+    ("finality_settlement_report_discrepancies", Kind::Gauge, Unit::Count, "Lines of the last imported settlement report that did not agree (neither matched, applied nor ignored), by provider."),
     // Retention.
     ("finality_retention_removed_total", Kind::Counter, Unit::Count, "Rows retention archived and then deleted (bodies dropped, for webhook_bodies), by kind."),
     // The cluster's state, computed on a timer by one node.
