@@ -220,6 +220,17 @@ pub struct Providers {
     pub reports: Vec<ReconView>,
     /// Each account of each provider: its state and its figures.
     pub accounts: Vec<AccountStatsView>,
+    /// The last days of each scheduled settlement report.
+    pub days: Vec<SettlementDayView>,
+}
+
+/// One provider's day of settlement report: imported, waiting or missing.
+pub struct SettlementDayView {
+    pub provider: String,
+    pub day: String,
+    pub state: String,
+    pub run: String,
+    pub counts: String,
 }
 
 /// One account's line on the providers page (the per-institution table).

@@ -59,7 +59,7 @@ pub async fn providers(
         app.store.inbox_in_state(InboxState::Orphaned, None, 50),
         app.store.inbox_in_state(InboxState::Review, None, 50),
         app.store.sweep_runs(10),
-        app.store.recon_runs(10),
+        app.store.recon_runs(200),
     ) {
         Ok(v) => v,
         Err(e) => return api_error(e.into(), back),
@@ -165,8 +165,10 @@ pub async fn providers(
         })
         .collect();
     let accounts = account_rows(&app, &by_account, &pauses);
+    let days = settlement_days(&app, &reports, now);
     render(&Providers {
         accounts,
+        days,
         chrome: chrome(&s, "providers", None),
         window,
         providers: views,
@@ -194,6 +196,7 @@ pub async fn providers(
             .collect(),
         reports: reports
             .into_iter()
+            .take(10)
             .map(|r| ReconView {
                 id: r.id,
                 provider: r.provider,
@@ -290,4 +293,66 @@ fn account_rows(
             }
         })
         .collect()
+}
+
+/// Days of settlement reports shown per provider that fetches them.
+const DAYS_SHOWN: usize = 7;
+
+/// The last days of each provider's scheduled reports: imported (with its
+/// run and outcomes), waiting (ready, within its grace), or missing.
+fn settlement_days(
+    app: &AppState,
+    runs: &[finality_store::reconciliations::ReconRun],
+    now: Timestamp,
+) -> Vec<SettlementDayView> {
+    let mut out = Vec::new();
+    let mut names: Vec<&String> = app.providers.keys().collect();
+    names.sort();
+    for name in names {
+        let Some(schedule) = app.providers.get(name).and_then(|e| e.settlement.as_ref()) else {
+            continue;
+        };
+        let mut next = Some(schedule.newest_ready(now));
+        for _ in 0..DAYS_SHOWN {
+            let Some(day) = next.filter(|d| schedule.first_day.is_none_or(|f| *d >= f)) else {
+                break;
+            };
+            next = day.pred_opt();
+            let file = finality_engine::settlement::import_name(name, &schedule.report, day);
+            let run = runs
+                .iter()
+                .find(|r| &r.provider == name && r.file_name == file);
+            let due = schedule.ready(day).plus(schedule.grace);
+            let (state, counts, run_id) = match run {
+                Some(r) if r.finished_at.is_some() => (
+                    "imported".to_string(),
+                    r.counts
+                        .iter()
+                        .map(|(k, n)| format!("{k} {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    r.id.to_string(),
+                ),
+                Some(r) => ("importing".into(), String::new(), r.id.to_string()),
+                None if due <= now => (
+                    format!("missing (due {})", time(due)),
+                    String::new(),
+                    String::new(),
+                ),
+                None => (
+                    format!("waiting (missing after {})", time(due)),
+                    String::new(),
+                    String::new(),
+                ),
+            };
+            out.push(SettlementDayView {
+                provider: name.clone(),
+                day: day.to_string(),
+                state,
+                run: run_id,
+                counts,
+            });
+        }
+    }
+    out
 }
