@@ -182,6 +182,16 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
         // kept for a person.
         metrics::counter!("finality_webhooks_review_total", "provider" => p.to_string())
             .absolute(0);
+        // Settlement reports: none overdue, none refused, no discrepancy
+        // (also true of a provider whose reports are imported by hand).
+        for name in [
+            "finality_settlement_report_overdue_seconds",
+            "finality_settlement_report_discrepancies",
+        ] {
+            metrics::gauge!(name, "provider" => p.to_string()).set(0.0);
+        }
+        metrics::counter!("finality_settlement_reports_total", "provider" => p.to_string(), "outcome" => "refused")
+            .absolute(0);
     }
     for d in destinations {
         metrics::gauge!("finality_event_destination_failing", "destination" => d.clone()).set(0.0);
