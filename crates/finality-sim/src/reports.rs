@@ -13,17 +13,18 @@ use chrono::NaiveDate;
 use finality_core::Timestamp;
 
 /// Which provider's layout a report is written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReportKind {
-    Stripe,
+    /// With the columns the report run asked for.
+    Stripe(Vec<String>),
     WeChat,
     Alipay,
 }
 
 impl ReportKind {
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
-            ReportKind::Stripe => "stripe",
+            ReportKind::Stripe(_) => "stripe",
             ReportKind::WeChat => "wechat",
             ReportKind::Alipay => "alipay",
         }
@@ -97,7 +98,7 @@ impl Simulator {
     /// layout, remembering what was injected under `provider/date`.
     pub(crate) fn make_report(
         &self,
-        kind: ReportKind,
+        kind: &ReportKind,
         date: NaiveDate,
         from: Timestamp,
         until: Timestamp,
@@ -120,7 +121,7 @@ impl Simulator {
         let mut body = Vec::new();
         let done = {
             let mut layout: Box<dyn Layout + '_> = match kind {
-                ReportKind::Stripe => Box::new(StripeItemized::new(&mut body)?),
+                ReportKind::Stripe(columns) => Box::new(StripeItemized::new(&mut body, columns)?),
                 ReportKind::WeChat => {
                     Box::new(WechatBill::new(&mut body, crate::wire::wechat_keys::MCHID)?)
                 }
@@ -132,7 +133,7 @@ impl Simulator {
             };
             write_report(settled, &inject, layout.as_mut())?
         };
-        if kind == ReportKind::Alipay {
+        if *kind == ReportKind::Alipay {
             let text = String::from_utf8_lossy(&body).into_owned();
             body = gbk_zip(
                 &text,

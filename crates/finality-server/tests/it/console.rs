@@ -133,7 +133,7 @@ async fn fill_queue(app: &TestApp, ids: &[&str]) {
         .unwrap();
 }
 
-fn no_redirects() -> reqwest::Client {
+pub(crate) fn no_redirects() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -141,7 +141,7 @@ fn no_redirects() -> reqwest::Client {
 }
 
 /// Sign in with `token`: the session cookie (`name=value`).
-async fn sign_in(app: &TestApp, http: &reqwest::Client, token: &str) -> String {
+pub(crate) async fn sign_in(app: &TestApp, http: &reqwest::Client, token: &str) -> String {
     let r = http
         .post(format!("{}/console/login", app.base))
         .form(&[("token", token), ("next", "/console/review")])
@@ -160,7 +160,7 @@ fn csrf_of(html: &str) -> String {
     html[at + 20..].split('"').next().unwrap().to_string()
 }
 
-async fn page(
+pub(crate) async fn page(
     app: &TestApp,
     http: &reqwest::Client,
     cookie: &str,

@@ -6,6 +6,7 @@ mod accounts_platforms;
 mod api;
 mod catch_up;
 mod console;
+mod console_settlement;
 mod contracts;
 mod db_outage;
 mod every_row;

@@ -85,7 +85,7 @@ pub(crate) async fn wechat_tradebill(
             .into_response();
     }
     let (from, until) = day_bounds(date, BEIJING_MS);
-    let body = match sim.make_report(ReportKind::WeChat, date, from, until) {
+    let body = match sim.make_report(&ReportKind::WeChat, date, from, until) {
         Ok(b) => b,
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     };
@@ -158,6 +158,10 @@ pub(crate) async fn stripe_report_run_create(
         .and_then(|v| v.to_str().ok())
         .map_or_else(|| format!("run-{start}-{end}"), String::from);
     let report_type = form.get("report_type").cloned().unwrap_or_default();
+    // `parameters[columns][0]`, `[1]`, … in their order.
+    let columns: Vec<String> = (0..)
+        .map_while(|i| form.get(&format!("parameters[columns][{i}]")).cloned())
+        .collect();
     let host = origin(&headers);
     let n = key.len() + start as usize;
     let made = sim.stripe_run(&key, || {
@@ -166,7 +170,8 @@ pub(crate) async fn stripe_report_run_create(
             finality_core::Timestamp(end * 1000),
         );
         let file = format!("file_sim{n}");
-        let (size, status) = match sim.make_report(ReportKind::Stripe, date, from, until) {
+        let (size, status) = match sim.make_report(&ReportKind::Stripe(columns), date, from, until)
+        {
             Ok(body) => {
                 let size = body.len();
                 sim.keep_file(&file, body);
@@ -221,7 +226,7 @@ pub(crate) fn alipay_bill_url(sim: &Simulator, biz: &Value, headers: &HeaderMap)
                       "sub_code": "isp.bill_not_exist", "sub_msg": "账单不存在"});
     };
     let (from, until) = day_bounds(date, BEIJING_MS);
-    match sim.make_report(ReportKind::Alipay, date, from, until) {
+    match sim.make_report(&ReportKind::Alipay, date, from, until) {
         Ok(zip) => {
             let id = format!("ali-{date}");
             sim.keep_file(&id, zip);

@@ -1,0 +1,96 @@
+//! The console's Providers page lists each scheduled settlement report's
+//! last days: a day imported (its run and outcome counts) and a day past
+//! its ready time and grace with no report (missing).
+
+use super::console::{no_redirects, page, sign_in};
+use super::roles::{named_tokens, ADMIN};
+use super::*;
+use finality_core::SystemClock;
+
+/// Stripe at `sim_url`, its reports ready at midnight UTC, missing an hour
+/// later.
+fn stripe(sim_url: &str) -> ProviderConfig {
+    let cfg: ProviderConfig = serde_json::from_value(json!({
+        "adapter": "stripe", "base_url": format!("{sim_url}/stripe"),
+        "api_key_env": "FINALITY_IT_DAYS_STRIPE_KEY",
+        "settlement": {"ready_at": "00:00", "grace": "1h"}
+    }))
+    .unwrap();
+    cfg.validate().unwrap();
+    cfg
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settlement_days_show_imported_and_missing() {
+    std::env::set_var("FINALITY_IT_DAYS_STRIPE_KEY", "sk_test_days");
+    let app = spawn_app_tokens(
+        testing::sqlite().await,
+        SimConfig::deterministic(Duration::from_secs(3600)),
+        false,
+        |sim_url| {
+            let cfg = stripe(sim_url);
+            let adapter = finality_providers::config::build("stripe", &cfg).unwrap();
+            let mut providers = Providers::new();
+            providers.insert(
+                "stripe".into(),
+                ProviderEntry::named("stripe", adapter, &cfg),
+            );
+            providers
+        },
+        named_tokens(),
+    )
+    .await;
+    // Yesterday's report imported as the fetcher names it; the day before
+    // never came.
+    let schedule = stripe("http://127.0.0.1:9")
+        .settlement_schedule()
+        .unwrap()
+        .unwrap();
+    let yesterday = schedule.newest_ready(SystemClock.now());
+    let before = yesterday.pred_opt().unwrap();
+    let name = finality_engine::settlement::import_name("stripe", &schedule.report, yesterday);
+    let dir = std::env::temp_dir().join(format!("finality-days-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(&name);
+    std::fs::write(
+        &path,
+        "balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id,charge_id,payment_intent_id\n\
+         txn_1,2026-12-03 10:00:00,usd,19.99,-0.53,19.46,charge,ch_x,ch_x,pi_nobody_here\n",
+    )
+    .unwrap();
+    let format = finality_providers::settlement::Format::StripeItemized;
+    let day = schedule.day(yesterday);
+    let import = finality_engine::reconcile::Import {
+        provider: "stripe",
+        name: &name,
+        format: &format,
+        period: Some(finality_engine::reconcile::Period {
+            from: day.from,
+            until: day.until,
+        }),
+    };
+    finality_engine::reconcile::reconcile(&*app.db.store, &import, &path, SystemClock.now())
+        .await
+        .unwrap();
+
+    let http = no_redirects();
+    let cookie = sign_in(&app, &http, ADMIN).await;
+    let (status, html) = page(&app, &http, &cookie, "/console/providers").await;
+    assert_eq!(status, StatusCode::OK);
+    let table = &html[html.find("id=\"settlement-days\"").expect("the days table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    let row = |d: chrono::NaiveDate| {
+        let at = table
+            .find(&format!("<td>{d}</td>"))
+            .unwrap_or_else(|| panic!("{d} in {table}"));
+        table[at..].split("</tr>").next().unwrap().to_string()
+    };
+    let y = row(yesterday);
+    assert!(
+        y.contains("imported") && y.contains("unknown_here 1"),
+        "{y}"
+    );
+    let b = row(before);
+    assert!(b.contains("missing (due "), "{b}");
+    std::fs::remove_dir_all(&dir).ok();
+}
