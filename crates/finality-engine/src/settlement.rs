@@ -185,7 +185,9 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         s: &Source,
     ) -> Result<(Vec<(NaiveDate, DayOutcome)>, Option<Timestamp>), finality_store::StoreError> {
         let now = self.clock.now();
-        let hold = (s.schedule.every * 4).max(Duration::from_secs(600));
+        // Longer than the longest download (10 min), so a round is not
+        // taken over while it writes.
+        let hold = (s.schedule.every * 4).max(Duration::from_secs(1800));
         let Some(lease) = self
             .store
             .cursor_take(&lease_key(&s.name), &self.holder, now, now.plus(hold))
@@ -201,8 +203,17 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             .cursor
             .as_deref()
             .and_then(|c| NaiveDate::parse_from_str(c, "%Y-%m-%d").ok());
+        if let Some(l) = last {
+            // Known after a restart too: the age gauge reads it.
+            lock(&self.state)
+                .entry(s.name.clone())
+                .or_default()
+                .last_day = Some(l);
+        }
+        // After the last day imported, never before `first_day` (moved
+        // forward by an operator: the days in between are not wanted).
         let mut day = match (last, s.schedule.first_day) {
-            (Some(l), _) => l.succ_opt().unwrap_or(l),
+            (Some(l), first) => l.succ_opt().unwrap_or(l).max(first.unwrap_or(l)),
             (None, Some(first)) => first,
             (None, None) => newest,
         };
