@@ -108,15 +108,18 @@ impl SettlementConfig {
 }
 
 impl ReportSchedule {
-    /// Local midnight starting `date`, as an instant (the earliest, should
-    /// a zone skip midnight).
-    fn midnight(&self, date: NaiveDate) -> Timestamp {
-        let local = date.and_time(NaiveTime::MIN);
-        let at = self.tz.from_local_datetime(&local).earliest().map_or_else(
+    /// A local time in the provider's zone as an instant (the earliest,
+    /// should a zone's clocks skip or repeat it).
+    fn instant(&self, local: chrono::NaiveDateTime) -> Timestamp {
+        Timestamp(self.tz.from_local_datetime(&local).earliest().map_or_else(
             || local.and_utc().timestamp_millis(),
             |t| t.timestamp_millis(),
-        );
-        Timestamp(at)
+        ))
+    }
+
+    /// Local midnight starting `date`.
+    fn midnight(&self, date: NaiveDate) -> Timestamp {
+        self.instant(date.and_time(NaiveTime::MIN))
     }
 
     /// The report of `date` for `report`, with the instants it covers.
@@ -135,11 +138,7 @@ impl ReportSchedule {
     /// after, local time.
     pub fn ready(&self, date: NaiveDate) -> Timestamp {
         let next = date.succ_opt().unwrap_or(date);
-        let local = next.and_time(self.ready_at);
-        Timestamp(self.tz.from_local_datetime(&local).earliest().map_or_else(
-            || local.and_utc().timestamp_millis(),
-            |t| t.timestamp_millis(),
-        ))
+        self.instant(next.and_time(self.ready_at))
     }
 
     /// The provider's date at `now`.

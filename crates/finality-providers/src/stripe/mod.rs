@@ -78,19 +78,24 @@ impl StripeAdapter {
         self
     }
 
+    /// `req` with the secret key, the API version and, for a connected
+    /// account, `Stripe-Account`: what every call to Stripe carries.
+    pub(crate) fn authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let req = req
+            .bearer_auth(&self.secret_key)
+            .header("stripe-version", STRIPE_VERSION);
+        match &self.account {
+            Some(account) => req.header("stripe-account", account),
+            None => req,
+        }
+    }
+
     /// An authenticated GET with a fresh request id (returned for the log).
     async fn get(&self, url: &str) -> Result<(reqwest::Response, String), ProviderError> {
         let rid = request_id();
-        let mut req = self
-            .http
-            .get(url)
-            .bearer_auth(&self.secret_key)
-            .header("stripe-version", STRIPE_VERSION)
-            .header("x-request-id", &rid);
-        if let Some(account) = &self.account {
-            req = req.header("stripe-account", account);
-        }
-        let resp = req
+        let resp = self
+            .authed(self.http.get(url))
+            .header("x-request-id", &rid)
             .traced()
             .send()
             .await

@@ -53,14 +53,9 @@ const DOWNLOAD: Duration = Duration::from_secs(600);
 
 impl StripeAdapter {
     async fn send_json(&self, req: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
-        let mut req = req
-            .bearer_auth(&self.secret_key)
-            .header("stripe-version", super::STRIPE_VERSION)
-            .header("x-request-id", request_id());
-        if let Some(account) = &self.account {
-            req = req.header("stripe-account", account);
-        }
-        let resp = req
+        let resp = self
+            .authed(req)
+            .header("x-request-id", request_id())
             .send()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
@@ -156,16 +151,7 @@ impl StripeAdapter {
                 "report run {id}'s file names no size: it cannot be checked"
             ))
         })?;
-        let req = self
-            .http
-            .get(url)
-            .timeout(DOWNLOAD)
-            .bearer_auth(&self.secret_key)
-            .header("stripe-version", super::STRIPE_VERSION);
-        let req = match &self.account {
-            Some(a) => req.header("stripe-account", a),
-            None => req,
-        };
+        let req = self.authed(self.http.get(url).timeout(DOWNLOAD));
         let got = download(req, dest, self.timeouts).await?;
         if got.bytes != size {
             return Err(FetchError::Refused(format!(

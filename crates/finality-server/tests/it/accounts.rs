@@ -309,23 +309,7 @@ async fn a_401_for_one_account_leaves_the_other_polling(b: Backend) {
     let v = app.wait_for_status("live_b", "succeeded").await;
     assert_eq!(v["history"][1]["source"], "status_query", "{v}");
     // acct_A is paused on its own, as /readyz and the accounts list say.
-    let started = std::time::Instant::now();
-    let ready = loop {
-        let ready: Value = app
-            .http
-            .get(format!("{}/readyz", app.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if !ready["paused_providers"]["stripe/acct_A"].is_null() {
-            break ready;
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let ready = app.wait_paused("stripe/acct_A").await;
     assert!(ready["paused_providers"]["stripe"].is_null(), "{ready}");
     assert!(
         ready["paused_providers"]["stripe/acct_A"]["reason"]

@@ -8,30 +8,16 @@
 use super::accounts::{secrets, sim_config};
 use super::*;
 
-impl TestApp {
-    /// Wait until `scope` (`provider/account`) is paused; its reason.
-    async fn wait_paused(&self, scope: &str) -> String {
-        let started = std::time::Instant::now();
-        loop {
-            let ready: Value = self
-                .http
-                .get(format!("{}/readyz", self.base))
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            let paused = &ready["paused_providers"][scope];
-            if !paused.is_null() {
-                let provider = scope.split('/').next().unwrap_or_default();
-                assert!(ready["paused_providers"][provider].is_null(), "{ready}");
-                return paused["reason"].as_str().unwrap_or_default().to_string();
-            }
-            assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+/// Wait until the account `scope` (`provider/account`) is paused, and
+/// check its provider is not: its pause reason.
+async fn account_paused(app: &TestApp, scope: &str) -> String {
+    let ready = app.wait_paused(scope).await;
+    let provider = scope.split('/').next().unwrap_or_default();
+    assert!(ready["paused_providers"][provider].is_null(), "{ready}");
+    ready["paused_providers"][scope]["reason"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// Alipay, an integrator (ISV): one app of its own, acting for two
@@ -104,7 +90,7 @@ async fn alipay_integrator_acts_for_each_merchant_with_its_token() {
     let v = app.wait_for_status("ali_m2", "succeeded").await;
     assert_eq!(v["history"][0]["source"], "status_query", "{v}");
     assert_eq!(v["account"], "2021000000000002", "{v}");
-    let reason = app.wait_paused("alipay/2021000000000003").await;
+    let reason = account_paused(&app, "alipay/2021000000000003").await;
     assert!(reason.contains("aop.invalid-app-auth-token"), "{reason}");
     let (_, v) = app.get("/v1/payments/ali_m3").await;
     assert_eq!(v["status"], "pending", "{v}");
@@ -171,7 +157,7 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
     assert_eq!(v["history"][0]["source"], "status_query", "{v}");
     assert_eq!(v["account"], "1900000201", "{v}");
     assert_eq!(v["provider_ref"], "4200s_wxs1", "{v}");
-    let reason = app.wait_paused("wechat/1900000202").await;
+    let reason = account_paused(&app, "wechat/1900000202").await;
     assert!(reason.contains("NO_AUTH"), "{reason}");
     let (_, v) = app.get("/v1/payments/wx_s2").await;
     assert_eq!(v["status"], "pending", "{v}");

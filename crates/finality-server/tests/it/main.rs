@@ -240,6 +240,28 @@ impl TestApp {
             .unwrap()
     }
 
+    /// Wait (at most 10 s) until `/readyz` reports `scope` (a provider, or
+    /// `provider/account`) paused; the whole `/readyz` answer.
+    pub async fn wait_paused(&self, scope: &str) -> Value {
+        let started = std::time::Instant::now();
+        loop {
+            let ready: Value = self
+                .http
+                .get(format!("{}/readyz", self.base))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if !ready["paused_providers"][scope].is_null() {
+                return ready;
+            }
+            assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub async fn wait_for_status(&self, id: &str, status: &str) -> Value {
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         loop {

@@ -1326,26 +1326,13 @@ async fn wechat_refund_settles_by_out_refund_no() {
     );
 }
 
-/// Waits for `/readyz` to report `provider` paused; returns its reason.
+/// Waits for `/readyz` to report `provider` paused (permanently); returns
+/// its reason.
 async fn paused_reason(app: &TestApp, provider: &str) -> String {
-    let started = std::time::Instant::now();
-    loop {
-        let ready: Value = app
-            .http
-            .get(format!("{}/readyz", app.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if let Some(r) = ready["paused_providers"][provider]["reason"].as_str() {
-            assert_eq!(ready["paused_providers"][provider]["class"], "permanent");
-            return r.to_string();
-        }
-        assert!(started.elapsed() < Duration::from_secs(10), "{ready}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let ready = app.wait_paused(provider).await;
+    let paused = &ready["paused_providers"][provider];
+    assert_eq!(paused["class"], "permanent", "{ready}");
+    paused["reason"].as_str().unwrap_or_default().to_string()
 }
 
 /// An answer whose signature does not verify (here: the wrong platform key
