@@ -29,6 +29,13 @@ pub fn inbox_row(
         (Disposition::Apply, None) => (InboxState::Received, None),
         (Disposition::Ignore(why), _) => (InboxState::Ignored, Some(why)),
         (Disposition::Review(why), _) => (InboxState::Review, Some(why)),
+        (Disposition::Report { name, .. }, _) => (
+            InboxState::Ignored,
+            Some(format!(
+                "settlement report `{name}` announced: downloaded and reconciled by the \
+                 settlement fetcher"
+            )),
+        ),
     };
     finality_store::NewInboxEvent {
         provider: provider.to_string(),

@@ -23,7 +23,7 @@ use finality_core::{Clock, Timestamp};
 use finality_providers::settlement::fetch::{FetchError, ReportSchedule};
 use finality_providers::Provider;
 use finality_store::prelude::*;
-use finality_store::Store;
+use finality_store::reconciliations::{AnnouncedFile, FileTry};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -61,6 +61,33 @@ impl DayOutcome {
             DayOutcome::Failed(_) => "failed",
         }
     }
+}
+
+/// Announced files are looked for at least this often.
+const ANNOUNCED_EVERY: Duration = Duration::from_secs(60);
+
+/// Keep the settlement reports `events` announce (Adyen's
+/// `REPORT_AVAILABLE`) for the fetcher of `provider`. Called with a
+/// webhook's verified events before it is acknowledged: a failure here
+/// answers 5xx, and the provider's redelivery announces again (a file
+/// announced before changes nothing). Returns how many were new.
+pub async fn announce<S: ?Sized + ReconcileStore>(
+    store: &S,
+    provider: &str,
+    events: &[finality_providers::webhook::WebhookEvent],
+    now: Timestamp,
+) -> Result<usize, finality_store::StoreError> {
+    use finality_providers::webhook::Disposition;
+    let mut new = 0;
+    for ev in events {
+        if let Disposition::Report { name, url } = &ev.disposition {
+            if store.file_announce(provider, name, url, now).await? {
+                tracing::info!(%provider, file = %name, "settlement report announced; kept for the settlement fetcher");
+                new += 1;
+            }
+        }
+    }
+    Ok(new)
 }
 
 /// Outcomes that are discrepancies, not agreement.
@@ -198,6 +225,9 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone()).set(0.0);
             return Ok((Vec::new(), None));
         };
+        if s.schedule.announced {
+            return self.round_announced(s).await;
+        }
         let newest = s.schedule.newest_ready(now);
         let last = lease
             .cursor
@@ -222,14 +252,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             let outcome = self.fetch_day(s, day).await;
             metrics::counter!("finality_settlement_reports_total", "provider" => s.name.clone(), "outcome" => outcome.label()).increment(1);
             let imported = matches!(outcome, DayOutcome::Imported { .. });
-            if let DayOutcome::Imported { counts, .. } = &outcome {
-                let off: i64 = counts
-                    .iter()
-                    .filter(|(k, _)| !AGREEING.contains(&k.as_str()))
-                    .map(|(_, n)| *n)
-                    .sum();
-                metrics::gauge!("finality_settlement_report_discrepancies", "provider" => s.name.clone()).set(off as f64);
-            }
+            discrepancies(&s.name, &outcome);
             if imported {
                 let saved = self
                     .store
@@ -292,6 +315,111 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         }
     }
 
+    /// One round of a provider whose files are announced (Adyen): each
+    /// announced file due is downloaded and imported, a failure tried again
+    /// later; one announced longer than `grace` ago and still not imported
+    /// is overdue.
+    #[allow(clippy::type_complexity)] // as `round`
+    async fn round_announced(
+        &self,
+        s: &Source,
+    ) -> Result<(Vec<(NaiveDate, DayOutcome)>, Option<Timestamp>), finality_store::StoreError> {
+        let every = s.schedule.every.min(ANNOUNCED_EVERY);
+        let mut done = Vec::new();
+        for f in self.store.files_due(&s.name, self.clock.now(), 20).await? {
+            let date = s.schedule.today(f.announced_at);
+            let outcome = self.fetch_file(s, &f).await;
+            metrics::counter!("finality_settlement_reports_total", "provider" => s.name.clone(), "outcome" => outcome.label()).increment(1);
+            discrepancies(&s.name, &outcome);
+            let now = self.clock.now();
+            let how = match &outcome {
+                DayOutcome::Imported {
+                    run_id, checked, ..
+                } => FileTry::Done {
+                    outcome: "imported".into(),
+                    detail: checked.clone(),
+                    run_id: Some(*run_id),
+                },
+                DayOutcome::Refused(why) => FileTry::Done {
+                    outcome: "refused".into(),
+                    detail: why.clone(),
+                    run_id: None,
+                },
+                DayOutcome::Skipped => FileTry::Done {
+                    outcome: "imported".into(),
+                    detail: "imported before".into(),
+                    run_id: None,
+                },
+                DayOutcome::NotReady(why) | DayOutcome::Failed(why) => {
+                    // every, 2×, 4×, … up to an hour apart.
+                    let backoff = every
+                        .saturating_mul(1 << f.attempts.clamp(0, 6) as u32)
+                        .min(Duration::from_secs(3600));
+                    FileTry::Retry {
+                        detail: why.clone(),
+                        retry_at: now.plus(backoff),
+                    }
+                }
+            };
+            self.store.file_tried(&s.name, &f.name, &how, now).await?;
+            {
+                let mut state = lock(&self.state);
+                let st = state.entry(s.name.clone()).or_default();
+                if matches!(outcome, DayOutcome::Imported { .. }) {
+                    st.last_day = Some(st.last_day.map_or(date, |d| d.max(date)));
+                }
+                st.last = Some((date, outcome.clone()));
+            }
+            done.push((date, outcome));
+        }
+        // The oldest announcement not imported yet: overdue after grace.
+        let now = self.clock.now();
+        let oldest = self
+            .store
+            .files_due(&s.name, Timestamp(i64::MAX), 1)
+            .await?
+            .into_iter()
+            .next();
+        let overdue_at = oldest
+            .as_ref()
+            .map(|f| f.announced_at.plus(s.schedule.grace));
+        let secs = match overdue_at {
+            Some(at) if at <= now => now.since(at).as_secs_f64().max(1.0),
+            _ => 0.0,
+        };
+        metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone())
+            .set(secs);
+        let mut state = lock(&self.state);
+        let st = state.entry(s.name.clone()).or_default();
+        st.overdue = match (oldest, overdue_at) {
+            (Some(f), Some(at)) if at <= now => {
+                tracing::error!(provider = %s.name, file = %f.name, overdue_s = secs, attempts = f.attempts, detail = ?f.detail, "ALERT settlement report overdue: announced but not imported {:?} later", s.schedule.grace);
+                Some((s.schedule.today(f.announced_at), at))
+            }
+            _ => None,
+        };
+        if let Some(last) = st.last_day {
+            let age = now.since(s.schedule.day(last).until).as_secs_f64();
+            metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone())
+                .set(age);
+        }
+        Ok((done, Some(now.plus(every))))
+    }
+
+    /// One announced file: download into a part file, keep it under the
+    /// provider's name for it once it checks out, import it (no period: a
+    /// batch covers what the provider put in it).
+    async fn fetch_file(&self, s: &Source, f: &AnnouncedFile) -> DayOutcome {
+        let dir = self.dir.join(&s.name);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return DayOutcome::Failed(format!("{}: {e}", dir.display()));
+        }
+        let part = dir.join(format!("{}.part", f.name));
+        let fetched = s.adapter.fetch_announced(&f.name, &f.url, &part).await;
+        self.keep_and_import(s, &f.name, &f.name, fetched, None)
+            .await
+    }
+
     /// Fetch days `from..=until` of `provider` that were not imported yet,
     /// in order (`finality reconcile fetch`), whatever the schedule says.
     pub async fn backfill(
@@ -305,6 +433,9 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             .iter()
             .find(|s| s.name == provider)
             .ok_or_else(|| BackfillError::NoSchedule(provider.to_string()))?;
+        if s.schedule.announced {
+            return Err(BackfillError::Announced(provider.to_string()));
+        }
         let runs = self.store.recon_runs(10_000).await?;
         let mut out = Vec::new();
         let mut day = from;
@@ -337,16 +468,37 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return DayOutcome::Failed(format!("{}: {e}", dir.display()));
         }
-        let path = dir.join(&name);
         let part = dir.join(format!("{name}.part"));
-        let fetched = match s.adapter.fetch_report(&day, &part).await {
+        let fetched = s.adapter.fetch_report(&day, &part).await;
+        let period = Period {
+            from: day.from,
+            until: day.until,
+        };
+        self.keep_and_import(s, &date.to_string(), &name, fetched, Some(period))
+            .await
+    }
+
+    /// Keep a fetched part file under `name` once it checked out, and import
+    /// it (`what` names the day or file in logs).
+    async fn keep_and_import(
+        &self,
+        s: &Source,
+        what: &str,
+        name: &str,
+        fetched: finality_providers::settlement::fetch::FetchResult,
+        period: Option<Period>,
+    ) -> DayOutcome {
+        let dir = self.dir.join(&s.name);
+        let path = dir.join(name);
+        let part = dir.join(format!("{name}.part"));
+        let fetched = match fetched {
             Ok(f) => f,
             Err(e) => {
                 let _ = std::fs::remove_file(&part);
                 return match e {
                     FetchError::NotReady(why) => DayOutcome::NotReady(why),
                     FetchError::Refused(why) => {
-                        tracing::error!(provider = %s.name, day = %date, reason = %why, "ALERT settlement report refused: it does not check out; nothing of it was imported");
+                        tracing::error!(provider = %s.name, report = %what, reason = %why, "ALERT settlement report refused: it does not check out; nothing of it was imported");
                         DayOutcome::Refused(why)
                     }
                     other => DayOutcome::Failed(other.to_string()),
@@ -358,16 +510,13 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         }
         let import = Import {
             provider: &s.name,
-            name: &name,
+            name,
             format: &fetched.format,
-            period: Some(Period {
-                from: day.from,
-                until: day.until,
-            }),
+            period,
         };
         match crate::reconcile::reconcile(&*self.store, &import, &path, self.clock.now()).await {
             Ok(r) => {
-                tracing::info!(provider = %s.name, day = %date, run_id = r.run_id, lines = r.lines, already = r.already_imported, checked = %fetched.checked, "settlement report fetched and reconciled");
+                tracing::info!(provider = %s.name, report = %what, run_id = r.run_id, lines = r.lines, already = r.already_imported, checked = %fetched.checked, "settlement report fetched and reconciled");
                 DayOutcome::Imported {
                     run_id: r.run_id,
                     already: r.already_imported,
@@ -379,7 +528,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             // one whose hash is wrong: nothing of it was applied.
             Err(crate::reconcile::ReconcileError::Report { file, error }) => {
                 let why = format!("{file}: {error}");
-                tracing::error!(provider = %s.name, day = %date, reason = %why, "ALERT settlement report refused: it does not read; nothing of it was imported");
+                tracing::error!(provider = %s.name, report = %what, reason = %why, "ALERT settlement report refused: it does not read; nothing of it was imported");
                 DayOutcome::Refused(why)
             }
             Err(e) => DayOutcome::Failed(e.to_string()),
@@ -411,8 +560,27 @@ pub enum BackfillError {
          reports"
     )]
     NoSchedule(String),
+    #[error(
+        "provider `{0}` announces each report (Adyen's REPORT_AVAILABLE): there is no day to \
+         ask for; each announced file is fetched as it arrives, and one Adyen announced before \
+         can be imported with `finality reconcile`"
+    )]
+    Announced(String),
     #[error(transparent)]
     Store(#[from] finality_store::StoreError),
+}
+
+/// `finality_settlement_report_discrepancies`: the lines of the report
+/// just imported that did not agree.
+fn discrepancies(provider: &str, outcome: &DayOutcome) {
+    if let DayOutcome::Imported { counts, .. } = outcome {
+        let off: i64 = counts
+            .iter()
+            .filter(|(k, _)| !AGREEING.contains(&k.as_str()))
+            .map(|(_, n)| *n)
+            .sum();
+        metrics::gauge!("finality_settlement_report_discrepancies", "provider" => provider.to_string()).set(off as f64);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -235,6 +235,24 @@ pub trait Provider: Send + Sync + 'static {
         Err(settlement::fetch::FetchError::Unsupported)
     }
 
+    /// Whether this adapter's reports are announced one by one (Adyen's
+    /// `REPORT_AVAILABLE`, as [`webhook::Disposition::Report`]) and fetched
+    /// with [`Provider::fetch_announced`], rather than made per day.
+    fn announces_reports(&self) -> bool {
+        false
+    }
+
+    /// Fetch the announced report `name` from `url` into `dest`, checked
+    /// as the provider allows.
+    async fn fetch_announced(
+        &self,
+        _name: &str,
+        _url: &str,
+        _dest: &std::path::Path,
+    ) -> settlement::fetch::FetchResult {
+        Err(settlement::fetch::FetchError::Unsupported)
+    }
+
     /// Most payments one bulk status request can ask about; 0 when the
     /// provider has no bulk query. Above 1, the engine coalesces due polls
     /// of this provider into [`Provider::query_status_bulk`] calls.

@@ -309,6 +309,86 @@ mod adyen {
         .unwrap()
     }
 
+    /// Adyen's documented REPORT_AVAILABLE example
+    /// (docs.adyen.com/reporting/automatically-get-reports), its
+    /// `[merchantAccountCode]` placeholder filled and the item signed with
+    /// the published test key: with report downloading configured it is a
+    /// report to fetch, the file named by `pspReference` at the URL in
+    /// `reason`; without, ignored as before; one whose URL leaves Adyen is
+    /// kept for review, never followed.
+    #[tokio::test]
+    async fn documented_report_available_names_the_file_to_fetch() {
+        use finality_providers::adyen::reports::{ReportAccess, ReportAuth};
+        use finality_providers::webhook::Disposition;
+        let key =
+            decode_key("44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056").unwrap();
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/testdata/adyen/doc_report_available.json"
+        ))
+        .unwrap()
+        .replace("[merchantAccountCode]", "TestMerchant");
+        let body_for = |text: &str| {
+            let mut body: serde_json::Value = serde_json::from_str(text).unwrap();
+            let item = &mut body["notificationItems"][0]["NotificationRequestItem"];
+            item["additionalData"] = serde_json::json!({"hmacSignature": sign(&key, item)});
+            body.to_string()
+        };
+        let reports = || {
+            let secret =
+                finality_core::secret::Secret::new("ADYEN_REPORT_KEY", "api_key_env", "k", 1)
+                    .unwrap();
+            let timeouts = finality_providers::http::Timeouts {
+                connect: std::time::Duration::from_secs(1),
+                total: std::time::Duration::from_secs(1),
+            };
+            ReportAccess::new("https://127.0.0.1:1", ReportAuth::ApiKey(secret), timeouts).unwrap()
+        };
+        let body = body_for(&text);
+        let a = adapter().with_reports(reports());
+        let evs = a
+            .verify_webhook(
+                &Default::default(),
+                body.as_bytes(),
+                finality_core::Timestamp(0),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            evs[0].disposition,
+            Disposition::Report {
+                name: "settlement_detail_report_batch_12.csv".into(),
+                url: "https://ca-test.adyen.com/reports/download/MerchantAccount/TestMerchant/\
+                      settlement_detail_report_batch_12.csv"
+                    .into()
+            }
+        );
+        assert_eq!(evs[0].status, None);
+        let evs = adapter()
+            .verify_webhook(
+                &Default::default(),
+                body.as_bytes(),
+                finality_core::Timestamp(0),
+            )
+            .await
+            .unwrap();
+        assert!(matches!(evs[0].disposition, Disposition::Ignore(_)));
+        let elsewhere = body_for(&text.replace("ca-test.adyen.com", "reports.example"));
+        let evs = a
+            .verify_webhook(
+                &Default::default(),
+                elsewhere.as_bytes(),
+                finality_core::Timestamp(0),
+            )
+            .await
+            .unwrap();
+        assert!(
+            matches!(&evs[0].disposition, Disposition::Review(w) if w.contains("not followed")),
+            "{:?}",
+            evs[0].disposition
+        );
+    }
+
     /// The `amount` of a documented example notification, as Adyen writes
     /// it (minor units, ISO currency).
     fn item_money(code: &str) -> finality_core::Reported {

@@ -163,6 +163,9 @@ async fn receive(
             )));
         }
     };
+    // A settlement report announced (Adyen's REPORT_AVAILABLE) is kept for
+    // the fetcher before the provider hears 2xx.
+    finality_engine::settlement::announce(&*app.store, &provider, &events, now).await?;
     let rows: Vec<NewInboxEvent> = events
         .into_iter()
         .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))

@@ -19,6 +19,8 @@ pub enum ReportKind {
     Stripe(Vec<String>),
     WeChat,
     Alipay,
+    /// A settlement details report of this batch number.
+    Adyen(u32),
 }
 
 impl ReportKind {
@@ -27,6 +29,7 @@ impl ReportKind {
             ReportKind::Stripe(_) => "stripe",
             ReportKind::WeChat => "wechat",
             ReportKind::Alipay => "alipay",
+            ReportKind::Adyen(_) => "adyen",
         }
     }
 }
@@ -125,6 +128,9 @@ impl Simulator {
                 ReportKind::WeChat => {
                     Box::new(WechatBill::new(&mut body, crate::wire::wechat_keys::MCHID)?)
                 }
+                ReportKind::Adyen(batch) => Box::new(crate::settlement::adyen::AdyenLayout::new(
+                    &mut body, *batch,
+                )?),
                 ReportKind::Alipay => Box::new(AlipayBill::new(
                     &mut body,
                     "2088000000000001",
@@ -167,6 +173,48 @@ impl Simulator {
             body.push(b'\n');
         }
         Some(body)
+    }
+
+    /// Adyen closes batch `batch` with the payments settled on `date`
+    /// (UTC): its settlement details report is made and kept, and the
+    /// signed `REPORT_AVAILABLE` notification announcing it returned, its
+    /// download URL under `base_url` (the simulator's `http://HOST`).
+    pub fn adyen_report_available(
+        &self,
+        key: &[u8],
+        batch: u32,
+        date: NaiveDate,
+        base_url: &str,
+    ) -> std::io::Result<serde_json::Value> {
+        let (from, until) = day_bounds(date, 0);
+        let body = self.make_report(&ReportKind::Adyen(batch), date, from, until)?;
+        let name = format!("settlement_detail_report_batch_{batch}.csv");
+        self.keep_file(&format!("adyen/{name}"), body);
+        let url = format!(
+            "{base_url}/adyen/reports/download/MerchantAccount/{}/{name}",
+            crate::wire::ADYEN_REPORT_MERCHANT
+        );
+        Ok(crate::wire::adyen_report_available(
+            key,
+            crate::wire::ADYEN_REPORT_MERCHANT,
+            &name,
+            &url,
+        ))
+    }
+
+    /// An Adyen report as served: while tampering is on, another merchant
+    /// account's lines under the announced name.
+    pub(crate) fn serve_adyen_report(&self, name: &str) -> Option<Vec<u8>> {
+        let r = self.lock_reports();
+        let body = r.files.get(&format!("adyen/{name}"))?.clone();
+        if !r.tamper {
+            return Some(body);
+        }
+        let text = String::from_utf8_lossy(&body).replace(
+            &format!(",{},", crate::wire::ADYEN_REPORT_MERCHANT),
+            ",AnotherMerchant,",
+        );
+        Some(text.into_bytes())
     }
 
     /// The Stripe report run made under `key`, or `make` one.

@@ -185,6 +185,23 @@ pub fn adyen_notification(
     Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
 }
 
+/// The merchant account the simulator's Adyen reports are made for.
+pub const ADYEN_REPORT_MERCHANT: &str = "SimMerchant";
+
+/// A signed `REPORT_AVAILABLE` notification, shaped as Adyen's own example
+/// (docs.adyen.com/reporting/automatically-get-reports): the file's name in
+/// `pspReference`, its download URL in `reason`, a zero EUR amount.
+pub fn adyen_report_available(key: &[u8], merchant_account: &str, name: &str, url: &str) -> Value {
+    let mut item = json!({
+        "amount": {"currency": "EUR", "value": 0},
+        "eventCode": "REPORT_AVAILABLE", "eventDate": "2026-12-04T10:03:08+02:00",
+        "merchantAccountCode": merchant_account, "merchantReference": "",
+        "pspReference": name, "reason": url, "success": "true", "additionalData": {}
+    });
+    item["additionalData"]["hmacSignature"] = json!(crate::schemes::adyen_hmac(key, &item));
+    json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]})
+}
+
 /// What one Adyen `NotificationRequestItem` says: its references, event
 /// code, outcome and money.
 #[derive(Debug, Clone, Copy)]

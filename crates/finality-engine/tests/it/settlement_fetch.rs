@@ -21,6 +21,8 @@ use std::collections::BTreeMap;
 /// on 2026-12-03 in both zones.
 const T0: Timestamp = Timestamp(1_796_257_800_000);
 const STRIPE_KEY: &str = "sk_test_finality_settlement_fetch";
+/// The HMAC key of the Adyen notifications (hex, 32 bytes).
+const ADYEN_HMAC_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 
 fn day(n: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 12, n).unwrap()
@@ -31,6 +33,7 @@ enum Which {
     Stripe,
     WeChat,
     Alipay,
+    Adyen,
 }
 
 impl Which {
@@ -39,12 +42,14 @@ impl Which {
             Which::Stripe => "stripe",
             Which::WeChat => "wechat",
             Which::Alipay => "alipay",
+            Which::Adyen => "adyen",
         }
     }
 
     fn currency(self) -> &'static str {
         match self {
             Which::Stripe => "USD",
+            Which::Adyen => "EUR",
             _ => "CNY",
         }
     }
@@ -52,7 +57,7 @@ impl Which {
     /// The id the provider's API gives the simulator's payment `id`.
     fn provider_ref(self, id: &str) -> String {
         match self {
-            Which::Stripe => id.to_string(),
+            Which::Stripe | Which::Adyen => id.to_string(),
             Which::WeChat => finality_sim::wire::wechat_transaction_id(id),
             Which::Alipay => finality_sim::wire::alipay_trade_no(id),
         }
@@ -68,6 +73,8 @@ impl Which {
             ("FINALITY_ITS_MERCHANT_KEY", k::MERCHANT_PRIVATE_PEM),
             ("FINALITY_ITS_PLATFORM_KEY", k::PLATFORM_PUBLIC_PEM),
             ("FINALITY_ITS_APIV3", k::API_V3_KEY),
+            ("FINALITY_ITS_ADYEN_HMAC", ADYEN_HMAC_HEX),
+            ("FINALITY_ITS_ADYEN_REPORT", STRIPE_KEY),
         ] {
             std::env::set_var(var, value);
         }
@@ -89,6 +96,12 @@ impl Which {
                            "private_key_env": "FINALITY_ITS_MERCHANT_KEY",
                            "alipay_public_key_env": "FINALITY_ITS_PLATFORM_KEY"},
                 "settlement": settlement}),
+            Which::Adyen => serde_json::json!({"adapter": "adyen",
+                "base_url": format!("{sim_url}/adyen"),
+                "webhook_secret_envs": ["FINALITY_ITS_ADYEN_HMAC"],
+                "adyen": {"merchant_account": finality_sim::wire::ADYEN_REPORT_MERCHANT},
+                "settlement": {"grace": "2h", "user": "report_000001@Company.Sim",
+                               "password_env": "FINALITY_ITS_ADYEN_REPORT"}}),
         };
         let cfg: ProviderConfig = serde_json::from_value(v).unwrap();
         cfg.validate().unwrap();
@@ -100,7 +113,77 @@ async fn status(store: &dyn Store, id: &str) -> Status {
     store.get(id).await.unwrap().unwrap().payment.status
 }
 
-async fn fetched_on_schedule(backend: Backend, which: Which) {
+/// What each line should come out as, from what was injected and what
+/// finality had before (every other payment already final here).
+fn expected_counts(
+    ids: &[(String, String)],
+    injected: &finality_sim::settlement::Injected,
+) -> BTreeMap<String, i64> {
+    let mut expected: BTreeMap<String, i64> = BTreeMap::new();
+    for (i, (_, sim_id)) in ids.iter().enumerate() {
+        let final_here = i % 2 == 0;
+        let outcome = if injected.missing.contains(sim_id) {
+            if final_here {
+                "missing_from_report"
+            } else {
+                continue;
+            }
+        } else if injected.wrong_amount.contains(sim_id) {
+            "amount_mismatch"
+        } else if final_here {
+            "matched"
+        } else {
+            "applied"
+        };
+        *expected.entry(outcome.into()).or_default() += 1;
+        if injected.refunded.contains(sim_id) {
+            *expected.entry("reversed".into()).or_default() += 1;
+        }
+    }
+    expected.insert("unknown_here".into(), injected.unknown.len() as i64);
+    expected
+}
+
+/// Each payment's status after the import: refunded ones reversed, a
+/// wrong amount on an open one for review, one the report left out still
+/// open, the rest succeeded.
+async fn check_statuses(
+    store: &dyn Store,
+    ids: &[(String, String)],
+    injected: &finality_sim::settlement::Injected,
+) {
+    for (i, (id, sim_id)) in ids.iter().enumerate() {
+        let want = if injected.refunded.contains(sim_id) {
+            Status::Reversed
+        } else if injected.wrong_amount.contains(sim_id) {
+            if i % 2 == 0 {
+                Status::Succeeded
+            } else {
+                Status::NeedsReview
+            }
+        } else if injected.missing.contains(sim_id) && i % 2 == 1 {
+            Status::Pending
+        } else {
+            Status::Succeeded
+        };
+        assert_eq!(status(store, id).await, want, "{id} ({sim_id})");
+    }
+}
+
+/// A simulated day: the simulator (its reports drawn with discrepancies)
+/// and 80 payments settled there on 2026-12-03, half already final here
+/// (their webhook came), half still open.
+struct Day {
+    db: finality_testkit::testing::TestDb,
+    store: Arc<dyn Store>,
+    vclock: Arc<VirtualClock>,
+    clock: Arc<dyn Clock>,
+    server: SimServer,
+    /// (payment id here, the simulator's id)
+    ids: Vec<(String, String)>,
+}
+
+async fn simulated_day(backend: Backend, which: Which) -> Day {
     let db = backend.open().await;
     let store = db.store.clone();
     let vclock = Arc::new(VirtualClock::new(T0));
@@ -163,6 +246,26 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
         ids.push((id, sim_id));
     }
     vclock.advance(Duration::from_secs(60));
+    Day {
+        db,
+        store,
+        vclock,
+        clock,
+        server,
+        ids,
+    }
+}
+
+async fn fetched_on_schedule(backend: Backend, which: Which) {
+    let Day {
+        db: _db,
+        store,
+        vclock,
+        clock,
+        server,
+        ids,
+    } = simulated_day(backend, which).await;
+    let name = which.name();
 
     let cfg = which.config(&server.base_url);
     let schedule = cfg.settlement_schedule().unwrap().unwrap();
@@ -179,9 +282,6 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
     vclock.advance_to(Timestamp(schedule.ready(day(3)).millis() - 60_000));
     assert!(fetcher.run_due().await.is_empty());
 
-    // What each line should come out as, from what was injected and what
-    // finality had before.
-    let mut expected: BTreeMap<String, i64> = BTreeMap::new();
     vclock.advance_to(schedule.ready(day(3)));
     let done = fetcher.run_due().await;
     let injected = server
@@ -199,27 +299,7 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
             "the seed injects some of each: {injected:?}"
         );
     }
-    for (i, (_, sim_id)) in ids.iter().enumerate() {
-        let final_here = i % 2 == 0;
-        let outcome = if injected.missing.contains(sim_id) {
-            if final_here {
-                "missing_from_report"
-            } else {
-                continue;
-            }
-        } else if injected.wrong_amount.contains(sim_id) {
-            "amount_mismatch"
-        } else if final_here {
-            "matched"
-        } else {
-            "applied"
-        };
-        *expected.entry(outcome.into()).or_default() += 1;
-        if injected.refunded.contains(sim_id) {
-            *expected.entry("reversed".into()).or_default() += 1;
-        }
-    }
-    expected.insert("unknown_here".into(), injected.unknown.len() as i64);
+    let expected = expected_counts(&ids, &injected);
     assert_eq!(done.len(), 1, "{done:?}");
     let (provider, date, outcome) = &done[0];
     assert_eq!((provider.as_str(), *date), (name, day(3)));
@@ -231,22 +311,7 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
     };
     assert!(!already);
     assert_eq!(counts, &expected, "{name}");
-    for (i, (id, sim_id)) in ids.iter().enumerate() {
-        let want = if injected.refunded.contains(sim_id) {
-            Status::Reversed
-        } else if injected.wrong_amount.contains(sim_id) {
-            if i % 2 == 0 {
-                Status::Succeeded
-            } else {
-                Status::NeedsReview
-            }
-        } else if injected.missing.contains(sim_id) && i % 2 == 1 {
-            Status::Pending
-        } else {
-            Status::Succeeded
-        };
-        assert_eq!(status(&*store, id).await, want, "{id} ({sim_id})");
-    }
+    check_statuses(&*store, &ids, &injected).await;
     let runs = store.recon_runs(10).await.unwrap();
     assert_eq!(runs.len(), 1);
 
@@ -266,6 +331,7 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
         Which::Stripe => "bytes, Stripe says",
         Which::WeChat => "hash_value says",
         Which::Alipay => "zip",
+        Which::Adyen => unreachable!("announced, not fetched by day"),
     };
     assert!(
         matches!(done.as_slice(), [(_, d, DayOutcome::Refused(why))] if *d == day(4) && why.contains(by)),
@@ -310,4 +376,148 @@ async fn alipay_bill_zip(backend: Backend) {
     fetched_on_schedule(backend, Which::Alipay).await;
 }
 
-finality_testkit::on_both_backends!(stripe_report_runs, wechat_trade_bill, alipay_bill_zip);
+/// Adyen announces each report (REPORT_AVAILABLE, HMAC-signed); the
+/// announcement is kept before the webhook is acknowledged, and the
+/// fetcher downloads the named file as the report user and imports it.
+async fn adyen_report_available(backend: Backend) {
+    let Day {
+        db: _db,
+        store,
+        vclock,
+        clock,
+        server,
+        ids,
+    } = simulated_day(backend, Which::Adyen).await;
+    let key = hex::decode(ADYEN_HMAC_HEX).unwrap();
+    let cfg = Which::Adyen.config(&server.base_url);
+    let adapter = finality_providers::config::build("adyen", &cfg).unwrap();
+    let mut providers = Providers::new();
+    providers.insert(
+        "adyen".into(),
+        ProviderEntry::named("adyen", adapter.clone(), &cfg),
+    );
+    let dir = std::env::temp_dir().join(format!(
+        "finality-fetch-adyen-{}",
+        T0.millis() ^ i64::from(std::process::id())
+    ));
+    let fetcher = Fetcher::new(store.clone(), clock.clone(), &providers, "node-a", &dir).unwrap();
+    assert!(fetcher.run_due().await.is_empty(), "nothing announced yet");
+
+    // Batch 1 closes with the day's payments; its announcement arrives.
+    let announce = |batch: u32, date: NaiveDate| {
+        let body = server
+            .sim
+            .adyen_report_available(&key, batch, date, &server.base_url)
+            .unwrap()
+            .to_string();
+        let (adapter, store, clock) = (adapter.clone(), store.clone(), clock.clone());
+        async move {
+            let evs = adapter
+                .verify_webhook(&Default::default(), body.as_bytes(), clock.now())
+                .await
+                .unwrap();
+            finality_engine::settlement::announce(&*store, "adyen", &evs, clock.now())
+                .await
+                .unwrap()
+        }
+    };
+    vclock.advance_to(Timestamp(T0.millis() + 86_400_000));
+    assert_eq!(announce(1, day(3)).await, 1);
+    assert_eq!(announce(1, day(3)).await, 0, "a redelivery changes nothing");
+    let done = fetcher.run_due().await;
+    let injected = server.sim.report_injected("adyen", day(3)).unwrap();
+    // A batch names no period: a payment it left out is not flagged
+    // (`missing_from_report` is the day-based reports'); the batch's own
+    // fee and payout lines are read and ignored.
+    let mut expected = expected_counts(&ids, &injected);
+    assert!(expected.remove("missing_from_report").is_some());
+    expected.insert("ignored".into(), 2);
+    let [(
+        _,
+        _,
+        DayOutcome::Imported {
+            counts,
+            already: false,
+            run_id,
+            checked,
+        },
+    )] = done.as_slice()
+    else {
+        panic!("{done:?}");
+    };
+    assert_eq!(counts, &expected);
+    assert!(
+        checked.contains("merchant account SimMerchant, batch 1"),
+        "{checked}"
+    );
+    check_statuses(&*store, &ids, &injected).await;
+    let run = store.recon_run(*run_id).await.unwrap().unwrap();
+    assert_eq!(run.file_name, "settlement_detail_report_batch_1.csv");
+    assert!(dir
+        .join("adyen/settlement_detail_report_batch_1.csv")
+        .exists());
+
+    // A second run, and a redelivered announcement, import nothing new.
+    vclock.advance(Duration::from_secs(60));
+    assert_eq!(announce(1, day(3)).await, 0);
+    assert!(fetcher.run_due().await.is_empty());
+    assert_eq!(store.recon_runs(10).await.unwrap().len(), 1);
+
+    // A file that is not the one announced (another merchant account's
+    // lines under its name) is refused, nothing applied, and not retried.
+    server.sim.tamper_reports(true);
+    assert_eq!(announce(2, day(3)).await, 1);
+    vclock.advance(Duration::from_secs(60));
+    let done = fetcher.run_due().await;
+    assert!(
+        matches!(done.as_slice(), [(_, _, DayOutcome::Refused(why))] if why.contains("not the file Adyen announced")),
+        "{done:?}"
+    );
+    assert_eq!(store.recon_runs(10).await.unwrap().len(), 1);
+    let files = store.files_recent("adyen", 10).await.unwrap();
+    assert_eq!(files[0].outcome.as_deref(), Some("refused"));
+    vclock.advance(Duration::from_secs(600));
+    assert!(fetcher.run_due().await.is_empty());
+    server.sim.tamper_reports(false);
+
+    // An announced file Adyen does not serve is tried again, then overdue
+    // once its grace has passed.
+    let body = finality_sim::wire::adyen_report_available(
+        &key,
+        finality_sim::wire::ADYEN_REPORT_MERCHANT,
+        "settlement_detail_report_batch_3.csv",
+        &format!(
+            "{}/adyen/reports/download/MerchantAccount/SimMerchant/settlement_detail_report_batch_3.csv",
+            server.base_url
+        ),
+    )
+    .to_string();
+    let evs = adapter
+        .verify_webhook(&Default::default(), body.as_bytes(), clock.now())
+        .await
+        .unwrap();
+    finality_engine::settlement::announce(&*store, "adyen", &evs, clock.now())
+        .await
+        .unwrap();
+    vclock.advance(Duration::from_secs(60));
+    let done = fetcher.run_due().await;
+    assert!(
+        matches!(done.as_slice(), [(_, _, DayOutcome::Failed(_))]),
+        "{done:?}"
+    );
+    assert_eq!(fetcher.states()["adyen"].overdue, None);
+    vclock.advance(Duration::from_secs(2 * 3600 + 60));
+    fetcher.run_due().await;
+    let state = fetcher.states().remove("adyen").unwrap();
+    assert!(state.overdue.is_some(), "{state:?}");
+    let files = store.files_recent("adyen", 10).await.unwrap();
+    assert!(files[0].attempts >= 2, "{files:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+finality_testkit::on_both_backends!(
+    stripe_report_runs,
+    wechat_trade_bill,
+    alipay_bill_zip,
+    adyen_report_available
+);

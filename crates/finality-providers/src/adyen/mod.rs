@@ -20,8 +20,10 @@
 //! (`pspReference:eventCode:success`) deduplicates them.
 
 pub mod contract;
+pub mod reports;
 
 use crate::contract::Action;
+use crate::settlement::fetch::FetchResult;
 use crate::setup::SetupError;
 use crate::webhook::{Disposition, RejectReason, WebhookError, WebhookEvent};
 use crate::{Capabilities, Observation, PollTarget, Provider, ProviderError};
@@ -254,6 +256,7 @@ pub struct AdyenAdapter {
     keys: Vec<Vec<u8>>,
     capture: Capture,
     merchant_account: Option<String>,
+    reports: Option<reports::ReportAccess>,
 }
 
 impl AdyenAdapter {
@@ -267,6 +270,7 @@ impl AdyenAdapter {
             keys,
             capture: Capture::Automatic,
             merchant_account: None,
+            reports: None,
         })
     }
 
@@ -351,6 +355,7 @@ impl Provider for AdyenAdapter {
                 };
                 let some = |v: &str| (!v.is_empty()).then(|| v.to_string());
                 let (status, disposition) = decide(i, self.capture);
+                let disposition = self.announced(i, disposition);
                 WebhookEvent {
                     event_id: event_id(i),
                     provider_ref: some(provider_ref),
@@ -386,6 +391,14 @@ impl Provider for AdyenAdapter {
             });
         }
         Ok(events)
+    }
+
+    fn announces_reports(&self) -> bool {
+        self.reports.is_some()
+    }
+
+    async fn fetch_announced(&self, name: &str, url: &str, dest: &std::path::Path) -> FetchResult {
+        self.fetch_announced_report(name, url, dest).await
     }
 
     fn unqueryable(&self, _t: &PollTarget<'_>) -> Option<String> {

@@ -21,6 +21,7 @@ pub const DEFAULTS: Defaults = Defaults {
     time_zone: "Asia/Shanghai",
     ready_at: "10:00",
     report: "trade",
+    announced: false,
 };
 
 const DOWNLOAD: Duration = Duration::from_secs(600);

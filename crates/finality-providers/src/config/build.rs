@@ -241,11 +241,32 @@ pub(crate) fn build_adapter(
                 timeouts,
             )?))
         }
-        Adapter::Adyen { adyen } => Ok(Arc::new(
-            crate::adyen::AdyenAdapter::new(&secrets)
+        Adapter::Adyen { adyen } => {
+            let mut a = crate::adyen::AdyenAdapter::new(&secrets)
                 .map_err(|e| permanent(name, e))?
-                .with_config(adyen),
-        )),
+                .with_config(adyen);
+            if let Some(s) = &cfg.settlement {
+                use crate::adyen::reports::{ReportAccess, ReportAuth};
+                let auth = match (&s.user, &s.password_env, &s.api_key_env) {
+                    (Some(user), Some(var), None) => ReportAuth::Basic {
+                        user: user.clone(),
+                        password: env(var, "settlement.password_env")?,
+                    },
+                    (None, None, Some(var)) => {
+                        ReportAuth::ApiKey(env(var, "settlement.api_key_env")?)
+                    }
+                    _ => {
+                        return Err(permanent(
+                            name,
+                            "settlement: Adyen reports are downloaded as the report user: set \
+                             `user` and `password_env`, or `api_key_env` (its API key), not both",
+                        ))
+                    }
+                };
+                a = a.with_reports(ReportAccess::new(&cfg.base_url, auth, timeouts)?);
+            }
+            Ok(Arc::new(a))
+        }
         Adapter::Stripe { merchant_ref_key } => {
             let key = api_key.ok_or_else(|| {
                 permanent(

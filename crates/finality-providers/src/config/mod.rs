@@ -91,6 +91,7 @@ impl Adapter {
             Adapter::Stripe { .. } => Some(crate::stripe::report_run::DEFAULTS),
             Adapter::WeChat { .. } => Some(crate::wechat::bill::DEFAULTS),
             Adapter::Alipay { .. } => Some(crate::alipay::bill::DEFAULTS),
+            Adapter::Adyen { .. } => Some(crate::adyen::reports::DEFAULTS),
             _ => None,
         }
     }
@@ -287,12 +288,38 @@ impl ProviderConfig {
             ConfigError::new(
                 "settlement",
                 format!(
-                    "the {} adapter fetches no report (Stripe, WeChat Pay and Alipay do; \
+                    "the {} adapter fetches no report (Stripe, Adyen, WeChat Pay and Alipay do; \
                      import others with `finality reconcile`)",
                     self.adapter.name()
                 ),
             )
         })?;
+        let adyen = matches!(self.adapter, Adapter::Adyen { .. });
+        let creds = (&s.user, &s.password_env, &s.api_key_env);
+        let field = match creds {
+            (Some(_), _, _) if !adyen => Some("user"),
+            (_, Some(_), _) if !adyen => Some("password_env"),
+            (_, _, Some(_)) if !adyen => Some("api_key_env"),
+            (Some(_), Some(_), None) | (None, None, Some(_)) => None,
+            _ if adyen => Some("user"),
+            _ => None,
+        };
+        if let Some(f) = field {
+            let why = if adyen {
+                "Adyen's reports are downloaded as the report user: set `user` and \
+                 `password_env`, or `api_key_env` (its API key), not both"
+            } else {
+                "only Adyen's reports are downloaded with their own credentials; this \
+                 adapter uses its own"
+            };
+            return Err(ConfigError::new(f, why).within("settlement"));
+        }
+        if s.sftp.is_some() {
+            return Err(
+                ConfigError::new("sftp", "only PayPal's reports are fetched over SFTP")
+                    .within("settlement"),
+            );
+        }
         s.schedule(defaults)
             .map(Some)
             .map_err(|e| e.within("settlement"))

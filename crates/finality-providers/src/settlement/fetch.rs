@@ -46,9 +46,25 @@ pub struct SettlementConfig {
     /// (`trade`). Unset: the adapter's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
-    /// How often a provider whose report is not there yet is asked again.
+    /// How often a provider whose report is not there yet is asked again
+    /// (and, for reports a provider announces, how often the announced
+    /// ones are looked for: at most a minute apart).
     #[serde(default = "default_every", with = "humantime_serde")]
     pub every: Duration,
+    /// Adyen: the report user (`report_123456@Company.YourCompany`) whose
+    /// password is in `password_env`; or set `api_key_env` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The environment variable holding `user`'s password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    /// Adyen: the environment variable holding the report user's API key
+    /// (sent as `X-API-Key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// PayPal: the SFTP server the daily settlement report is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sftp: Option<super::sftp::SftpConfig>,
 }
 
 fn default_grace() -> Duration {
@@ -66,6 +82,9 @@ pub struct Defaults {
     pub time_zone: &'static str,
     pub ready_at: &'static str,
     pub report: &'static str,
+    /// The provider announces each file (Adyen's `REPORT_AVAILABLE`)
+    /// rather than making one per day at a known hour.
+    pub announced: bool,
 }
 
 /// The schedule a [`SettlementConfig`] makes for one adapter.
@@ -77,6 +96,8 @@ pub struct ReportSchedule {
     pub report: String,
     pub first_day: Option<NaiveDate>,
     pub every: Duration,
+    /// Files are announced (see [`Defaults::announced`]), not made per day.
+    pub announced: bool,
 }
 
 impl SettlementConfig {
@@ -103,6 +124,7 @@ impl SettlementConfig {
             report: self.report.clone().unwrap_or_else(|| d.report.to_string()),
             first_day: self.first_day,
             every: self.every,
+            announced: d.announced,
         })
     }
 }
@@ -187,6 +209,9 @@ pub struct Fetched {
     pub checked: String,
 }
 
+/// What fetching a report gives.
+pub type FetchResult = Result<Fetched, FetchError>;
+
 /// Why a day's report was not fetched.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
@@ -211,6 +236,8 @@ pub enum FetchError {
 pub struct Downloaded {
     pub bytes: u64,
     pub sha1: [u8; 20],
+    /// The length the answer's `Content-Length` announced, if it did.
+    pub content_length: Option<u64>,
 }
 
 /// Send `req` and write the answer's body to `dest` as it arrives,
@@ -228,6 +255,7 @@ pub async fn download(
     if !resp.status().is_success() {
         return Err(failure(resp).await.into());
     }
+    let content_length = resp.content_length();
     let mut file = std::io::BufWriter::new(std::fs::File::create(dest)?);
     let mut hash = sha1::Sha1::new();
     let mut bytes = 0u64;
@@ -244,6 +272,7 @@ pub async fn download(
     Ok(Downloaded {
         bytes,
         sha1: hash.finalize().into(),
+        content_length,
     })
 }
 
@@ -268,6 +297,7 @@ mod tests {
         time_zone: "Asia/Shanghai",
         ready_at: "10:00",
         report: "ALL",
+        announced: false,
     };
 
     #[test]

@@ -15,6 +15,7 @@ mod columns;
 pub mod fetch;
 mod header;
 mod paypal;
+pub mod sftp;
 mod stripe;
 mod wechat;
 

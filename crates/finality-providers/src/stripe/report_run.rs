@@ -32,6 +32,7 @@ pub const DEFAULTS: Defaults = Defaults {
     time_zone: "UTC",
     ready_at: "12:00",
     report: "balance_change_from_activity.itemized.3",
+    announced: false,
 };
 
 /// The columns asked for, each one [`Format::StripeItemized`] reads.

@@ -44,6 +44,15 @@ pub enum Disposition {
     /// Stored as `review` with this reason for a human, never applied (an
     /// Adyen batch item whose signature does not verify, beside items that do).
     Review(String),
+    /// A settlement report is ready (Adyen's `REPORT_AVAILABLE`): stored as
+    /// `ignored` (no payment changes), and the file kept to be downloaded
+    /// and reconciled by the settlement fetcher.
+    Report {
+        /// The provider's name for the file.
+        name: String,
+        /// Where to download it from (checked again before any request).
+        url: String,
+    },
 }
 
 /// Why a webhook request was turned away (401), named for metrics and logs.

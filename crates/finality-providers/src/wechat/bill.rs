@@ -21,6 +21,7 @@ pub const DEFAULTS: Defaults = Defaults {
     time_zone: "Asia/Shanghai",
     ready_at: "10:00",
     report: "ALL",
+    announced: false,
 };
 
 /// A bill download may take this long (the client's own timeout is for

@@ -81,6 +81,10 @@ pub fn router(sim: Arc<Simulator>) -> Router {
         )
         .route("/wechat/v3/bill/tradebill", get(reports::wechat_tradebill))
         .route(
+            "/adyen/reports/download/MerchantAccount/{account}/{file}",
+            get(reports::adyen_report_download),
+        )
+        .route(
             "/wechat/v3/billdownload/file",
             get(reports::wechat_billdownload),
         )

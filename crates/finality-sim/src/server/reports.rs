@@ -244,3 +244,34 @@ pub(crate) async fn alipay_bill_file(
 ) -> Response {
     file_response(&sim, q.get("fileId").map_or("", String::as_str))
 }
+
+/// Adyen's report download: basic authentication as the report user (the
+/// simulator's API key as its password) or the key as `X-API-Key`; the
+/// merchant account the simulator reports for; 404 for a file not made.
+pub(crate) async fn adyen_report_download(
+    State(sim): State<Arc<Simulator>>,
+    Path((account, file)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    use base64::Engine as _;
+    if let Some(key) = &sim.config.api_key {
+        let header_key = headers.get("x-api-key").and_then(|v| v.to_str().ok());
+        let basic_password = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Basic "))
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+            .and_then(|up| up.split_once(':').map(|(_, p)| p.to_string()));
+        if header_key != Some(key.as_str()) && basic_password.as_deref() != Some(key.as_str()) {
+            return (StatusCode::UNAUTHORIZED, "HTTP Status 401 - Unauthorized").into_response();
+        }
+    }
+    if account != crate::wire::ADYEN_REPORT_MERCHANT {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    match sim.serve_adyen_report(&file) {
+        Some(body) => (StatusCode::OK, [(header::CONTENT_TYPE, "text/csv")], body).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
+}

@@ -102,14 +102,14 @@ impl Row<'_> {
 }
 
 /// Lines of one Adyen batch.
-pub(super) struct AdyenLayout<W: Write> {
+pub(crate) struct AdyenLayout<W: Write> {
     w: csv::Writer<W>,
     batch: String,
     modref: u64,
 }
 
 impl<W: Write> AdyenLayout<W> {
-    pub(super) fn new(out: W, batch: u32) -> std::io::Result<Self> {
+    pub(crate) fn new(out: W, batch: u32) -> std::io::Result<Self> {
         let mut w = csv::Writer::from_writer(out);
         w.write_record(ADYEN_HEADER)?;
         Ok(AdyenLayout {

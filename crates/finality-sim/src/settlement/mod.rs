@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::io::Write;
 
-mod adyen;
+pub(crate) mod adyen;
 pub mod bills;
 
 pub use adyen::ADYEN_HEADER;

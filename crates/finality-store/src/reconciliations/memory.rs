@@ -4,11 +4,108 @@
 use crate::error::Result;
 use crate::memory::MemStore;
 use crate::model::*;
+use crate::reconciliations::{AnnouncedFile, FileTry};
 use finality_core::{Kind, Status, Timestamp};
 use std::collections::{BTreeMap, BTreeSet};
 
 #[async_trait::async_trait]
 impl crate::Reconciliations for MemStore {
+    async fn file_announce(
+        &self,
+        provider: &str,
+        name: &str,
+        url: &str,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let mut s = self.state.lock().await;
+        let key = (provider.to_string(), name.to_string());
+        if s.settlement_files.contains_key(&key) {
+            return Ok(false);
+        }
+        s.settlement_files.insert(
+            key,
+            AnnouncedFile {
+                provider: provider.to_string(),
+                name: name.to_string(),
+                url: url.to_string(),
+                announced_at: now,
+                attempts: 0,
+                next_at: now,
+                outcome: None,
+                detail: None,
+                run_id: None,
+                done_at: None,
+            },
+        );
+        Ok(true)
+    }
+
+    async fn files_due(
+        &self,
+        provider: &str,
+        now: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<AnnouncedFile>> {
+        let s = self.state.lock().await;
+        let mut due: Vec<AnnouncedFile> = s
+            .settlement_files
+            .values()
+            .filter(|f| f.provider == provider && f.outcome.is_none() && f.next_at <= now)
+            .cloned()
+            .collect();
+        due.sort_by(|a, b| (a.announced_at, &a.name).cmp(&(b.announced_at, &b.name)));
+        due.truncate(limit as usize);
+        Ok(due)
+    }
+
+    async fn file_tried(
+        &self,
+        provider: &str,
+        name: &str,
+        how: &FileTry,
+        now: Timestamp,
+    ) -> Result<()> {
+        let mut s = self.state.lock().await;
+        let Some(f) = s
+            .settlement_files
+            .get_mut(&(provider.to_string(), name.to_string()))
+        else {
+            return Ok(());
+        };
+        match how {
+            FileTry::Done {
+                outcome,
+                detail,
+                run_id,
+            } => {
+                f.outcome = Some(outcome.clone());
+                f.detail = Some(detail.clone());
+                f.run_id = *run_id;
+                f.done_at = Some(now);
+            }
+            FileTry::Retry { detail, retry_at } if f.outcome.is_none() => {
+                f.attempts += 1;
+                f.detail = Some(detail.clone());
+                f.next_at = *retry_at;
+            }
+            FileTry::Retry { .. } => {}
+        }
+        Ok(())
+    }
+
+    async fn files_recent(&self, provider: &str, limit: u32) -> Result<Vec<AnnouncedFile>> {
+        let s = self.state.lock().await;
+        let mut all: Vec<AnnouncedFile> = s
+            .settlement_files
+            .values()
+            .filter(|f| f.provider == provider)
+            .cloned()
+            .collect();
+        all.sort_by(|a, b| (b.announced_at, &b.name).cmp(&(a.announced_at, &a.name)));
+        all.truncate(limit as usize);
+        Ok(all)
+    }
+
     async fn recon_start(
         &self,
         provider: &str,

@@ -65,8 +65,74 @@ pub enum ReconStart {
     Busy(ReconRun),
 }
 
+/// A report file a provider announced (Adyen's `REPORT_AVAILABLE`), kept
+/// from the verified webhook until it is downloaded and imported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnnouncedFile {
+    pub provider: String,
+    /// The provider's name for the file (Adyen's `pspReference`:
+    /// `settlement_detail_report_batch_12.csv`).
+    pub name: String,
+    /// Where the provider said to download it from.
+    pub url: String,
+    pub announced_at: Timestamp,
+    /// Tries that failed so far.
+    pub attempts: i64,
+    /// When it is (next) due.
+    pub next_at: Timestamp,
+    /// `None` while still to be fetched; then `imported` or `refused`.
+    pub outcome: Option<String>,
+    /// What the last try said.
+    pub detail: Option<String>,
+    pub run_id: Option<i64>,
+    pub done_at: Option<Timestamp>,
+}
+
+/// How a try at an announced file ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileTry {
+    /// Done for good: `outcome` (`imported`, `refused`), its run if any.
+    Done {
+        outcome: String,
+        detail: String,
+        run_id: Option<i64>,
+    },
+    /// Failed; tried again at `retry_at`.
+    Retry { detail: String, retry_at: Timestamp },
+}
+
 #[async_trait::async_trait]
 pub trait Reconciliations: Send + Sync {
+    /// Keep `provider`'s announcement of file `name` at `url`, due now;
+    /// `false` when it was announced before (a redelivered webhook), which
+    /// changes nothing.
+    async fn file_announce(
+        &self,
+        provider: &str,
+        name: &str,
+        url: &str,
+        now: Timestamp,
+    ) -> Result<bool>;
+    /// `provider`'s announced files still to be fetched and due at `now`,
+    /// oldest announcement first.
+    async fn files_due(
+        &self,
+        provider: &str,
+        now: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<AnnouncedFile>>;
+    /// Record how a try at `provider`'s file `name` ended.
+    async fn file_tried(
+        &self,
+        provider: &str,
+        name: &str,
+        how: &FileTry,
+        now: Timestamp,
+    ) -> Result<()>;
+    /// `provider`'s announced files, newest announcement first (the
+    /// console; the oldest pending one for the overdue gauge).
+    async fn files_recent(&self, provider: &str, limit: u32) -> Result<Vec<AnnouncedFile>>;
+
     /// Start (or restart) the import of a report known by `key` (its
     /// SHA-256, and the period it is checked against). An unfinished run
     /// alive at or after `alive_since` is [`ReconStart::Busy`]; one silent

@@ -3,7 +3,7 @@
 use crate::driver::Backend;
 use crate::driver::{placeholders, stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
-use crate::reconciliations::{Ledger, ReconLine, ReconRun, ReconStart};
+use crate::reconciliations::{AnnouncedFile, FileTry, Ledger, ReconLine, ReconRun, ReconStart};
 use crate::Reconciliations;
 use finality_core::Timestamp;
 use std::collections::BTreeMap;
@@ -47,8 +47,136 @@ pub(crate) fn run_from_row(r: &impl Fields) -> Result<ReconRun> {
     })
 }
 
+const FILE_COLUMNS: &str =
+    "provider, name, url, announced_at, attempts, next_at, outcome, detail, run_id, done_at";
+
+fn file_from_row(r: &impl Fields) -> Result<AnnouncedFile> {
+    let t = "settlement_files";
+    Ok(AnnouncedFile {
+        provider: r.text("provider", t)?,
+        name: r.text("name", t)?,
+        url: r.text("url", t)?,
+        announced_at: Timestamp(r.int("announced_at", t)?),
+        attempts: r.int("attempts", t)?,
+        next_at: Timestamp(r.int("next_at", t)?),
+        outcome: r.opt_text("outcome", t)?,
+        detail: r.opt_text("detail", t)?,
+        run_id: r.opt_int("run_id", t)?,
+        done_at: r.opt_int("done_at", t)?.map(Timestamp),
+    })
+}
+
 #[async_trait::async_trait]
 impl<B: Backend> Reconciliations for B {
+    async fn file_announce(
+        &self,
+        provider: &str,
+        name: &str,
+        url: &str,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let mut tx = self.begin_write().await?;
+        let n = (*tx)
+            .run(
+                stmt(
+                    "INSERT INTO settlement_files (provider, name, url, announced_at, next_at) \
+                     VALUES ($1, $2, $3, $4, $4) ON CONFLICT (provider, name) DO NOTHING",
+                    "keeping an announced settlement report",
+                )
+                .text(provider)
+                .text(name)
+                .text(url)
+                .int(now.0),
+            )
+            .await?;
+        tx.commit()
+            .await
+            .op("committing an announced settlement report")?;
+        Ok(n == 1)
+    }
+
+    async fn files_due(
+        &self,
+        provider: &str,
+        now: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<AnnouncedFile>> {
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM settlement_files \
+             WHERE provider = $1 AND outcome IS NULL AND next_at <= $2 \
+             ORDER BY announced_at, name LIMIT $3"
+        );
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(&sql, "reading announced settlement reports due")
+                .text(provider)
+                .int(now.0)
+                .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(file_from_row)
+        .collect()
+    }
+
+    async fn file_tried(
+        &self,
+        provider: &str,
+        name: &str,
+        how: &FileTry,
+        now: Timestamp,
+    ) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        let s = match how {
+            FileTry::Done {
+                outcome,
+                detail,
+                run_id,
+            } => stmt(
+                "UPDATE settlement_files SET outcome = $3, detail = $4, run_id = $5, \
+                 done_at = $6 WHERE provider = $1 AND name = $2",
+                "recording an announced settlement report done",
+            )
+            .text(provider)
+            .text(name)
+            .text(outcome)
+            .text(detail)
+            .opt_int(*run_id)
+            .int(now.0),
+            FileTry::Retry { detail, retry_at } => stmt(
+                "UPDATE settlement_files SET attempts = attempts + 1, detail = $3, \
+                 next_at = $4 WHERE provider = $1 AND name = $2 AND outcome IS NULL",
+                "recording a failed try at an announced settlement report",
+            )
+            .text(provider)
+            .text(name)
+            .text(detail)
+            .int(retry_at.0),
+        };
+        (*tx).run(s).await?;
+        tx.commit()
+            .await
+            .op("committing a try at an announced settlement report")?;
+        Ok(())
+    }
+
+    async fn files_recent(&self, provider: &str, limit: u32) -> Result<Vec<AnnouncedFile>> {
+        let sql = format!(
+            "SELECT {FILE_COLUMNS} FROM settlement_files WHERE provider = $1 \
+             ORDER BY announced_at DESC, name DESC LIMIT $2"
+        );
+        let mut conn = self.read().await?;
+        conn.all(
+            stmt(&sql, "reading announced settlement reports")
+                .text(provider)
+                .int(i64::from(limit)),
+        )
+        .await?
+        .iter()
+        .map(file_from_row)
+        .collect()
+    }
+
     async fn recon_start(
         &self,
         provider: &str,

@@ -153,7 +153,76 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
 }
 
 /// This role's cases, each run on a fresh store.
+/// An announced file is kept once (a redelivered webhook changes nothing),
+/// due until it is done, retried at the time a failure names, and done
+/// for good once imported or refused; other providers' files are theirs.
+pub async fn an_announced_file_is_kept_until_done(db: Arc<dyn Store>) {
+    use finality_store::reconciliations::FileTry;
+    let url = "https://ca-test.adyen.com/reports/download/MerchantAccount/M/b_1.csv";
+    assert!(db.file_announce("adyen", "b_1.csv", url, T0).await.unwrap());
+    assert!(!db
+        .file_announce("adyen", "b_1.csv", "https://elsewhere", at(5))
+        .await
+        .unwrap());
+    assert!(db
+        .file_announce("adyen", "b_2.csv", url, at(10))
+        .await
+        .unwrap());
+    assert!(db
+        .file_announce("other", "b_1.csv", url, at(10))
+        .await
+        .unwrap());
+    let due = db.files_due("adyen", at(10), 10).await.unwrap();
+    let names: Vec<&str> = due.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["b_1.csv", "b_2.csv"],
+        "oldest first, this provider's"
+    );
+    assert_eq!(due[0].url, url, "the first announcement's URL is kept");
+    assert_eq!(db.files_due("adyen", at(9), 10).await.unwrap().len(), 1);
+
+    let retry = FileTry::Retry {
+        detail: "connection refused".into(),
+        retry_at: at(60_000),
+    };
+    db.file_tried("adyen", "b_1.csv", &retry, at(20))
+        .await
+        .unwrap();
+    let due = db.files_due("adyen", at(30), 10).await.unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(due[0].name, "b_2.csv");
+    let again = db.files_due("adyen", at(60_000), 10).await.unwrap();
+    assert_eq!(again[0].name, "b_1.csv");
+    assert_eq!(again[0].attempts, 1);
+    assert_eq!(again[0].detail.as_deref(), Some("connection refused"));
+
+    let done = FileTry::Done {
+        outcome: "imported".into(),
+        detail: "12 lines".into(),
+        run_id: Some(7),
+    };
+    db.file_tried("adyen", "b_1.csv", &done, at(61_000))
+        .await
+        .unwrap();
+    // A late failure report does not reopen it.
+    db.file_tried("adyen", "b_1.csv", &retry, at(62_000))
+        .await
+        .unwrap();
+    let due = db.files_due("adyen", at(100_000), 10).await.unwrap();
+    assert_eq!(due.len(), 1, "{due:?}");
+    let recent = db.files_recent("adyen", 10).await.unwrap();
+    assert_eq!(recent.len(), 2);
+    assert_eq!(recent[0].name, "b_2.csv", "newest first");
+    let b1 = &recent[1];
+    assert_eq!(b1.outcome.as_deref(), Some("imported"));
+    assert_eq!((b1.run_id, b1.done_at), (Some(7), Some(at(61_000))));
+    assert_eq!(b1.attempts, 1);
+    assert_eq!(b1.announced_at, T0);
+}
+
 pub const CASES: &[(&str, Case)] = cases![
     a_report_is_imported_once,
     lookups_and_what_the_report_left_out,
+    an_announced_file_is_kept_until_done,
 ];
