@@ -66,6 +66,10 @@ impl DayOutcome {
 /// Announced files are looked for at least this often.
 const ANNOUNCED_EVERY: Duration = Duration::from_secs(60);
 
+/// The least time between two rounds of announced files brought forward
+/// by stored webhooks.
+pub const ANNOUNCED_GAP: Duration = Duration::from_secs(2);
+
 /// Keep the settlement reports `events` announce (Adyen's
 /// `REPORT_AVAILABLE`) for the fetcher of `provider`. Called with a
 /// webhook's verified events before it is acknowledged: a failure here
@@ -535,8 +539,17 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         }
     }
 
-    /// Run until `shutdown`, sleeping until the next round is due.
-    pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
+    /// Run until `shutdown`, sleeping until the next round is due. `wake`
+    /// (the inbox's signal: a webhook was stored) brings the rounds of
+    /// providers that announce their files forward, no sooner than
+    /// [`ANNOUNCED_GAP`] after their last: an announced report is fetched
+    /// within seconds, and a burst of webhooks costs a query every few
+    /// seconds, not one per webhook.
+    pub async fn run(
+        self: Arc<Self>,
+        shutdown: CancellationToken,
+        mut wake: Option<tokio::sync::watch::Receiver<u64>>,
+    ) {
         while !shutdown.is_cancelled() {
             self.run_due().await;
             let now = self.clock.now();
@@ -544,9 +557,37 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 .next_at()
                 .map_or(Duration::from_secs(900), |t| t.since(now))
                 .max(Duration::from_millis(10));
+            let woken = async {
+                match wake.as_mut() {
+                    Some(w) => w.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
                 _ = tokio::time::sleep(sleep) => {}
+                ok = woken => {
+                    if ok {
+                        self.bring_forward();
+                    } else {
+                        wake = None;
+                    }
+                }
                 _ = shutdown.cancelled() => {}
+            }
+        }
+    }
+
+    /// Announced sources' next round: now, or [`ANNOUNCED_GAP`] after
+    /// their last one.
+    fn bring_forward(&self) {
+        let now = self.clock.now();
+        let mut next = lock(&self.next);
+        for s in self.sources.iter().filter(|s| s.schedule.announced) {
+            let every = s.schedule.every.min(ANNOUNCED_EVERY);
+            if let Some(at) = next.get_mut(&s.name) {
+                let soonest =
+                    Timestamp(at.millis() - every.saturating_sub(ANNOUNCED_GAP).as_millis() as i64);
+                *at = (*at).min(soonest.max(now));
             }
         }
     }

@@ -333,7 +333,10 @@ pub async fn run(
             &cfg.worker_id,
             &dir,
         )
-        .map(|f| tokio::spawn(f.run(shutdown.clone())))
+        .map(|f| {
+            let wake = state.store.subscribe_inbox();
+            tokio::spawn(f.run(shutdown.clone(), Some(wake)))
+        })
     });
     // The reconciliation sweep, where the engine runs, under its worker id
     // (its lease keeps it to one node at a time across the cluster).

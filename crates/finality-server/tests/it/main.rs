@@ -19,6 +19,7 @@ mod outage;
 mod providers;
 mod replay;
 mod roles;
+mod settlement_announced;
 mod webhooks;
 
 use finality_core::{Clock, SystemClock};

@@ -165,7 +165,7 @@ pub async fn providers(
         })
         .collect();
     let accounts = account_rows(&app, &by_account, &pauses);
-    let days = settlement_days(&app, &reports, now);
+    let days = settlement_days(&app, &reports, now).await;
     render(&Providers {
         accounts,
         days,
@@ -295,12 +295,63 @@ fn account_rows(
         .collect()
 }
 
+fn counts_text(r: &finality_store::reconciliations::ReconRun) -> String {
+    r.counts
+        .iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The last files a provider announced (Adyen): imported, refused, or
+/// still to fetch (missing once past its grace).
+async fn announced_files(
+    app: &AppState,
+    name: &str,
+    schedule: &finality_providers::settlement::fetch::ReportSchedule,
+    runs: &[finality_store::reconciliations::ReconRun],
+    now: Timestamp,
+) -> Vec<SettlementDayView> {
+    let files = match app.store.files_recent(name, DAYS_SHOWN as u32).await {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(provider = %name, error = %e, "announced settlement reports not read for the console");
+            return Vec::new();
+        }
+    };
+    files
+        .into_iter()
+        .map(|f| {
+            let run = f.run_id.and_then(|id| runs.iter().find(|r| r.id == id));
+            let due = f.announced_at.plus(schedule.grace);
+            let detail = f.detail.clone().unwrap_or_default();
+            let state = match f.outcome.as_deref() {
+                Some("imported") => "imported".to_string(),
+                Some(other) => format!("{other}: {detail}"),
+                None if due <= now => format!(
+                    "missing (due {}; {} tries: {detail})",
+                    time(due),
+                    f.attempts
+                ),
+                None => format!("waiting (missing after {})", time(due)),
+            };
+            SettlementDayView {
+                provider: name.to_string(),
+                day: format!("{} (announced {})", f.name, time(f.announced_at)),
+                state,
+                run: f.run_id.map(|i| i.to_string()).unwrap_or_default(),
+                counts: run.map(counts_text).unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
 /// Days of settlement reports shown per provider that fetches them.
 const DAYS_SHOWN: usize = 7;
 
 /// The last days of each provider's scheduled reports: imported (with its
 /// run and outcomes), waiting (ready, within its grace), or missing.
-fn settlement_days(
+async fn settlement_days(
     app: &AppState,
     runs: &[finality_store::reconciliations::ReconRun],
     now: Timestamp,
@@ -312,6 +363,10 @@ fn settlement_days(
         let Some(schedule) = app.providers.get(name).and_then(|e| e.settlement.as_ref()) else {
             continue;
         };
+        if schedule.announced {
+            out.extend(announced_files(app, name, schedule, runs, now).await);
+            continue;
+        }
         let mut next = Some(schedule.newest_ready(now));
         for _ in 0..DAYS_SHOWN {
             let Some(day) = next.filter(|d| schedule.first_day.is_none_or(|f| *d >= f)) else {
@@ -324,15 +379,9 @@ fn settlement_days(
                 .find(|r| &r.provider == name && r.file_name == file);
             let due = schedule.ready(day).plus(schedule.grace);
             let (state, counts, run_id) = match run {
-                Some(r) if r.finished_at.is_some() => (
-                    "imported".to_string(),
-                    r.counts
-                        .iter()
-                        .map(|(k, n)| format!("{k} {n}"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    r.id.to_string(),
-                ),
+                Some(r) if r.finished_at.is_some() => {
+                    ("imported".to_string(), counts_text(r), r.id.to_string())
+                }
                 Some(r) => ("importing".into(), String::new(), r.id.to_string()),
                 None if due <= now => (
                     format!("missing (due {})", time(due)),
