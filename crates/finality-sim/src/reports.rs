@@ -21,6 +21,8 @@ pub enum ReportKind {
     Alipay,
     /// A settlement details report of this batch number.
     Adyen(u32),
+    /// PayPal's Settlement Report (STL).
+    PayPal,
 }
 
 impl ReportKind {
@@ -30,9 +32,13 @@ impl ReportKind {
             ReportKind::WeChat => "wechat",
             ReportKind::Alipay => "alipay",
             ReportKind::Adyen(_) => "adyen",
+            ReportKind::PayPal => "paypal",
         }
     }
 }
+
+/// US Pacific standard time, the day PayPal's settlement report covers.
+pub const PACIFIC_STANDARD_MS: i64 = 8 * 3600 * 1000;
 
 /// Beijing time, the day WeChat Pay's and Alipay's bills cover.
 pub const BEIJING_MS: i64 = 8 * 3600 * 1000;
@@ -128,6 +134,11 @@ impl Simulator {
                 ReportKind::WeChat => {
                     Box::new(WechatBill::new(&mut body, crate::wire::wechat_keys::MCHID)?)
                 }
+                ReportKind::PayPal => Box::new(crate::settlement::stl::StlLayout::new(
+                    &mut body,
+                    crate::wire::PAYPAL_REPORT_ACCOUNT,
+                    &date.format("%Y/%m/%d").to_string(),
+                )?),
                 ReportKind::Adyen(batch) => Box::new(crate::settlement::adyen::AdyenLayout::new(
                     &mut body, *batch,
                 )?),
@@ -200,6 +211,47 @@ impl Simulator {
             &name,
             &url,
         ))
+    }
+
+    /// PayPal writes the Settlement Report of `date` (its day, at -0800)
+    /// into `dir`, as its SFTP server holds them: `STL-yyyymmdd.01.009.CSV`.
+    /// A withheld day is not written; while tampering is on, the file is
+    /// altered after it was written (its footer's gross credits changed).
+    pub fn paypal_stl_drop(
+        &self,
+        date: NaiveDate,
+        dir: &std::path::Path,
+    ) -> std::io::Result<Option<std::path::PathBuf>> {
+        if self.report_withheld("paypal", date) {
+            return Ok(None);
+        }
+        let (from, until) = day_bounds(date, -PACIFIC_STANDARD_MS);
+        let mut body = self.make_report(&ReportKind::PayPal, date, from, until)?;
+        if self.lock_reports().tamper {
+            let text = String::from_utf8_lossy(&body).into_owned();
+            // The report footer's gross credits, one digit more.
+            let altered: Vec<String> = text
+                .lines()
+                .map(|l| match l.strip_prefix("RF,") {
+                    Some(rest) => {
+                        let mut f: Vec<String> = rest.split(',').map(String::from).collect();
+                        if let Some(credits) = f.get_mut(1) {
+                            credits.push('1');
+                        }
+                        format!("RF,{}", f.join(","))
+                    }
+                    None => l.to_string(),
+                })
+                .map(|l| format!("{l}\n"))
+                .collect();
+            let altered = altered.concat();
+            body = altered.into_bytes();
+        }
+        let path = dir.join(format!("STL-{}.01.009.CSV", date.format("%Y%m%d")));
+        let part = path.with_extension("CSV.part");
+        std::fs::write(&part, body)?;
+        std::fs::rename(&part, &path)?;
+        Ok(Some(path))
     }
 
     /// An Adyen report as served: while tampering is on, another merchant

@@ -185,6 +185,9 @@ pub fn adyen_notification(
     Some(json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]}))
 }
 
+/// The PayPal account the simulator's settlement reports are of.
+pub const PAYPAL_REPORT_ACCOUNT: &str = "SIMPAYPAL0001";
+
 /// The merchant account the simulator's Adyen reports are made for.
 pub const ADYEN_REPORT_MERCHANT: &str = "SimMerchant";
 

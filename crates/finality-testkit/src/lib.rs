@@ -8,12 +8,14 @@
 //! - [`testing`]: a migrated store in a PostgreSQL schema or SQLite file of
 //!   its own.
 //! - [`private_pg`]: a PostgreSQL server of a test's own, to stop and restart.
+//! - [`sshd`]: an OpenSSH server of a test's own (PayPal's SFTP reports).
 #![forbid(unsafe_code)]
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod conformance;
 /// A PostgreSQL server of a test's own (the crate `finality-private-pg`).
 pub use finality_private_pg as private_pg;
+pub mod sshd;
 pub mod testing;
 
 /// The two backends every store-facing test runs on.

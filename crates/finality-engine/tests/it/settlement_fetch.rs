@@ -14,12 +14,13 @@ use finality_engine::settlement::{DayOutcome, Fetcher};
 use finality_providers::config::ProviderConfig;
 use finality_sim::settlement::Inject;
 use finality_store::Report;
+use finality_testkit::sshd::Sshd;
 use finality_testkit::Backend;
 use std::collections::BTreeMap;
 
-/// 2026-12-03 00:30 UTC (08:30 Beijing time): the day's payments settle
-/// on 2026-12-03 in both zones.
-const T0: Timestamp = Timestamp(1_796_257_800_000);
+/// 2026-12-03 09:00 UTC (17:00 Beijing time, 01:00 US Pacific): the day's
+/// payments settle on 2026-12-03 in every provider's zone.
+const T0: Timestamp = Timestamp(1_796_288_400_000);
 const STRIPE_KEY: &str = "sk_test_finality_settlement_fetch";
 /// The HMAC key of the Adyen notifications (hex, 32 bytes).
 const ADYEN_HMAC_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
@@ -34,6 +35,7 @@ enum Which {
     WeChat,
     Alipay,
     Adyen,
+    PayPal,
 }
 
 impl Which {
@@ -43,6 +45,7 @@ impl Which {
             Which::WeChat => "wechat",
             Which::Alipay => "alipay",
             Which::Adyen => "adyen",
+            Which::PayPal => "paypal",
         }
     }
 
@@ -50,6 +53,7 @@ impl Which {
         match self {
             Which::Stripe => "USD",
             Which::Adyen => "EUR",
+            Which::PayPal => "USD",
             _ => "CNY",
         }
     }
@@ -57,7 +61,7 @@ impl Which {
     /// The id the provider's API gives the simulator's payment `id`.
     fn provider_ref(self, id: &str) -> String {
         match self {
-            Which::Stripe | Which::Adyen => id.to_string(),
+            Which::Stripe | Which::Adyen | Which::PayPal => id.to_string(),
             Which::WeChat => finality_sim::wire::wechat_transaction_id(id),
             Which::Alipay => finality_sim::wire::alipay_trade_no(id),
         }
@@ -66,7 +70,7 @@ impl Which {
     /// The provider's table as a `finality.toml` would give it. The
     /// simulator signs WeChat Pay's answers on virtual time: the tolerance
     /// for their timestamps is widened to cover it.
-    fn config(self, sim_url: &str) -> ProviderConfig {
+    fn config(self, sim_url: &str, sshd: Option<&Sshd>) -> ProviderConfig {
         use finality_sim::wire::wechat_keys as k;
         for (var, value) in [
             ("FINALITY_ITS_STRIPE_KEY", STRIPE_KEY),
@@ -75,6 +79,11 @@ impl Which {
             ("FINALITY_ITS_APIV3", k::API_V3_KEY),
             ("FINALITY_ITS_ADYEN_HMAC", ADYEN_HMAC_HEX),
             ("FINALITY_ITS_ADYEN_REPORT", STRIPE_KEY),
+            ("FINALITY_ITS_PAYPAL", "client-id:client-secret"),
+            (
+                "FINALITY_ITS_SFTP_KEY",
+                sshd.map_or("", |s| s.user_key.as_str()),
+            ),
         ] {
             std::env::set_var(var, value);
         }
@@ -96,6 +105,17 @@ impl Which {
                            "private_key_env": "FINALITY_ITS_MERCHANT_KEY",
                            "alipay_public_key_env": "FINALITY_ITS_PLATFORM_KEY"},
                 "settlement": settlement}),
+            Which::PayPal => {
+                let sshd = sshd.expect("PayPal's reports are on an SFTP server");
+                serde_json::json!({"adapter": "paypal",
+                    "base_url": format!("{sim_url}/paypal"),
+                    "api_key_env": "FINALITY_ITS_PAYPAL",
+                    "settlement": {"first_day": "2026-12-03", "grace": "2h",
+                        "sftp": {"host": format!("127.0.0.1:{}", sshd.port), "user": sshd.user,
+                                 "host_key": sshd.host_key,
+                                 "private_key_env": "FINALITY_ITS_SFTP_KEY",
+                                 "dir": sshd.files().display().to_string()}}})
+            }
             Which::Adyen => serde_json::json!({"adapter": "adyen",
                 "base_url": format!("{sim_url}/adyen"),
                 "webhook_secret_envs": ["FINALITY_ITS_ADYEN_HMAC"],
@@ -266,8 +286,16 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
         ids,
     } = simulated_day(backend, which).await;
     let name = which.name();
+    // PayPal's reports are on its SFTP server: one of the test's own, the
+    // simulator writing each day's file into it as PayPal does overnight.
+    let sshd = (which == Which::PayPal).then(Sshd::start);
+    let publish = |date: NaiveDate| {
+        if let Some(s) = &sshd {
+            server.sim.paypal_stl_drop(date, &s.files()).unwrap();
+        }
+    };
 
-    let cfg = which.config(&server.base_url);
+    let cfg = which.config(&server.base_url, sshd.as_ref());
     let schedule = cfg.settlement_schedule().unwrap().unwrap();
     let adapter = finality_providers::config::build(name, &cfg).unwrap();
     let mut providers = Providers::new();
@@ -283,6 +311,7 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
     assert!(fetcher.run_due().await.is_empty());
 
     vclock.advance_to(schedule.ready(day(3)));
+    publish(day(3));
     let done = fetcher.run_due().await;
     let injected = server
         .sim
@@ -325,12 +354,14 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
     // A file altered in transit is refused: no run, nothing applied.
     server.sim.tamper_reports(true);
     vclock.advance_to(schedule.ready(day(4)));
+    publish(day(4));
     let done = fetcher.run_due().await;
     // Each by what its provider gives to check it by.
     let by = match which {
         Which::Stripe => "bytes, Stripe says",
         Which::WeChat => "hash_value says",
         Which::Alipay => "zip",
+        Which::PayPal => "report footer (RF) says",
         Which::Adyen => unreachable!("announced, not fetched by day"),
     };
     assert!(
@@ -343,6 +374,8 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
     // imported, the 5th overdue once its grace has passed.
     server.sim.tamper_reports(false);
     server.sim.withhold_report(name, day(5));
+    publish(day(4));
+    publish(day(5));
     vclock.advance_to(
         schedule
             .ready(day(5))
@@ -358,6 +391,11 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
         ),
         "{done:?}"
     );
+    // The payments the 3rd's report made final (at its import, on the
+    // 4th) were listed by it: the 4th's does not call them missing.
+    if let DayOutcome::Imported { counts, .. } = &done[0].2 {
+        assert_eq!(counts.get("missing_from_report"), None, "{counts:?}");
+    }
     let state = fetcher.states().remove(name).unwrap();
     assert_eq!(state.last_day, Some(day(4)));
     assert_eq!(state.overdue.map(|(d, _)| d), Some(day(5)));
@@ -376,6 +414,10 @@ async fn alipay_bill_zip(backend: Backend) {
     fetched_on_schedule(backend, Which::Alipay).await;
 }
 
+async fn paypal_stl_over_sftp(backend: Backend) {
+    fetched_on_schedule(backend, Which::PayPal).await;
+}
+
 /// Adyen announces each report (REPORT_AVAILABLE, HMAC-signed); the
 /// announcement is kept before the webhook is acknowledged, and the
 /// fetcher downloads the named file as the report user and imports it.
@@ -389,7 +431,7 @@ async fn adyen_report_available(backend: Backend) {
         ids,
     } = simulated_day(backend, Which::Adyen).await;
     let key = hex::decode(ADYEN_HMAC_HEX).unwrap();
-    let cfg = Which::Adyen.config(&server.base_url);
+    let cfg = Which::Adyen.config(&server.base_url, None);
     let adapter = finality_providers::config::build("adyen", &cfg).unwrap();
     let mut providers = Providers::new();
     providers.insert(
@@ -519,5 +561,45 @@ finality_testkit::on_both_backends!(
     stripe_report_runs,
     wechat_trade_bill,
     alipay_bill_zip,
-    adyen_report_available
+    adyen_report_available,
+    paypal_stl_over_sftp
 );
+
+/// PayPal's SFTP server is known by its pinned host key: a server showing
+/// another key is refused before any credential is sent, and nothing is
+/// downloaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paypal_sftp_refuses_an_unpinned_host_key() {
+    let clock: Arc<dyn Clock> = Arc::new(VirtualClock::new(T0));
+    let server = spawn_sim(SimConfig::deterministic(Duration::from_secs(2)), clock).await;
+    let sshd = Sshd::start();
+    server.sim.paypal_stl_drop(day(3), &sshd.files()).unwrap();
+    let mut cfg = Which::PayPal.config(&server.base_url, Some(&sshd));
+    let schedule = cfg.settlement_schedule().unwrap().unwrap();
+    let pinned = |cfg: &ProviderConfig| {
+        let adapter = finality_providers::config::build("paypal", cfg).unwrap();
+        let dest = sshd.dir.join("fetched.part");
+        let day = schedule.day(day(3));
+        async move { (adapter.fetch_report(&day, &dest).await, dest) }
+    };
+    let (ok, dest) = pinned(&cfg).await;
+    let ok = ok.unwrap();
+    assert_eq!(ok.name, "STL-20261203.01.009.CSV");
+    assert_eq!(std::fs::metadata(&dest).unwrap().len(), ok.bytes);
+    std::fs::remove_file(&dest).unwrap();
+
+    let other = finality_testkit::sshd::other_host_key();
+    cfg.settlement
+        .as_mut()
+        .unwrap()
+        .sftp
+        .as_mut()
+        .unwrap()
+        .host_key = other;
+    let (refused, dest) = pinned(&cfg).await;
+    let Err(finality_providers::settlement::fetch::FetchError::Refused(why)) = refused else {
+        panic!("{refused:?}");
+    };
+    assert!(why.contains("not the pinned"), "{why}");
+    assert!(!dest.exists() || std::fs::metadata(&dest).unwrap().len() == 0);
+}

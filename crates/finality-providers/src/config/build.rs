@@ -217,16 +217,35 @@ pub(crate) fn build_adapter(
             // PayPal verifies its own webhooks: what is configured is the
             // webhook's id there, not a secret.
             let webhook_id = secrets.into_iter().next();
-            Ok(Arc::new(
-                crate::paypal::PayPalAdapter::new(
-                    &cfg.base_url,
-                    credentials.expose(),
-                    webhook_id,
-                    timeouts,
-                )?
-                .with_config(paypal.clone())
-                .with_tolerance(cfg.webhook_tolerance),
-            ))
+            let mut a = crate::paypal::PayPalAdapter::new(
+                &cfg.base_url,
+                credentials.expose(),
+                webhook_id,
+                timeouts,
+            )?
+            .with_config(paypal.clone())
+            .with_tolerance(cfg.webhook_tolerance);
+            if let Some(sftp) = cfg.settlement.as_ref().and_then(|s| s.sftp.as_ref()) {
+                let password = sftp
+                    .password_env
+                    .as_deref()
+                    .map(|v| env(v, "settlement.sftp.password_env"))
+                    .transpose()?;
+                let key = sftp
+                    .private_key_env
+                    .as_deref()
+                    .map(|v| env(v, "settlement.sftp.private_key_env"))
+                    .transpose()?;
+                let access = crate::settlement::sftp::SftpAccess::new(
+                    sftp,
+                    password,
+                    key,
+                    cfg.connect_timeout,
+                )
+                .map_err(|e| permanent(name, format!("settlement.{e}")))?;
+                a = a.with_sftp(access);
+            }
+            Ok(Arc::new(a))
         }
         Adapter::Bakong => {
             let token = api_key.ok_or_else(|| {

@@ -92,6 +92,7 @@ impl Adapter {
             Adapter::WeChat { .. } => Some(crate::wechat::bill::DEFAULTS),
             Adapter::Alipay { .. } => Some(crate::alipay::bill::DEFAULTS),
             Adapter::Adyen { .. } => Some(crate::adyen::reports::DEFAULTS),
+            Adapter::PayPal { .. } => Some(crate::paypal::sftp::DEFAULTS),
             _ => None,
         }
     }
@@ -288,8 +289,8 @@ impl ProviderConfig {
             ConfigError::new(
                 "settlement",
                 format!(
-                    "the {} adapter fetches no report (Stripe, Adyen, WeChat Pay and Alipay do; \
-                     import others with `finality reconcile`)",
+                    "the {} adapter fetches no report (Stripe, Adyen, WeChat Pay, Alipay and \
+                     PayPal do; import others with `finality reconcile`)",
                     self.adapter.name()
                 ),
             )
@@ -314,11 +315,39 @@ impl ProviderConfig {
             };
             return Err(ConfigError::new(f, why).within("settlement"));
         }
-        if s.sftp.is_some() {
-            return Err(
-                ConfigError::new("sftp", "only PayPal's reports are fetched over SFTP")
-                    .within("settlement"),
-            );
+        let paypal = matches!(self.adapter, Adapter::PayPal { .. });
+        match (&s.sftp, paypal) {
+            (Some(_), false) => {
+                return Err(
+                    ConfigError::new("sftp", "only PayPal's reports are fetched over SFTP")
+                        .within("settlement"),
+                )
+            }
+            (None, true) => {
+                return Err(ConfigError::new(
+                    "sftp",
+                    "PayPal's settlement report is on its SFTP server: set \
+                     [providers.NAME.settlement.sftp] (host, user, host_key, password_env or \
+                     private_key_env)",
+                )
+                .within("settlement"))
+            }
+            (Some(sftp), true) => {
+                crate::settlement::sftp::parse_host_key(&sftp.host_key).map_err(|e| {
+                    ConfigError::new("host_key", e)
+                        .within("sftp")
+                        .within("settlement")
+                })?;
+                if sftp.password_env.is_some() == sftp.private_key_env.is_some() {
+                    return Err(ConfigError::new(
+                        "password_env",
+                        "set one of password_env and private_key_env",
+                    )
+                    .within("sftp")
+                    .within("settlement"));
+                }
+            }
+            (None, false) => {}
         }
         s.schedule(defaults)
             .map(Some)

@@ -41,6 +41,7 @@ pub use webhook::{parse_event, precheck, refund_verdict, verification_request, V
 
 mod config;
 mod map;
+pub mod sftp;
 
 mod webhook;
 
@@ -70,6 +71,8 @@ pub struct PayPalAdapter {
     /// How far `paypal-transmission-time` may be from now.
     tolerance: Duration,
     verifications: Verifications,
+    /// The SFTP server of the daily settlement report, when fetched.
+    sftp: Option<crate::settlement::sftp::SftpAccess>,
 }
 
 impl PayPalAdapter {
@@ -106,6 +109,7 @@ impl PayPalAdapter {
             config: PayPalConfig::default(),
             tolerance: Duration::from_secs(300),
             verifications: Verifications::new(VERIFY_PER_SECOND),
+            sftp: None,
         })
     }
 
@@ -335,6 +339,14 @@ impl PayPalAdapter {
 
 #[async_trait]
 impl Provider for PayPalAdapter {
+    async fn fetch_report(
+        &self,
+        day: &crate::settlement::fetch::ReportDay,
+        dest: &std::path::Path,
+    ) -> crate::settlement::fetch::FetchResult {
+        self.fetch_stl(day, dest).await
+    }
+
     async fn query_status(&self, t: &PollTarget<'_>) -> Result<Observation, ProviderError> {
         let r = match (t.provider_ref, t.merchant_ref) {
             (Some(r), _) => r,

@@ -15,6 +15,7 @@ mod columns;
 pub mod fetch;
 mod header;
 mod paypal;
+pub use paypal::check_stl_totals;
 pub mod sftp;
 mod stripe;
 mod wechat;

@@ -173,6 +173,83 @@ pub(super) fn read_stl<'a, R: Read + Send + 'a>(
     }))
 }
 
+/// Check an STL file against its own report footers: every currency's
+/// `RF` row gives the report's total gross credits and debits (its 3rd
+/// and 4th fields, as PayPal's files and SmashPig's fixtures show them);
+/// the `SB` rows must add up to them, and a file with `SB` rows but no
+/// `RF` row is cut short. The number of `SB` rows when it checks out.
+pub fn check_stl_totals<R: Read>(input: R) -> Result<u64, String> {
+    use std::collections::BTreeMap;
+    let mut input = std::io::BufReader::new(input);
+    if input
+        .fill_buf()
+        .map_err(|e| e.to_string())?
+        .starts_with(b"\xEF\xBB\xBF")
+    {
+        input.consume(3);
+    }
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(input);
+    let mut cols: Option<Columns> = None;
+    // currency → (credits, debits), as written (×100).
+    let mut rows: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut footers: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut count = 0u64;
+    for (i, rec) in reader.records().enumerate() {
+        let line = i as u64 + 1;
+        let rec = rec.map_err(|e| format!("line {line}: {e}"))?;
+        let field = |n: usize| rec.get(n).unwrap_or_default();
+        let number = |n: usize| {
+            field(n)
+                .parse::<i64>()
+                .map_err(|_| format!("line {line}: `{}` is not an amount", field(n)))
+        };
+        match field(0) {
+            "CH" => cols = Some(Columns::from_ch(&rec, line).map_err(|e| e.to_string())?),
+            "SB" => {
+                let c = cols
+                    .as_ref()
+                    .ok_or_else(|| format!("line {line}: an SB row before any CH row"))?;
+                let t = rows.entry(field(c.currency).to_string()).or_default();
+                match field(c.direction) {
+                    "CR" => t.0 += number(c.gross)?,
+                    "DR" => t.1 += number(c.gross)?,
+                    other => return Err(format!("line {line}: `{other}` is neither CR nor DR")),
+                }
+                count += 1;
+            }
+            "RF" => {
+                let t = footers.entry(field(1).to_string()).or_default();
+                t.0 += number(2)?;
+                t.1 += number(3)?;
+            }
+            _ => {}
+        }
+    }
+    if count > 0 && footers.is_empty() {
+        return Err(format!(
+            "{count} SB rows and no report footer (RF): the file is cut short"
+        ));
+    }
+    let currencies: std::collections::BTreeSet<&String> =
+        rows.keys().chain(footers.keys()).collect();
+    for ccy in currencies {
+        let got = rows.get(ccy).copied().unwrap_or_default();
+        let said = footers.get(ccy).copied().unwrap_or_default();
+        if got != said {
+            return Err(format!(
+                "{ccy}: the SB rows add up to gross credits {} and debits {}, the report footer \
+                 (RF) says {} and {}: altered or cut short",
+                got.0, got.1, said.0, said.1
+            ));
+        }
+    }
+    Ok(count)
+}
+
 fn body_row(
     rec: &csv::StringRecord,
     c: &Columns,
@@ -247,6 +324,26 @@ mod tests {
 \"SF\",\"GBP\",834,134,87,47,\"CR\",547,\"CR\",5530,\"CR\",5530,\"CR\",5530,\"CR\",0,\"CR\",0,1
 \"RF\",\"GBP\",834,134,87,47,\"CR\",547,\"CR\",5530,\"CR\",5530,\"CR\",5530,\"CR\",0,\"CR\",0,1
 ";
+
+    /// SmashPig's `stl.csv` (testdata/paypal/smashpig_stl.csv): its SB rows
+    /// add up to its RF rows' gross credits and debits per currency; one
+    /// amount changed, or the footers cut off, is refused.
+    #[test]
+    fn report_footer_totals_check_the_rows() {
+        let text = include_str!("../../testdata/paypal/smashpig_stl.csv");
+        assert_eq!(check_stl_totals(text.as_bytes()), Ok(4));
+        let altered = text.replacen(",535,", ",536,", 1);
+        let err = check_stl_totals(altered.as_bytes()).unwrap_err();
+        assert!(err.contains("AUD") && err.contains("5736"), "{err}");
+        let cut: String = text
+            .lines()
+            .filter(|l| !l.starts_with("\"RF\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(check_stl_totals(cut.as_bytes())
+            .unwrap_err()
+            .contains("cut short"));
+    }
 
     #[test]
     fn smashpig_brl_refund() {

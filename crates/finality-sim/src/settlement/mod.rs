@@ -17,6 +17,7 @@ use std::io::Write;
 
 pub(crate) mod adyen;
 pub mod bills;
+pub(crate) mod stl;
 
 pub use adyen::ADYEN_HEADER;
 

@@ -20,3 +20,9 @@ CREATE TABLE settlement_files (
 );
 CREATE INDEX settlement_files_due ON settlement_files (provider, next_at)
     WHERE outcome IS NULL;
+
+-- Payments a settlement report made final: that report listed them, so a
+-- later report (whose period their finalized_at, the import's time, falls
+-- in) does not call them missing.
+CREATE INDEX reconciliation_lines_applied ON reconciliation_lines (payment_id)
+    WHERE outcome = 'applied';

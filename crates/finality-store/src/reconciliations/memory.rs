@@ -230,6 +230,12 @@ impl crate::Reconciliations for MemStore {
                     && p.finalized_at
                         .is_some_and(|t| t >= period.0 && t < period.1)
                     && !s.recon_seen.contains(&(run_id, p.id.clone()))
+                    // Made final by an earlier report, which listed it.
+                    && !s.recon_lines.iter().any(|(id, l)| {
+                        *id != run_id
+                            && l.outcome == "applied"
+                            && l.payment_id.as_deref() == Some(p.id.as_str())
+                    })
             })
             .take(limit as usize)
             .map(mem_ledger)

@@ -164,7 +164,9 @@ pub trait Reconciliations: Send + Sync {
     async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()>;
     /// A page (ids after `after`, in id order) of `provider`'s payments
     /// that became final as succeeded (and may since have been reversed)
-    /// in `[from, until)` and that run `run_id`'s report did not list.
+    /// in `[from, until)` and that run `run_id`'s report did not list (nor
+    /// an earlier report that made it final: its `finalized_at` is that
+    /// import's time, not when the provider settled it).
     async fn recon_absent(
         &self,
         run_id: i64,

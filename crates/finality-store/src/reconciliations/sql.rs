@@ -422,6 +422,9 @@ impl<B: Backend> Reconciliations for B {
              AND finalized_at >= $3 AND finalized_at < $4 \
              AND NOT EXISTS (SELECT 1 FROM reconciliation_seen s \
                              WHERE s.run_id = $5 AND s.payment_id = p.id) \
+             AND NOT EXISTS (SELECT 1 FROM reconciliation_lines l \
+                             WHERE l.payment_id = p.id AND l.outcome = 'applied' \
+                             AND l.run_id <> $5) \
              ORDER BY id LIMIT $6"
         );
         let mut conn = self.read().await?;

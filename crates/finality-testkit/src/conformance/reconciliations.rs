@@ -150,9 +150,32 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
     );
     db.recon_forget_seen(run).await.unwrap();
     assert_eq!(absent("", 10).await, ["pay_1", "pay_2", "pay_3"]);
+
+    // A payment an earlier report made final was listed by that report:
+    // not absent from a later one whose period its finalized_at is in.
+    let ReconStart::Started(earlier) = db
+        .recon_start("sim", "earlier.csv", "sha-4", at(2_500), at(2_500))
+        .await
+        .unwrap()
+    else {
+        panic!("a new report starts a run");
+    };
+    let applied = |id: &str| ReconLine {
+        line: Some(2),
+        kind: "charge".into(),
+        provider_ref: Some(format!("ref_{id}")),
+        amount: 1250,
+        currency: "USD".into(),
+        outcome: "applied".into(),
+        reason: "pending here, settled in the report".into(),
+        payment_id: Some(id.into()),
+    };
+    db.recon_add_lines(earlier, &[applied("pay_3")])
+        .await
+        .unwrap();
+    assert_eq!(absent("", 10).await, ["pay_1", "pay_2"]);
 }
 
-/// This role's cases, each run on a fresh store.
 /// An announced file is kept once (a redelivered webhook changes nothing),
 /// due until it is done, retried at the time a failure names, and done
 /// for good once imported or refused; other providers' files are theirs.
@@ -221,6 +244,7 @@ pub async fn an_announced_file_is_kept_until_done(db: Arc<dyn Store>) {
     assert_eq!(b1.announced_at, T0);
 }
 
+/// This role's cases, each run on a fresh store.
 pub const CASES: &[(&str, Case)] = cases![
     a_report_is_imported_once,
     lookups_and_what_the_report_left_out,
