@@ -64,7 +64,7 @@ pub const ROWS: &[Row] = &[
     row(TRUE, "REFUNDED_REVERSED", REFUND, Review, "the refund came back to the merchant: the shopper was not refunded", "\"The refunded amount was reversed and returned to your bank account.\" (W)"),
     row(TRUE, "REFUND_FAILED", REFUND, Review, "not final: failures \"apply equally\" to refunds, which may be retried; a human checks the refund", "\"it means that the capture or refund was rejected by the card scheme\"; \"these failures apply equally to both\" (FR)"),
     row(TRUE, "REFUND_WITH_DATA", REFUND, to(Succeeded), "an unreferenced refund finality tracks by its pspReference", "\"The result of the request to refund with data.\" (W)"),
-    row(TRUE, "REPORT_AVAILABLE", ANY, Ignore, "a report, not a payment", "\"The report is generated and ready to be downloaded.\" (W)"),
+    row(TRUE, "REPORT_AVAILABLE", ANY, Ignore, "a report, not a payment (with a settlement table, the file it names is downloaded and reconciled)", "\"The report is generated and ready to be downloaded.\" (W)"),
     row(TRUE, "REQUEST_FOR_INFORMATION", PAYMENT, Ignore, "the issuer asks for documents; no money moved", "\"The issuer opened a Request for Information (RFI).\" (W)"),
     row(TRUE, "SECOND_CHARGEBACK", PAYMENT, to(Reversed), "the defense failed; the funds were taken back", "\"The disputed amount is deducted from your account.\" (W)"),
     row(TRUE, "TECHNICAL_CANCEL", PAYMENT, to(Cancelled), "cancelled by the merchant's reference", "\"The result of the technical cancel request.\" (W)"),
