@@ -82,26 +82,37 @@ fn plain_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// Why an announced URL is not followed.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NotFollowed(String);
+
 /// The merchant account an announced URL downloads from, when the URL is
 /// one finality follows with the report user's credentials: on Adyen
 /// (`https://*.adyen.com`) or the configured base URL, ending in
 /// `/reports/download/MerchantAccount/{account}/{name}`.
-pub(crate) fn announced_account(url: &str, name: &str, base_url: &str) -> Result<String, String> {
+pub(crate) fn announced_account(
+    url: &str,
+    name: &str,
+    base_url: &str,
+) -> Result<String, NotFollowed> {
+    let no = |why: String| Err(NotFollowed(why));
     if !plain_name(name) {
-        return Err(format!("`{name}` is not a plain file name"));
+        return no(format!("`{name}` is not a plain file name"));
     }
-    let u = reqwest::Url::parse(url).map_err(|e| format!("`{url}` is not a URL: {e}"))?;
+    let u =
+        reqwest::Url::parse(url).map_err(|e| NotFollowed(format!("`{url}` is not a URL: {e}")))?;
     let on_adyen = u.scheme() == "https"
         && u.host_str().is_some_and(|h| h.ends_with(".adyen.com"))
         && u.port().is_none();
     if !(on_adyen || same_origin(url, base_url)) {
-        return Err(format!(
+        return no(format!(
             "`{url}` is neither on an https adyen.com host nor on the configured base_url: not \
              followed with the report user's credentials"
         ));
     }
     if u.query().is_some() || u.fragment().is_some() {
-        return Err(format!("`{url}` carries a query or fragment"));
+        return no(format!("`{url}` carries a query or fragment"));
     }
     let segs: Vec<&str> = u.path_segments().map(|s| s.collect()).unwrap_or_default();
     match segs.as_slice() {
@@ -110,7 +121,7 @@ pub(crate) fn announced_account(url: &str, name: &str, base_url: &str) -> Result
         {
             Ok((*account).to_string())
         }
-        _ => Err(format!(
+        _ => no(format!(
             "`{url}` is not …/reports/download/MerchantAccount/{{account}}/{name}"
         )),
     }
@@ -211,8 +222,8 @@ impl AdyenAdapter {
         let Some(access) = &self.reports else {
             return Err(FetchError::Unsupported);
         };
-        let account =
-            announced_account(url, name, &access.base_url).map_err(FetchError::Refused)?;
+        let account = announced_account(url, name, &access.base_url)
+            .map_err(|e| FetchError::Refused(e.to_string()))?;
         if let Some(ours) = self.merchant_account.as_deref() {
             if ours != account {
                 return Err(FetchError::Refused(format!(

@@ -334,7 +334,7 @@ impl ProviderConfig {
             }
             (Some(sftp), true) => {
                 crate::settlement::sftp::parse_host_key(&sftp.host_key).map_err(|e| {
-                    ConfigError::new("host_key", e)
+                    ConfigError::new("host_key", e.to_string())
                         .within("sftp")
                         .within("settlement")
                 })?;

@@ -232,6 +232,21 @@ pub enum FetchError {
     Unsupported,
 }
 
+impl From<super::sftp::SftpError> for FetchError {
+    fn from(e: super::sftp::SftpError) -> Self {
+        use super::sftp::SftpError as E;
+        match e {
+            E::NotThere(m) => FetchError::NotReady(m),
+            E::Refused(m) => FetchError::Refused(m),
+            E::Transient(message) => FetchError::Provider(ProviderError::Transient { message }),
+            E::Setting(message) | E::Permanent(message) => {
+                FetchError::Provider(ProviderError::Permanent { message })
+            }
+            E::Io(e) => FetchError::Io(e),
+        }
+    }
+}
+
 /// What a download was, as it passed into its file.
 pub struct Downloaded {
     pub bytes: u64,

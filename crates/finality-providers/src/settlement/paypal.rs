@@ -178,12 +178,12 @@ pub(super) fn read_stl<'a, R: Read + Send + 'a>(
 /// and 4th fields, as PayPal's files and SmashPig's fixtures show them);
 /// the `SB` rows must add up to them, and a file with `SB` rows but no
 /// `RF` row is cut short. The number of `SB` rows when it checks out.
-pub fn check_stl_totals<R: Read>(input: R) -> Result<u64, String> {
+pub fn check_stl_totals<R: Read>(input: R) -> Result<u64, ReportError> {
     use std::collections::BTreeMap;
     let mut input = std::io::BufReader::new(input);
     if input
         .fill_buf()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| ReportError::new(1, "file", e.to_string()))?
         .starts_with(b"\xEF\xBB\xBF")
     {
         input.consume(3);
@@ -200,24 +200,30 @@ pub fn check_stl_totals<R: Read>(input: R) -> Result<u64, String> {
     let mut count = 0u64;
     for (i, rec) in reader.records().enumerate() {
         let line = i as u64 + 1;
-        let rec = rec.map_err(|e| format!("line {line}: {e}"))?;
+        let rec = rec.map_err(|e| ReportError::new(line, "row", e.to_string()))?;
         let field = |n: usize| rec.get(n).unwrap_or_default();
         let number = |n: usize| {
-            field(n)
-                .parse::<i64>()
-                .map_err(|_| format!("line {line}: `{}` is not an amount", field(n)))
+            field(n).parse::<i64>().map_err(|_| {
+                ReportError::new(line, "amount", format!("`{}` is not an amount", field(n)))
+            })
         };
         match field(0) {
-            "CH" => cols = Some(Columns::from_ch(&rec, line).map_err(|e| e.to_string())?),
+            "CH" => cols = Some(Columns::from_ch(&rec, line)?),
             "SB" => {
                 let c = cols
                     .as_ref()
-                    .ok_or_else(|| format!("line {line}: an SB row before any CH row"))?;
+                    .ok_or_else(|| ReportError::new(line, "CH", "an SB row before any CH row"))?;
                 let t = rows.entry(field(c.currency).to_string()).or_default();
                 match field(c.direction) {
                     "CR" => t.0 += number(c.gross)?,
                     "DR" => t.1 += number(c.gross)?,
-                    other => return Err(format!("line {line}: `{other}` is neither CR nor DR")),
+                    other => {
+                        return Err(ReportError::new(
+                            line,
+                            DIRECTION,
+                            format!("`{other}` is neither CR nor DR"),
+                        ))
+                    }
                 }
                 count += 1;
             }
@@ -230,8 +236,10 @@ pub fn check_stl_totals<R: Read>(input: R) -> Result<u64, String> {
         }
     }
     if count > 0 && footers.is_empty() {
-        return Err(format!(
-            "{count} SB rows and no report footer (RF): the file is cut short"
+        return Err(ReportError::new(
+            0,
+            "RF",
+            format!("{count} SB rows and no report footer (RF): the file is cut short"),
         ));
     }
     let currencies: std::collections::BTreeSet<&String> =
@@ -240,10 +248,14 @@ pub fn check_stl_totals<R: Read>(input: R) -> Result<u64, String> {
         let got = rows.get(ccy).copied().unwrap_or_default();
         let said = footers.get(ccy).copied().unwrap_or_default();
         if got != said {
-            return Err(format!(
+            return Err(ReportError::new(
+                0,
+                "RF",
+                format!(
                 "{ccy}: the SB rows add up to gross credits {} and debits {}, the report footer \
                  (RF) says {} and {}: altered or cut short",
-                got.0, got.1, said.0, said.1
+                    got.0, got.1, said.0, said.1
+                ),
             ));
         }
     }
@@ -333,7 +345,9 @@ mod tests {
         let text = include_str!("../../testdata/paypal/smashpig_stl.csv");
         assert_eq!(check_stl_totals(text.as_bytes()), Ok(4));
         let altered = text.replacen(",535,", ",536,", 1);
-        let err = check_stl_totals(altered.as_bytes()).unwrap_err();
+        let err = check_stl_totals(altered.as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("AUD") && err.contains("5736"), "{err}");
         let cut: String = text
             .lines()
@@ -342,6 +356,7 @@ mod tests {
             .collect();
         assert!(check_stl_totals(cut.as_bytes())
             .unwrap_err()
+            .to_string()
             .contains("cut short"));
     }
 

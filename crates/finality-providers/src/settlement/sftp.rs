@@ -3,8 +3,6 @@
 //! settings. The server is known by its host key, pinned here: a server
 //! presenting any other key is refused before a credential is sent.
 
-use super::fetch::FetchError;
-use crate::ProviderError;
 use finality_core::secret::Secret;
 use russh::keys::{PrivateKey, PrivateKeyWithHashAlg, PublicKey, PublicKeyOrCertificate};
 use serde::{Deserialize, Serialize};
@@ -39,19 +37,45 @@ fn default_dir() -> String {
     "/ppreports/outgoing".into()
 }
 
+/// Why a fetch over SFTP did not give a file.
+#[derive(Debug, thiserror::Error)]
+pub enum SftpError {
+    /// A setting that cannot be used, naming it.
+    #[error("{0}")]
+    Setting(String),
+    /// The day's file is not there (yet).
+    #[error("{0}")]
+    NotThere(String),
+    /// The server or the file is not what was pinned or stated.
+    #[error("{0}")]
+    Refused(String),
+    /// The server could not be reached or failed: tried again.
+    #[error("{0}")]
+    Transient(String),
+    /// The server refused the credential, or the files cannot be taken
+    /// as they are: a person must act.
+    #[error("{0}")]
+    Permanent(String),
+    #[error("writing the report: {0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// The longest a whole fetch (connect, list, download) may take.
 const WHOLE: Duration = Duration::from_secs(600);
 
 /// The pinned key from a `host_key` setting: the first `ALGORITHM BASE64`
 /// pair in it (a known_hosts line's host in front, or a comment after,
 /// is allowed).
-pub fn parse_host_key(text: &str) -> Result<PublicKey, String> {
+pub fn parse_host_key(text: &str) -> Result<PublicKey, SftpError> {
     let words: Vec<&str> = text.split_whitespace().collect();
     words
         .windows(2)
         .find_map(|w| PublicKey::from_openssh(&format!("{} {}", w[0], w[1])).ok())
         .ok_or_else(|| {
-            "not an OpenSSH public key (`ssh-ed25519 AAAAC3Nz…`, as ssh-keyscan prints it)".into()
+            SftpError::Setting(
+                "not an OpenSSH public key (`ssh-ed25519 AAAAC3Nz…`, as ssh-keyscan prints it)"
+                    .into(),
+            )
         })
 }
 
@@ -78,31 +102,33 @@ impl SftpAccess {
         password: Option<Secret>,
         private_key: Option<Secret>,
         connect: Duration,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SftpError> {
+        let setting = |m: String| SftpError::Setting(m);
         let (host, port) = match cfg.host.rsplit_once(':') {
             Some((h, p)) if !h.contains(':') || h.starts_with('[') => (
                 h.trim_start_matches('[').trim_end_matches(']').to_string(),
                 p.parse::<u16>()
-                    .map_err(|_| format!("sftp.host: `{p}` is not a port"))?,
+                    .map_err(|_| setting(format!("sftp.host: `{p}` is not a port")))?,
             ),
             _ => (cfg.host.clone(), 22),
         };
-        let pinned = parse_host_key(&cfg.host_key).map_err(|e| format!("sftp.host_key: {e}"))?;
+        let pinned =
+            parse_host_key(&cfg.host_key).map_err(|e| setting(format!("sftp.host_key: {e}")))?;
         let auth = match (password, private_key) {
             (Some(p), None) => Auth::Password(p),
             (None, Some(k)) => Auth::Key(Arc::new(
                 russh::keys::decode_secret_key(k.expose(), None).map_err(|e| {
-                    format!(
+                    setting(format!(
                         "sftp.private_key_env ({}): not an OpenSSH private key: {e}",
                         k.var()
-                    )
+                    ))
                 })?,
             )),
             _ => {
-                return Err(
+                return Err(setting(
                     "sftp: set one of password_env and private_key_env (the user's credential)"
                         .into(),
-                )
+                ))
             }
         };
         Ok(SftpAccess {
@@ -124,7 +150,7 @@ impl SftpAccess {
         &self,
         wanted: impl Fn(&str) -> Option<(String, String)>,
         dest: &Path,
-    ) -> Result<(String, u64), FetchError> {
+    ) -> Result<(String, u64), SftpError> {
         match tokio::time::timeout(WHOLE, self.fetch_inner(&wanted, dest)).await {
             Ok(r) => r,
             Err(_) => Err(transient(format!(
@@ -138,7 +164,7 @@ impl SftpAccess {
         &self,
         wanted: &impl Fn(&str) -> Option<(String, String)>,
         dest: &Path,
-    ) -> Result<(String, u64), FetchError> {
+    ) -> Result<(String, u64), SftpError> {
         let sftp = self.session().await?;
         let entries = sftp
             .read_dir(self.dir.clone())
@@ -154,21 +180,19 @@ impl SftpAccess {
         found.sort();
         let sequences: std::collections::BTreeSet<&String> = found.iter().map(|f| &f.0).collect();
         if sequences.len() > 1 {
-            return Err(FetchError::Provider(ProviderError::Permanent {
-                message: format!(
-                    "the report is split across {} files ({}): import them with `finality \
+            return Err(SftpError::Permanent(format!(
+                "the report is split across {} files ({}): import them with `finality \
                      reconcile`",
-                    sequences.len(),
-                    found
-                        .iter()
-                        .map(|f| f.2.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }));
+                sequences.len(),
+                found
+                    .iter()
+                    .map(|f| f.2.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
         }
         let Some((_, _, name)) = found.pop() else {
-            return Err(FetchError::NotReady(format!(
+            return Err(SftpError::NotThere(format!(
                 "no file for the day in {} on {} yet",
                 self.dir, self.host
             )));
@@ -179,7 +203,7 @@ impl SftpAccess {
             .await
             .map_err(|e| transient(format!("{path}: {e}")))?
             .size
-            .ok_or_else(|| FetchError::Refused(format!("{path}: the server states no size")))?;
+            .ok_or_else(|| SftpError::Refused(format!("{path}: the server states no size")))?;
         let mut file = sftp
             .open(path.clone())
             .await
@@ -189,7 +213,7 @@ impl SftpAccess {
         tokio::io::AsyncWriteExt::flush(&mut out).await?;
         let _ = sftp.close().await;
         if bytes != size {
-            return Err(FetchError::Refused(format!(
+            return Err(SftpError::Refused(format!(
                 "{path} is {bytes} bytes, the SFTP server says {size}: cut short or altered in \
                  transit"
             )));
@@ -199,7 +223,7 @@ impl SftpAccess {
 
     /// Connected, the host key checked against the pinned one before any
     /// credential is sent, authenticated, the `sftp` subsystem started.
-    async fn session(&self) -> Result<russh_sftp::client::SftpSession, FetchError> {
+    async fn session(&self) -> Result<russh_sftp::client::SftpSession, SftpError> {
         let addr = format!("{}:{}", self.host, self.port);
         let tcp = tokio::time::timeout(self.connect, tokio::net::TcpStream::connect(&addr))
             .await
@@ -224,7 +248,7 @@ impl SftpAccess {
             Err(e) => {
                 let presented = seen.lock().unwrap_or_else(|p| p.into_inner()).take();
                 return Err(match presented {
-                    Some(fp) => FetchError::Refused(format!(
+                    Some(fp) => SftpError::Refused(format!(
                         "{addr} presented host key {fp}, not the pinned {}: refused before any \
                          credential was sent (a changed key is updated in sftp.host_key by hand)",
                         self.pinned.fingerprint(Default::default())
@@ -249,9 +273,10 @@ impl SftpAccess {
         }
         .map_err(|e| transient(format!("SSH authentication at {addr}: {e}")))?;
         if !auth.success() {
-            return Err(FetchError::Provider(ProviderError::Permanent {
-                message: format!("{addr} refused user `{}`'s credential", self.user),
-            }));
+            return Err(SftpError::Permanent(format!(
+                "{addr} refused user `{}`'s credential",
+                self.user
+            )));
         }
         let channel = handle
             .channel_open_session()
@@ -267,8 +292,8 @@ impl SftpAccess {
     }
 }
 
-fn transient(message: String) -> FetchError {
-    FetchError::Provider(ProviderError::Transient { message })
+fn transient(message: String) -> SftpError {
+    SftpError::Transient(message)
 }
 
 /// Accepts the pinned host key and nothing else; remembers what another
