@@ -128,28 +128,22 @@ impl<W: Write> Layout for StlLayout<W> {
         } else {
             t.currency.as_str()
         };
+        // The code, the currency, gross credits and debits, fees debited
+        // and credited, six (CR/DR, balance) pairs, the row count.
         let totals = |code: &str| {
-            vec![
+            let mut f = vec![
                 code.to_string(),
                 c.to_string(),
                 x100(self.credits, c),
                 x100(self.debits, c),
                 x100(self.fees, c),
                 "0".into(),
-                "CR".into(),
-                "0".into(),
-                "CR".into(),
-                "0".into(),
-                "CR".into(),
-                "0".into(),
-                "CR".into(),
-                "0".into(),
-                "CR".into(),
-                "0".into(),
-                "CR".into(),
-                "0".into(),
-                self.rows.to_string(),
-            ]
+            ];
+            for _ in 0..6 {
+                f.extend(["CR".to_string(), "0".to_string()]);
+            }
+            f.push(self.rows.to_string());
+            f
         };
         self.w.write_record(totals("SF"))?;
         self.w.write_record(["SC", &self.rows.to_string()])?;
