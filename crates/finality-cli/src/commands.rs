@@ -250,6 +250,11 @@ pub enum SimCommand {
         /// Environment variable holding the whsec_ secret to sign them with.
         #[arg(long)]
         webhook_secret_env: Option<String>,
+        /// Settle every payment as succeeded this long after it is made
+        /// (`1s`), instead of the default mix of outcomes and times: for
+        /// tests that wait for final statuses (the clients' suites).
+        #[arg(long, value_parser = humantime::parse_duration)]
+        settle_after: Option<std::time::Duration>,
     },
 }
 
@@ -260,9 +265,11 @@ pub async fn sim(cmd: SimCommand) -> anyhow::Result<()> {
             seed,
             webhook_url,
             webhook_secret_env,
+            settle_after,
         } => {
             let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-            let sim = Simulator::new(SimConfig::default(), clock, seed);
+            let config = settle_after.map_or_else(SimConfig::default, SimConfig::deterministic);
+            let sim = Simulator::new(config, clock, seed);
             let stop = CancellationToken::new();
             if let (Some(url), Some(var)) = (webhook_url, webhook_secret_env) {
                 let secret = finality_core::secret::Secret::from_env(&var, "--webhook-secret-env")?;

@@ -104,7 +104,7 @@ pub(crate) struct AccountsOut {
 }
 
 /// Every account of every provider, by provider then id.
-#[utoipa::path(get, path = "/accounts", tag = "accounts",
+#[utoipa::path(get, path = "/accounts", operation_id = "list_accounts", tag = "accounts",
     responses(
         (status = 200, description = "The accounts", body = AccountsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
@@ -157,7 +157,7 @@ pub(crate) struct AccountIn {
 
 /// Add an account, or change one (enabling it again), checked on this node
 /// first: its secrets must be readable here (admin; audited).
-#[utoipa::path(post, path = "/accounts", tag = "accounts",
+#[utoipa::path(post, path = "/accounts", operation_id = "add_account", tag = "accounts",
     request_body = AccountIn,
     responses(
         (status = 201, description = "Added", body = AccountOut),
@@ -246,7 +246,7 @@ pub(crate) async fn add_as(
 
 /// Disable an account: its payments wait (nothing is polled as it) and its
 /// webhooks are refused, until it is added again (admin; audited).
-#[utoipa::path(post, path = "/accounts/{provider}/{id}/disable", tag = "accounts",
+#[utoipa::path(post, path = "/accounts/{provider}/{id}/disable", operation_id = "disable_account", tag = "accounts",
     params(
         ("provider" = String, Path, description = "The provider's name"),
         ("id" = String, Path, description = "The account's id"),

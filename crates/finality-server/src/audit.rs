@@ -79,7 +79,7 @@ pub(crate) struct AuditPage {
 
 /// Manual actions (resolves, polls asked for, console sign-ins), newest
 /// first: who, what, when, from which address, and what came of it.
-#[utoipa::path(get, path = "/audit", tag = "operations", params(AuditParams),
+#[utoipa::path(get, path = "/audit", operation_id = "list_audit", tag = "operations", params(AuditParams),
     responses(
         (status = 200, description = "A page, newest first", body = AuditPage),
         (status = 401, description = "No valid token", body = ErrorBody),

@@ -125,7 +125,7 @@ pub(crate) struct DestinationsOut {
 }
 
 /// Every push destination with its cursor, backlog, retry and pause state.
-#[utoipa::path(get, path = "/events/destinations", tag = "events",
+#[utoipa::path(get, path = "/events/destinations", operation_id = "list_destinations", tag = "events",
     responses(
         (status = 200, description = "Destinations, by name", body = DestinationsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
@@ -281,7 +281,7 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
 }
 
 /// Send every event after a position, or since a time, again (admin; audited).
-#[utoipa::path(post, path = "/events/destinations/{name}/rewind", tag = "events",
+#[utoipa::path(post, path = "/events/destinations/{name}/rewind", operation_id = "rewind_destination", tag = "events",
     params(("name" = String, Path, description = "The destination's name")),
     request_body = RewindIn,
     responses(
@@ -327,7 +327,7 @@ pub(crate) struct RedeliverOut {
 
 /// Send one event to a destination again, once (admin; audited). Its
 /// pusher takes the request within a second unless the destination is paused.
-#[utoipa::path(post, path = "/events/destinations/{name}/redeliver", tag = "events",
+#[utoipa::path(post, path = "/events/destinations/{name}/redeliver", operation_id = "redeliver_events", tag = "events",
     params(("name" = String, Path, description = "The destination's name")),
     request_body = RedeliverIn,
     responses(
@@ -354,7 +354,7 @@ async fn redeliver(
 }
 
 /// Stop sending to a destination without alerting; its backlog waits (admin; audited).
-#[utoipa::path(post, path = "/events/destinations/{name}/pause", tag = "events",
+#[utoipa::path(post, path = "/events/destinations/{name}/pause", operation_id = "pause_destination", tag = "events",
     params(("name" = String, Path, description = "The destination's name")),
     responses(
         (status = 200, description = "Paused", body = DestinationOut),
@@ -371,7 +371,7 @@ async fn pause(
 }
 
 /// Send to a paused destination again, from where it stopped (admin; audited).
-#[utoipa::path(post, path = "/events/destinations/{name}/resume", tag = "events",
+#[utoipa::path(post, path = "/events/destinations/{name}/resume", operation_id = "resume_destination", tag = "events",
     params(("name" = String, Path, description = "The destination's name")),
     responses(
         (status = 200, description = "Resumed", body = DestinationOut),

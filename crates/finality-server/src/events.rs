@@ -116,7 +116,7 @@ pub(crate) struct FeedPage {
 pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Status changes in commit order, from a cursor, optionally waiting at the head.
-#[utoipa::path(get, path = "/events", tag = "events", params(FeedParams),
+#[utoipa::path(get, path = "/events", operation_id = "read_feed", tag = "events", params(FeedParams),
     responses(
         (status = 200, description = "Events after the cursor (none when the wait ran out)", body = FeedPage),
         (status = 401, description = "No valid token", body = ErrorBody),

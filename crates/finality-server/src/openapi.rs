@@ -92,7 +92,7 @@ pub fn document_json() -> &'static str {
 }
 
 /// This document (no token needed).
-#[utoipa::path(get, path = "/openapi.json", tag = "operations", security(()),
+#[utoipa::path(get, path = "/openapi.json", operation_id = "openapi_document", tag = "operations", security(()),
     responses((status = 200, description = "The OpenAPI 3.1 document of `/v1`",
         content_type = "application/json", body = Object)))]
 async fn document() -> impl axum::response::IntoResponse {

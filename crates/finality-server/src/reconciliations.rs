@@ -107,7 +107,7 @@ pub(crate) struct ReconRunDetail {
 }
 
 /// Settlement reports imported, newest first.
-#[utoipa::path(get, path = "/reconciliations", tag = "operations", params(RunsParams),
+#[utoipa::path(get, path = "/reconciliations", operation_id = "list_reconciliations", tag = "operations", params(RunsParams),
     responses(
         (status = 200, description = "The newest imports", body = ReconRunsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
@@ -126,7 +126,7 @@ async fn list(
 }
 
 /// One import and its lines that did not simply match.
-#[utoipa::path(get, path = "/reconciliations/{id}", tag = "operations",
+#[utoipa::path(get, path = "/reconciliations/{id}", operation_id = "get_reconciliation", tag = "operations",
     params(("id" = i64, Path, description = "The run's id")),
     responses(
         (status = 200, description = "The import", body = ReconRunDetail),
@@ -224,7 +224,7 @@ fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format,
 /// Import a settlement report sent as the body (CSV), streamed to a
 /// temporary file and checked line by line like `finality reconcile`. The
 /// same file imported again changes nothing.
-#[utoipa::path(post, path = "/reconciliations", tag = "operations", params(ImportParams),
+#[utoipa::path(post, path = "/reconciliations", operation_id = "import_report", tag = "operations", params(ImportParams),
     request_body(content = String, content_type = "text/csv", description = "The report"),
     responses(
         (status = 201, description = "Imported", body = ImportOut),

@@ -43,7 +43,7 @@ const MAX_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);
 
 /// Queries until final, time to final, how final statuses arrived, what
 /// is open or in review, and error classes, per provider or per account.
-#[utoipa::path(get, path = "/stats/providers", tag = "operations", params(Params),
+#[utoipa::path(get, path = "/stats/providers", operation_id = "provider_stats", tag = "operations", params(Params),
     responses(
         (status = 200, description = "One entry per provider", body = StatsOut),
         (status = 401, description = "No valid token", body = ErrorBody),

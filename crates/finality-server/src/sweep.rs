@@ -71,7 +71,7 @@ pub(crate) struct SweepRunsOut {
 }
 
 /// The reconciliation sweep's runs, newest first.
-#[utoipa::path(get, path = "/sweep/runs", tag = "operations", params(RunsParams),
+#[utoipa::path(get, path = "/sweep/runs", operation_id = "list_sweep_runs", tag = "operations", params(RunsParams),
     responses(
         (status = 200, description = "The newest runs", body = SweepRunsOut),
         (status = 401, description = "No valid token", body = ErrorBody),

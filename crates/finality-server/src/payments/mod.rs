@@ -38,7 +38,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
 
 /// Register a payment to drive to its final status. Idempotent on `id`:
 /// the same body again answers 200 with the stored payment.
-#[utoipa::path(post, path = "/payments", tag = "payments", request_body = PaymentIn,
+#[utoipa::path(post, path = "/payments", operation_id = "register_payment", tag = "payments", request_body = PaymentIn,
     responses(
         (status = 201, description = "Registered", body = PaymentOut),
         (status = 200, description = "Already registered with this body", body = PaymentOut),
@@ -98,7 +98,7 @@ pub(crate) async fn create(
 }
 
 /// One payment with its poll job and history.
-#[utoipa::path(get, path = "/payments/{id}", tag = "payments",
+#[utoipa::path(get, path = "/payments/{id}", operation_id = "get_payment", tag = "payments",
     params(("id" = String, Path, description = "The payment's id")),
     responses(
         (status = 200, description = "The payment", body = PaymentOut),
@@ -115,7 +115,7 @@ pub(crate) async fn show(
 }
 
 /// Every status query made for a payment, oldest first.
-#[utoipa::path(get, path = "/payments/{id}/attempts", tag = "payments",
+#[utoipa::path(get, path = "/payments/{id}/attempts", operation_id = "list_attempts", tag = "payments",
     params(("id" = String, Path, description = "The payment's id")),
     responses(
         (status = 200, description = "The provider calls", body = AttemptsOut),
@@ -153,7 +153,7 @@ pub(crate) async fn attempts(
 }
 
 /// Payments in id order, filtered by status and provider.
-#[utoipa::path(get, path = "/payments", tag = "payments", params(ListParams),
+#[utoipa::path(get, path = "/payments", operation_id = "list_payments", tag = "payments", params(ListParams),
     responses(
         (status = 200, description = "A page", body = PaymentPage),
         (status = 401, description = "No valid token", body = ErrorBody),
@@ -194,7 +194,7 @@ pub(crate) async fn list(
 /// Settle a payment by hand (from review or any non-final status). The
 /// actor recorded is the token's name; the change and its audit record
 /// commit together.
-#[utoipa::path(post, path = "/payments/{id}/resolve", tag = "payments", request_body = ResolveIn,
+#[utoipa::path(post, path = "/payments/{id}/resolve", operation_id = "resolve_payment", tag = "payments", request_body = ResolveIn,
     params(("id" = String, Path, description = "The payment's id")),
     responses(
         (status = 200, description = "Resolved (or it already had that status)", body = PaymentOut),
@@ -227,7 +227,7 @@ pub(crate) async fn resolve(
 }
 
 /// Query the provider as soon as a worker is free.
-#[utoipa::path(post, path = "/payments/{id}/poll", tag = "payments",
+#[utoipa::path(post, path = "/payments/{id}/poll", operation_id = "poll_now", tag = "payments",
     params(("id" = String, Path, description = "The payment's id")),
     responses(
         (status = 202, description = "Scheduled, or already in flight", body = PollAnswer),

@@ -115,6 +115,18 @@ async fn document_is_openapi_3_1_and_covers_every_route() {
             "{m} {p} is documented but not in this test's route list: add it and its scenarios"
         );
     }
+    // OpenAPI: "The id MUST be unique among all operations described in
+    // the API" (client generators name methods by it).
+    let mut ids = std::collections::BTreeMap::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let id = op["operationId"].as_str().unwrap_or_default().to_string();
+            assert!(!id.is_empty(), "{method} {path} has no operationId");
+            if let Some(other) = ids.insert(id.clone(), format!("{method} {path}")) {
+                panic!("operationId `{id}` of {method} {path} is also {other}'s");
+            }
+        }
+    }
     // Error bodies and cursors are described once and referred to.
     assert!(doc["components"]["schemas"]["ErrorBody"].is_object());
     assert!(doc["components"]["schemas"]["Cursor"].is_object());
