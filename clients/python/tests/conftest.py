@@ -105,6 +105,13 @@ adapter = "sim"
 base_url = "http://127.0.0.1:{sim_port}"
 webhook_secret_envs = ["CLIENT_TESTS_SIM_SECRET"]
 schedule = {{ kind = "fixed", delays = ["2s"] }}
+# The same provider, giving up after one query: a payment it cannot find
+# goes to the review queue at once.
+[providers.sim_review]
+adapter = "sim"
+base_url = "http://127.0.0.1:{sim_port}"
+schedule = {{ kind = "fixed", delays = ["1s"] }}
+max_attempts = 1
 [[events.http]]
 name = "client-tests"
 url = "http://127.0.0.1:{receiver.server_address[1]}/push"

@@ -47,13 +47,20 @@ def test_payments_reach_their_final_status_through_the_feed(stack, finality):
     assert set(ids) <= listed
 
 
-def test_a_payment_is_resolved_by_hand(finality):
-    # The simulated provider has never heard of it: it stays open.
+def test_a_payment_in_review_is_resolved_by_hand(finality):
+    head = finality.feed().next_cursor
+    # The simulated provider has never heard of it: after its one query it
+    # goes to the review queue.
     p = finality.register(
-        id=f"py_stuck_{time.time_ns()}", provider="sim",
+        id=f"py_stuck_{time.time_ns()}", provider="sim_review",
         provider_ref=f"sim_unknown_{time.time_ns()}", amount=500, currency="USD",
     )
-    assert isinstance(finality.poll_now(p.id), str)
+    for e in finality.events(after=head, wait="5s", until=time.monotonic() + 30):
+        if e.payment_id == p.id and str(e.status) == "needs_review":
+            break
+    assert str(finality.get(p.id).status) == "needs_review"
+    in_review = finality.list(status="needs_review", provider="sim_review")
+    assert p.id in {x.id for x in in_review.payments}
     resolved = finality.resolve(
         p.id, status="failed", reason="customer confirmed the card was declined",
         actor="py-client-test",
@@ -63,6 +70,12 @@ def test_a_payment_is_resolved_by_hand(finality):
     with pytest.raises(FinalityError) as e:
         finality.resolve(p.id, status="succeeded", reason="again", actor="py-client-test")
     assert e.value.status == 409
+    # An open payment can be asked about now.
+    open_one = finality.register(
+        id=f"py_open_{time.time_ns()}", provider="sim",
+        provider_ref=f"sim_unknown_open_{time.time_ns()}", amount=500, currency="USD",
+    )
+    assert finality.poll_now(open_one.id) in ("scheduled", "in_flight")
 
 
 def test_pushes_verify_and_a_tampered_one_does_not(stack):

@@ -61,16 +61,23 @@ test("payments reach their final status through the feed", async () => {
   assert.ok(ids.every((id) => page.payments.some((p) => p.id === id)));
 });
 
-test("a payment is resolved by hand", async () => {
-  // The simulated provider has never heard of it: it stays open.
+test("a payment in review is resolved by hand", async () => {
+  const head = (await finality.feed()).next_cursor;
+  // The simulated provider has never heard of it: after its one query it
+  // goes to the review queue.
   const p = await finality.register({
     id: `ts_stuck_${Date.now()}`,
-    provider: "sim",
+    provider: "sim_review",
     provider_ref: `sim_unknown_${Date.now()}`,
     amount: 500,
     currency: "USD",
   });
-  assert.equal(await finality.pollNow(p.id).then((s) => typeof s), "string");
+  for await (const e of finality.events({ after: head, wait: "5s", signal: AbortSignal.timeout(30_000) })) {
+    if (e.payment_id === p.id && e.status === "needs_review") break;
+  }
+  assert.equal((await finality.get(p.id)).status, "needs_review");
+  const inReview = await finality.list({ status: "needs_review", provider: "sim_review" });
+  assert.ok(inReview.payments.some((x) => x.id === p.id));
   const resolved = await finality.resolve(p.id, {
     status: "failed",
     reason: "customer confirmed the card was declined",
@@ -83,6 +90,15 @@ test("a payment is resolved by hand", async () => {
     finality.resolve(p.id, { status: "succeeded", reason: "again", actor: "ts-client-test" }),
     (e: unknown) => e instanceof FinalityError && e.status === 409,
   );
+  // An open payment can be asked about now.
+  const open = await finality.register({
+    id: `ts_open_${Date.now()}`,
+    provider: "sim",
+    provider_ref: `sim_unknown_open_${Date.now()}`,
+    amount: 500,
+    currency: "USD",
+  });
+  assert.ok(["scheduled", "in_flight"].includes(await finality.pollNow(open.id)));
 });
 
 test("finality's pushes verify, and a tampered one does not", async () => {

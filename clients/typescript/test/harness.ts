@@ -86,6 +86,13 @@ adapter = "sim"
 base_url = "http://127.0.0.1:${simPort}"
 webhook_secret_envs = ["CLIENT_TESTS_SIM_SECRET"]
 schedule = { kind = "fixed", delays = ["2s"] }
+# The same provider, giving up after one query: a payment it cannot find
+# goes to the review queue at once.
+[providers.sim_review]
+adapter = "sim"
+base_url = "http://127.0.0.1:${simPort}"
+schedule = { kind = "fixed", delays = ["1s"] }
+max_attempts = 1
 [[events.http]]
 name = "client-tests"
 url = "http://127.0.0.1:${pushPort}/push"
