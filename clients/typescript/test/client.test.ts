@@ -84,7 +84,7 @@ test("a payment in review is resolved by hand", async () => {
     actor: "ts-client-test",
   });
   assert.equal(resolved.status, "failed");
-  assert.equal(resolved.history.at(-1)?.source, "manual");
+  assert.equal(resolved.history?.at(-1)?.source, "manual");
   // Resolving it again to another status is refused, as a typed error.
   await assert.rejects(
     finality.resolve(p.id, { status: "succeeded", reason: "again", actor: "ts-client-test" }),
