@@ -64,6 +64,23 @@ pub enum Schedule {
         #[serde(default = "default_jitter")]
         jitter: f64,
     },
+    /// By the payment's age: every `every` until age `until`, then after a
+    /// `fraction` of its age (at least `every`, at most `cap`), ±`jitter`.
+    /// A payment that settles at age A is then found at most about
+    /// `fraction` × A late: the detection delay of a slow payment whose
+    /// webhook was lost stays a bounded share of how long it took, where
+    /// `piecewise`'s doubling lets it grow to the payment's whole age.
+    Proportional {
+        #[serde(with = "humantime_serde")]
+        every: Duration,
+        #[serde(with = "humantime_serde")]
+        until: Duration,
+        fraction: f64,
+        #[serde(with = "humantime_serde")]
+        cap: Duration,
+        #[serde(default = "default_jitter")]
+        jitter: f64,
+    },
     /// At every step the shortest delay of any schedule in `of`: never
     /// polls less often than any of them. The webhook outage schedule is
     /// the fastest of the polls-only default and the provider's own, so an
@@ -173,6 +190,19 @@ impl Schedule {
                 check_base_cap_jitter("piecewise", *every, *cap, *jitter)
                     .map_err(|e| ScheduleError(e.0.replace("`base`", "`every`")))
             }
+            Schedule::Proportional {
+                every,
+                fraction,
+                cap,
+                jitter,
+                ..
+            } => {
+                if !(fraction.is_finite() && *fraction > 0.0 && *fraction <= 10.0) {
+                    return bad("proportional: `fraction` must be in (0, 10]");
+                }
+                check_base_cap_jitter("proportional", *every, *cap, *jitter)
+                    .map_err(|e| ScheduleError(e.0.replace("`base`", "`every`")))
+            }
         }
     }
 
@@ -207,13 +237,16 @@ impl Schedule {
             }
             // Without the payment's age (a retry loop), as if every poll so
             // far had come `every` apart.
-            Schedule::Piecewise { every, .. } => self.nominal_at(n, every.mul_f64(f64::from(n))),
+            Schedule::Piecewise { every, .. } | Schedule::Proportional { every, .. } => {
+                self.nominal_at(n, every.mul_f64(f64::from(n)))
+            }
             Schedule::Fastest { of } => fastest(of, |s| s.nominal(n)),
         }
     }
 
     /// The delay before query `n + 1` of a payment `age` old, before jitter:
-    /// only `Piecewise` depends on the age; the others on `n` alone.
+    /// only `Piecewise` and `Proportional` depend on the age; the others on
+    /// `n` alone.
     pub fn nominal_at(&self, n: u32, age: Duration) -> Duration {
         match self {
             Schedule::Piecewise {
@@ -228,6 +261,20 @@ impl Schedule {
                 } else {
                     let past = (age - *until).as_secs_f64();
                     cap_secs(every.as_secs_f64() + (factor - 1.0) * past, *cap)
+                }
+            }
+            Schedule::Proportional {
+                every,
+                until,
+                fraction,
+                cap,
+                ..
+            } => {
+                if age < *until {
+                    *every
+                } else {
+                    let secs = (fraction * age.as_secs_f64()).max(every.as_secs_f64());
+                    cap_secs(secs, *cap)
                 }
             }
             Schedule::QuickThen {
@@ -252,7 +299,8 @@ impl Schedule {
             Schedule::QuickThen { count, then, .. } if n >= *count => {
                 then.delay_at(n - count, age, unit)
             }
-            Schedule::Piecewise { cap, jitter, .. } => {
+            Schedule::Piecewise { cap, jitter, .. }
+            | Schedule::Proportional { cap, jitter, .. } => {
                 let nominal = self.nominal_at(n, age).as_secs_f64();
                 cap_secs(nominal * (1.0 + jitter * unit.clamp(-1.0, 1.0)), *cap)
             }
@@ -267,7 +315,7 @@ impl Schedule {
     pub fn delay(&self, n: u32, unit: f64) -> Duration {
         match self {
             Schedule::QuickThen { count, then, .. } if n >= *count => then.delay(n - count, unit),
-            Schedule::Piecewise { every, .. } => {
+            Schedule::Piecewise { every, .. } | Schedule::Proportional { every, .. } => {
                 self.delay_at(n, every.mul_f64(f64::from(n)), unit)
             }
             Schedule::Exponential { cap, jitter, .. } | Schedule::Fibonacci { cap, jitter, .. } => {

@@ -51,6 +51,43 @@ fn piecewise_follows_the_age() {
     );
 }
 
+/// Every 100 s until 30 min of age, then a tenth of the age (at least
+/// 100 s, at most a day): a payment 10 h old is asked again an hour later.
+#[test]
+fn proportional_follows_a_share_of_the_age() {
+    let s: Schedule = toml::from_str(
+        "kind = \"proportional\"\nevery = \"100s\"\nuntil = \"30m\"\nfraction = 0.1\ncap = \"1day\"\njitter = 0.0\n",
+    )
+    .unwrap();
+    s.validate().unwrap();
+    let min = |m: u64| Duration::from_secs(m * 60);
+    assert_eq!(s.nominal_at(0, Duration::ZERO), Duration::from_secs(100));
+    assert_eq!(s.nominal_at(17, min(29)), Duration::from_secs(100));
+    // At 30 min a tenth is 180 s; never below `every`, never above the cap.
+    assert_eq!(s.nominal_at(18, min(30)), Duration::from_secs(180));
+    assert_eq!(s.nominal_at(30, min(600)), Duration::from_secs(3600));
+    assert_eq!(
+        s.nominal_at(60, min(60 * 24 * 20)),
+        Duration::from_secs(86_400)
+    );
+    let slow: Schedule = toml::from_str(
+        "kind = \"proportional\"\nevery = \"100s\"\nuntil = \"1m\"\nfraction = 0.01\ncap = \"1h\"\n",
+    )
+    .unwrap();
+    assert_eq!(slow.nominal_at(5, min(5)), Duration::from_secs(100));
+    for (text, field) in [
+        ("fraction = 0.0\ncap = \"1h\"", "fraction"),
+        ("fraction = 0.1\ncap = \"10s\"", "cap"),
+    ] {
+        let bad: Schedule = toml::from_str(&format!(
+            "kind = \"proportional\"\nevery = \"100s\"\nuntil = \"30m\"\n{text}\n"
+        ))
+        .unwrap();
+        let e = bad.validate().unwrap_err();
+        assert!(e.0.contains(field), "{e}");
+    }
+}
+
 #[test]
 fn piecewise_is_configurable_and_checked() {
     let s: Schedule = toml::from_str(
