@@ -56,6 +56,22 @@ pub fn all() -> Vec<Preset> {
             webhook_wait: None,
         },
         Preset {
+            name: "proportional".into(),
+            what: "every 100 s until 20 min, then after 15 % of the payment's age (up to 1 day), ±10 %, 60 polls at most: a candidate default (docs/CONVERGENCE.md)".into(),
+            policy: RetryPolicy {
+                schedule: Schedule::Proportional {
+                    every: secs(100),
+                    until: secs(20 * 60),
+                    fraction: 0.15,
+                    cap: secs(24 * 3600),
+                    jitter: 0.1,
+                },
+                ..RetryPolicy::default()
+            },
+            catch_up: None,
+            webhook_wait: None,
+        },
+        Preset {
             name: "catch_up".into(),
             what: format!(
                 "the event list read every {} s (a tenth of the newest payment's age once it is older), one backstop poll at give-up",
