@@ -27,6 +27,8 @@ pub struct Cost {
     pub p95: f64,
     /// The same at the quantile asked for (a tuner's margin above 0.95).
     pub tail: f64,
+    /// The same at 0.99: the tail a slow payment's lost webhook lands in.
+    pub p99: f64,
     /// Settled within the give-up window, yet not polled after settling
     /// before the policy gave up (as if the webhook had been lost).
     pub undetected: usize,
@@ -93,6 +95,7 @@ pub fn evaluate(policy: &RetryPolicy, fates: &[Fate], seed: u64, tail_q: f64) ->
         calls: calls as f64 / fates.len().max(1) as f64,
         p95: at(0.95),
         tail: at(tail_q),
+        p99: at(0.99),
         undetected,
     }
 }

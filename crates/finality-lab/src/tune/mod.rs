@@ -31,6 +31,10 @@ pub struct TuneArgs {
     /// The lost-webhook detection p95 to meet with the fewest calls.
     #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
     target_p95: Duration,
+    /// Also hold the lost-webhook detection p99 to this (`45m`): the tail
+    /// of slow payments, which a `proportional` schedule bounds.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    target_p99: Option<Duration>,
     /// Most payments read per provider (the newest by id are not preferred:
     /// they are read in id order).
     #[arg(long, default_value_t = 100_000)]
@@ -55,6 +59,8 @@ pub struct Tuned {
     pub tried: usize,
     /// The quantile held to the target (0.95 plus the history's margin).
     pub tail_q: f64,
+    /// The p99 held to, when asked.
+    pub target_p99: Option<Duration>,
     /// The engine's figures on draws from the fit.
     pub current_row: Row,
     pub recommended_row: Option<Row>,
@@ -93,7 +99,17 @@ pub async fn run(
             continue;
         }
         let current = policies.get(&name).cloned().unwrap_or_else(default_policy);
-        out.push(tune(fit, current, args.target_p95, args.draws, 42).await?);
+        out.push(
+            tune(
+                fit,
+                current,
+                args.target_p95,
+                args.target_p99,
+                args.draws,
+                42,
+            )
+            .await?,
+        );
     }
     if args.json {
         let v: Vec<serde_json::Value> = out.iter().map(|t| to_json(t, args.target_p95)).collect();
@@ -132,13 +148,21 @@ pub async fn tune(
     fit: fit::Fit,
     current: RetryPolicy,
     target_p95: Duration,
+    target_p99: Option<Duration>,
     draws: usize,
     seed: u64,
 ) -> anyhow::Result<Tuned> {
     let model = model_of(&fit, &current);
     let drawn = Arc::new(model.draw(draws.max(1), simulate::T0, seed));
     let tail_q = search::tail_quantile(fit.by_webhook + fit.by_poll);
-    let (found, tried) = search::search(&current, &search::fates(&drawn), target_p95, tail_q, seed);
+    let (found, tried) = search::search(
+        &current,
+        &search::fates(&drawn),
+        target_p95,
+        target_p99,
+        tail_q,
+        seed,
+    );
     let recommended = found.map(|f| f.policy(&current));
     let preset = |name: &str, policy: &RetryPolicy| Preset {
         name: name.into(),
@@ -158,6 +182,7 @@ pub async fn tune(
         recommended,
         tried,
         tail_q,
+        target_p99,
         current_row,
         recommended_row,
     })
@@ -183,6 +208,18 @@ pub fn toml_of(s: &Schedule) -> String {
             jitter,
         } => format!(
             "{{ kind = \"piecewise\", every = \"{}\", until = \"{}\", factor = {factor:?}, cap = \"{}\", jitter = {jitter:?} }}",
+            secs(*every),
+            secs(*until),
+            secs(*cap)
+        ),
+        Schedule::Proportional {
+            every,
+            until,
+            fraction,
+            cap,
+            jitter,
+        } => format!(
+            "{{ kind = \"proportional\", every = \"{}\", until = \"{}\", fraction = {fraction:?}, cap = \"{}\", jitter = {jitter:?} }}",
             secs(*every),
             secs(*until),
             secs(*cap)
@@ -227,23 +264,28 @@ fn print(t: &Tuned, target: Duration) {
         f.delay_quantile(0.99)
             .map_or_else(|| "-".into(), |x| format!("{x:.1} s")),
     );
+    let p99 = t
+        .target_p99
+        .map(|d| format!(" and p99 ≤ {}", secs(d)))
+        .unwrap_or_default();
     println!(
-        "  searched {} schedules for the fewest calls with lost-webhook p{:.1} ≤ {} (p95 plus this history's margin); on the engine ({} payments drawn from it):",
+        "  searched {} schedules for the fewest calls with lost-webhook p{:.1} ≤ {}{p99} (p95 plus this history's margin); on the engine ({} payments drawn from it):",
         t.tried,
         100.0 * t.tail_q,
         secs(target),
         t.current_row.payments
     );
     println!(
-        "    {:<12} {:>8} {:>10} {:>11}",
-        "", "calls/p", "lost p95", "undetected"
+        "    {:<12} {:>8} {:>10} {:>10} {:>11}",
+        "", "calls/p", "lost p95", "lost p99", "undetected"
     );
     for r in std::iter::once(&t.current_row).chain(t.recommended_row.as_ref()) {
         println!(
-            "    {:<12} {:>8.2} {:>10} {:>11}",
+            "    {:<12} {:>8.2} {:>10} {:>10} {:>11}",
             r.schedule,
             r.calls_mean,
             fmt_s(r.detection_p95),
+            fmt_s(r.detection_p99),
             r.undetected
         );
     }
@@ -253,9 +295,14 @@ fn print(t: &Tuned, target: Duration) {
             println!("  schedule = {}", toml_of(&p.schedule));
         }
         None => println!(
-            "  no schedule in the searched families meets p95 ≤ {} with nothing undetected; \
-             raise --target-p95 or max_attempts",
-            secs(target)
+            "  no schedule in the searched families meets p95 ≤ {}{p99} with nothing \
+             undetected; raise --target-p95{} or max_attempts",
+            secs(target),
+            if t.target_p99.is_some() {
+                ", --target-p99"
+            } else {
+                ""
+            }
         ),
     }
 }
@@ -265,6 +312,7 @@ fn to_json(t: &Tuned, target: Duration) -> serde_json::Value {
     serde_json::json!({
         "provider": f.provider,
         "target_p95_s": target.as_secs_f64(),
+        "target_p99_s": t.target_p99.map(|d| d.as_secs_f64()),
         "fit": {
             "payments": f.payments, "open_left_out": f.open, "never": f.never,
             "by_webhook": f.by_webhook, "by_poll": f.by_poll,

@@ -51,6 +51,13 @@ pub enum Family {
     },
     /// X, then ×`factor` per poll up to `cap`.
     Exponential { factor: f64, cap: Duration },
+    /// Every X until age `until`, then after `fraction` of the age, up to
+    /// `cap`: the family that holds a p99 target.
+    Proportional {
+        until: Duration,
+        fraction: f64,
+        cap: Duration,
+    },
 }
 
 /// The jitter every candidate gets (spreads polls of payments registered
@@ -70,6 +77,17 @@ impl Family {
             Family::Exponential { factor, cap } => Schedule::Exponential {
                 base: first,
                 factor,
+                cap: cap.max(first),
+                jitter: JITTER,
+            },
+            Family::Proportional {
+                until,
+                fraction,
+                cap,
+            } => Schedule::Proportional {
+                every: first,
+                until,
+                fraction,
                 cap: cap.max(first),
                 jitter: JITTER,
             },
@@ -93,6 +111,17 @@ impl Family {
                 out.push(Family::Exponential { factor, cap });
             }
         }
+        for until in [m(10), m(20), m(30), h(1)] {
+            for fraction in [0.1, 0.15, 0.2, 0.3] {
+                for cap in [h(6), h(24)] {
+                    out.push(Family::Proportional {
+                        until,
+                        fraction,
+                        cap,
+                    });
+                }
+            }
+        }
         out
     }
 }
@@ -114,8 +143,16 @@ impl Found {
     }
 }
 
-fn feasible(e: &Eval, target_p95: f64) -> bool {
-    e.undetected == 0 && e.tail <= target_p95
+/// What a candidate must meet: its tail quantile within the p95 target
+/// and, when one is given, its p99 within the p99 target.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Target {
+    pub p95: f64,
+    pub p99: Option<f64>,
+}
+
+fn feasible(e: &Eval, target: Target) -> bool {
+    e.undetected == 0 && e.tail <= target.p95 && target.p99.is_none_or(|t| e.p99 <= t)
 }
 
 /// For each family, the longest first interval that still meets the target
@@ -126,10 +163,14 @@ pub fn search(
     base: &RetryPolicy,
     draws: &[Fate],
     target_p95: Duration,
+    target_p99: Option<Duration>,
     tail_q: f64,
     seed: u64,
 ) -> (Option<Found>, usize) {
-    let target = target_p95.as_secs_f64();
+    let target = Target {
+        p95: target_p95.as_secs_f64(),
+        p99: target_p99.map(|d| d.as_secs_f64()),
+    };
     let families = Family::all();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = families.len().div_ceil(threads);
@@ -170,7 +211,7 @@ fn longest_first(
     family: Family,
     base: &RetryPolicy,
     draws: &[Fate],
-    target: f64,
+    target: Target,
     tail_q: f64,
     seed: u64,
 ) -> (Option<Found>, usize) {

@@ -14,7 +14,7 @@ fn truth(n: usize, seed: u64) -> Vec<Fate> {
     search::fates(&Model::mixture().draw(n, simulate::T0, seed))
 }
 
-/// The fewest calls of an exhaustive grid on `fates`: the tuner's 84 shapes
+/// The fewest calls of an exhaustive grid on `fates`: the tuner's 116 shapes
 /// with every first interval from 20 s to 300 s in 10 s steps, held to the
 /// plain p95.
 fn grid_best(fates: &[Fate], base: &RetryPolicy, target: f64) -> (f64, usize) {
@@ -77,7 +77,9 @@ fn recommendation_from_history_is_within_7_percent_of_the_grid_best() {
 
         let target = Duration::from_secs(120);
         let current = default_policy();
-        let tuned = tune(fit, current.clone(), target, 20_000, 3).await.unwrap();
+        let tuned = tune(fit, current.clone(), target, None, 20_000, 3)
+            .await
+            .unwrap();
         let rec = tuned
             .recommended
             .clone()
@@ -110,6 +112,48 @@ fn recommendation_from_history_is_within_7_percent_of_the_grid_best() {
     });
 }
 
+/// `--target-p99`: the cheapest schedule at a p95 of 2 minutes leaves the
+/// slow payments' tail hours long; held to a p99 of 45 minutes as well,
+/// the search finds one that bounds it (a `proportional` one) for more
+/// calls.
+#[test]
+fn a_p99_target_bounds_the_tail() {
+    let fates = truth(20_000, 11);
+    let base = default_policy();
+    let p95 = Duration::from_secs(120);
+    let (plain, _) = search::search(&base, &fates, p95, None, 0.95, 3);
+    let (held, _) = search::search(
+        &base,
+        &fates,
+        p95,
+        Some(Duration::from_secs(45 * 60)),
+        0.95,
+        3,
+    );
+    let plain = plain.expect("a schedule meets 2 minutes");
+    let held = held.expect("a schedule meets 2 minutes and a p99 of 45 minutes");
+    eprintln!(
+        "plain {} {:?}; held {} {:?}",
+        toml_of(&plain.family.schedule(plain.first)),
+        plain.eval,
+        toml_of(&held.family.schedule(held.first)),
+        held.eval
+    );
+    assert!(plain.eval.p99 > 2700.0, "{:?}", plain.eval);
+    assert!(
+        held.eval.p99 <= 2700.0 && held.eval.tail <= 120.0,
+        "{:?}",
+        held.eval
+    );
+    assert_eq!(held.eval.undetected, 0);
+    assert!(held.eval.calls > plain.eval.calls);
+    assert!(
+        matches!(held.family, search::Family::Proportional { .. }),
+        "{:?}",
+        held.family
+    );
+}
+
 /// How far the recommendation strays over histories of two sizes and six
 /// seeds each: `cargo test --release -p finality-cli --bin finality
 /// tune_spread -- --ignored --nocapture`.
@@ -126,7 +170,7 @@ fn tune_spread() {
         for hist in [6000, 20_000] {
             for seed in 0..6u64 {
                 let fit = history(hist, 1000 + seed).await;
-                let tuned = tune(fit, default_policy(), Duration::from_secs(120), 20_000, 3)
+                let tuned = tune(fit, default_policy(), Duration::from_secs(120), None, 20_000, 3)
                     .await
                     .unwrap();
                 let rec = tuned.recommended.unwrap();
