@@ -113,6 +113,29 @@ pub struct ReportState {
     pub overdue: Option<(NaiveDate, Timestamp)>,
     /// What the last attempt said, for the day it was about.
     pub last: Option<(NaiveDate, DayOutcome)>,
+    /// Announced reports (Adyen): batch numbers never announced between
+    /// the lowest and highest announced (batches are numbered one by one,
+    /// so a gap is a `REPORT_AVAILABLE` that never arrived).
+    pub missing_batches: Vec<u64>,
+}
+
+/// The batch number of a settlement details report's name
+/// (`settlement_detail_report_batch_12.csv`).
+fn batch_number(name: &str) -> Option<u64> {
+    name.strip_prefix("settlement_detail_report_batch_")?
+        .strip_suffix(".csv")?
+        .parse()
+        .ok()
+}
+
+/// Batch numbers between the lowest and highest of `names`' that none has.
+pub fn batch_gaps<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
+    let seen: std::collections::BTreeSet<u64> =
+        names.into_iter().filter_map(batch_number).collect();
+    match (seen.first(), seen.last()) {
+        (Some(lo), Some(hi)) => (*lo..*hi).filter(|n| !seen.contains(n)).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The scheduled fetchers of every provider with a settlement schedule.
@@ -393,6 +416,11 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         };
         metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone())
             .set(secs);
+        // The last thousand announcements, for gaps in the batch numbers.
+        let recent = self.store.files_recent(&s.name, 1000).await?;
+        let gaps = batch_gaps(recent.iter().map(|f| f.name.as_str()));
+        metrics::gauge!("finality_settlement_report_gaps", "provider" => s.name.clone())
+            .set(gaps.len() as f64);
         let mut state = lock(&self.state);
         let st = state.entry(s.name.clone()).or_default();
         st.overdue = match (oldest, overdue_at) {
@@ -407,6 +435,10 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone())
                 .set(age);
         }
+        if !gaps.is_empty() && gaps != st.missing_batches {
+            tracing::error!(provider = %s.name, missing = ?gaps, "ALERT settlement batches never announced: no REPORT_AVAILABLE arrived for them (download them from the provider and import them with `finality reconcile`)");
+        }
+        st.missing_batches = gaps;
         Ok((done, Some(now.plus(every))))
     }
 
@@ -626,4 +658,22 @@ fn discrepancies(provider: &str, outcome: &DayOutcome) {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_gaps;
+
+    #[test]
+    fn a_batch_never_announced_is_a_gap() {
+        let names = [
+            "settlement_detail_report_batch_12.csv",
+            "settlement_detail_report_batch_15.csv",
+            "settlement_detail_report_batch_13.csv",
+            "received_payments_report_2026_12_03.csv",
+        ];
+        assert_eq!(batch_gaps(names), vec![14]);
+        assert!(batch_gaps(["settlement_detail_report_batch_7.csv"]).is_empty());
+        assert!(batch_gaps(std::iter::empty()).is_empty());
+    }
 }

@@ -79,6 +79,7 @@ pub const CATALOG: &[Entry] = &[
     ("finality_settlement_report_age_seconds", Kind::Gauge, Unit::Seconds, "Since the end of the newest day whose settlement report was imported, by provider (on the node holding the provider's fetch lease)."),
     ("finality_settlement_report_overdue_seconds", Kind::Gauge, Unit::Seconds, "How long the oldest missing settlement report is past its documented ready time and grace, by provider; 0 when none is (and on nodes not holding the fetch lease)."),
     ("finality_settlement_report_discrepancies", Kind::Gauge, Unit::Count, "Lines of the last imported settlement report that did not agree (neither matched, applied nor ignored), by provider."),
+    ("finality_settlement_report_gaps", Kind::Gauge, Unit::Count, "Batch numbers never announced between the lowest and highest a provider announced (Adyen's REPORT_AVAILABLE), by provider."),
     // Retention.
     ("finality_retention_removed_total", Kind::Counter, Unit::Count, "Rows retention archived and then deleted (bodies dropped, for webhook_bodies), by kind."),
     // The cluster's state, computed on a timer by one node.
@@ -187,6 +188,7 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
         for name in [
             "finality_settlement_report_overdue_seconds",
             "finality_settlement_report_discrepancies",
+            "finality_settlement_report_gaps",
         ] {
             metrics::gauge!(name, "provider" => p.to_string()).set(0.0);
         }
