@@ -115,23 +115,21 @@ pub struct ReportState {
     pub last: Option<(NaiveDate, DayOutcome)>,
     /// Announced reports (Adyen): batch numbers never announced between
     /// the lowest and highest announced (batches are numbered one by one,
-    /// so a gap is a `REPORT_AVAILABLE` that never arrived).
-    pub missing_batches: Vec<u64>,
-}
-
-/// The batch number of a settlement details report's name
-/// (`settlement_detail_report_batch_12.csv`).
-fn batch_number(name: &str) -> Option<u64> {
-    name.strip_prefix("settlement_detail_report_batch_")?
-        .strip_suffix(".csv")?
-        .parse()
-        .ok()
+    /// so a gap is a `REPORT_AVAILABLE` that never arrived); `None` until
+    /// first looked at.
+    pub missing_batches: Option<Vec<u64>>,
 }
 
 /// Batch numbers between the lowest and highest of `names`' that none has.
 pub fn batch_gaps<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
-    let seen: std::collections::BTreeSet<u64> =
-        names.into_iter().filter_map(batch_number).collect();
+    let seen: std::collections::BTreeSet<u64> = names
+        .into_iter()
+        .filter_map(|n| {
+            finality_providers::adyen::reports::batch_of(n)?
+                .parse()
+                .ok()
+        })
+        .collect();
     match (seen.first(), seen.last()) {
         (Some(lo), Some(hi)) => (*lo..*hi).filter(|n| !seen.contains(n)).collect(),
         _ => Vec::new(),
@@ -416,9 +414,19 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         };
         metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone())
             .set(secs);
-        // The last thousand announcements, for gaps in the batch numbers.
-        let recent = self.store.files_recent(&s.name, 1000).await?;
-        let gaps = batch_gaps(recent.iter().map(|f| f.name.as_str()));
+        // Gaps in the batch numbers of the last thousand announcements:
+        // read again only when this round took files (or never yet), not on
+        // every round a burst of webhooks brings forward.
+        let known = lock(&self.state)
+            .get(&s.name)
+            .and_then(|st| st.missing_batches.clone());
+        let gaps = match known {
+            Some(gaps) if done.is_empty() => gaps,
+            _ => {
+                let recent = self.store.files_recent(&s.name, 1000).await?;
+                batch_gaps(recent.iter().map(|f| f.name.as_str()))
+            }
+        };
         metrics::gauge!("finality_settlement_report_gaps", "provider" => s.name.clone())
             .set(gaps.len() as f64);
         let mut state = lock(&self.state);
@@ -435,10 +443,10 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone())
                 .set(age);
         }
-        if !gaps.is_empty() && gaps != st.missing_batches {
+        if !gaps.is_empty() && st.missing_batches.as_ref() != Some(&gaps) {
             tracing::error!(provider = %s.name, missing = ?gaps, "ALERT settlement batches never announced: no REPORT_AVAILABLE arrived for them (download them from the provider and import them with `finality reconcile`)");
         }
-        st.missing_batches = gaps;
+        st.missing_batches = Some(gaps);
         Ok((done, Some(now.plus(every))))
     }
 

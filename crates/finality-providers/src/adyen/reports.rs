@@ -127,8 +127,9 @@ pub(crate) fn announced_account(
     }
 }
 
-/// The batch a settlement details report's name says it is.
-fn batch_of(name: &str) -> Option<&str> {
+/// The batch a settlement details report's name says it is
+/// (`settlement_detail_report_batch_12.csv`: `12`).
+pub fn batch_of(name: &str) -> Option<&str> {
     name.strip_prefix("settlement_detail_report_batch_")?
         .strip_suffix(".csv")
         .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
