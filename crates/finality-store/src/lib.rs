@@ -100,6 +100,14 @@ pub mod postgres {
     pub use crate::poll_queue::lanes::DUE_LANES;
 }
 
+/// The MySQL and MariaDB backend, for teams whose database that is.
+pub mod mysql {
+    pub use crate::driver::mysql::{
+        pool_options, MySqlStore, CLAIM, CLAIM_LANE, FEED_LOOK, LOCK_WAIT,
+    };
+    pub use crate::payments::sql::register_in_mysql as register_in;
+}
+
 /// The SQLite backend: the embedded default, one file.
 pub mod sqlite {
     pub use crate::driver::sqlite::{
@@ -191,12 +199,15 @@ pub async fn open_with(
             driver::postgres::PgStore::connect_timed(url, max_connections, statement_timeout)
                 .await?,
         )
+    } else if url.starts_with("mysql:") || url.starts_with("mariadb:") {
+        let url = url.replacen("mariadb:", "mysql:", 1);
+        Arc::new(driver::mysql::MySqlStore::connect(&url, max_connections).await?)
     } else {
         // Only the scheme is echoed: the rest may hold a password.
         let scheme = url.split(':').next().unwrap_or_default();
         return Err(StoreError::Url {
             url: format!("{scheme}:…"),
-            detail: "expected sqlite://PATH or postgres://…".into(),
+            detail: "expected sqlite://PATH, postgres://… or mysql://…".into(),
         });
     };
     store.migrate().await?;

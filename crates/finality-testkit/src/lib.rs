@@ -18,11 +18,13 @@ pub use finality_private_pg as private_pg;
 pub mod sshd;
 pub mod testing;
 
-/// The two backends every store-facing test runs on.
+/// The backends every store-facing test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
     Postgres,
     Sqlite,
+    /// MariaDB (or MySQL) at `MYSQL_URL` or the machine's default.
+    Mysql,
 }
 
 impl Backend {
@@ -31,6 +33,7 @@ impl Backend {
         match self {
             Backend::Postgres => testing::postgres(10).await,
             Backend::Sqlite => testing::sqlite().await,
+            Backend::Mysql => testing::mysql(10).await,
         }
     }
 }
@@ -45,7 +48,8 @@ pub fn free_port() -> u16 {
 }
 
 /// Define each named `async fn case(backend: Backend)` of the calling
-/// module as two tests, `postgres::case` and `sqlite::case`.
+/// module as three tests, `postgres::case`, `sqlite::case` and
+/// `mysql::case`.
 #[macro_export]
 macro_rules! on_both_backends {
     ($($case:ident),* $(,)?) => {
@@ -59,6 +63,12 @@ macro_rules! on_both_backends {
             $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $case() {
                 super::$case($crate::Backend::Sqlite).await;
+            })*
+        }
+        mod mysql {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                super::$case($crate::Backend::Mysql).await;
             })*
         }
     };

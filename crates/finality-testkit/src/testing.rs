@@ -1,10 +1,12 @@
-//! Fresh databases for tests: a PostgreSQL schema or a SQLite file per test.
+//! Fresh databases for tests: a PostgreSQL schema, a MariaDB database or a
+//! SQLite file per test.
 //!
 //! PostgreSQL comes from `DATABASE_URL` or the local default
 //! (`postgres://postgres@127.0.0.1:5432/postgres`); each test gets its own
 //! schema inside a `finality_test` database, so tests run in parallel without
 //! seeing each other's rows.
 
+use finality_store::mysql::MySqlStore;
 use finality_store::postgres::PgStore;
 use finality_store::sqlite::SqliteStore;
 use finality_store::Store;
@@ -23,6 +25,7 @@ pub const DEFAULT_PG_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 pub enum Backend {
     Postgres(PgStore),
     Sqlite(SqliteStore),
+    Mysql(MySqlStore),
 }
 
 /// A migrated store in a database of its own; the SQLite file is removed
@@ -147,6 +150,44 @@ pub async fn sqlite_with(
         backend: Backend::Sqlite(lite),
         url,
         sqlite_path: Some(path),
+    }
+}
+
+/// The MariaDB or MySQL server tests use when `MYSQL_URL` is not set.
+pub const DEFAULT_MYSQL_URL: &str = "mysql://root@127.0.0.1:3306";
+
+pub fn mysql_base_url() -> String {
+    std::env::var("MYSQL_URL").unwrap_or_else(|_| DEFAULT_MYSQL_URL.to_string())
+}
+
+/// A fresh MariaDB/MySQL database (`finality_t_…`), migrated. Panics with
+/// a clear message when the server is not reachable.
+pub async fn mysql(max_connections: u32) -> TestDb {
+    let base = mysql_base_url();
+    let base = base.trim_end_matches('/');
+    let name = unique("finality_t");
+    let mut conn = sqlx::mysql::MySqlConnectOptions::from_str(base)
+        .expect("MYSQL_URL is a mysql:// URL")
+        .connect()
+        .await
+        .unwrap_or_else(|e| panic!("tests need MariaDB or MySQL at {base} (set MYSQL_URL): {e}"));
+    sqlx::query(&format!(
+        "CREATE DATABASE {name} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+    ))
+    .execute(&mut conn)
+    .await
+    .expect("create the test database");
+    let _ = conn.close().await;
+    let url = format!("{base}/{name}");
+    let my = MySqlStore::connect(&url, max_connections)
+        .await
+        .expect("connect test pool");
+    my.migrate().await.expect("migrate the test database");
+    TestDb {
+        store: Arc::new(my.clone()),
+        backend: Backend::Mysql(my),
+        url,
+        sqlite_path: None,
     }
 }
 

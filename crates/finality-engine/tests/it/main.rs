@@ -160,6 +160,9 @@ pub async fn raw(db: &finality_testkit::testing::TestDb, sql: &str) {
         Db::Sqlite(lite) => {
             sqlx::query(sql).execute(lite.pool()).await.unwrap();
         }
+        Db::Mysql(my) => {
+            sqlx::query(sql).execute(my.pool()).await.unwrap();
+        }
     }
 }
 
@@ -172,5 +175,13 @@ pub async fn count(db: &finality_testkit::testing::TestDb, sql: &str) -> i64 {
             .fetch_one(lite.pool())
             .await
             .unwrap(),
+        // COUNT(*) is BIGINT, SUM a DECIMAL: read through the store's rows.
+        Db::Mysql(my) => {
+            let s: String = sqlx::query_scalar(&format!("SELECT CAST(({sql}) AS CHAR)"))
+                .fetch_one(my.pool())
+                .await
+                .unwrap();
+            s.parse().unwrap()
+        }
     }
 }

@@ -444,6 +444,7 @@ async fn archived_payment_answers_gone(b: Backend) {
         match &app.db.backend {
             Db::Postgres(pg) => sqlx::query(sql).execute(pg.pool()).await.map(|_| ()),
             Db::Sqlite(l) => sqlx::query(sql).execute(l.pool()).await.map(|_| ()),
+            Db::Mysql(m) => sqlx::query(sql).execute(m.pool()).await.map(|_| ()),
         }
         .unwrap();
     }

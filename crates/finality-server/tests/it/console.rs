@@ -13,6 +13,7 @@ async fn spawn_console(backend: Backend) -> TestApp {
     let db = match backend {
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
+        Backend::Mysql => testing::mysql(8).await,
     };
     let mut sim = SimConfig::deterministic(Duration::from_secs(3600));
     sim.webhooks.lost = 1.0;

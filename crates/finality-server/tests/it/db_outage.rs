@@ -244,7 +244,9 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
 fn sqlite_pool(db: &TestDb) -> sqlx::SqlitePool {
     match &db.backend {
         testing::Backend::Sqlite(lite) => lite.pool().clone(),
-        testing::Backend::Postgres(_) => unreachable!("a SQLite test database"),
+        testing::Backend::Postgres(_) | testing::Backend::Mysql(_) => {
+            unreachable!("a SQLite test database")
+        }
     }
 }
 

@@ -108,6 +108,7 @@ pub async fn spawn_app_custom(
     let db = match backend {
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
+        Backend::Mysql => testing::mysql(8).await,
     };
     spawn_app_on(db, config, engine, providers).await
 }

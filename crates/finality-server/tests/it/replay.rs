@@ -37,6 +37,7 @@ async fn spawn_pushing(backend: Backend) -> (TestApp, Got) {
     let db = match backend {
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
+        Backend::Mysql => testing::mysql(8).await,
     };
     let app = spawn_app_background(
         db,

@@ -21,6 +21,7 @@ pub async fn spawn_named(backend: Backend) -> TestApp {
     let db = match backend {
         Backend::Postgres => testing::postgres(8).await,
         Backend::Sqlite => testing::sqlite().await,
+        Backend::Mysql => testing::mysql(8).await,
     };
     spawn_app_tokens(
         db,

@@ -66,9 +66,15 @@ pub fn corrupt(table: &'static str, detail: impl ToString) -> crate::StoreError 
     }
 }
 
+/// Rows whose columns sqlx decodes as declared (PostgreSQL's, SQLite's);
+/// MySQL's rows have an impl of their own (`mysql_row`).
+pub trait DeclaredRow {}
+impl DeclaredRow for sqlx::postgres::PgRow {}
+impl DeclaredRow for sqlx::sqlite::SqliteRow {}
+
 impl<R> Fields for R
 where
-    R: sqlx::Row,
+    R: sqlx::Row + DeclaredRow,
     for<'a> &'a str: sqlx::ColumnIndex<R>,
     for<'r> String: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,
     for<'r> i64: sqlx::Decode<'r, R::Database> + sqlx::Type<R::Database>,

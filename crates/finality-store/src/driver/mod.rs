@@ -17,14 +17,21 @@
 //! - `arrays`: PostgreSQL array statements whose positional parameters are
 //!   built and bound from one list of named columns.
 //! - `pg_arrays`: PostgreSQL's batch statements, written with `arrays`.
-//! - `postgres`, `sqlite`: the two backends.
+//! - `row_writer`: the batch a row at a time (SQLite, MySQL).
+//! - `postgres`, `sqlite`, `mysql`: the three backends; `mysql_sql`
+//!   rewrites the roles' statements in MySQL's words, `mysql_row` reads
+//!   its rows.
 
 mod arrays;
 mod conn;
 mod dialect;
 mod inbox_rows;
+pub(crate) mod mysql;
+mod mysql_row;
+mod mysql_sql;
 mod pg_arrays;
 pub(crate) mod postgres;
+mod row_writer;
 pub(crate) mod sqlite;
 mod stmt;
 mod writer;
@@ -38,7 +45,7 @@ pub(crate) use writer::{Leased, Writer, Writes};
 use crate::error::{DbContext, Result};
 use crate::wakeups::Wakeups;
 
-/// One database backend (SQLite or PostgreSQL).
+/// One database backend (SQLite, PostgreSQL or MySQL).
 #[async_trait::async_trait]
 pub trait Backend: Send + Sync + 'static {
     type Db: sqlx::Database<Connection = Self::Conn>;

@@ -485,3 +485,14 @@ pub async fn register_in_sqlite(
 ) -> Result<Registered> {
     register_in(conn, p, now, first_poll_at).await
 }
+
+/// [`register_in_pg`] on MySQL or MariaDB (the connection must come from
+/// a pool built with `finality_store::mysql::pool_options`).
+pub async fn register_in_mysql(
+    conn: &mut sqlx::MySqlConnection,
+    p: &NewPayment,
+    now: Timestamp,
+    first_poll_at: Timestamp,
+) -> Result<Registered> {
+    register_in(conn, p, now, first_poll_at).await
+}

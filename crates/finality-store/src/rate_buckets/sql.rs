@@ -18,26 +18,32 @@ impl<B: Backend> RateBuckets for B {
     ) -> Result<(u32, f64)> {
         let mut tx = self.begin_write().await?;
         let conn: &mut B::Conn = &mut tx;
-        conn.run(
-            stmt(
-                "INSERT INTO rate_buckets (provider, tokens, updated_at) VALUES ($1, $2, $3) \
-                 ON CONFLICT (provider) DO NOTHING",
-                "creating a rate bucket",
-            )
-            .text(provider)
-            .real(bucket.burst)
-            .int(now.0),
-        )
-        .await?;
         let t = "rate_buckets";
-        let Some(r) = conn
-            .opt(stmt(<B::Conn as Conn>::SQL.lock_bucket, "locking a rate bucket").text(provider))
-            .await?
-        else {
-            return Err(crate::driver::corrupt(
-                t,
-                format!("bucket `{provider}` vanished"),
-            ));
+        let lock =
+            || stmt(<B::Conn as Conn>::SQL.lock_bucket, "locking a rate bucket").text(provider);
+        // The bucket locked first: it exists but once per provider, so the
+        // insert is run only then. Its conflict clause updates rather than
+        // ignores, so it takes the row's write lock, not a shared one that
+        // two creators would each hold and then both wait to upgrade
+        // (InnoDB's deadlock on `INSERT IGNORE` then `FOR UPDATE`).
+        let r = match conn.opt(lock()).await? {
+            Some(r) => r,
+            None => {
+                conn.run(
+                    stmt(
+                        "INSERT INTO rate_buckets (provider, tokens, updated_at) VALUES ($1, $2, $3) \
+                         ON CONFLICT (provider) DO UPDATE SET provider = excluded.provider",
+                        "creating a rate bucket",
+                    )
+                    .text(provider)
+                    .real(bucket.burst)
+                    .int(now.0),
+                )
+                .await?;
+                conn.opt(lock()).await?.ok_or_else(|| {
+                    crate::driver::corrupt(t, format!("bucket `{provider}` vanished"))
+                })?
+            }
         };
         let (tokens, updated_at) = (r.real("tokens", t)?, r.int("updated_at", t)?);
         let (granted, left) = bucket.take(tokens, Timestamp(updated_at), now, want);

@@ -22,6 +22,14 @@ async fn columns(db: &testing::TestDb, table: &str) -> BTreeSet<String> {
             .fetch_all(lite.pool())
             .await
             .unwrap(),
+        Backend::Mysql(my) => sqlx::query_scalar(
+            "SELECT CAST(column_name AS CHAR) FROM information_schema.columns \
+             WHERE table_schema = DATABASE() AND table_name = ?",
+        )
+        .bind(table)
+        .fetch_all(my.pool())
+        .await
+        .unwrap(),
     };
     names.into_iter().collect()
 }
@@ -43,4 +51,9 @@ async fn archive_columns_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn archive_columns_on_sqlite() {
     every_archived_table_is_archived_whole(testing::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn archive_columns_on_mysql() {
+    every_archived_table_is_archived_whole(testing::mysql(2).await).await;
 }

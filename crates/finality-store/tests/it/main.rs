@@ -1,4 +1,4 @@
-//! The store conformance suite per role on both backends and the in-memory store,
+//! The store conformance suite per role on every backend and the in-memory store,
 //! plus the transactional enqueue paths that are backend-specific by nature.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -12,7 +12,7 @@ mod partitions;
 mod upgrade;
 
 /// The conformance suite, one test per role and store: `conformance_suite::
-/// <role>::on_postgres`, `on_sqlite` and `in_memory`, each running every case
+/// <role>::on_postgres`, `on_sqlite`, `on_mysql` and `in_memory`, each running every case
 /// of that role on a fresh store (a case added to a role's module runs here
 /// without being listed).
 macro_rules! conformance_by_role {
@@ -31,6 +31,12 @@ macro_rules! conformance_by_role {
                 async fn on_sqlite() {
                     let role = stringify!($role);
                     conformance::exercise_role(role, finality_testkit::Backend::Sqlite).await;
+                }
+
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn on_mysql() {
+                    let role = stringify!($role);
+                    conformance::exercise_role(role, finality_testkit::Backend::Mysql).await;
                 }
 
                 /// The in-memory store that simulations run on keeps the

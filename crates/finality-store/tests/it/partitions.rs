@@ -15,7 +15,7 @@ use std::sync::Arc;
 fn pool(db: &testing::TestDb) -> PgPool {
     match &db.backend {
         Backend::Postgres(pg) => pg.pool().clone(),
-        Backend::Sqlite(_) => unreachable!("a PostgreSQL test"),
+        Backend::Sqlite(_) | Backend::Mysql(_) => unreachable!("a PostgreSQL test"),
     }
 }
 
