@@ -134,6 +134,11 @@ async fn held_jobs_fire_at_their_time_sqlite() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_jobs_fire_at_their_time_mysql() {
+    fires_at_its_time_never_before(testing::mysql(4).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_runs_held_jobs_postgres() {
     shutdown_runs_the_held_jobs(testing::postgres(4).await).await;
 }
@@ -141,4 +146,9 @@ async fn shutdown_runs_held_jobs_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_runs_held_jobs_sqlite() {
     shutdown_runs_the_held_jobs(testing::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_runs_held_jobs_mysql() {
+    shutdown_runs_the_held_jobs(testing::mysql(4).await).await;
 }

@@ -9,7 +9,17 @@ use finality_testkit::testing;
 /// PostgreSQL: every job runs exactly once, never two at a time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_workers_run_5000_due_jobs_exactly_once_on_postgres() {
-    let db = testing::postgres(8).await;
+    eight_workers_run_5000_due_jobs_exactly_once(testing::postgres(8).await).await;
+}
+
+/// The same on MariaDB, whose claims lock with `FOR UPDATE SKIP LOCKED`
+/// and lease in a second statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_workers_run_5000_due_jobs_exactly_once_on_mysql() {
+    eight_workers_run_5000_due_jobs_exactly_once(testing::mysql(8).await).await;
+}
+
+async fn eight_workers_run_5000_due_jobs_exactly_once(db: testing::TestDb) {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let mut cfg = SimConfig::deterministic(Duration::ZERO);
     cfg.latency = Duration::from_millis(2);

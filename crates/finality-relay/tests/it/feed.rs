@@ -119,6 +119,14 @@ async fn sqlite_feed_never_skips_under_concurrent_writers() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn mysql_feed_never_skips_under_concurrent_writers() {
+    let db = testing::mysql(16).await;
+    for r in 0..10 {
+        round(db.store.clone(), r).await;
+    }
+}
+
 /// Why positions are needed: ids are handed out before commit, so on
 /// PostgreSQL a later id can commit first. Shown directly.
 #[tokio::test]

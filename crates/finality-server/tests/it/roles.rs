@@ -220,3 +220,8 @@ async fn roles_and_audit_postgres() {
 async fn roles_and_audit_sqlite() {
     roles_and_audit(Backend::Sqlite).await;
 }
+
+#[tokio::test]
+async fn roles_and_audit_mysql() {
+    roles_and_audit(Backend::Mysql).await;
+}

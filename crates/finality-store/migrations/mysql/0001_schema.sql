@@ -147,13 +147,16 @@ CREATE TABLE outbox (
     PRIMARY KEY (id),
     CONSTRAINT outbox_event_id_key UNIQUE (event_id),
     INDEX outbox_payment (payment_id, id),
-    -- PostgreSQL: partial, WHERE feed_seq IS NOT NULL. NULLs never conflict
-    -- in a MariaDB unique index: the plain unique index is the same constraint.
-    UNIQUE INDEX outbox_feed_seq (feed_seq),
-    -- PostgreSQL: (id) WHERE feed_seq IS NULL. A plain index on (id) would
-    -- repeat the primary key and find nothing; (feed_seq, id) reaches the
-    -- unsequenced rows (feed_seq IS NULL is a key value here) in id order.
-    INDEX outbox_unsequenced (feed_seq, id)
+    -- PostgreSQL: a partial unique index. Here not unique: InnoDB checks a
+    -- unique index by locking its neighbours, so the sequencer numbering
+    -- committed rows (holding feed_state) would wait on the NULL entries of
+    -- rows other transactions are inserting, while those wait for
+    -- feed_state to number their own: a deadlock. Positions are unique
+    -- because one sequencer at a time holds feed_state's row lock.
+    -- (feed_seq, id) also reaches the unsequenced rows (feed_seq IS NULL is
+    -- a key value here) in id order, which PostgreSQL's partial
+    -- outbox_unsequenced (id) WHERE feed_seq IS NULL does.
+    INDEX outbox_feed_seq (feed_seq, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin ROW_FORMAT=DYNAMIC;
 
 -- (PostgreSQL's finality_register_payment function is the procedure of
@@ -313,7 +316,7 @@ CREATE TABLE reconciliation_runs (
     id          BIGINT       NOT NULL AUTO_INCREMENT,
     provider    VARCHAR(64)  NOT NULL,
     file_name   TEXT         NOT NULL,
-    sha256      VARCHAR(64)  NOT NULL,
+    sha256      VARCHAR(255) NOT NULL, -- the hash, and the period when checked against one
     started_at  BIGINT       NOT NULL,
     finished_at BIGINT,
     `lines`     BIGINT       NOT NULL DEFAULT 0,

@@ -24,6 +24,10 @@ pub struct Dialect {
     /// numbered (PostgreSQL's `finality_sequence_feed_rows`); without it
     /// the round is run statement by statement.
     pub sequence_feed: Option<&'static str>,
+    /// Without `sequence_feed`: give the next positions (from `$1` + 1)
+    /// to at most `$2` unsequenced outbox rows, in id order, reading them
+    /// without waiting on rows other transactions are still writing.
+    pub number_outbox: &'static str,
     /// Whether a statement can hold several writes as `WITH` parts
     /// (PostgreSQL; one round trip instead of several).
     pub writable_cte: bool,
@@ -40,6 +44,13 @@ pub struct Dialect {
     /// UPDATE SKIP LOCKED`; nothing on SQLite).
     pub skip_locked: &'static str,
 }
+
+/// The sequencer's numbering as one statement (SQLite's, and PostgreSQL's
+/// without its function): the unsequenced rows joined, ranked by id.
+pub const NUMBER_OUTBOX: &str = "UPDATE outbox SET feed_seq = $1 + t.rn \
+     FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox \
+           WHERE feed_seq IS NULL ORDER BY id LIMIT $2) AS t \
+     WHERE outbox.id = t.id";
 
 /// `$from, $from+1, …` for `n` values: an `IN (…)` list for the portable
 /// statements that take a batch (PostgreSQL's own use arrays instead).

@@ -37,7 +37,7 @@ mod stmt;
 mod writer;
 
 pub(crate) use conn::{corrupt, impl_conn, parse, Conn, Fields};
-pub(crate) use dialect::{placeholders, Dialect};
+pub(crate) use dialect::{placeholders, Dialect, NUMBER_OUTBOX};
 pub(crate) use inbox_rows::{InboxRows, NumberedWrite};
 pub(crate) use stmt::{bind, stmt, Arg, Stmt};
 pub(crate) use writer::{Leased, Writer, Writes};

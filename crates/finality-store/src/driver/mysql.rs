@@ -65,6 +65,15 @@ const INBOX_CLAIM: &str = "SELECT id FROM webhook_inbox \
         occurred_at, received_at, state, reason, attempts, source, reported_amount, \
         reported_currency FROM webhook_inbox WHERE id IN ({keys})";
 
+/// The sequencer's numbering in two steps. The unsequenced rows are read
+/// by a plain (consistent) read, which sees committed rows and waits on
+/// none; then numbered by key, ranked in id order (`{rank}`). A join or a
+/// subquery inside the `UPDATE` would read `outbox` with locks, waiting on
+/// rows other transactions are still inserting while holding
+/// `feed_state`, which those transactions then wait for: a deadlock.
+const NUMBER_OUTBOX: &str = "SELECT id FROM outbox WHERE feed_seq IS NULL ORDER BY id LIMIT $2 ;; \
+    UPDATE outbox SET feed_seq = $1 + CASE id {rank} END WHERE id IN ({keys})";
+
 /// Row locks with `FOR UPDATE`, claims in steps, no NOTIFY.
 static DIALECT: Dialect = Dialect {
     lock_payment: "SELECT status, kind FROM payments WHERE id = $1 FOR UPDATE",
@@ -84,6 +93,7 @@ static DIALECT: Dialect = Dialect {
     time_partitions: false,
     writable_cte: false,
     sequence_feed: None,
+    number_outbox: NUMBER_OUTBOX,
 };
 
 /// How long one statement may wait for a row lock before failing
@@ -306,9 +316,15 @@ async fn steps_in(
         .map(|i| format!("${}", s.args.len() + i + 1))
         .collect::<Vec<_>>()
         .join(", ");
+    // `{rank}`: each key's place (1, 2, …) in the first step's order.
+    let rank = (0..keys.len())
+        .map(|i| format!("WHEN ${} THEN {}", s.args.len() + i + 1, i + 1))
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut rows = Vec::new();
     for (i, step) in steps.then.iter().enumerate() {
-        let t = mysql_sql::translate(&step.replace("{keys}", &marks));
+        let step = step.replace("{keys}", &marks).replace("{rank}", &rank);
+        let t = mysql_sql::translate(&step);
         let q = bound(&t, &s.args, &keys);
         if i + 1 == steps.then.len() {
             rows = q.fetch_all(&mut *conn).await.op(s.op)?;

@@ -259,9 +259,38 @@ fn on_conflict(sql: &str, at: usize) -> String {
     if let Some(du) = rest.find("DO UPDATE SET") {
         let end = at + du + "DO UPDATE SET".len();
         let set = excluded_to_values(&sql[end..]);
+        let set = match find_top(&set, " WHERE ", 0) {
+            Some(w) => guarded(&set[..w], set[w + " WHERE ".len()..].trim()),
+            None => set,
+        };
         return format!("{} ON DUPLICATE KEY UPDATE{set}", &sql[..at]);
     }
     sql.to_string()
+}
+
+/// `a = x, b = y` guarded by `cond` (an `ON CONFLICT … DO UPDATE … WHERE`,
+/// which MySQL lacks) → `a = IF(cond, x, a), b = IF(cond, y, b)`. MySQL
+/// assigns left to right, each seeing the ones before: `cond` must not read
+/// a column assigned before the last (the one statement that has a guard
+/// reads only the column it assigns last).
+fn guarded(set: &str, cond: &str) -> String {
+    let mut parts = Vec::new();
+    let mut rest = set;
+    loop {
+        let (part, more) = match find_top(rest, ",", 0) {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        if let Some((col, expr)) = part.split_once('=') {
+            let col = col.trim();
+            parts.push(format!("{col} = IF({cond}, {}, {col})", expr.trim()));
+        }
+        match more {
+            Some(m) => rest = m,
+            None => break,
+        }
+    }
+    format!(" {}", parts.join(", "))
 }
 
 /// `excluded.c` → `VALUES(c)`.
@@ -313,6 +342,19 @@ mod tests {
         assert_eq!(
             t.sql,
             "INSERT INTO nodes (w, h) VALUES (?, ?) ON DUPLICATE KEY UPDATE h = VALUES(h)"
+        );
+    }
+
+    #[test]
+    fn a_guarded_update_assigns_only_when_its_guard_holds() {
+        let t = translate(
+            "INSERT INTO w (id, b) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET \
+             b = excluded.b, d = NULL WHERE w.d IS NOT NULL",
+        );
+        assert_eq!(
+            t.sql,
+            "INSERT INTO w (id, b) VALUES (?, ?) ON DUPLICATE KEY UPDATE \
+             b = IF(w.d IS NOT NULL, VALUES(b), b), d = IF(w.d IS NOT NULL, NULL, d)"
         );
     }
 

@@ -279,6 +279,7 @@ static DIALECT: Dialect = Dialect {
         "SELECT feed_seq AS id, event_id, payment_id, type, status, previous_status, source, \
          occurred_at, provider, created_at FROM finality_sequence_feed_rows($1, $2)",
     ),
+    number_outbox: super::NUMBER_OUTBOX,
 };
 
 #[async_trait::async_trait]

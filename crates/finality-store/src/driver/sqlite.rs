@@ -141,6 +141,7 @@ static DIALECT: Dialect = Dialect {
     time_partitions: false,
     writable_cte: false,
     sequence_feed: None,
+    number_outbox: super::NUMBER_OUTBOX,
 };
 
 #[async_trait::async_trait]

@@ -92,15 +92,9 @@ pub(crate) async fn number_in<C: Conn>(conn: &mut C, limit: u32, origin: &str) -
     };
     let n = conn
         .run(
-            stmt(
-                "UPDATE outbox SET feed_seq = $1 + t.rn \
-                 FROM (SELECT id, row_number() OVER (ORDER BY id) AS rn FROM outbox \
-                       WHERE feed_seq IS NULL ORDER BY id LIMIT $2) AS t \
-                 WHERE outbox.id = t.id",
-                "assigning feed positions",
-            )
-            .int(last)
-            .int(i64::from(limit)),
+            stmt(C::SQL.number_outbox, "assigning feed positions")
+                .int(last)
+                .int(i64::from(limit)),
         )
         .await?;
     let n = i64::try_from(n).unwrap_or(i64::MAX);

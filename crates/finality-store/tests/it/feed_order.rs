@@ -259,3 +259,8 @@ async fn other_nodes_hear_the_inbox_positions() {
     .await
     .expect("the other node heard the announcement");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readers_never_skip_a_position_on_mysql() {
+    readers_never_skip_a_position(Backend::Mysql).await;
+}

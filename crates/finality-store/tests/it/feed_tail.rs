@@ -105,3 +105,8 @@ async fn two_nodes_read_what_postgres_holds() {
 async fn two_nodes_read_what_sqlite_holds() {
     two_nodes_read_what_the_database_holds(Backend::Sqlite).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_read_what_mysql_holds() {
+    two_nodes_read_what_the_database_holds(Backend::Mysql).await;
+}
