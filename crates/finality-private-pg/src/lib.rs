@@ -5,8 +5,11 @@
 //!
 //! Written by hand: no crate runs a throwaway PostgreSQL from the system's
 //! own binaries (embedded-postgres crates download their own builds, which
-//! this machine cannot).
+//! this machine cannot). [`PrivateMaria`] is the same for MariaDB.
 #![forbid(unsafe_code)]
+
+mod maria;
+pub use maria::PrivateMaria;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -24,6 +24,7 @@ mod e2e;
 mod fairness;
 mod ingest;
 mod lifecycle;
+mod mysql;
 pub mod node;
 mod publish;
 mod reconcile;
@@ -47,6 +48,7 @@ const SECTIONS: &[&str] = &[
     "fairness",
     "reconcile",
     "lifecycle",
+    "mysql",
 ];
 
 #[derive(clap::Args)]
@@ -57,6 +59,10 @@ pub struct BenchArgs {
     /// PostgreSQL server to measure (scratch schemas are made and dropped).
     #[arg(long, default_value = "postgres://postgres@127.0.0.1:5432/postgres")]
     database_url: String,
+    /// MariaDB or MySQL server for the `mysql` section (run only when
+    /// named in `--only`; scratch databases are made and dropped).
+    #[arg(long, default_value = "mysql://root@127.0.0.1:3306")]
+    mysql_url: String,
     /// Runs per figure (median, min and max are reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
@@ -602,6 +608,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     if want("fairness") {
         let v = fairness::section(url, runs, args.smoke, args.fairness_backlog).await?;
         out.insert("fairness".into(), v);
+    }
+
+    // On a second server: run only when asked for by name.
+    if args.only.iter().any(|o| o == "mysql") {
+        out.insert(
+            "mysql".into(),
+            mysql::section(&args.mysql_url, runs, args.smoke).await?,
+        );
     }
 
     if let Some(path) = &args.json {

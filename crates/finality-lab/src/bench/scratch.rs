@@ -1,5 +1,6 @@
-//! Throw-away databases for the benchmark: a fresh PostgreSQL schema or a
-//! fresh SQLite file per measurement, and bulk seeding in plain SQL.
+//! Throw-away databases for the benchmark: a fresh PostgreSQL schema, a
+//! fresh MariaDB database or a fresh SQLite file per measurement, and bulk
+//! seeding in plain SQL.
 
 use anyhow::Context;
 use finality_store::Store;
@@ -8,8 +9,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub enum Where {
-    Postgres { url: String, schema: String },
-    Sqlite { path: PathBuf },
+    Postgres {
+        url: String,
+        schema: String,
+    },
+    Sqlite {
+        path: PathBuf,
+    },
+    /// `url` is the server's (no database); `db` the scratch database.
+    Mysql {
+        url: String,
+        db: String,
+    },
 }
 
 /// A store in a fresh schema or file; `drop_it` removes it.
@@ -19,7 +30,25 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// `kind` is `postgres`, `sqlite` or `mysql`; `url` the server's
+    /// (PostgreSQL's or, for `mysql`, MariaDB's).
     pub async fn new(kind: &str, url: &str, tag: &str, pool: u32) -> anyhow::Result<Self> {
+        if kind == "mysql" {
+            let db = format!("finality_bench_{tag}");
+            let url = url.trim_end_matches('/').to_string();
+            let mut conn = my_conn(&url).await?;
+            sqlx::raw_sql(&format!(
+                "DROP DATABASE IF EXISTS {db}; \
+                 CREATE DATABASE {db} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"
+            ))
+            .execute(&mut *conn)
+            .await?;
+            let store = finality_store::open(&format!("{url}/{db}"), pool).await?;
+            return Ok(Scratch {
+                store,
+                at: Where::Mysql { url, db },
+            });
+        }
         if kind == "sqlite" {
             let path = std::env::temp_dir().join(format!("finality-bench-{tag}.db"));
             remove_sqlite(&path);
@@ -57,7 +86,7 @@ impl Scratch {
     pub fn schema(&self) -> Option<&str> {
         match &self.at {
             Where::Postgres { schema, .. } => Some(schema),
-            Where::Sqlite { .. } => None,
+            Where::Sqlite { .. } | Where::Mysql { .. } => None,
         }
     }
 
@@ -83,6 +112,11 @@ impl Scratch {
                     .execute(&mut lite_conn(path).await?)
                     .await?;
             }
+            Where::Mysql { url, db } => {
+                sqlx::raw_sql(sql)
+                    .execute(&mut *my_conn(&format!("{url}/{db}")).await?)
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -98,6 +132,11 @@ impl Scratch {
             Where::Sqlite { path } => {
                 sqlx::query_scalar(sql)
                     .fetch_one(&mut lite_conn(path).await?)
+                    .await?
+            }
+            Where::Mysql { url, db } => {
+                sqlx::query_scalar(sql)
+                    .fetch_one(&mut *my_conn(&format!("{url}/{db}")).await?)
                     .await?
             }
         })
@@ -116,6 +155,7 @@ impl Scratch {
                     .fetch_all(&mut lite_conn(path).await?)
                     .await?
             }
+            Where::Mysql { .. } => anyhow::bail!("rows_i64 is not measured on MariaDB"),
         })
     }
 
@@ -131,7 +171,7 @@ impl Scratch {
     ) -> anyhow::Result<()> {
         let gen = match self.at {
             Where::Postgres { .. } => format!("SELECT x FROM generate_series(1, {n}) AS g(x)"),
-            Where::Sqlite { .. } => format!(
+            Where::Sqlite { .. } | Where::Mysql { .. } => format!(
                 "WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < {n}) \
                  SELECT x FROM g"
             ),
@@ -158,6 +198,11 @@ impl Scratch {
                     .await?;
             }
             Where::Sqlite { path } => remove_sqlite(&path),
+            Where::Mysql { url, db } => {
+                sqlx::raw_sql(&format!("DROP DATABASE {db}"))
+                    .execute(&mut *my_conn(&url).await?)
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -180,6 +225,16 @@ async fn pg_conn(url: &str, schema: &str) -> anyhow::Result<sqlx::PgConnection> 
 /// A connection of its own to the scratch file.
 async fn lite_conn(path: &std::path::Path) -> anyhow::Result<sqlx::SqliteConnection> {
     Ok(sqlx::SqliteConnection::connect(&format!("sqlite://{}", path.display())).await?)
+}
+
+/// A connection of its own to MariaDB at `url`, with the store's session
+/// settings (`||` concatenates, ANSI quotes).
+pub async fn my_conn(url: &str) -> anyhow::Result<sqlx::pool::PoolConnection<sqlx::MySql>> {
+    let pool = finality_store::mysql::pool_options(1)
+        .connect(url)
+        .await
+        .with_context(|| format!("cannot connect to MariaDB at {url}"))?;
+    Ok(pool.acquire().await?)
 }
 
 pub fn pg_options(url: &str) -> anyhow::Result<sqlx::postgres::PgConnectOptions> {

@@ -5,11 +5,11 @@
 //! no event id twice; no overlapping provider calls beyond the paused
 //! node's allowance; every acknowledged webhook stored.
 
+use super::db::Pool;
 use super::Faults;
 use anyhow::Context;
 use finality_core::{transition, Kind, Status, Timestamp};
 use finality_sim::Simulator;
-use sqlx::{PgPool, Row};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -17,11 +17,11 @@ const OPEN: &str = "SELECT count(*) FROM payments \
     WHERE status NOT IN ('succeeded', 'failed', 'cancelled', 'reversed', 'needs_review')";
 
 /// Wait until no payment is open (or `timeout`); how long it took.
-pub async fn wait_settled(pool: &PgPool, timeout: Duration) -> anyhow::Result<Duration> {
+pub async fn wait_settled(pool: &Pool, timeout: Duration) -> anyhow::Result<Duration> {
     let start = Instant::now();
     loop {
         // The database may still be coming back from the last fault.
-        if let Ok(open) = sqlx::query_scalar::<_, i64>(OPEN).fetch_one(pool).await {
+        if let Ok(Some(open)) = pool.number(OPEN).await {
             if open == 0 {
                 return Ok(start.elapsed());
             }
@@ -213,7 +213,7 @@ fn truth(word: &str) -> Option<Status> {
 }
 
 pub async fn check(
-    pool: &PgPool,
+    pool: &Pool,
     sim: &Simulator,
     registered: &[(String, String)],
     faults: &Faults,
@@ -225,16 +225,16 @@ pub async fn check(
         settled_in,
         ..Report::default()
     };
-    let rows = sqlx::query("SELECT id, provider_ref, status, kind FROM payments")
-        .fetch_all(pool)
+    let rows = pool
+        .rows("SELECT id, provider_ref, status, kind FROM payments")
         .await
         .context("reading payments")?;
     let mut stored: HashMap<String, (String, Status, Kind)> = HashMap::new();
     for row in rows {
-        let id: String = row.try_get("id")?;
-        let status: Status = row.try_get::<String, _>("status")?.parse()?;
-        let kind: Kind = row.try_get::<String, _>("kind")?.parse()?;
-        stored.insert(id, (row.try_get("provider_ref")?, status, kind));
+        let col = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+        let status: Status = col(2).parse()?;
+        let kind: Kind = col(3).parse()?;
+        stored.insert(col(0), (col(1), status, kind));
     }
     let now = sim.now();
     for (id, provider_ref) in registered {
@@ -257,18 +257,19 @@ pub async fn check(
         }
     }
 
-    let history = sqlx::query(
-        "SELECT payment_id, from_status, to_status FROM status_history ORDER BY payment_id, id",
-    )
-    .fetch_all(pool)
-    .await
-    .context("reading the history")?;
+    let history = pool
+        .rows(
+            "SELECT payment_id, from_status, to_status FROM status_history \
+             ORDER BY payment_id, id",
+        )
+        .await
+        .context("reading the history")?;
     let mut entered: HashSet<(String, String)> = HashSet::new();
     let mut per_payment: HashMap<String, i64> = HashMap::new();
     for row in &history {
-        let id: String = row.try_get("payment_id")?;
-        let from: Option<String> = row.try_get("from_status")?;
-        let to: String = row.try_get("to_status")?;
+        let id = row.first().cloned().flatten().unwrap_or_default();
+        let from: Option<String> = row.get(1).cloned().flatten();
+        let to = row.get(2).cloned().flatten().unwrap_or_default();
         *per_payment.entry(id.clone()).or_default() += 1;
         if !entered.insert((id.clone(), to.clone())) {
             r.regressed += 1;
@@ -285,24 +286,27 @@ pub async fn check(
             r.disallowed += 1;
         }
     }
-    let events = sqlx::query("SELECT payment_id, count(*) AS n FROM outbox GROUP BY payment_id")
-        .fetch_all(pool)
+    let events = pool
+        .rows("SELECT payment_id, count(*) AS n FROM outbox GROUP BY payment_id")
         .await
         .context("reading the feed")?;
     let mut events_per: HashMap<String, i64> = HashMap::new();
     for row in events {
-        events_per.insert(row.try_get("payment_id")?, row.try_get("n")?);
+        let n = row.get(1).cloned().flatten().unwrap_or_default().parse()?;
+        events_per.insert(row.first().cloned().flatten().unwrap_or_default(), n);
     }
     for (id, n) in &per_payment {
         if events_per.get(id).copied().unwrap_or(0) != *n {
             r.events_missing += 1;
         }
     }
-    r.event_ids_twice = sqlx::query_scalar::<_, i64>(
-        "SELECT count(*) FROM (SELECT event_id FROM outbox GROUP BY event_id HAVING count(*) > 1) d",
-    )
-    .fetch_one(pool)
-    .await? as usize;
+    r.event_ids_twice = pool
+        .number(
+            "SELECT count(*) FROM (SELECT event_id FROM outbox GROUP BY event_id \
+             HAVING count(*) > 1) d",
+        )
+        .await?
+        .unwrap_or(0) as usize;
 
     // The next call for each poll the victim held, as the provider saw it
     // arrive (a call whose caller was killed in turn before recording it
@@ -333,12 +337,12 @@ pub async fn check(
     r.overlapping_calls = sim.stats().overlapping_calls;
     let acked = sim.acknowledged();
     r.webhooks_acknowledged = acked.len();
-    let stored_events: HashSet<String> =
-        sqlx::query_scalar::<_, String>("SELECT event_id FROM webhook_inbox")
-            .fetch_all(pool)
-            .await?
-            .into_iter()
-            .collect();
+    let stored_events: HashSet<String> = pool
+        .rows("SELECT event_id FROM webhook_inbox")
+        .await?
+        .into_iter()
+        .filter_map(|r| r.into_iter().next().flatten())
+        .collect();
     r.webhooks_not_stored = acked.iter().filter(|e| !stored_events.contains(*e)).count();
     Ok(r)
 }

@@ -1,8 +1,8 @@
 //! `finality chaos`: several real `finality serve` processes on one private
-//! PostgreSQL, the simulator as provider (webhooks lost, delayed,
+//! PostgreSQL (or MariaDB, `--database mariadb`), the simulator as provider (webhooks lost, delayed,
 //! duplicated, reordered; 429s, 5xx and timeouts), payments registered
 //! through random nodes while nodes are killed and restarted, one is paused
-//! past its lease, and PostgreSQL is restarted in immediate mode and
+//! past its lease, and the database is restarted as after a crash and
 //! stopped for a while. Then the faults stop, everything settles, and every
 //! payment is checked (`check`). One table; a non-zero exit on any
 //! violation.
@@ -10,13 +10,15 @@
 //! # Layout
 //! - `nodes`: the `finality serve` child processes.
 //! - `check`: the invariants, over the database and the provider's truth.
+//! - `db`: the private PostgreSQL or MariaDB and the checker's reads.
 
 mod check;
+mod db;
 mod nodes;
 
 use anyhow::{anyhow, Context};
+use db::{lit, Database, Pool, Server};
 use finality_core::{Clock, SystemClock};
-use finality_private_pg::PrivatePg;
 use finality_sim::webhooks::WebhookTarget;
 use finality_sim::{SimConfig, Simulator};
 use nodes::Nodes;
@@ -51,6 +53,10 @@ pub struct ChaosArgs {
     /// breakers) adds.
     #[arg(long)]
     no_provider_faults: bool,
+    /// The database the nodes share: a private server of the run's own,
+    /// killed and stopped during the fault phase.
+    #[arg(long, value_enum, default_value = "postgres")]
+    database: Database,
 }
 
 /// What the fault phase did.
@@ -63,7 +69,7 @@ pub struct Faults {
     pub db_stops: u32,
     /// Per kill: when (ms) and the polls the victim held then.
     pub killed_leases: Vec<(i64, Vec<String>)>,
-    /// When (ms) PostgreSQL was unreachable: restarts and stops.
+    /// When (ms) the database was unreachable: restarts and stops.
     pub db_down: Vec<(i64, i64)>,
     /// Per kill that held polls: seconds until no poll was leased to the
     /// victim any more (its death noticed, its leases released), and how
@@ -99,10 +105,11 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
             ""
         }
     );
+    let which = args.database;
     let pg = Arc::new(
-        tokio::task::spawn_blocking(PrivatePg::start)
+        tokio::task::spawn_blocking(move || Server::start(which))
             .await
-            .context("starting a private PostgreSQL")?,
+            .context("starting a private database server")?,
     );
     let url = pg.url();
     finality_store::open(&url, 4)
@@ -164,22 +171,16 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
         tokio::spawn(async move { register_all(&sim, &bases, n, dur, seed).await })
     };
 
-    let watch = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(4)
-        .connect(&url)
-        .await
-        .ok();
+    let watch = Pool::connect(&url, 4).await.ok();
     let faults = inject(&mut nodes, &pg, watch.as_ref(), &args).await?;
     let last_fault = Instant::now();
     let registered = registrar.await.context("the registrar stopped")??;
     println!(
-        "faults over: {} kills, {} restarts, {} pauses, PostgreSQL restarted {} and stopped {} times; {} payments registered",
-        faults.kills, faults.restarts, faults.pauses, faults.db_restarts, faults.db_stops, registered.len()
+        "faults over: {} kills, {} restarts, {} pauses, {} restarted {} and stopped {} times; {} payments registered",
+        faults.kills, faults.restarts, faults.pauses, pg.name(), faults.db_restarts, faults.db_stops, registered.len()
     );
 
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(2)
-        .connect(&url)
+    let pool = Pool::connect(&url, 2)
         .await
         .context("connecting to check")?;
     check::wait_settled(&pool, args.settle_timeout).await?;
@@ -254,12 +255,12 @@ async fn register_all(
 }
 
 /// The fault phase: a kill every `kill_every`; at a third of the way
-/// PostgreSQL restarted in immediate mode; halfway a node paused past its
-/// lease; at two thirds PostgreSQL stopped for 5 s.
+/// the database killed and restarted; halfway a node paused past its
+/// lease; at two thirds the database stopped for 5 s.
 async fn inject(
     nodes: &mut Nodes,
-    pg: &Arc<PrivatePg>,
-    pool: Option<&sqlx::PgPool>,
+    pg: &Arc<Server>,
+    pool: Option<&Pool>,
     args: &ChaosArgs,
 ) -> anyhow::Result<Faults> {
     let mut f = Faults::default();
@@ -292,7 +293,7 @@ async fn inject(
             stopped_db = true;
             let down = now_ms();
             let p = pg.clone();
-            tokio::task::spawn_blocking(move || p.stop(false)).await?;
+            tokio::task::spawn_blocking(move || p.stop()).await?;
             tokio::time::sleep(Duration::from_secs(5)).await;
             let p = pg.clone();
             tokio::task::spawn_blocking(move || p.start_again()).await?;
@@ -304,13 +305,16 @@ async fn inject(
         // What the victim holds as it dies: how long until each of these
         // is polled again is the figure of a node's death.
         let held = match pool {
-            Some(pool) => sqlx::query_scalar::<_, String>(
-                "SELECT payment_id FROM poll_jobs WHERE locked_by = $1",
-            )
-            .bind(nodes.worker(i))
-            .fetch_all(pool)
-            .await
-            .unwrap_or_default(),
+            Some(pool) => pool
+                .rows(&format!(
+                    "SELECT payment_id FROM poll_jobs WHERE locked_by = {}",
+                    lit(&nodes.worker(i))
+                ))
+                .await
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|r| r.into_iter().next().flatten())
+                .collect(),
             None => Vec::new(),
         };
         let victim = nodes.worker(i);
@@ -343,7 +347,7 @@ async fn inject(
     if !stopped_db {
         let down = now_ms();
         let p = pg.clone();
-        tokio::task::spawn_blocking(move || p.stop(false)).await?;
+        tokio::task::spawn_blocking(move || p.stop()).await?;
         tokio::time::sleep(Duration::from_secs(5)).await;
         let p = pg.clone();
         tokio::task::spawn_blocking(move || p.start_again()).await?;
@@ -361,26 +365,26 @@ async fn inject(
 /// Seconds from now until nothing is leased to `victim` (checked every
 /// 100 ms, the database's outages waited out; `None` after two minutes),
 /// and the queue's lag at that moment.
-async fn watch_release(pool: sqlx::PgPool, victim: String) -> Option<(f64, f64)> {
+async fn watch_release(pool: Pool, victim: String) -> Option<(f64, f64)> {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(120) {
-        let held: Result<i64, _> =
-            sqlx::query_scalar("SELECT count(*) FROM poll_jobs WHERE locked_by = $1")
-                .bind(&victim)
-                .fetch_one(&pool)
-                .await;
-        if let Ok(0) = held {
+        let held = pool
+            .number(&format!(
+                "SELECT count(*) FROM poll_jobs WHERE locked_by = {}",
+                lit(&victim)
+            ))
+            .await;
+        if let Ok(Some(0)) = held {
             let released = start.elapsed().as_secs_f64();
             let now = now_ms();
-            let oldest: Option<i64> = sqlx::query_scalar(
-                "SELECT min(next_poll_at) FROM poll_jobs \
-                 WHERE locked_by IS NULL AND next_poll_at <= $1",
-            )
-            .bind(now)
-            .fetch_one(&pool)
-            .await
-            .ok()
-            .flatten();
+            let oldest: Option<i64> = pool
+                .number(&format!(
+                    "SELECT min(next_poll_at) FROM poll_jobs \
+                     WHERE locked_by IS NULL AND next_poll_at <= {now}"
+                ))
+                .await
+                .ok()
+                .flatten();
             let lag = oldest.map_or(0.0, |t| (now - t) as f64 / 1000.0);
             return Some((released, lag));
         }
