@@ -76,6 +76,23 @@ impl StoreError {
                 if code == "25006" {
                     return Some("read-only");
                 }
+                // A deadlock or serialization failure (PostgreSQL 40001 and
+                // 40P01, InnoDB's 1213): nothing was written; a retry runs.
+                if code == "40001" || code == "40P01" {
+                    return Some("conflict with another transaction");
+                }
+                // MySQL/MariaDB by error number: lock wait timeout (1205),
+                // read-only server (1290, 1836), disk or table full (1021,
+                // 1114), too many connections (1040).
+                if let Some(my) = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
+                    match my.number() {
+                        1205 => return Some("busy"),
+                        1290 | 1836 => return Some("read-only"),
+                        1021 | 1114 => return Some("disk full"),
+                        1040 => return Some("out of resources"),
+                        _ => {}
+                    }
+                }
                 // SQLite: BUSY (5), LOCKED (6), READONLY (8), IOERR (10),
                 // FULL (13), CANTOPEN (14), with or without extended codes.
                 match code.parse::<i64>().map(|c| c & 0xff) {

@@ -24,9 +24,7 @@ async fn ceiling(url: &str, secs: u64) -> anyhow::Result<f64> {
     sqlx::raw_sql(&format!(
         "DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db}; \
          CREATE TABLE {db}.accounts (id INT PRIMARY KEY, v BIGINT NOT NULL) ENGINE=InnoDB; \
-         INSERT INTO {db}.accounts (id, v) \
-         WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < {ROWS}) \
-         SELECT x, 0 FROM g"
+         INSERT INTO {db}.accounts (id, v) SELECT seq, 0 FROM {db}.seq_1_to_{ROWS}"
     ))
     .execute(&mut *admin)
     .await?;

@@ -171,7 +171,9 @@ impl Scratch {
     ) -> anyhow::Result<()> {
         let gen = match self.at {
             Where::Postgres { .. } => format!("SELECT x FROM generate_series(1, {n}) AS g(x)"),
-            Where::Sqlite { .. } | Where::Mysql { .. } => format!(
+            // MariaDB's sequence tables (its recursion stops at 1,000 rows).
+            Where::Mysql { .. } => format!("SELECT seq AS x FROM seq_1_to_{n}"),
+            Where::Sqlite { .. } => format!(
                 "WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < {n}) \
                  SELECT x FROM g"
             ),

@@ -130,7 +130,7 @@ impl Report {
             ),
             ("node pauses past the lease (SIGSTOP)", f.pauses.to_string()),
             (
-                "PostgreSQL restarts (immediate) / stops",
+                "database restarts (killed) / stops",
                 format!("{} / {}", f.db_restarts, f.db_stops),
             ),
             ("lost (acknowledged, not stored)", self.lost.to_string()),

@@ -129,6 +129,17 @@ pub fn pool_options(max: u32) -> MySqlPoolOptions {
                     "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
                 )
                 .await?;
+                // The lanes are found by a recursive `WITH`, one step per
+                // lane: both servers stop one at 1,000 steps by default
+                // (MariaDB's variable, else MySQL's).
+                let deep = "SET SESSION max_recursive_iterations = 1000000000";
+                if sqlx::Executor::execute(&mut *conn, deep).await.is_err() {
+                    sqlx::Executor::execute(
+                        &mut *conn,
+                        "SET SESSION cte_max_recursion_depth = 1000000000",
+                    )
+                    .await?;
+                }
                 Ok(())
             })
         })

@@ -144,7 +144,33 @@ pub async fn claims_are_shared_fairly_between_accounts(db: Arc<dyn Store>) {
     );
 }
 
+/// The lanes are found one step per lane (a recursive query, which
+/// MariaDB and MySQL stop at 1,000 steps unless told otherwise, returning
+/// what they found so far): 1,100 accounts with one due poll each, beside
+/// an older backlog in the first account, each get a job of a round of
+/// 1,100, the last account too.
+pub async fn more_than_a_thousand_lanes_are_claimed(db: Arc<dyn Store>) {
+    let at = |ms: i64| Timestamp(T0.0 + ms);
+    for i in 0..150 {
+        let mut p = new_payment(&format!("pay_old{i:03}"));
+        p.account = Some("acct_0000".into());
+        db.register(&p, T0, at(i)).await.unwrap();
+    }
+    for i in 0..1100 {
+        let mut p = new_payment(&format!("pay_lane{i:04}"));
+        p.account = Some(format!("acct_{i:04}"));
+        db.register(&p, T0, at(1000)).await.unwrap();
+    }
+    let jobs = db.claim(&claim_req(at(2000), 1100, "w")).await.unwrap();
+    assert_eq!(jobs.len(), 1100);
+    let lanes: std::collections::HashSet<Option<String>> =
+        jobs.iter().map(|j| j.account.clone()).collect();
+    assert_eq!(lanes.len(), 1100, "one job from every lane");
+    assert!(jobs.iter().any(|j| j.payment_id == "pay_lane1099"));
+}
+
 pub const CASES: &[(&str, Case)] = cases![
     accounts_are_added_replaced_and_disabled,
     claims_are_shared_fairly_between_accounts,
+    more_than_a_thousand_lanes_are_claimed,
 ];
