@@ -178,7 +178,17 @@ pub(crate) async fn page(
 
 #[tokio::test]
 async fn sessions_form_tokens_and_roles() {
-    let app = spawn_console(Backend::Sqlite).await;
+    sessions_form_tokens_and_roles_on(Backend::Sqlite).await;
+}
+
+/// The console's pages and their queries on MariaDB.
+#[tokio::test]
+async fn sessions_form_tokens_and_roles_on_mysql() {
+    sessions_form_tokens_and_roles_on(Backend::Mysql).await;
+}
+
+async fn sessions_form_tokens_and_roles_on(backend: Backend) {
+    let app = spawn_console(backend).await;
     fill_queue(&app, &["cs_1"]).await;
     let http = no_redirects();
 

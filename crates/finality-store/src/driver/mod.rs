@@ -17,7 +17,8 @@
 //! - `arrays`: PostgreSQL array statements whose positional parameters are
 //!   built and bound from one list of named columns.
 //! - `pg_arrays`: PostgreSQL's batch statements, written with `arrays`.
-//! - `row_writer`: the batch a row at a time (SQLite, MySQL).
+//! - `row_writer`: the batch a row at a time (SQLite); `mysql_writer`: a
+//!   statement per table and batch (MySQL).
 //! - `postgres`, `sqlite`, `mysql`: the three backends; `mysql_sql`
 //!   rewrites the roles' statements in MySQL's words, `mysql_row` reads
 //!   its rows.
@@ -29,6 +30,7 @@ mod inbox_rows;
 pub(crate) mod mysql;
 mod mysql_row;
 mod mysql_sql;
+mod mysql_writer;
 mod pg_arrays;
 pub(crate) mod postgres;
 mod row_writer;

@@ -389,17 +389,16 @@ impl Conn for MySqlConnection {
 
 impl super::InboxRows for MySqlConnection {}
 
-// No arrays to send a column as: the batch is written a row at a time,
-// each a round trip inside the one transaction.
+// A statement per table and batch (`mysql_writer`).
 #[async_trait::async_trait]
 impl Writer for MySqlConnection {
     async fn insert_attempts(&mut self, attempts: &[&NewAttempt]) -> Result<()> {
-        super::row_writer::insert_attempts(self, attempts).await
+        super::mysql_writer::insert_attempts(self, attempts).await
     }
     async fn lock_leases(&mut self, ids: &[&str]) -> Result<Vec<Leased>> {
-        super::row_writer::lock_leases(self, ids).await
+        super::mysql_writer::lock_leases(self, ids).await
     }
     async fn write(&mut self, w: &Writes) -> Result<()> {
-        super::row_writer::write(self, w).await
+        super::mysql_writer::write(self, w).await
     }
 }

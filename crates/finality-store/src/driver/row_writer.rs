@@ -1,6 +1,5 @@
-//! The batch of writes a row at a time, for the backends without
-//! PostgreSQL's array statements: SQLite (in process, a statement per row
-//! costs no round trip) and MySQL (no arrays to send a column as).
+//! The batch of writes a row at a time, for SQLite: in process, a
+//! statement per row costs no round trip.
 
 use super::{stmt, Conn, Fields, Leased, Writes};
 use crate::error::Result;
