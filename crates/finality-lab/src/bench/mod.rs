@@ -67,7 +67,9 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 3)]
     runs: usize,
     /// Only these sections (comma-separated): ceiling, throughput,
-    /// processes, lateness, claim, memory, churn, ingest, e2e, reconcile.
+    /// processes, lateness, claim, memory, churn, ingest, e2e, publish,
+    /// fairness, reconcile, lifecycle (run when named or with `--smoke`),
+    /// mysql (run only when named, on `--mysql-url`).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Concurrent senders for the ingest section (a provider's burst

@@ -206,8 +206,6 @@ impl MySqlStore {
                         Ok(Some(h)) if seen.is_some_and(|s| h > s) => {
                             seen = Some(h);
                             wake.feed_grew_to(h);
-                            // New transitions: other nodes' work may wait.
-                            wake.bump();
                         }
                         Ok(Some(h)) => seen = Some(h),
                         Ok(None) => {}
@@ -383,7 +381,14 @@ impl Conn for MySqlConnection {
         bound(&t, &s.args, &[]).fetch_all(&mut *self).await.op(s.op)
     }
     async fn opt(&mut self, s: Stmt<'_>) -> Result<Option<MySqlRow>> {
-        Ok(self.all(s).await?.into_iter().next())
+        if mysql_sql::steps(s.sql).is_some() || mysql_sql::insert_returning(s.sql).is_some() {
+            return Ok(self.all(s).await?.into_iter().next());
+        }
+        let t = mysql_sql::translate(s.sql);
+        bound(&t, &s.args, &[])
+            .fetch_optional(&mut *self)
+            .await
+            .op(s.op)
     }
 }
 

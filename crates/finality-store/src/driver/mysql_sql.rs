@@ -48,16 +48,14 @@ pub struct Steps {
     pub then: Vec<String>,
 }
 
-/// The rows' key of a table that `UPDATE … RETURNING` is run on.
+/// The rows' key of each table the roles run `UPDATE … RETURNING` on (an
+/// unlisted table's statement is sent as written, and MySQL refuses it).
 fn key_of(table: &str) -> Option<&'static str> {
-    Some(match table {
-        "poll_jobs" => "payment_id",
-        "provider_cursors" => "provider",
-        "webhook_inbox" | "outbox" | "settlement_files" | "reconciliation_runs" => "id",
-        "payments" => "id",
-        "leases" => "name",
-        _ => return None,
-    })
+    match table {
+        "poll_jobs" => Some("payment_id"),
+        "provider_cursors" => Some("provider"),
+        _ => None,
+    }
 }
 
 /// Split a statement into [`Steps`] when it must run as several: written
