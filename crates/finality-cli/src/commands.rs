@@ -35,6 +35,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         );
     }
     let store = open(&config, None).await?;
+    let replica = match config.read_url() {
+        None => None,
+        Some(read_url) => Some(
+            finality_server::replica::Replica::connect(
+                &config.database_url(),
+                &read_url,
+                config.database.max_connections,
+                config.database.statement_timeout,
+                config.database.read_max_lag,
+            )
+            .context("[database] read_url")?,
+        ),
+    };
     let providers = config.build_providers()?;
     let listener = tokio::net::TcpListener::bind(&config.server.listen)
         .await
@@ -49,6 +62,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
+        replica,
     };
     let shutdown = CancellationToken::new();
     cancel_on_signal(shutdown.clone());

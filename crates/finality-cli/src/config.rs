@@ -109,6 +109,14 @@ pub struct DatabaseSection {
     /// limit); a `statement_timeout` in the URL's options wins.
     #[serde(with = "humantime_serde")]
     pub statement_timeout: std::time::Duration,
+    /// A PostgreSQL streaming replica of `url` for the API's and console's
+    /// reads (empty: none). A password is better passed in `read_url_env`.
+    pub read_url: String,
+    /// Name of an environment variable that, when set, overrides `read_url`.
+    pub read_url_env: String,
+    /// Past this lag (or while the replica is down) reads go to the primary.
+    #[serde(with = "humantime_serde")]
+    pub read_max_lag: std::time::Duration,
 }
 
 impl Default for DatabaseSection {
@@ -118,6 +126,9 @@ impl Default for DatabaseSection {
             url_env: "FINALITY_DATABASE_URL".into(),
             max_connections: 10,
             statement_timeout: finality_store::postgres::DEFAULT_STATEMENT_TIMEOUT,
+            read_url: String::new(),
+            read_url_env: "FINALITY_READ_URL".into(),
+            read_max_lag: finality_server::replica::DEFAULT_MAX_LAG,
         }
     }
 }
@@ -283,6 +294,14 @@ impl Config {
     /// The database URL, from `url_env` when that variable is set.
     pub fn database_url(&self) -> String {
         std::env::var(&self.database.url_env).unwrap_or_else(|_| self.database.url.clone())
+    }
+
+    /// The replica's URL, from `read_url_env` when that variable is set;
+    /// `None` without a replica.
+    pub fn read_url(&self) -> Option<String> {
+        let url = std::env::var(&self.database.read_url_env)
+            .unwrap_or_else(|_| self.database.read_url.clone());
+        (!url.trim().is_empty()).then_some(url)
     }
 
     /// Build every configured provider's adapter.

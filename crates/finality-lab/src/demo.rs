@@ -95,6 +95,7 @@ async fn serve_console(
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: None,
+        replica: None,
     };
     let listener = tokio::net::TcpListener::bind(&args.listen)
         .await
@@ -238,6 +239,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
+        replica: None,
     };
     let api = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let api_url = format!("http://{}/webhooks/sim", api.local_addr()?);

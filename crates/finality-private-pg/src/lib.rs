@@ -58,23 +58,7 @@ impl PrivatePg {
     /// Create and start a server. Panics with the tool's output if it
     /// cannot (a test without its database cannot say anything useful).
     pub fn start() -> PrivatePg {
-        let as_postgres = is_root();
-        let dir =
-            std::env::temp_dir().join(format!("finality-pg-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).expect("create the data directory");
-        if as_postgres {
-            let ok = Command::new("chown")
-                .args(["postgres:postgres", &dir.display().to_string()])
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "chown {} to postgres failed", dir.display());
-        }
-        let pg = PrivatePg {
-            dir,
-            bin: bin_dir(),
-            port: free_port(),
-            as_postgres,
-        };
+        let pg = PrivatePg::empty();
         let data = pg.data();
         pg.run(
             "initdb",
@@ -92,6 +76,58 @@ impl PrivatePg {
         );
         pg.start_again();
         pg
+    }
+
+    /// A directory of its own (owned by `postgres` when this process is
+    /// root) and a free port; nothing in it yet.
+    fn empty() -> PrivatePg {
+        let as_postgres = is_root();
+        let dir =
+            std::env::temp_dir().join(format!("finality-pg-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&dir).expect("create the data directory");
+        if as_postgres {
+            let ok = Command::new("chown")
+                .args(["postgres:postgres", &dir.display().to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "chown {} to postgres failed", dir.display());
+        }
+        PrivatePg {
+            dir,
+            bin: bin_dir(),
+            port: free_port(),
+            as_postgres,
+        }
+    }
+
+    /// A streaming replica of this server, as an operator makes one:
+    /// `pg_basebackup -R` of its data (which writes `standby.signal` and
+    /// `primary_conninfo`), started as a hot standby on a port of its own.
+    /// `initdb`'s default `pg_hba.conf` lets loopback replication in.
+    pub fn replica(&self) -> PrivatePg {
+        let r = PrivatePg::empty();
+        let (data, port) = (r.data(), self.port.to_string());
+        r.run(
+            "pg_basebackup",
+            &[
+                "-D",
+                &data,
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "postgres",
+            ],
+        );
+        r.start_again();
+        r
     }
 
     fn data(&self) -> String {

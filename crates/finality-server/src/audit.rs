@@ -4,9 +4,10 @@ use crate::auth::Caller;
 use crate::identity::Permission;
 use crate::openapi::{Cursor, ErrorBody};
 use crate::payments::parse_limit;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::Json;
 use finality_store::review::{AuditFilter, AuditRecord};
 use serde::{Deserialize, Serialize};
@@ -87,7 +88,7 @@ pub(crate) struct AuditPage {
         (status = 422, description = "A parameter is invalid", body = ErrorBody),
     ))]
 async fn list(
-    State(app): State<AppState>,
+    reads: Reads,
     caller: Caller,
     q: Result<Query<AuditParams>, QueryRejection>,
 ) -> Result<Json<AuditPage>, ApiError> {
@@ -102,7 +103,7 @@ async fn list(
             })
         })
         .transpose()?;
-    let records = app
+    let records = reads
         .store
         .audit_list(&AuditFilter {
             actor: q.actor,

@@ -6,9 +6,10 @@
 //! poll), or with no events when the wait is over.
 
 use crate::openapi::ErrorBody;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::Json;
 use finality_core::{Source, Status};
 use finality_relay::Event;
@@ -115,6 +116,14 @@ pub(crate) struct FeedPage {
 /// The longest a feed reader may wait for the next event in one request.
 pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// How soon a long-polling reader on a replica looks again while the
+/// primary has announced events the replica has not shown yet.
+pub const REPLICA_LOOK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// How soon it looks again without any announcement (one lost, or from a
+/// node whose NOTIFY did not reach this one).
+pub const REPLICA_IDLE_LOOK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Status changes in commit order, from a cursor, optionally waiting at the head.
 #[utoipa::path(get, path = "/events", operation_id = "read_feed", tag = "events", params(FeedParams),
     responses(
@@ -123,7 +132,7 @@ pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
         (status = 422, description = "A parameter is invalid", body = ErrorBody),
     ))]
 async fn feed(
-    State(app): State<AppState>,
+    reads: Reads,
     q: Result<Query<FeedParams>, QueryRejection>,
 ) -> Result<Json<FeedPage>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
@@ -149,20 +158,38 @@ async fn feed(
     };
     let deadline = tokio::time::Instant::now() + wait;
     // Subscribed before the first read, so growth between the read and
-    // the wait is not missed.
-    let mut grew = app.store.subscribe_feed();
+    // the wait is not missed. Announcements are the primary's, also when
+    // the events are read from a replica (which relays no NOTIFY).
+    let primary = reads.primary();
+    let mut grew = primary.subscribe_feed();
     // A reader already at the head this process knows waits without a
     // read: the feed growing past it wakes `grew`.
     let at_head =
-        wait > std::time::Duration::ZERO && app.store.feed_head().is_some_and(|head| after >= head);
+        wait > std::time::Duration::ZERO && primary.feed_head().is_some_and(|head| after >= head);
     let mut events = if at_head {
         Vec::new()
     } else {
-        app.store.feed_after(after, limit).await?
+        reads.store.feed_after(after, limit).await?
     };
     while events.is_empty() && tokio::time::Instant::now() < deadline {
-        match tokio::time::timeout_at(deadline, grew.changed()).await {
-            Ok(Ok(())) => events = app.store.feed_after(after, limit).await?,
+        // A replica may not have replayed what the primary announced: it
+        // is looked at again every REPLICA_LOOK while the primary's head
+        // is past the reader, and every REPLICA_IDLE_LOOK regardless.
+        let look = reads.on_replica().then(|| {
+            if primary.feed_head().is_some_and(|head| head > after) {
+                REPLICA_LOOK
+            } else {
+                REPLICA_IDLE_LOOK
+            }
+        });
+        let until = look.map_or(deadline, |l| {
+            (tokio::time::Instant::now() + l).min(deadline)
+        });
+        match tokio::time::timeout_at(until, grew.changed()).await {
+            Ok(Ok(())) => events = reads.store.feed_after(after, limit).await?,
+            Err(_) if look.is_some() && tokio::time::Instant::now() < deadline => {
+                events = reads.store.feed_after(after, limit).await?
+            }
             // The wait is over, or the store is gone: answer what there is.
             _ => break,
         }
@@ -170,10 +197,10 @@ async fn feed(
     // Skipped on a head this node knew: asked once before answering
     // nothing, in case an announcement from another node was lost.
     if events.is_empty() && at_head {
-        events = app.store.feed_after(after, limit).await?;
+        events = reads.store.feed_after(after, limit).await?;
     }
     let next = events.last().map_or(after, |e| e.seq);
-    let events = finality_relay::event::complete(&*app.store, events).await?;
+    let events = finality_relay::event::complete(&*reads.store, events).await?;
     Ok(Json(FeedPage {
         events: events.iter().map(EventOut::from).collect(),
         next_cursor: next.to_string(),

@@ -1,5 +1,6 @@
 //! Liveness and readiness.
 
+use crate::replica::Condition;
 use crate::AppState;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -13,8 +14,9 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/readyz", get(readyz))
 }
 
-/// Ready when the database answers. Paused providers, open circuit breakers
-/// and webhook outages make it `degraded` with the reason, but still 200: webhooks and
+/// Ready when the database answers. Paused providers, open circuit breakers,
+/// webhook outages and a replica that lags or is down (`replica`: reads go
+/// to the primary) make it `degraded` with the reason, but still 200: webhooks and
 /// the API keep working, and taking the node out of rotation would not bring
 /// the provider back.
 async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
@@ -47,20 +49,35 @@ async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
             (name, v)
         })
         .collect();
+    // A replica that lags or is down sends reads to the primary: degraded,
+    // still ready (the primary serves them).
+    let replica = app.replica.as_ref().map(|r| {
+        let c = r.condition();
+        let mut v = json!({"state": c.as_str(), "reads_from": if r.serving() { "replica" } else { "primary" }});
+        match &c {
+            Condition::Serving(lag) | Condition::Lagging(lag) => {
+                v["lag_seconds"] = json!(lag.as_secs_f64());
+            }
+            Condition::Down(why) => v["reason"] = json!(why),
+            Condition::Starting => {}
+        }
+        v
+    });
+    let replica_ok = app.replica.as_ref().is_none_or(|r| r.serving());
     match app.store.next_due_at().await {
         Ok(_) => {
-            let status = if pauses.is_empty() && breakers.is_empty() && outages.is_empty() {
-                "ready"
-            } else {
-                "degraded"
-            };
-            (
-                StatusCode::OK,
-                Json(
-                    json!({"status": status, "database": "ok", "paused_providers": pauses,
-                            "open_circuits": breakers, "webhook_outages": outages}),
-                ),
-            )
+            let status =
+                if pauses.is_empty() && breakers.is_empty() && outages.is_empty() && replica_ok {
+                    "ready"
+                } else {
+                    "degraded"
+                };
+            let mut body = json!({"status": status, "database": "ok", "paused_providers": pauses,
+                            "open_circuits": breakers, "webhook_outages": outages});
+            if let Some(r) = replica {
+                body["replica"] = r;
+            }
+            (StatusCode::OK, Json(body))
         }
         Err(e) => {
             tracing::error!(error = %e, "readiness check: database unreachable");

@@ -33,6 +33,7 @@ pub mod metrics;
 pub mod openapi;
 mod payments;
 mod reconciliations;
+pub mod replica;
 pub mod serve;
 mod stats;
 mod sweep;
@@ -67,6 +68,9 @@ pub struct AppState {
     /// What `/metrics` renders: the recorder the binary installed
     /// ([`metrics::install`]); `None` renders nothing.
     pub metrics: Option<metrics_exporter_prometheus::PrometheusHandle>,
+    /// A streaming replica for the read-only handlers
+    /// (`[database] read_url`); `None`: every read is the primary's.
+    pub replica: Option<Arc<replica::Replica>>,
 }
 
 /// Largest request body accepted (webhooks and API alike).
@@ -157,6 +161,10 @@ pub fn router(
         .merge(health::router())
         .merge(console::router())
         .route("/metrics", axum::routing::get(metrics::render))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            replica::route,
+        ))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             client_timeout,
@@ -379,6 +387,10 @@ pub async fn run(
             .collect();
         metrics::init_series(state.providers.keys().map(String::as_str), &destinations);
     }
+    let replica_task = state
+        .replica
+        .clone()
+        .map(|r| tokio::spawn(r.watch(shutdown.clone())));
     let upkeep = state
         .metrics
         .clone()
@@ -447,6 +459,7 @@ pub async fn run(
         gauges_task,
         upkeep,
         accounts_task,
+        replica_task,
     ]
     .into_iter()
     .flatten()

@@ -69,6 +69,10 @@ pub const CATALOG: &[Entry] = &[
     ("finality_inbox_batch_rows", Kind::Histogram, Unit::Count, "Webhooks stored per group commit of the inbox."),
     ("finality_webhook_outage", Kind::Gauge, Unit::Count, "1 while a provider's webhooks are believed down (polls on its outage schedule), by provider."),
     ("finality_http_refused_total", Kind::Counter, Unit::Count, "HTTP requests refused before a handler (too large, too slow, overloaded), by reason."),
+    // A read replica.
+    ("finality_replica_lag_seconds", Kind::Gauge, Unit::Seconds, "How far the read replica is behind the primary: the age of the oldest primary WAL position it has not replayed (0: caught up)."),
+    ("finality_replica_serving", Kind::Gauge, Unit::Count, "1 while the read replica serves the API's reads; 0 while it lags past read_max_lag or is down (reads go to the primary)."),
+    ("finality_api_reads_total", Kind::Counter, Unit::Count, "API and console reads on a node with a read replica, by where they were served from (replica, primary)."),
     // Events out.
     ("finality_event_deliveries_total", Kind::Counter, Unit::Count, "Event deliveries tried, by destination and result."),
     ("finality_event_destination_failing", Kind::Gauge, Unit::Count, "1 while a destination's head event keeps failing, by destination."),

@@ -6,6 +6,7 @@ use crate::auth::Caller;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
+use crate::replica::Reads;
 use crate::sweep::RunsParams;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
@@ -114,12 +115,12 @@ pub(crate) struct ReconRunDetail {
         (status = 422, description = "`limit` is invalid", body = ErrorBody),
     ))]
 async fn list(
-    State(app): State<AppState>,
+    reads: Reads,
     q: Result<Query<RunsParams>, QueryRejection>,
 ) -> Result<Json<ReconRunsOut>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 20, 200)?;
-    let runs = app.store.recon_runs(limit).await?;
+    let runs = reads.store.recon_runs(limit).await?;
     Ok(Json(ReconRunsOut {
         runs: runs.into_iter().map(ReconRunOut::from).collect(),
     }))
@@ -133,14 +134,11 @@ async fn list(
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 404, description = "No such import", body = ErrorBody),
     ))]
-async fn show(
-    State(app): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Json<ReconRunDetail>, ApiError> {
+async fn show(reads: Reads, Path(id): Path<String>) -> Result<Json<ReconRunDetail>, ApiError> {
     let not_found = || ApiError::NotFound(format!("no reconciliation run `{id}`"));
     let n: i64 = id.parse().map_err(|_| not_found())?;
-    let run = app.store.recon_run(n).await?.ok_or_else(not_found)?;
-    let lines = app.store.recon_lines(n, 1000).await?;
+    let run = reads.store.recon_run(n).await?.ok_or_else(not_found)?;
+    let lines = reads.store.recon_lines(n, 1000).await?;
     Ok(Json(ReconRunDetail {
         run: run.into(),
         lines: lines.into_iter().map(ReconLineOut::from).collect(),

@@ -3,11 +3,13 @@
 //! statuses arrived, what is in review or open, and error classes.
 
 use crate::openapi::ErrorBody;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
 use finality_store::stats::{By, ProviderStats};
+use finality_store::Store;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use utoipa::{IntoParams, ToSchema};
@@ -51,6 +53,7 @@ const MAX_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);
     ))]
 async fn providers(
     State(app): State<AppState>,
+    reads: Reads,
     q: Result<Query<Params>, QueryRejection>,
 ) -> Result<Json<StatsOut>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
@@ -64,12 +67,15 @@ async fn providers(
             ))
         }
     };
-    Ok(Json(compute(&app, q.window.as_deref(), by).await?))
+    Ok(Json(
+        compute(&app, &*reads.store, q.window.as_deref(), by).await?,
+    ))
 }
 
 /// The statistics over `window` (default 24 h), for the API and the console.
 pub(crate) async fn compute(
     app: &AppState,
+    store: &dyn Store,
     window: Option<&str>,
     by: By,
 ) -> Result<StatsOut, ApiError> {
@@ -86,8 +92,8 @@ pub(crate) async fn compute(
             })?,
     };
     let since = finality_core::Timestamp(app.clock.now().0 - window.as_millis() as i64);
-    let rows = app.store.stats_rows(since).await?;
-    let errors = app.store.error_counts(since).await?;
+    let rows = store.stats_rows(since).await?;
+    let errors = store.error_counts(since).await?;
     let stats = finality_store::stats::compute(&rows, &errors, by);
     Ok(StatsOut {
         window_s: window.as_secs(),

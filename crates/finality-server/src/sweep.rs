@@ -3,9 +3,10 @@
 
 use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::Query;
 use axum::Json;
 use finality_store::sweep::SweepRun;
 use serde::{Deserialize, Serialize};
@@ -78,12 +79,12 @@ pub(crate) struct SweepRunsOut {
         (status = 422, description = "`limit` is invalid", body = ErrorBody),
     ))]
 async fn runs(
-    State(app): State<AppState>,
+    reads: Reads,
     q: Result<Query<RunsParams>, QueryRejection>,
 ) -> Result<Json<SweepRunsOut>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 20, 200)?;
-    let runs = app.store.sweep_runs(limit).await?;
+    let runs = reads.store.sweep_runs(limit).await?;
     Ok(Json(SweepRunsOut {
         runs: runs.into_iter().map(SweepRunOut::from).collect(),
     }))

@@ -96,6 +96,7 @@ pub mod postgres {
     pub use crate::driver::postgres::{
         PgStore, CLAIM, CLAIM_LANE, DEFAULT_STATEMENT_TIMEOUT, FEED_CHANNEL, WAKE_CHANNEL,
     };
+    pub use crate::driver::replica::{parse_lsn, Replayed, ReplicaLink};
     pub use crate::payments::sql::register_in_pg as register_in;
     pub use crate::poll_queue::lanes::DUE_LANES;
 }

@@ -70,6 +70,10 @@ pub enum Schedule {
     /// `fraction` × A late: the detection delay of a slow payment whose
     /// webhook was lost stays a bounded share of how long it took, where
     /// `piecewise`'s doubling lets it grow to the payment's whole age.
+    /// From age `late_after` on (optional) the fraction is `late_fraction`:
+    /// a payment still open after, say, a day rarely settles, and polling
+    /// it less often there pays for a smaller `fraction` where slow
+    /// payments do settle.
     Proportional {
         #[serde(with = "humantime_serde")]
         every: Duration,
@@ -80,6 +84,14 @@ pub enum Schedule {
         cap: Duration,
         #[serde(default = "default_jitter")]
         jitter: f64,
+        #[serde(
+            default,
+            with = "humantime_serde",
+            skip_serializing_if = "Option::is_none"
+        )]
+        late_after: Option<Duration>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        late_fraction: Option<f64>,
     },
     /// At every step the shortest delay of any schedule in `of`: never
     /// polls less often than any of them. The webhook outage schedule is
@@ -195,10 +207,21 @@ impl Schedule {
                 fraction,
                 cap,
                 jitter,
+                late_after,
+                late_fraction,
                 ..
             } => {
-                if !(fraction.is_finite() && *fraction > 0.0 && *fraction <= 10.0) {
+                let fraction_ok = |f: f64| f.is_finite() && f > 0.0 && f <= 10.0;
+                if !fraction_ok(*fraction) {
                     return bad("proportional: `fraction` must be in (0, 10]");
+                }
+                match (late_after, late_fraction) {
+                    (None, None) => {}
+                    (Some(_), Some(f)) if fraction_ok(*f) => {}
+                    (Some(_), Some(_)) => {
+                        return bad("proportional: `late_fraction` must be in (0, 10]")
+                    }
+                    _ => return bad("proportional: `late_after` and `late_fraction` go together"),
                 }
                 check_base_cap_jitter("proportional", *every, *cap, *jitter)
                     .map_err(|e| ScheduleError(e.0.replace("`base`", "`every`")))
@@ -268,12 +291,18 @@ impl Schedule {
                 until,
                 fraction,
                 cap,
+                late_after,
+                late_fraction,
                 ..
             } => {
                 if age < *until {
                     *every
                 } else {
-                    let secs = (fraction * age.as_secs_f64()).max(every.as_secs_f64());
+                    let f = match (late_after, late_fraction) {
+                        (Some(after), Some(late)) if age >= *after => *late,
+                        _ => *fraction,
+                    };
+                    let secs = (f * age.as_secs_f64()).max(every.as_secs_f64());
                     cap_secs(secs, *cap)
                 }
             }

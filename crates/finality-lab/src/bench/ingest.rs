@@ -55,6 +55,7 @@ pub fn webhook_state(store: Arc<dyn finality_store::Store>) -> anyhow::Result<Ap
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
+        replica: None,
     })
 }
 

@@ -65,6 +65,8 @@ pub fn all() -> Vec<Preset> {
                     fraction: 0.15,
                     cap: secs(24 * 3600),
                     jitter: 0.1,
+                    late_after: None,
+                    late_fraction: None,
                 },
                 ..RetryPolicy::default()
             },

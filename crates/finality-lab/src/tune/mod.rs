@@ -218,12 +218,22 @@ pub fn toml_of(s: &Schedule) -> String {
             fraction,
             cap,
             jitter,
-        } => format!(
-            "{{ kind = \"proportional\", every = \"{}\", until = \"{}\", fraction = {fraction:?}, cap = \"{}\", jitter = {jitter:?} }}",
-            secs(*every),
-            secs(*until),
-            secs(*cap)
-        ),
+            late_after,
+            late_fraction,
+        } => {
+            let late = match (late_after, late_fraction) {
+                (Some(a), Some(f)) => {
+                    format!(", late_after = \"{}\", late_fraction = {f:?}", secs(*a))
+                }
+                _ => String::new(),
+            };
+            format!(
+                "{{ kind = \"proportional\", every = \"{}\", until = \"{}\", fraction = {fraction:?}, cap = \"{}\", jitter = {jitter:?}{late} }}",
+                secs(*every),
+                secs(*until),
+                secs(*cap)
+            )
+        }
         Schedule::Exponential {
             base,
             factor,

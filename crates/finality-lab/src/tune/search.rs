@@ -90,6 +90,8 @@ impl Family {
                 fraction,
                 cap: cap.max(first),
                 jitter: JITTER,
+                late_after: None,
+                late_fraction: None,
             },
         }
     }

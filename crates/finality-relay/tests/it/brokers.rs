@@ -68,6 +68,25 @@ impl Broker {
         }
     }
 
+    /// Stop cleanly (SIGTERM to the process group) and start again: what a
+    /// test set up is then on disk, not only in the broker's buffers, before
+    /// the test crashes it.
+    pub fn restart_clean(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill")
+                .args(["-TERM", "--", &format!("-{}", child.id())])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while child.try_wait().ok().flatten().is_none() {
+                assert!(Instant::now() < deadline, "{} did not stop", self.what);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            self.child = Some(child);
+            self.stop();
+        }
+        self.start();
+    }
+
     /// Kill the whole process group (a crash, not a clean shutdown).
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

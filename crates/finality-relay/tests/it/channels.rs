@@ -173,6 +173,11 @@ async fn rabbitmq_gets_every_event_across_a_crash() {
         .unwrap();
         conn.close(200, "set up").await.unwrap();
     }
+    // The queue and its binding are on disk before the crash: RabbitMQ
+    // writes its definitions from a buffer, which a crash moments after
+    // declaring them can lose (then nothing is routed to the queue, and the
+    // test would measure the broker, not the pusher).
+    broker.restart_clean();
     let db = testing::postgres(4).await;
     let sink = finality_relay::rabbitmq::RabbitSink::new(
         &url,
@@ -196,6 +201,21 @@ async fn rabbitmq_gets_every_event_across_a_crash() {
             assert_eq!(m.delivery.routing_key.as_str(), v["type"].as_str().unwrap());
             m.delivery.ack(BasicAckOptions::default()).await.unwrap();
             got.push(v);
+        }
+        if got.is_empty() {
+            // What the broker said of its recovery, for the failure's reader.
+            for f in std::fs::read_dir(dir.path().join("log"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let text = std::fs::read_to_string(f.path()).unwrap_or_default();
+                for l in text.lines().filter(|l| {
+                    l.contains("Recovering") || l.contains("error") || l.contains("listener")
+                }) {
+                    eprintln!("{}: {l}", f.path().display());
+                }
+            }
         }
         got
     })

@@ -7,8 +7,9 @@ mod output;
 use crate::payments::actions::{PollAnswer, ResolveIn};
 use crate::payments::input::{differences, parse_body, required, PaymentIn};
 use crate::payments::output::{
-    load, missing, AttemptOut, AttemptsOut, ListParams, PaymentOut, PaymentPage,
+    load, view, AttemptOut, AttemptsOut, ListParams, PaymentOut, PaymentPage,
 };
+use crate::replica::Reads;
 pub(crate) use actions::{check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
 pub(crate) use input::parse_limit;
 
@@ -106,12 +107,12 @@ pub(crate) async fn create(
         (status = 404, description = "No such payment", body = ErrorBody),
         (status = 410, description = "Archived by retention: `error.archive` names the file", body = ErrorBody),
     ))]
-#[tracing::instrument(skip(app))]
+#[tracing::instrument(skip(reads))]
 pub(crate) async fn show(
-    State(app): State<AppState>,
+    reads: Reads,
     Path(id): Path<String>,
 ) -> Result<Json<PaymentOut>, ApiError> {
-    Ok(Json(load(&app, &id).await?))
+    Ok(Json(PaymentOut::full(view(&reads, &id).await?)))
 }
 
 /// Every status query made for a payment, oldest first.
@@ -124,13 +125,11 @@ pub(crate) async fn show(
         (status = 410, description = "Archived by retention: `error.archive` names the file", body = ErrorBody),
     ))]
 pub(crate) async fn attempts(
-    State(app): State<AppState>,
+    reads: Reads,
     Path(id): Path<String>,
 ) -> Result<Json<AttemptsOut>, ApiError> {
-    if app.store.get(&id).await?.is_none() {
-        return Err(missing(&app, &id).await);
-    }
-    let list: Vec<AttemptOut> = app
+    view(&reads, &id).await?;
+    let list: Vec<AttemptOut> = reads
         .store
         .attempts(&id)
         .await?
@@ -160,7 +159,7 @@ pub(crate) async fn attempts(
         (status = 422, description = "A parameter is invalid", body = ErrorBody),
     ))]
 pub(crate) async fn list(
-    State(app): State<AppState>,
+    reads: Reads,
     q: Result<Query<ListParams>, QueryRejection>,
 ) -> Result<Json<PaymentPage>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
@@ -172,7 +171,7 @@ pub(crate) async fn list(
         })
         .transpose()?;
     let limit = parse_limit(q.limit, 50, 500)?;
-    let page = app
+    let page = reads
         .store
         .list(&ListFilter {
             status,

@@ -2,9 +2,10 @@
 //! provider calls, a page of payments.
 
 use crate::openapi::Cursor;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use finality_core::{Kind, Source, Status};
-use finality_store::{HistoryEntry, Payment, PaymentView, PollState};
+use finality_store::{HistoryEntry, Payment, PaymentView, PollState, Store};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -116,17 +117,32 @@ impl PaymentOut {
     }
 }
 
+/// A payment as the primary has it (after a write).
 pub(crate) async fn load(app: &AppState, id: &str) -> Result<PaymentOut, ApiError> {
     match app.store.get(id).await? {
         Some(v) => Ok(PaymentOut::full(v)),
-        None => Err(missing(app, id).await),
+        None => Err(missing(&*app.store, id).await),
     }
+}
+
+/// A payment as `reads` has it; one the replica does not know yet (just
+/// registered by another caller) is looked up on the primary before a 404.
+pub(crate) async fn view(reads: &Reads, id: &str) -> Result<PaymentView, ApiError> {
+    if let Some(v) = reads.store.get(id).await? {
+        return Ok(v);
+    }
+    if reads.on_replica() {
+        if let Some(v) = reads.primary().get(id).await? {
+            return Ok(v);
+        }
+    }
+    Err(missing(&**reads.primary(), id).await)
 }
 
 /// A payment not in the database: archived by retention (410, with where
 /// it went), or never registered (404).
-pub(crate) async fn missing(app: &AppState, id: &str) -> ApiError {
-    match app.store.archived_payment(id).await {
+pub(crate) async fn missing(store: &dyn Store, id: &str) -> ApiError {
+    match store.archived_payment(id).await {
         Ok(Some(t)) => ApiError::Gone {
             message: format!(
                 "payment `{id}` was {} and archived on {} by retention; `finality archive restore {}` brings its day back",

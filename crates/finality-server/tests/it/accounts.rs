@@ -355,6 +355,7 @@ async fn second_node(app: &TestApp, sim_url: &str) -> String {
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: None,
+        replica: None,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

@@ -172,6 +172,7 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
+        replica: None,
     };
     let node_stop = CancellationToken::new();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

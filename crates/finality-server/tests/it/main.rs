@@ -18,6 +18,7 @@ mod openapi;
 mod outage;
 mod providers;
 mod replay;
+mod replica;
 mod roles;
 mod settlement_announced;
 mod webhooks;
@@ -143,6 +144,19 @@ pub async fn spawn_app_background(
     tokens: Tokens,
     adjust: impl FnOnce(&mut finality_server::Background),
 ) -> TestApp {
+    spawn_app_replica(db, config, engine, providers, tokens, adjust, None).await
+}
+
+/// [`spawn_app_background`], the API's reads served by `replica`.
+pub async fn spawn_app_replica(
+    db: TestDb,
+    config: SimConfig,
+    engine: bool,
+    providers: impl FnOnce(&str) -> Providers,
+    tokens: Tokens,
+    adjust: impl FnOnce(&mut finality_server::Background),
+    replica: Option<Arc<finality_server::replica::Replica>>,
+) -> TestApp {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let stop = CancellationToken::new();
 
@@ -164,6 +178,7 @@ pub async fn spawn_app_background(
         nudges: Arc::default(),
         throttle: Arc::default(),
         metrics: finality_server::metrics::install(),
+        replica,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

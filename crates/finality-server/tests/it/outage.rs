@@ -80,6 +80,7 @@ impl Rig {
             nudges: Arc::default(),
             throttle: Arc::default(),
             metrics: finality_server::metrics::install(),
+            replica: None,
         };
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", l.local_addr().unwrap());

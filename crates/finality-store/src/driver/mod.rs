@@ -33,6 +33,7 @@ mod mysql_sql;
 mod mysql_writer;
 mod pg_arrays;
 pub(crate) mod postgres;
+pub(crate) mod replica;
 mod row_writer;
 pub(crate) mod sqlite;
 mod stmt;

@@ -5,18 +5,14 @@ use crate::console::pages::review::audit_row;
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;
-use crate::AppState;
-use axum::extract::{Query, State};
+use crate::replica::Reads;
+use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::response::Response;
 use finality_store::review::AuditFilter;
 use std::collections::HashMap;
 
-pub async fn audit(
-    State(app): State<AppState>,
-    s: Session,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
+pub async fn audit(reads: Reads, s: Session, Query(q): Query<HashMap<String, String>>) -> Response {
     let back = "/console/review";
     if let Err(e) = s.identity.require(Permission::Audit) {
         return api_error(e, back);
@@ -36,7 +32,7 @@ pub async fn audit(
             )
         }
     };
-    let records = match app
+    let records = match reads
         .store
         .audit_list(&AuditFilter {
             actor: actor.clone(),

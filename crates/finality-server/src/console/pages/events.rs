@@ -8,6 +8,7 @@ use crate::console::session::Session;
 use crate::console::views::*;
 use crate::destinations::{pause_as, redeliver_as, rewind_as, rewind_target};
 use crate::identity::Permission;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -17,11 +18,11 @@ use std::collections::HashMap;
 const BACK: &str = "/console/events";
 
 pub async fn events(
-    State(app): State<AppState>,
+    reads: Reads,
     s: Session,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let o = match finality_relay::replay::overview(&*app.store).await {
+    let o = match finality_relay::replay::overview(&*reads.store).await {
         Ok(o) => o,
         Err(e) => return api_error(e.into(), "/console/review"),
     };

@@ -3,6 +3,7 @@
 use crate::console::pages::respond::{api_error, chrome, render};
 use crate::console::session::Session;
 use crate::console::views::*;
+use crate::replica::Reads;
 use crate::{ApiError, AppState};
 use axum::extract::State;
 use axum::response::Response;
@@ -29,12 +30,12 @@ pub(crate) fn schema_name(v: &serde_json::Value) -> String {
 }
 
 /// The cluster's state as the alerts read it, computed for this page.
-pub async fn health(State(app): State<AppState>, s: Session) -> Response {
+pub async fn health(State(app): State<AppState>, reads: Reads, s: Session) -> Response {
     let back = "/console/review";
     let now = app.clock.now();
     let cfg = crate::metrics::MetricsConfig::default();
     let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
-    let g = match app
+    let g = match reads
         .store
         .cluster_gauges(
             now,

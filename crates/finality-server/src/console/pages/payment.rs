@@ -9,6 +9,7 @@ use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;
 use crate::payments::{check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
+use crate::replica::Reads;
 use crate::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -21,12 +22,13 @@ use std::collections::HashMap;
 
 pub async fn payment(
     State(app): State<AppState>,
+    reads: Reads,
     s: Session,
     Path(id): Path<String>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
     let back = "/console/review";
-    let view = match app.store.get(&id).await {
+    let view = match reads.store.get(&id).await {
         Ok(Some(v)) => v,
         Ok(None) => {
             return error_page(
@@ -44,11 +46,11 @@ pub async fn payment(
     };
     let show_audit = s.identity.role.allows(Permission::Audit);
     let (calls, hooks, audit) = match tokio::try_join!(
-        app.store.attempts(&id),
-        app.store.inbox_for_payment(&view.payment, 200),
+        reads.store.attempts(&id),
+        reads.store.inbox_for_payment(&view.payment, 200),
         async {
             if show_audit {
-                app.store.audit_list(&audit_filter).await
+                reads.store.audit_list(&audit_filter).await
             } else {
                 Ok(Vec::new())
             }

@@ -6,6 +6,7 @@ use crate::console::pages::respond::{api_error, chrome, render};
 use crate::console::pages::review::hook_row;
 use crate::console::session::Session;
 use crate::console::views::*;
+use crate::replica::Reads;
 use crate::AppState;
 use axum::extract::{Query, State};
 use axum::response::Response;
@@ -37,6 +38,7 @@ pub(crate) fn quantile_bars(
 
 pub async fn providers(
     State(app): State<AppState>,
+    reads: Reads,
     s: Session,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
@@ -46,20 +48,22 @@ pub async fn providers(
         .map(|w| w.trim().to_string())
         .filter(|w| !w.is_empty())
         .unwrap_or_else(|| "24h".into());
-    let stats = match crate::stats::compute(&app, Some(&window), By::Provider).await {
+    let stats = match crate::stats::compute(&app, &*reads.store, Some(&window), By::Provider).await
+    {
         Ok(s) => s,
         Err(e) => return api_error(e, "/console/review"),
     };
-    let by_account = match crate::stats::compute(&app, Some(&window), By::Account).await {
-        Ok(s) => s.providers,
-        Err(e) => return api_error(e, "/console/review"),
-    };
+    let by_account =
+        match crate::stats::compute(&app, &*reads.store, Some(&window), By::Account).await {
+            Ok(s) => s.providers,
+            Err(e) => return api_error(e, "/console/review"),
+        };
     let (failed, orphaned, review, sweeps, reports) = match tokio::try_join!(
-        app.store.inbox_in_state(InboxState::Failed, None, 50),
-        app.store.inbox_in_state(InboxState::Orphaned, None, 50),
-        app.store.inbox_in_state(InboxState::Review, None, 50),
-        app.store.sweep_runs(10),
-        app.store.recon_runs(200),
+        reads.store.inbox_in_state(InboxState::Failed, None, 50),
+        reads.store.inbox_in_state(InboxState::Orphaned, None, 50),
+        reads.store.inbox_in_state(InboxState::Review, None, 50),
+        reads.store.sweep_runs(10),
+        reads.store.recon_runs(200),
     ) {
         Ok(v) => v,
         Err(e) => return api_error(e.into(), back),

@@ -6,6 +6,7 @@ use crate::console::pages::respond::{
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;
+use crate::replica::Reads;
 use crate::AppState;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
@@ -27,6 +28,7 @@ pub(crate) fn parse_review_cursor(c: &str) -> Option<(Timestamp, String)> {
 
 pub async fn review(
     State(app): State<AppState>,
+    reads: Reads,
     s: Session,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
@@ -78,11 +80,13 @@ pub async fn review(
         after,
         limit: PAGE,
     };
-    let (items, counts) =
-        match tokio::try_join!(app.store.review_queue(&filter), app.store.review_counts()) {
-            Ok(v) => v,
-            Err(e) => return api_error(e.into(), back),
-        };
+    let (items, counts) = match tokio::try_join!(
+        reads.store.review_queue(&filter),
+        reads.store.review_counts()
+    ) {
+        Ok(v) => v,
+        Err(e) => return api_error(e.into(), back),
+    };
     let keep =
         |k: &str, v: Option<&String>| v.map(|v| format!("&{k}={}", enc(v))).unwrap_or_default();
     let base_query = format!(
