@@ -37,7 +37,7 @@ pub fn all() -> Vec<Preset> {
     vec![
         Preset {
             name: "default".into(),
-            what: "finality's default with webhooks: every 100 s until 30 min, then ×2 up to 1 day, ±10 %, 60 polls at most".into(),
+            what: "finality's default with webhooks: every 103 s until 30 min, then after 40 % of the payment's age, 25 % from 90 min, 10 % from 3 h, daily from 1 day, ±10 %, 60 polls at most".into(),
             policy: RetryPolicy {
                 schedule: Schedule::default_webhooks_first(),
                 ..RetryPolicy::default()
@@ -56,18 +56,10 @@ pub fn all() -> Vec<Preset> {
             webhook_wait: None,
         },
         Preset {
-            name: "proportional".into(),
-            what: "every 100 s until 20 min, then after 15 % of the payment's age (up to 1 day), ±10 %, 60 polls at most: a candidate default (docs/CONVERGENCE.md)".into(),
+            name: "doubling".into(),
+            what: "the default before: every 100 s until 30 min, then ×2 up to 1 day, ±10 %, 60 polls at most".into(),
             policy: RetryPolicy {
-                schedule: Schedule::Proportional {
-                    every: secs(100),
-                    until: secs(20 * 60),
-                    fraction: 0.15,
-                    cap: secs(24 * 3600),
-                    jitter: 0.1,
-                    late_after: None,
-                    late_fraction: None,
-                },
+                schedule: Schedule::doubling(),
                 ..RetryPolicy::default()
             },
             catch_up: None,

@@ -218,14 +218,22 @@ pub fn toml_of(s: &Schedule) -> String {
             fraction,
             cap,
             jitter,
-            late_after,
-            late_fraction,
+            later,
         } => {
-            let late = match (late_after, late_fraction) {
-                (Some(a), Some(f)) => {
-                    format!(", late_after = \"{}\", late_fraction = {f:?}", secs(*a))
-                }
-                _ => String::new(),
+            let steps: Vec<String> = later
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{{ after = \"{}\", fraction = {:?} }}",
+                        secs(s.after),
+                        s.fraction
+                    )
+                })
+                .collect();
+            let late = if steps.is_empty() {
+                String::new()
+            } else {
+                format!(", later = [{}]", steps.join(", "))
             };
             format!(
                 "{{ kind = \"proportional\", every = \"{}\", until = \"{}\", fraction = {fraction:?}, cap = \"{}\", jitter = {jitter:?}{late} }}",

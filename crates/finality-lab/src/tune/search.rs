@@ -90,8 +90,7 @@ impl Family {
                 fraction,
                 cap: cap.max(first),
                 jitter: JITTER,
-                late_after: None,
-                late_fraction: None,
+                later: Vec::new(),
             },
         }
     }
