@@ -24,6 +24,7 @@ use finality_store::postgres::{Replayed, ReplicaLink};
 use finality_store::Store;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -46,6 +47,8 @@ pub struct Replica {
     max_lag: Duration,
     state: Mutex<State>,
     writers: Mutex<HashMap<u64, Instant>>,
+    /// Reads served by the replica and by the primary (on this node).
+    served: [AtomicU64; 2],
 }
 
 #[derive(Debug, Clone)]
@@ -100,7 +103,16 @@ impl Replica {
                 condition: Condition::Starting,
             }),
             writers: Mutex::new(HashMap::new()),
+            served: [AtomicU64::new(0), AtomicU64::new(0)],
         })
+    }
+
+    /// Reads served so far: (by the replica, by the primary).
+    pub fn reads_served(&self) -> (u64, u64) {
+        (
+            self.served[0].load(Ordering::Relaxed),
+            self.served[1].load(Ordering::Relaxed),
+        )
     }
 
     /// Connect to the replica at `read_url` (lazily: a replica that is down
@@ -317,12 +329,10 @@ impl axum::extract::FromRequestParts<AppState> for Reads {
             store,
             primary: app.store.clone(),
         };
-        if app.replica.is_some() {
-            let from = if reads.on_replica() {
-                "replica"
-            } else {
-                "primary"
-            };
+        if let Some(r) = &app.replica {
+            let on = reads.on_replica();
+            r.served[usize::from(!on)].fetch_add(1, Ordering::Relaxed);
+            let from = if on { "replica" } else { "primary" };
             metrics::counter!("finality_api_reads_total", "from" => from).increment(1);
         }
         Ok(reads)

@@ -18,6 +18,8 @@
 //! - `fairness`: one account's poll lateness beside another's backlog, and
 //!   what sharing the claim costs.
 //! - `lifecycle`: retention at size (only with `--only lifecycle` or `--smoke`).
+//! - `replica`: a streaming standby's lag under the poll load, and the share
+//!   of API reads it served (only with `--only replica`).
 
 mod ceiling;
 mod e2e;
@@ -28,6 +30,7 @@ mod mysql;
 pub mod node;
 mod publish;
 mod reconcile;
+mod replica;
 mod scratch;
 mod workloads;
 
@@ -49,6 +52,7 @@ const SECTIONS: &[&str] = &[
     "reconcile",
     "lifecycle",
     "mysql",
+    "replica",
 ];
 
 #[derive(clap::Args)]
@@ -69,7 +73,8 @@ pub struct BenchArgs {
     /// Only these sections (comma-separated): ceiling, throughput,
     /// processes, lateness, claim, memory, churn, ingest, e2e, publish,
     /// fairness, reconcile, lifecycle (run when named or with `--smoke`),
-    /// mysql (run only when named, on `--mysql-url`).
+    /// mysql (run only when named, on `--mysql-url`), replica (run only
+    /// when named, on a private primary and standby it starts).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Concurrent senders for the ingest section (a provider's burst
@@ -610,6 +615,11 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     if want("fairness") {
         let v = fairness::section(url, runs, args.smoke, args.fairness_backlog).await?;
         out.insert("fairness".into(), v);
+    }
+
+    // On private servers of its own: run only when asked for by name.
+    if args.only.iter().any(|o| o == "replica") {
+        out.insert("replica".into(), replica::section(runs, args.smoke).await?);
     }
 
     // On a second server: run only when asked for by name.
