@@ -32,8 +32,19 @@ struct Run {
     replica_share: f64,
 }
 
-async fn one(primary: &PrivatePg, standby: &PrivatePg, n: usize, workers: usize) -> anyhow::Result<Run> {
-    let s = Scratch::new("postgres", &primary.url(), &format!("replica_{workers}"), 16).await?;
+async fn one(
+    primary: &PrivatePg,
+    standby: &PrivatePg,
+    n: usize,
+    workers: usize,
+) -> anyhow::Result<Run> {
+    let s = Scratch::new(
+        "postgres",
+        &primary.url(),
+        &format!("replica_{workers}"),
+        16,
+    )
+    .await?;
     let schema = s.schema().unwrap_or_default().to_string();
     let now = SystemClock.now().0;
     s.seed("p", n, now, &now.to_string()).await?;
@@ -111,7 +122,11 @@ async fn one(primary: &PrivatePg, standby: &PrivatePg, n: usize, workers: usize)
 
     let (served_before, primary_before) = replica.reads_served();
     let adapter = Arc::new(InstantProvider::new(3, false));
-    let e = node::engine(s.store.clone(), adapter.clone(), node::config(workers, "replica"));
+    let e = node::engine(
+        s.store.clone(),
+        adapter.clone(),
+        node::config(workers, "replica"),
+    );
     let started = Instant::now();
     e.run_until_idle(CancellationToken::new()).await;
     let elapsed = started.elapsed().as_secs_f64();
@@ -178,7 +193,11 @@ pub async fn section(runs: usize, smoke: bool) -> anyhow::Result<Value> {
     line("replica lag p99", &lag99, "ms");
     line("replica lag max", &lagmax, "ms");
     line("API reads/s", &rps, "");
-    line("reads served by the replica", &share.iter().map(|s| s * 100.0).collect::<Vec<_>>(), "%");
+    line(
+        "reads served by the replica",
+        &share.iter().map(|s| s * 100.0).collect::<Vec<_>>(),
+        "%",
+    );
     Ok(json!({
         "payments": n, "workers": workers, "readers": READERS,
         "executions_per_s": summary(&ex),
