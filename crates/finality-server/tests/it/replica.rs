@@ -106,6 +106,12 @@ async fn feed_seqs(app: &TestApp, token: &str) -> Vec<i64> {
         .collect()
 }
 
+/// Every position of the feed as the primary has it.
+async fn primary_seqs(app: &TestApp) -> Vec<i64> {
+    let feed = app.db.store.feed_after(0, 1000).await.unwrap();
+    feed.iter().map(|e| e.seq).collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_go_to_a_streaming_replica_and_back_to_the_primary_when_it_lags_or_stops() {
     let primary = blocking(PrivatePg::start).await;
@@ -183,15 +189,7 @@ async fn reads_go_to_a_streaming_replica_and_back_to_the_primary_when_it_lags_or
     // The feed read on the lagging replica is a prefix of the primary's:
     // no position skipped, none the primary has not committed.
     let on_replica = feed_seqs(&app, READER).await;
-    let on_primary: Vec<i64> = app
-        .db
-        .store
-        .feed_after(0, 1000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.seq)
-        .collect();
+    let on_primary = primary_seqs(&app).await;
     assert!(
         on_primary.starts_with(&on_replica),
         "{on_replica:?} is not a prefix of {on_primary:?}"
@@ -260,15 +258,7 @@ async fn reads_go_to_a_streaming_replica_and_back_to_the_primary_when_it_lags_or
         wait_status(&app, id, "succeeded").await;
     }
     tokio::time::sleep(MAX_LAG).await;
-    let on_primary: Vec<i64> = app
-        .db
-        .store
-        .feed_after(0, 1000)
-        .await
-        .unwrap()
-        .iter()
-        .map(|e| e.seq)
-        .collect();
+    let on_primary = primary_seqs(&app).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let on_replica = feed_seqs(&app, READER).await;
