@@ -180,6 +180,7 @@ fn bench_smoke_runs() {
         "sqlite",
         "claim of 100",
         "settlement report on PostgreSQL",
+        "webhook CPU",
     ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }

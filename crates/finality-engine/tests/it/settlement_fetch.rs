@@ -80,12 +80,14 @@ impl Which {
             ("FINALITY_ITS_ADYEN_HMAC", ADYEN_HMAC_HEX),
             ("FINALITY_ITS_ADYEN_REPORT", STRIPE_KEY),
             ("FINALITY_ITS_PAYPAL", "client-id:client-secret"),
-            (
-                "FINALITY_ITS_SFTP_KEY",
-                sshd.map_or("", |s| s.user_key.as_str()),
-            ),
         ] {
             std::env::set_var(var, value);
+        }
+        // Each SFTP server has a user key of its own, under a name of its
+        // own: tests running at once never read another's key.
+        let sftp_key_env = sshd.map(|s| format!("FINALITY_ITS_SFTP_KEY_{}", s.port));
+        if let (Some(var), Some(s)) = (&sftp_key_env, sshd) {
+            std::env::set_var(var, &s.user_key);
         }
         let settlement = serde_json::json!({"first_day": "2026-12-03", "grace": "2h"});
         let v = match self {
@@ -113,7 +115,7 @@ impl Which {
                     "settlement": {"first_day": "2026-12-03", "grace": "2h",
                         "sftp": {"host": format!("127.0.0.1:{}", sshd.port), "user": sshd.user,
                                  "host_key": sshd.host_key,
-                                 "private_key_env": "FINALITY_ITS_SFTP_KEY",
+                                 "private_key_env": sftp_key_env,
                                  "dir": sshd.files().display().to_string()}}})
             }
             Which::Adyen => serde_json::json!({"adapter": "adyen",

@@ -136,7 +136,7 @@ pub async fn ingest_on(s: &Scratch, connections: usize, seconds: f64) -> anyhow:
 }
 
 impl Ingest {
-    fn of(mut all: Vec<Duration>, elapsed: f64) -> Ingest {
+    pub(super) fn of(mut all: Vec<Duration>, elapsed: f64) -> Ingest {
         all.sort();
         let q = |f: f64| {
             all.get(((all.len() as f64 * f) as usize).min(all.len().saturating_sub(1)))
@@ -153,7 +153,7 @@ impl Ingest {
 
 /// `connections` clients sending distinct signed webhooks back to back to
 /// `target` for `seconds`: every answer's latency, and the time taken.
-async fn load(
+pub(super) async fn load(
     target: &str,
     connections: usize,
     seconds: f64,
@@ -196,14 +196,12 @@ async fn load(
     Ok((all, started.elapsed().as_secs_f64()))
 }
 
-/// The peer without a database: the same clients against a server that
-/// verifies each webhook with the same adapter and answers 200 at once.
-/// On a machine where the load generator, the server and PostgreSQL share
-/// two cores, this (not the disk) bounds what ingest can reach.
-pub async fn http_only(connections: usize, seconds: f64) -> anyhow::Result<Ingest> {
+/// The no-database peer's service: `POST /webhooks/bench` verified with
+/// the same adapter as the durable server, answered 200 at once.
+pub fn verify_only() -> anyhow::Result<axum::Router> {
     let store: Arc<dyn finality_store::Store> = Arc::new(finality_store::memory::MemStore::new());
     let state = webhook_state(store)?;
-    let app = axum::Router::new().route(
+    Ok(axum::Router::new().route(
         "/webhooks/bench",
         axum::routing::post(
             move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
@@ -223,7 +221,15 @@ pub async fn http_only(connections: usize, seconds: f64) -> anyhow::Result<Inges
                 }
             },
         ),
-    );
+    ))
+}
+
+/// The peer without a database: the same clients against a server that
+/// verifies each webhook with the same adapter and answers 200 at once.
+/// On a machine where the load generator, the server and PostgreSQL share
+/// two cores, this (not the disk) bounds what ingest can reach.
+pub async fn http_only(connections: usize, seconds: f64) -> anyhow::Result<Ingest> {
+    let app = verify_only()?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let target = format!("http://{}/webhooks/bench", listener.local_addr()?);
     let stop = CancellationToken::new();

@@ -20,8 +20,11 @@
 //! - `lifecycle`: retention at size (only with `--only lifecycle` or `--smoke`).
 //! - `replica`: a streaming standby's lag under the poll load, and the share
 //!   of API reads it served (only with `--only replica`).
+//! - `cpu`: a webhook's CPU in the server's threads and PostgreSQL's
+//!   backends, durable against the no-database peer.
 
 mod ceiling;
+mod cpu;
 mod e2e;
 mod fairness;
 mod ingest;
@@ -53,6 +56,7 @@ const SECTIONS: &[&str] = &[
     "lifecycle",
     "mysql",
     "replica",
+    "cpu",
 ];
 
 #[derive(clap::Args)]
@@ -74,7 +78,8 @@ pub struct BenchArgs {
     /// processes, lateness, claim, memory, churn, ingest, e2e, publish,
     /// fairness, reconcile, lifecycle (run when named or with `--smoke`),
     /// mysql (run only when named, on `--mysql-url`), replica (run only
-    /// when named, on a private primary and standby it starts).
+    /// when named, on a private primary and standby it starts), cpu (the
+    /// webhook's CPU by server and PostgreSQL; when named or with `--smoke`).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Concurrent senders for the ingest section (a provider's burst
@@ -615,6 +620,18 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     if want("fairness") {
         let v = fairness::section(url, runs, args.smoke, args.fairness_backlog).await?;
         out.insert("fairness".into(), v);
+    }
+
+    if args.only.iter().any(|o| o == "cpu") || args.smoke {
+        let conns = if args.smoke {
+            vec![8]
+        } else {
+            args.ingest_connections.clone()
+        };
+        out.insert(
+            "cpu".into(),
+            cpu::section(url, &conns, runs, args.smoke).await?,
+        );
     }
 
     // On private servers of its own: run only when asked for by name.
