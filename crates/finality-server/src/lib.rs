@@ -155,16 +155,16 @@ pub fn router(
     client_timeout: std::time::Duration,
 ) -> Router {
     let (v1, _) = v1(Some(&state)).split_for_parts();
+    // Only the API and the console read from a replica: webhooks, health
+    // and metrics never pass through the routing of reads.
+    let reads = Router::new().merge(v1).merge(console::router()).layer(
+        axum::middleware::from_fn_with_state(state.clone(), replica::route),
+    );
     Router::new()
-        .merge(v1)
+        .merge(reads)
         .merge(webhooks::router().layer(axum::Extension(inbox)))
         .merge(health::router())
-        .merge(console::router())
         .route("/metrics", axum::routing::get(metrics::render))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            replica::route,
-        ))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             client_timeout,

@@ -8,7 +8,7 @@
 use super::ingest::{webhook_state, TOKEN};
 use super::node::{self, InstantProvider};
 use super::scratch::Scratch;
-use super::{stats, summary};
+use super::{quantile_ms, stats, summary};
 use anyhow::{bail, Context};
 use finality_core::{Clock, Status, SystemClock};
 use finality_private_pg::PrivatePg;
@@ -111,7 +111,9 @@ async fn one(
             while !done.load(Ordering::Relaxed) {
                 replica.check().await;
                 match replica.condition() {
-                    Condition::Serving(l) | Condition::Lagging(l) => lags.push(l),
+                    Condition::Serving(l) | Condition::Lagging(l) => {
+                        lags.push(i64::try_from(l.as_micros()).unwrap_or(i64::MAX))
+                    }
                     other => return Err(anyhow::anyhow!("replica {other:?}")),
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
@@ -145,16 +147,12 @@ async fn one(
     }
     s.drop_it().await?;
     lags.sort_unstable();
-    let q = |p: f64| {
-        let i = ((lags.len() as f64 * p).ceil() as usize).clamp(1, lags.len().max(1)) - 1;
-        lags.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
-    };
     let (on_replica, on_primary) = (served - served_before, primary_served - primary_before);
     Ok(Run {
         executions_per_s: calls as f64 / elapsed,
-        lag_p50_ms: q(0.50),
-        lag_p99_ms: q(0.99),
-        lag_max_ms: lags.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0),
+        lag_p50_ms: quantile_ms(&lags, 0.50),
+        lag_p99_ms: quantile_ms(&lags, 0.99),
+        lag_max_ms: quantile_ms(&lags, 1.0),
         reads_per_s: reads.load(Ordering::Relaxed) as f64 / elapsed,
         replica_share: on_replica as f64 / (on_replica + on_primary).max(1) as f64,
     })

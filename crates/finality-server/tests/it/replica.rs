@@ -2,6 +2,7 @@
 //! made from it with `pg_basebackup -R` on a port of its own, replay paused
 //! to make it lag, and the standby stopped mid-test.
 
+use super::roles::call;
 use super::*;
 use finality_server::identity::{ApiToken, Role};
 use finality_server::replica::Replica;
@@ -19,32 +20,12 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 }
 
 async fn get_as(app: &TestApp, token: &str, path: &str) -> (StatusCode, Value) {
-    let resp = app
-        .http
-        .get(format!("{}{path}", app.base))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status();
-    (status, resp.json().await.unwrap())
-}
-
-async fn post_as(app: &TestApp, token: &str, path: &str, body: Value) -> (StatusCode, Value) {
-    let resp = app
-        .http
-        .post(format!("{}{path}", app.base))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = resp.status();
-    (status, resp.json().await.unwrap())
+    call(app, token, reqwest::Method::GET, path, None).await
 }
 
 async fn register(app: &TestApp, id: &str) {
-    let (s, v) = post_as(app, WRITER, "/v1/payments", app.payment(id)).await;
+    let body = Some(app.payment(id));
+    let (s, v) = call(app, WRITER, reqwest::Method::POST, "/v1/payments", body).await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
 }
 

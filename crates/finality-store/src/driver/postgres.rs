@@ -94,7 +94,7 @@ pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Whether a URL's `options` already set the statement timeout (then it
 /// wins over `[database] statement_timeout`).
-fn sets_statement_timeout(opts: &PgConnectOptions) -> bool {
+pub(super) fn sets_statement_timeout(opts: &PgConnectOptions) -> bool {
     opts.get_options()
         .is_some_and(|o| o.contains("statement_timeout") || o.contains("statement-timeout"))
 }
@@ -103,7 +103,7 @@ fn sets_statement_timeout(opts: &PgConnectOptions) -> bool {
 /// statement_timeout` to `timeout` when given (after connecting, not as a
 /// startup `options` parameter, which PgBouncer refuses unless told to
 /// ignore it).
-fn pool_options(max: u32, timeout: Option<Duration>) -> PgPoolOptions {
+pub(super) fn pool_options(max: u32, timeout: Option<Duration>) -> PgPoolOptions {
     let pool = PgPoolOptions::new()
         .max_connections(max)
         .acquire_timeout(Duration::from_secs(10));

@@ -10,9 +10,9 @@
 //! caller samples the primary's position over time and asks which of those
 //! the replica has replayed.
 
-use super::postgres::PgStore;
+use super::postgres::{pool_options, sets_statement_timeout, PgStore};
 use crate::error::{DbContext, Result, StoreError};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgPool};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -67,20 +67,17 @@ impl ReplicaLink {
                 detail: "a read replica is supported on PostgreSQL only: `url` and `read_url` must both be postgres://…".into(),
             });
         }
+        // The store's own pool settings (a statement timeout in the URL's
+        // options wins), waiting at most 2 s for a connection: a replica
+        // that stops answering sends reads to the primary rather than
+        // holding them.
         let pool = |url: &str, which: &str, max: u32| -> Result<PgPool> {
             let opts = parse_url(url, which)?;
-            let mut pool = PgPoolOptions::new()
-                .max_connections(max.max(1))
-                .acquire_timeout(Duration::from_secs(2));
-            if !statement_timeout.is_zero() {
-                let set: std::sync::Arc<str> =
-                    format!("SET statement_timeout = {}", statement_timeout.as_millis()).into();
-                pool = pool.after_connect(move |conn, _| {
-                    let set = set.clone();
-                    Box::pin(async move { sqlx::Executor::execute(conn, &*set).await.map(|_| ()) })
-                });
-            }
-            Ok(pool.connect_lazy_with(opts))
+            let timeout = (!statement_timeout.is_zero() && !sets_statement_timeout(&opts))
+                .then_some(statement_timeout);
+            Ok(pool_options(max.max(1), timeout)
+                .acquire_timeout(Duration::from_secs(2))
+                .connect_lazy_with(opts))
         };
         let replica = pool(read_url, "read_url", max_connections)?;
         let primary = pool(primary_url, "url", 2)?;
