@@ -20,6 +20,15 @@ use tokio::sync::{mpsc, oneshot, Mutex};
 /// rather than one that holds the inbox for long.
 pub const MAX_ROWS: usize = 512;
 
+/// Flushers a service runs: one. With one, a batch is every request that
+/// arrived while the last one committed, so batches grow with the load and
+/// the database does one commit and one statement for all of them. With
+/// two on PostgreSQL (one committing while the next gathers) batches were
+/// half the size and PostgreSQL's CPU per webhook nearly double: 32
+/// connections, 11,088 against 7,364 webhooks/s and 45 against 85 µs of
+/// PostgreSQL per webhook (`docs/PERFORMANCE.md`, session 22).
+pub const FLUSHERS: usize = 1;
+
 /// How a failed batch is told to each of its requests.
 #[derive(Debug, Clone)]
 struct Failure {
@@ -39,9 +48,7 @@ pub struct InboxWriter {
 }
 
 impl InboxWriter {
-    /// Start `writers` flushers: as many as the store has useful writers
-    /// (its `parallel_writers`; PostgreSQL: one commits while the next
-    /// batch gathers; SQLite: one).
+    /// Start `writers` flushers (a service starts [`FLUSHERS`]).
     pub fn start(store: Arc<dyn WebhookInbox>, writers: usize, clock: Arc<dyn Clock>) -> Self {
         let (tx, rx) = mpsc::channel(4 * MAX_ROWS);
         let rx = Arc::new(Mutex::new(rx));

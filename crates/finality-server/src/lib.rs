@@ -428,7 +428,7 @@ pub async fn run(
     let client_timeout = background.client_timeout.unwrap_or(serve::CLIENT_TIMEOUT);
     let inbox = inbox_writer::InboxWriter::start(
         state.store.clone(),
-        state.store.parallel_writers(),
+        inbox_writer::FLUSHERS,
         state.clock.clone(),
     );
     let app = router(state, inbox, client_timeout);

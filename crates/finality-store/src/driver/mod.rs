@@ -17,6 +17,7 @@
 //! - `arrays`: PostgreSQL array statements whose positional parameters are
 //!   built and bound from one list of named columns.
 //! - `pg_arrays`: PostgreSQL's batch statements, written with `arrays`.
+//! - `held`: connections the inbox's group commit keeps between batches.
 //! - `row_writer`: the batch a row at a time (SQLite); `mysql_writer`: a
 //!   statement per table and batch (MySQL).
 //! - `postgres`, `sqlite`, `mysql`: the three backends; `mysql_sql`
@@ -26,6 +27,7 @@
 mod arrays;
 mod conn;
 mod dialect;
+pub(crate) mod held;
 mod inbox_rows;
 pub(crate) mod mysql;
 mod mysql_row;
@@ -63,6 +65,12 @@ pub trait Backend: Send + Sync + 'static {
     async fn run_migrations(&self) -> Result<()>;
     /// Start forwarding other processes' wake-ups, once (no-op in-process).
     fn start_listener(&self);
+
+    /// Connections the webhook inbox's group commit keeps between batches
+    /// (none: each batch takes one from the pool).
+    fn held(&self) -> Option<&held::Held<Self::Db>> {
+        None
+    }
 
     /// A connection for reads outside a transaction.
     async fn read(&self) -> Result<sqlx::pool::PoolConnection<Self::Db>> {

@@ -81,6 +81,7 @@ pub struct PgStore {
     pool: PgPool,
     wake: Wakeups,
     listener: std::sync::Arc<Once>,
+    held: std::sync::Arc<super::held::Held<Postgres>>,
 }
 
 /// How long one statement may run before PostgreSQL cancels it
@@ -103,10 +104,27 @@ pub(super) fn sets_statement_timeout(opts: &PgConnectOptions) -> bool {
 /// statement_timeout` to `timeout` when given (after connecting, not as a
 /// startup `options` parameter, which PgBouncer refuses unless told to
 /// ignore it).
+///
+/// A connection idle for less than [`super::held::FRESH`] is handed out
+/// without sqlx's test round trip (`test_before_acquire` pings every
+/// connection taken, which at thousands of statements a second costs a
+/// wake-up of PostgreSQL each and a round trip on every request's path);
+/// one idle longer is tested first, so a connection broken while idle
+/// (a restarted server) is still found by the test. sqlx tests each
+/// connection when it is handed back too.
 pub(super) fn pool_options(max: u32, timeout: Option<Duration>) -> PgPoolOptions {
     let pool = PgPoolOptions::new()
         .max_connections(max)
-        .acquire_timeout(Duration::from_secs(10));
+        .acquire_timeout(Duration::from_secs(10))
+        .test_before_acquire(false)
+        .before_acquire(|conn, meta| {
+            Box::pin(async move {
+                if meta.idle_for < super::held::FRESH {
+                    return Ok(true);
+                }
+                sqlx::Connection::ping(conn).await.map(|()| true)
+            })
+        });
     let Some(t) = timeout else { return pool };
     let set: std::sync::Arc<str> = format!("SET statement_timeout = {}", t.as_millis()).into();
     pool.after_connect(move |conn, _meta| {
@@ -158,10 +176,12 @@ impl PgStore {
 
     /// Wrap an existing pool (an application embedding finality).
     pub fn from_pool(pool: PgPool) -> Self {
+        let size = pool.options().get_max_connections();
         PgStore {
             pool,
             wake: Wakeups::new(),
             listener: std::sync::Arc::new(Once::new()),
+            held: std::sync::Arc::new(super::held::Held::new(<Self as Backend>::WRITERS, size)),
         }
     }
 
@@ -294,6 +314,9 @@ impl Backend for PgStore {
     }
     fn wakeups(&self) -> &Wakeups {
         &self.wake
+    }
+    fn held(&self) -> Option<&super::held::Held<Postgres>> {
+        Some(&self.held)
     }
     async fn begin_write(&self) -> Result<Transaction<'static, Postgres>> {
         self.pool.begin().await.op("starting a transaction")

@@ -31,8 +31,18 @@ impl<B: Backend> WebhookInbox for B {
         // look every `idle_check`. A NOTIFY here would make every webhook
         // commit wait on PostgreSQL's one notification queue lock.
         let fresh = if <B::Conn as InboxRows>::ONE_STATEMENT {
-            let mut conn = self.read().await?;
-            conn.insert_inbox(events, now).await?
+            // A connection kept from the last batch when there is one: no
+            // pool round trips per batch (see `driver::held`).
+            let mut conn = match self.held() {
+                Some(held) => held.take(self.pool()).await?,
+                None => self.read().await?,
+            };
+            // Failed: the connection goes back to the pool (and its test).
+            let fresh = conn.insert_inbox(events, now).await?;
+            if let Some(held) = self.held() {
+                held.keep(conn);
+            }
+            fresh
         } else {
             let mut tx = self.begin_write().await?;
             let fresh = tx.insert_inbox(events, now).await?;

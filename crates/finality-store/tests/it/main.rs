@@ -8,6 +8,7 @@ mod enqueue;
 mod feed_order;
 mod feed_tail;
 mod hostile_statement_timeout;
+mod kept_connections;
 mod partitions;
 mod upgrade;
 
