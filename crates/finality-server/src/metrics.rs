@@ -187,6 +187,14 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
         // kept for a person.
         metrics::counter!("finality_webhooks_review_total", "provider" => p.to_string())
             .absolute(0);
+        // Received and duplicates likewise (a webhook handler records
+        // neither when its count is zero); added to, never reset.
+        for name in [
+            "finality_webhooks_received_total",
+            "finality_webhooks_duplicates_total",
+        ] {
+            metrics::counter!(name, "provider" => p.to_string()).increment(0);
+        }
         // Settlement reports: none overdue, none refused, no discrepancy
         // (also true of a provider whose reports are imported by hand).
         for name in [

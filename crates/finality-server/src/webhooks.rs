@@ -67,7 +67,9 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
     )
 }
 
-#[tracing::instrument(skip_all, fields(provider = %provider))]
+// No span of its own: the request's span (its path names the provider)
+// is on every line logged here, and a second span per webhook cost the
+// server CPU on every request (`docs/PERFORMANCE.md`, session 22).
 async fn receive(
     State(app): State<AppState>,
     Extension(inbox): Extension<InboxWriter>,
@@ -199,10 +201,15 @@ async fn receive(
     }
     let new = fresh.iter().filter(|f| **f).count();
     let dup = fresh.len() - new;
-    metrics::counter!("finality_webhooks_received_total", "provider" => provider.clone())
-        .increment(new as u64);
-    metrics::counter!("finality_webhooks_duplicates_total", "provider" => provider.clone())
-        .increment(dup as u64);
+    // (A count of nothing is not recorded: each update looks its series up.)
+    if new > 0 {
+        metrics::counter!("finality_webhooks_received_total", "provider" => provider.clone())
+            .increment(new as u64);
+    }
+    if dup > 0 {
+        metrics::counter!("finality_webhooks_duplicates_total", "provider" => provider.clone())
+            .increment(dup as u64);
+    }
     metrics::histogram!("finality_webhook_ack_seconds", "provider" => provider)
         .record(started.elapsed().as_secs_f64());
     // Some providers retry unless the answer is exactly what they expect.

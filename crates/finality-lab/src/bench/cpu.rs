@@ -8,8 +8,12 @@
 //! name) and `/proc/<pid>/stat` of PostgreSQL's client backends and WAL
 //! writer (by `pg_stat_activity`), before and after the load: per webhook
 //! acknowledged. Written by hand: no crate reads per-thread CPU by name.
-//! The no-database peer is the same server answering after verification
-//! alone, so the two rows show what storing costs the server.
+//! The no-database peer is a bare route answering after verification
+//! alone (the peer); the in-memory row is the whole service (its
+//! middleware, handler and group commit) with the inbox in memory, so
+//! durable against it is what writing to PostgreSQL alone costs the
+//! server, and in-memory against the bare route what the service's own
+//! path costs.
 
 use super::ingest::{self, webhook_state};
 use super::scratch::{pg_options, Scratch};
@@ -95,13 +99,30 @@ struct Measured {
 
 /// One run: the server (durable on `scratch`, or without a database) on
 /// its own runtime, `connections` senders for `seconds`.
+/// What answers the load: the service storing in PostgreSQL, the same
+/// service with its inbox in memory (every request passes the same
+/// middleware, handler and group commit, but nothing is written to a
+/// database), or a bare route that verifies and answers 200 (the issue's
+/// no-database peer).
+#[derive(Clone, Copy)]
+enum Peer<'a> {
+    Durable(&'a Scratch),
+    InMemory,
+    VerifyOnly,
+}
+
 async fn one(
-    scratch: Option<&Scratch>,
+    peer: Peer<'_>,
     url: &str,
     connections: usize,
     seconds: f64,
 ) -> anyhow::Result<Measured> {
+    let scratch = match peer {
+        Peer::Durable(s) => Some(s),
+        _ => None,
+    };
     let durable = scratch.and_then(|s| s.schema().map(str::to_string));
+    let in_memory = matches!(peer, Peer::InMemory);
     let stop = CancellationToken::new();
     let (tx, rx) = tokio::sync::oneshot::channel::<anyhow::Result<String>>();
     let (stop2, url2) = (stop.clone(), url.to_string());
@@ -127,6 +148,15 @@ async fn one(
                             let state = webhook_state(Arc::new(pg))?;
                             tokio::spawn(finality_server::run(
                                 state,
+                                finality_server::Background::default(),
+                                listener,
+                                stop2.clone(),
+                            ))
+                        }
+                        None if in_memory => {
+                            let store = Arc::new(finality_store::memory::MemStore::new());
+                            tokio::spawn(finality_server::run(
+                                webhook_state(store)?,
                                 finality_server::Background::default(),
                                 listener,
                                 stop2.clone(),
@@ -196,7 +226,8 @@ async fn one(
 }
 
 /// The section: at each of `connections`, `runs` runs each of the durable
-/// server on PostgreSQL and of the no-database peer, interleaved.
+/// server on PostgreSQL, the no-database peer and the same service with
+/// its inbox in memory, interleaved.
 pub async fn section(
     url: &str,
     connections: &[usize],
@@ -212,15 +243,16 @@ pub async fn section(
     let mut rows = Vec::new();
     for &conns in connections {
         let scratch = Scratch::new("postgres", url, "cpu", 16).await?;
-        let (mut d, mut p) = (Vec::new(), Vec::new());
+        let (mut d, mut p, mut m) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..runs {
-            d.push(one(Some(&scratch), url, conns, secs).await?);
-            p.push(one(None, url, conns, secs).await?);
+            d.push(one(Peer::Durable(&scratch), url, conns, secs).await?);
+            p.push(one(Peer::VerifyOnly, url, conns, secs).await?);
+            m.push(one(Peer::InMemory, url, conns, secs).await?);
         }
         scratch.drop_it().await?;
         let col = |v: &[Measured], f: fn(&Measured) -> f64| v.iter().map(f).collect::<Vec<_>>();
         let mut json_row = serde_json::Map::new();
-        for (name, v) in [("durable", &d), ("no database", &p)] {
+        for (name, v) in [("durable", &d), ("no database", &p), ("in memory", &m)] {
             let (rps, p99, srv, pg) = (
                 col(v, |m| m.rps),
                 col(v, |m| m.p99_ms),
@@ -244,11 +276,20 @@ pub async fn section(
                        "server_us_per_webhook": summary(&srv), "postgres_us_per_webhook": summary(&pg)}),
             );
         }
-        let ratio = |f: fn(&Measured) -> f64| stats(&col(&d, f)).0 / stats(&col(&p, f)).0;
-        let (rate_ratio, cpu_ratio) = (ratio(|m| m.rps), ratio(|m| m.server_us));
+        let ratio = |of: &[Measured], to: &[Measured], f: fn(&Measured) -> f64| {
+            stats(&col(of, f)).0 / stats(&col(to, f)).0
+        };
+        let (rate_ratio, cpu_ratio) = (ratio(&d, &p, |m| m.rps), ratio(&d, &p, |m| m.server_us));
         println!(
             "        durable / no database: {rate_ratio:.2}× the rate, {cpu_ratio:.2}× the server's CPU per webhook"
         );
+        // What storing alone costs: the same service, its inbox in memory.
+        let (mem_rate, mem_cpu) = (ratio(&d, &m, |m| m.rps), ratio(&d, &m, |m| m.server_us));
+        println!(
+            "        durable / the same service in memory: {mem_rate:.2}× the rate, {mem_cpu:.2}× the server's CPU per webhook"
+        );
+        json_row.insert("rate_ratio_in_memory".into(), json!(mem_rate));
+        json_row.insert("server_cpu_ratio_in_memory".into(), json!(mem_cpu));
         json_row.insert("connections".into(), json!(conns));
         json_row.insert("rate_ratio".into(), json!(rate_ratio));
         json_row.insert("server_cpu_ratio".into(), json!(cpu_ratio));
