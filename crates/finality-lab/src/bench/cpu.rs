@@ -97,8 +97,6 @@ struct Measured {
     pg_us: f64,
 }
 
-/// One run: the server (durable on `scratch`, or without a database) on
-/// its own runtime, `connections` senders for `seconds`.
 /// What answers the load: the service storing in PostgreSQL, the same
 /// service with its inbox in memory (every request passes the same
 /// middleware, handler and group commit, but nothing is written to a
@@ -111,18 +109,34 @@ enum Peer<'a> {
     VerifyOnly,
 }
 
+/// What the server thread starts (owned: it crosses to that thread).
+enum Serve {
+    Durable { schema: String },
+    InMemory,
+    VerifyOnly,
+}
+
+/// One run: `peer` on a runtime of its own, `connections` senders for
+/// `seconds`.
 async fn one(
     peer: Peer<'_>,
     url: &str,
     connections: usize,
     seconds: f64,
 ) -> anyhow::Result<Measured> {
-    let scratch = match peer {
-        Peer::Durable(s) => Some(s),
-        _ => None,
+    let (scratch, serve) = match peer {
+        Peer::Durable(s) => {
+            let schema = s.schema().context("the durable peer runs in a schema")?;
+            (
+                Some(s),
+                Serve::Durable {
+                    schema: schema.to_string(),
+                },
+            )
+        }
+        Peer::InMemory => (None, Serve::InMemory),
+        Peer::VerifyOnly => (None, Serve::VerifyOnly),
     };
-    let durable = scratch.and_then(|s| s.schema().map(str::to_string));
-    let in_memory = matches!(peer, Peer::InMemory);
     let stop = CancellationToken::new();
     let (tx, rx) = tokio::sync::oneshot::channel::<anyhow::Result<String>>();
     let (stop2, url2) = (stop.clone(), url.to_string());
@@ -138,31 +152,27 @@ async fn one(
                 let started = async {
                     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
                     let target = format!("http://{}/webhooks/bench", listener.local_addr()?);
-                    let serving = match durable {
-                        Some(schema) => {
+                    let run = |store: Arc<dyn finality_store::Store>, listener| {
+                        anyhow::Ok(tokio::spawn(finality_server::run(
+                            webhook_state(store)?,
+                            finality_server::Background::default(),
+                            listener,
+                            stop2.clone(),
+                        )))
+                    };
+                    let serving = match serve {
+                        Serve::Durable { schema } => {
                             let pg = finality_store::postgres::PgStore::connect_with(
                                 pg_options(&url2)?.options([("search_path", schema.as_str())]),
                                 16,
                             )
                             .await?;
-                            let state = webhook_state(Arc::new(pg))?;
-                            tokio::spawn(finality_server::run(
-                                state,
-                                finality_server::Background::default(),
-                                listener,
-                                stop2.clone(),
-                            ))
+                            run(Arc::new(pg), listener)?
                         }
-                        None if in_memory => {
-                            let store = Arc::new(finality_store::memory::MemStore::new());
-                            tokio::spawn(finality_server::run(
-                                webhook_state(store)?,
-                                finality_server::Background::default(),
-                                listener,
-                                stop2.clone(),
-                            ))
+                        Serve::InMemory => {
+                            run(Arc::new(finality_store::memory::MemStore::new()), listener)?
                         }
-                        None => {
+                        Serve::VerifyOnly => {
                             let app = ingest::verify_only()?;
                             let s = stop2.clone();
                             tokio::spawn(async move {

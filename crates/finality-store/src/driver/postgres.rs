@@ -181,7 +181,7 @@ impl PgStore {
             pool,
             wake: Wakeups::new(),
             listener: std::sync::Arc::new(Once::new()),
-            held: std::sync::Arc::new(super::held::Held::new(<Self as Backend>::WRITERS, size)),
+            held: std::sync::Arc::new(super::held::Held::new(size)),
         }
     }
 

@@ -4,29 +4,16 @@
 //! service, retried by the provider), and one idle past a second is never
 //! used blind.
 
-use finality_core::{Source, Status, Timestamp};
+use finality_core::{Status, Timestamp};
 use finality_store::postgres::PgStore;
-use finality_store::{InboxState, NewInboxEvent, WebhookInbox};
+use finality_store::{NewInboxEvent, WebhookInbox};
+use finality_testkit::conformance::inbox_event;
 use sqlx::postgres::PgConnectOptions;
 use std::str::FromStr;
 use std::time::Duration;
 
 fn row(event_id: &str) -> NewInboxEvent {
-    NewInboxEvent {
-        provider: "sim".into(),
-        event_id: event_id.into(),
-        provider_ref: Some(format!("ref_{event_id}")),
-        merchant_ref: None,
-        observed: Some(Status::Succeeded),
-        provider_status: Some("succeeded".into()),
-        occurred_at: None,
-        reported: Default::default(),
-        raw_body: b"{}".to_vec(),
-        headers: serde_json::json!({}),
-        state: InboxState::Received,
-        reason: None,
-        source: Source::Webhook,
-    }
+    inbox_event(event_id, &format!("ref_{event_id}"), Status::Succeeded)
 }
 
 /// Kill every connection of the store named `app` (and only its own: other
