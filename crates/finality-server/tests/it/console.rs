@@ -572,6 +572,36 @@ pub(crate) async fn type_in(c: &fantoccini::Client, css: &str, text: &str) {
 
 /// Wait (up to 10 s) until the address holds `part`: a click's navigation
 /// has landed.
+/// Signs the browser in and waits for a signed-in page: a `goto` issued
+/// right after the click can cancel the form's navigation before its
+/// cookie is set, and the next page is then the sign-in page again.
+pub(crate) async fn browser_sign_in(c: &fantoccini::Client, app: &TestApp, token: &str) {
+    c.goto(&format!("{}/console/login", app.base))
+        .await
+        .unwrap();
+    type_in(c, "#token", token).await;
+    click(c, "#sign-in").await;
+    text(c, "#signed-in-as").await;
+}
+
+/// Waits until `css`'s text is `want`, reloading the page between looks:
+/// for figures the server updates after the event the test waited on.
+pub(crate) async fn wait_text(c: &fantoccini::Client, css: &str, want: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = text(c, css).await;
+        if got == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{css}` stayed {got:?}, not {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.refresh().await.unwrap();
+    }
+}
+
 pub(crate) async fn wait_url(c: &fantoccini::Client, part: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
