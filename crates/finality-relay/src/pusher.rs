@@ -7,6 +7,15 @@
 //! and it keeps being retried at the cap, so a recovered destination gets
 //! its whole backlog, in order. Delivery is at least once: a crash between a
 //! delivery and the cursor update redelivers that event.
+//!
+//! While it runs, a pusher writes a group's record (its attempts and the
+//! cursor's move) while it reads and delivers the next group, so that write
+//! is not on the way from a status change to the merchant. The record is
+//! settled before the next one, before the stored state is read, before a
+//! failure is recorded, and when the pusher stops. If that record failed
+//! (the database, or the cursor moved under the pusher: a rewind), the
+//! group delivered meanwhile is delivered again from the stored cursor:
+//! one group more at least once, never one skipped, per-payment order kept.
 
 use crate::event::{complete, complete_wanted, Event};
 use crate::{Sink, SinkError};
@@ -16,6 +25,7 @@ use rand::Rng;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Clone)]
@@ -60,6 +70,9 @@ pub struct Pusher {
     /// When the stored state (pause, retry, redeliveries asked for) was
     /// last read: at least every [`STATE_CHECK`], however clean the rounds.
     checked: std::sync::Mutex<Option<Timestamp>>,
+    /// The last group's record still being written (see the module
+    /// documentation): whether it moved the cursor.
+    recording: std::sync::Mutex<Option<JoinHandle<finality_store::Result<bool>>>>,
 }
 
 /// How long a clean pusher goes on from its own cursor before reading the
@@ -109,12 +122,50 @@ impl Pusher {
             config,
             cursor: std::sync::Mutex::new(None),
             checked: std::sync::Mutex::new(None),
+            recording: std::sync::Mutex::new(None),
         })
     }
 
     /// Deliver what can be delivered now; returns how many events were
-    /// delivered. Stops at the first failure (recorded for a later retry).
+    /// delivered, each recorded when this returns. Stops at the first
+    /// failure (recorded for a later retry).
     pub async fn push_once(&self) -> finality_store::Result<usize> {
+        let n = self.round().await?;
+        self.settle().await?;
+        Ok(n)
+    }
+
+    /// The record in flight, written: whether it moved the cursor as
+    /// planned. If not, the next round reads the stored cursor.
+    async fn settle(&self) -> finality_store::Result<bool> {
+        let Some(task) = self.recording.lock().ok().and_then(|mut r| r.take()) else {
+            return Ok(true);
+        };
+        let moved = match task.await {
+            Ok(r) => r,
+            // A panic in the store: nothing known about the record.
+            Err(e) => {
+                tracing::error!(destination = self.sink.name(), error = %e, "recording deliveries did not finish");
+                Ok(false)
+            }
+        };
+        if !matches!(moved, Ok(true)) {
+            if let Ok(mut c) = self.cursor.lock() {
+                *c = None;
+            }
+        }
+        if matches!(moved, Ok(false)) {
+            tracing::warn!(
+                destination = self.sink.name(),
+                "cursor moved under this pusher (rewound, or another pusher runs for it); reading it again"
+            );
+        }
+        moved
+    }
+
+    /// One round: what can be delivered now, the last group's record left
+    /// in flight (see the module documentation).
+    async fn round(&self) -> finality_store::Result<usize> {
         let name = self.sink.name();
         let now = self.clock.now();
         // After a clean push this pusher knows its cursor (and that no
@@ -130,6 +181,8 @@ impl Pusher {
         let (start, mut st) = match hint.filter(|_| fresh) {
             Some(c) => (c, None),
             None => {
+                // The stored state after the record in flight.
+                self.settle().await?;
                 let st = self.feed.destination(name).await?;
                 if let Ok(mut t) = self.checked.lock() {
                     *t = Some(now);
@@ -179,24 +232,28 @@ impl Pusher {
                     None => break,
                 }
             }
-            // The group's attempts and the cursor's move: one statement
-            // on PostgreSQL.
             if upto != cursor {
                 finality_core::fault::point("after_event_delivery");
             }
-            let advanced = self
-                .feed
-                .destination_delivered(name, cursor, upto, &records)
-                .await;
-            if !advanced? {
-                tracing::warn!(
-                    destination = name,
-                    "cursor moved under this pusher (rewound, or another pusher runs for it); reading it again"
-                );
+            // The previous group's record first: records go in order.
+            if !self.settle().await? {
                 return Ok(delivered);
+            }
+            // The group's attempts and the cursor's move: one statement
+            // on PostgreSQL, written while the next group is read.
+            let (feed, name_owned, from) = (self.feed.clone(), name.to_string(), cursor);
+            let task = tokio::spawn(async move {
+                feed.destination_delivered(&name_owned, from, upto, &records)
+                    .await
+            });
+            if let Ok(mut r) = self.recording.lock() {
+                *r = Some(task);
             }
             cursor = upto;
             if let Some(err) = failure {
+                if !self.settle().await? {
+                    return Ok(delivered);
+                }
                 let st = match st.take() {
                     Some(st) => st,
                     None => self.feed.destination(name).await?,
@@ -326,7 +383,7 @@ impl Pusher {
     pub async fn run(self: Arc<Self>, shutdown: CancellationToken) {
         let mut wake = self.feed.subscribe_feed();
         while !shutdown.is_cancelled() {
-            match self.push_once().await {
+            match self.round().await {
                 Ok(n) if n > 0 => {
                     // Something was delivered: the head is not failing. (An
                     // idle round says nothing: a failing destination waits
@@ -349,6 +406,10 @@ impl Pusher {
                 _ = wake.changed() => {}
                 _ = shutdown.cancelled() => {}
             }
+        }
+        // The last group's record, written before the pusher ends.
+        if let Err(e) = self.settle().await {
+            tracing::error!(destination = self.sink.name(), error = %e, "recording the last deliveries failed; they are delivered again at the next start");
         }
     }
 }
