@@ -86,7 +86,9 @@ static WRITE: ArrayStmt = ArrayStmt::new(
 /// their feed positions and records the webhook rows' outcomes (`{now}` the
 /// time; `{mark_id}`, `{mark_state}`, `{mark_reason}`; `{origin}` the
 /// announcing process), returning the events as the sequencer's function
-/// does (migration 0017), so a webhook's whole effect is this statement and
+/// does (migration 0017) with their payments' registered fields (`pay_…`,
+/// read before this statement's update: the fields an event carries are
+/// set at registration), so a webhook's whole effect is this statement and
 /// the commit. The positions are the next ones, taken by advancing the
 /// `feed_state` row (`adv`), whose lock holds to the commit: the
 /// function's rule, so they follow commit order. Not when an earlier
@@ -128,6 +130,10 @@ static WRITE_NUMBERED: ArrayStmt = ArrayStmt::new(
            FROM adv WHERE adv.ours) \
          SELECT o.feed_seq AS id, o.event_id, o.payment_id, o.type, o.status, \
            o.previous_status, o.source, o.occurred_at, p.provider, p.created_at, \
+           p.provider_ref AS pay_provider_ref, p.merchant_ref AS pay_merchant_ref, \
+           p.account AS pay_account, p.kind AS pay_kind, p.amount AS pay_amount, \
+           p.currency AS pay_currency, p.metadata AS pay_metadata, \
+           p.finalized_at AS pay_finalized_at, \
            (SELECT count(*) FROM note) AS announced \
          FROM outb o LEFT JOIN payments p ON p.id = o.payment_id \
          ORDER BY o.feed_seq",

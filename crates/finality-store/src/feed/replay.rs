@@ -60,9 +60,17 @@ pub(crate) async fn event_details<B: Backend>(
     b: &B,
     events: &[OutboxEvent],
 ) -> Result<Vec<EventDetails>> {
+    // Held with the events in the feed's tail (the inbox processor's, at
+    // the head): nothing to read for those.
+    let held = b.wakeups().feed_tail().details(events);
+    if held.iter().all(Option::is_some) {
+        return Ok(held.into_iter().flatten().collect());
+    }
     let ids: Vec<&str> = events
         .iter()
-        .map(|e| e.payment_id.as_str())
+        .zip(&held)
+        .filter(|(_, h)| h.is_none())
+        .map(|(e, _)| e.payment_id.as_str())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -112,7 +120,11 @@ pub(crate) async fn event_details<B: Backend>(
     }
     Ok(events
         .iter()
-        .map(|e| {
+        .zip(held)
+        .map(|(e, held)| {
+            if let Some(d) = held {
+                return d;
+            }
             let (reason, actor) = notes
                 .get(&(e.payment_id.clone(), e.status, e.occurred_at.0))
                 .cloned()

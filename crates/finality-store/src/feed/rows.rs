@@ -21,7 +21,14 @@ pub(crate) struct FinalFact {
 pub struct Numbered {
     pub(crate) events: Vec<OutboxEvent>,
     pub(crate) finals: Vec<FinalFact>,
+    /// What each event says beyond its transition, when the numbering
+    /// statement returned it (the inbox processor's on PostgreSQL): one
+    /// per event, in the same order, or none at all.
+    pub(crate) details: Vec<Option<EventDetails>>,
 }
+
+/// A transition's reason and actor, by its event id.
+pub(crate) type Notes<'a> = std::collections::HashMap<&'a str, (Option<&'a str>, Option<&'a str>)>;
 
 impl Numbered {
     /// From rows of the event's columns plus its payment's `provider` and
@@ -49,8 +56,70 @@ impl Numbered {
             events.push(e);
         }
         events.sort_by_key(|e| e.seq);
-        Ok(Numbered { events, finals })
+        Ok(Numbered {
+            events,
+            finals,
+            details: Vec::new(),
+        })
     }
+
+    /// As [`Numbered::of`], from rows that also carry each payment's
+    /// registered fields (`pay_…`), with the transitions' `notes`: each
+    /// event's details as a reader would read them, so the feed's
+    /// in-memory tail can serve them without a read.
+    pub(crate) fn with_details(rows: &[impl Fields], notes: &Notes<'_>) -> Result<Numbered> {
+        let mut numbered = Numbered::of(rows)?;
+        let mut by_seq = std::collections::HashMap::with_capacity(rows.len());
+        for r in rows {
+            let e = event_from_row(r)?;
+            let (reason, actor) = notes.get(e.event_id.as_str()).copied().unwrap_or_default();
+            let details = EventDetails {
+                payment: payment_at(r, &e)?,
+                reason: reason.map(str::to_string),
+                actor: actor.map(str::to_string),
+            };
+            by_seq.insert(e.seq, details);
+        }
+        numbered.details = numbered
+            .events
+            .iter()
+            .map(|e| by_seq.remove(&e.seq))
+            .collect();
+        Ok(numbered)
+    }
+}
+
+/// The payment as `e` left it: its registered fields from the row, its
+/// status from the event; `None` if the payment is gone.
+fn payment_at(r: &impl Fields, e: &OutboxEvent) -> Result<Option<Payment>> {
+    let t = "payments";
+    let (Some(provider), Some(created_at), Some(amount)) = (
+        r.opt_text("provider", t)?,
+        r.opt_int("created_at", t)?,
+        r.opt_int("pay_amount", t)?,
+    ) else {
+        return Ok(None);
+    };
+    let finalized_at = r
+        .opt_int("pay_finalized_at", t)?
+        .map(Timestamp)
+        .or(e.status.is_final().then_some(e.occurred_at));
+    Ok(Some(Payment {
+        id: e.payment_id.clone(),
+        provider,
+        provider_ref: r.opt_text("pay_provider_ref", t)?,
+        merchant_ref: r.opt_text("pay_merchant_ref", t)?,
+        account: r.opt_text("pay_account", t)?,
+        kind: r.parsed("pay_kind", t)?,
+        amount,
+        currency: r.text("pay_currency", t)?,
+        metadata: r.json("pay_metadata", t)?,
+        status: e.status,
+        status_source: Some(e.source),
+        created_at: Timestamp(created_at),
+        updated_at: e.occurred_at,
+        finalized_at,
+    }))
 }
 
 pub(crate) fn event_from_row(r: &impl Fields) -> Result<OutboxEvent> {

@@ -136,7 +136,9 @@ pub(crate) fn numbered_committed(wakeups: &crate::Wakeups, numbered: Numbered, e
         return 0;
     };
     let n = numbered.events.len() as u64;
-    wakeups.feed_tail().append(numbered.events);
+    wakeups
+        .feed_tail()
+        .append_with(numbered.events, numbered.details);
     wakeups.feed_grew_to_since(head, epoch);
     record_finals(&numbered.finals);
     n

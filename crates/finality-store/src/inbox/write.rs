@@ -472,7 +472,15 @@ impl Pending {
                 .await?
             {
                 NumberedWrite::Numbered(rows) => {
-                    return crate::feed::rows::Numbered::of(&rows).map(Some)
+                    let w = &self.writes;
+                    let notes: crate::feed::rows::Notes<'_> = w
+                        .out_event
+                        .iter()
+                        .zip(w.step_reason.iter().zip(&w.step_actor))
+                        .filter(|(_, (r, a))| r.is_some() || a.is_some())
+                        .map(|(e, (r, a))| (e.as_str(), (r.as_deref(), a.as_deref())))
+                        .collect();
+                    return crate::feed::rows::Numbered::with_details(&rows, &notes).map(Some);
                 }
                 NumberedWrite::Unnumbered => {
                     let (limit, origin) = number;

@@ -18,8 +18,14 @@
 //! clears the tail; a prune by another process with a retention under a
 //! minute can leave an event here that the database let go (already
 //! delivered, read once more: never a gap).
+//!
+//! An event numbered by the inbox processor on PostgreSQL is held with its
+//! details (its payment's registered fields, the transition's reason and
+//! actor), which its numbering statement returned: a pusher or reader at
+//! the head then reads nothing to send it. Those fields do not change after
+//! registration, so they are what a read would find.
 
-use crate::model::OutboxEvent;
+use crate::model::{EventDetails, OutboxEvent};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -33,12 +39,22 @@ pub(crate) const MAX_AGE: Duration = Duration::from_secs(60);
 /// See the module documentation.
 #[derive(Debug, Default)]
 pub(crate) struct FeedTail {
-    events: Mutex<VecDeque<(Instant, OutboxEvent)>>,
+    events: Mutex<VecDeque<Held>>,
 }
+
+/// One event held: when, the event, its details if known.
+type Held = (Instant, OutboxEvent, Option<EventDetails>);
 
 impl FeedTail {
     /// Events just given positions by this node, in position order.
+    #[cfg(test)]
     pub(crate) fn append(&self, events: Vec<OutboxEvent>) {
+        self.append_with(events, Vec::new())
+    }
+
+    /// As [`FeedTail::append`], with each event's details when known
+    /// (`details` one per event, or empty).
+    pub(crate) fn append_with(&self, events: Vec<OutboxEvent>, details: Vec<Option<EventDetails>>) {
         let Some(first) = events.first().map(|e| e.seq) else {
             return;
         };
@@ -54,10 +70,15 @@ impl FeedTail {
             tail.clear();
             return;
         }
-        if tail.back().is_some_and(|(_, e)| e.seq + 1 != first) {
+        if tail.back().is_some_and(|(_, e, _)| e.seq + 1 != first) {
             tail.clear();
         }
-        tail.extend(events.into_iter().map(|e| (now, e)));
+        let mut details = details.into_iter();
+        tail.extend(
+            events
+                .into_iter()
+                .map(|e| (now, e, details.next().flatten())),
+        );
         while tail.len() > MAX_EVENTS {
             tail.pop_front();
         }
@@ -82,15 +103,15 @@ impl FeedTail {
         head: Option<i64>,
     ) -> Option<Vec<OutboxEvent>> {
         let tail = self.events.lock().ok()?;
-        let (_, first) = tail.front()?;
-        let (_, last) = tail.back()?;
+        let (_, first, _) = tail.front()?;
+        let (_, last, _) = tail.back()?;
         // At or past the last held, the database may hold another node's
         // positions; before the first, older ones.
         if cursor < first.seq - 1 || cursor >= last.seq {
             return None;
         }
         let start = usize::try_from(cursor + 1 - first.seq).ok()?;
-        let (at, _) = tail.get(start)?;
+        let (at, _, _) = tail.get(start)?;
         if at.elapsed() > MAX_AGE {
             return None;
         }
@@ -101,9 +122,28 @@ impl FeedTail {
         Some(
             tail.range(start..)
                 .take(limit as usize)
-                .map(|(_, e)| e.clone())
+                .map(|(_, e, _)| e.clone())
                 .collect(),
         )
+    }
+
+    /// The details held for each of `events` (the same event at the same
+    /// position), else `None`: those are read from the database.
+    pub(crate) fn details(&self, events: &[OutboxEvent]) -> Vec<Option<EventDetails>> {
+        let Ok(tail) = self.events.lock() else {
+            return vec![None; events.len()];
+        };
+        let first = tail.front().map_or(0, |(_, e, _)| e.seq);
+        events
+            .iter()
+            .map(|e| {
+                let i = usize::try_from(e.seq - first).ok()?;
+                let (at, held, details) = tail.get(i)?;
+                (held.seq == e.seq && held.event_id == e.event_id && at.elapsed() <= MAX_AGE)
+                    .then(|| details.clone())
+                    .flatten()
+            })
+            .collect()
     }
 }
 
@@ -175,6 +215,29 @@ mod tests {
         // A round that is not contiguous in itself is not kept at all.
         t.append(vec![ev(9), ev(11)]);
         assert_eq!(seqs(t.after(8, 10, H)), None);
+    }
+
+    #[test]
+    fn details_only_for_the_same_event_held() {
+        let t = FeedTail::default();
+        let d = |r: &str| EventDetails {
+            reason: Some(r.into()),
+            ..EventDetails::default()
+        };
+        t.append_with(
+            (5..=7).map(ev).collect(),
+            vec![Some(d("a")), None, Some(d("c"))],
+        );
+        let mut other = ev(7);
+        other.event_id = "another".into();
+        let got = t.details(&[ev(4), ev(5), ev(6), other, ev(7), ev(8)]);
+        assert_eq!(
+            got,
+            vec![None, Some(d("a")), None, None, Some(d("c")), None]
+        );
+        // Events held without details (the sequencer's) have none.
+        t.append((8..=9).map(ev).collect());
+        assert_eq!(t.details(&[ev(8)]), vec![None]);
     }
 
     #[test]

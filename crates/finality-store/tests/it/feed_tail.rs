@@ -1,11 +1,12 @@
 //! The feed's newest events are served from the memory of the node that
 //! numbered them. Two nodes sequencing in turn on one database (so each
 //! node's memory has gaps the other filled): every read of every cursor on
-//! either node equals a read from the database, on both backends.
+//! either node equals a read from the database, on both backends. The
+//! details the inbox processor's node holds with its events equal a read.
 
 use finality_core::{Source, Status, Timestamp};
 use finality_store::{OutboxEvent, Report, Store};
-use finality_testkit::conformance::{register, T0};
+use finality_testkit::conformance::{inbox_event, register, T0};
 use finality_testkit::Backend;
 use std::sync::Arc;
 
@@ -109,4 +110,75 @@ async fn two_nodes_read_what_sqlite_holds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_read_what_mysql_holds() {
     two_nodes_read_what_the_database_holds(Backend::Mysql).await;
+}
+
+/// Events the inbox processor numbered are held with what they say beyond
+/// the transition (on PostgreSQL, whose numbering statement returns it): a
+/// pusher or a reader at the head gets, with no read, exactly what a read
+/// of the database gives.
+async fn held_details_equal_a_read(backend: Backend) {
+    let db = backend.open().await;
+    let node = db.store.clone();
+    // Never numbers: its details always come from the database.
+    let truth: Arc<dyn Store> = finality_store::open(&db.url, 4).await.unwrap();
+    let ids: Vec<String> = (0..3).map(|i| format!("pay_d{i}")).collect();
+    for id in &ids {
+        register(&*node, id, T0).await;
+    }
+    let rows: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            inbox_event(
+                &format!("evt_{id}"),
+                &format!("ref_{id}"),
+                Status::Succeeded,
+            )
+        })
+        .collect();
+    node.inbox_insert(&rows, T0).await.unwrap();
+    let now = Timestamp(T0.0 + 7);
+    let done = node
+        .inbox_take_and_process(now, 10, Timestamp(now.0 + 60_000))
+        .await
+        .unwrap();
+    assert_eq!(done.len(), 3);
+    let events = node.feed_after(0, 10).await.unwrap();
+    assert_eq!(events.len(), 3, "numbered in the applying transaction");
+    let read = truth.event_details(&events).await.unwrap();
+    assert_eq!(node.event_details(&events).await.unwrap(), read);
+    let p = read[0].payment.as_ref().expect("the payment is read");
+    assert_eq!(
+        (p.amount, p.currency.as_str(), &p.metadata),
+        (1250, "USD", &serde_json::json!({"order": "pay_d0"}))
+    );
+
+    if matches!(backend, Backend::Postgres) {
+        // Held, not read: the registered fields changed behind the
+        // store's back (nothing in finality changes them) are not seen.
+        let pg = finality_store::postgres::PgStore::connect(&db.url, 1)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE payments SET metadata = '{\"changed\": true}'")
+            .execute(pg.pool())
+            .await
+            .unwrap();
+        let held = node.event_details(&events).await.unwrap();
+        assert_eq!(held, read, "served from the tail");
+        let again = truth.event_details(&events).await.unwrap();
+        assert_eq!(
+            again[0].payment.as_ref().map(|p| p.metadata.clone()),
+            Some(serde_json::json!({"changed": true})),
+            "a read sees the database"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_details_equal_a_read_on_postgres() {
+    held_details_equal_a_read(Backend::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_details_equal_a_read_on_sqlite() {
+    held_details_equal_a_read(Backend::Sqlite).await;
 }
