@@ -85,11 +85,7 @@ pub(crate) async fn event_details<B: Backend>(
     // join so each is read by its index whatever the statistics: a plan
     // made while `status_history` was new (PostgreSQL keeps a prepared
     // statement's generic plan) otherwise hash-joined a scan of all of it.
-    let columns = PAYMENT_COLUMNS
-        .split(',')
-        .map(|c| format!("p.{}", c.trim()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let columns = crate::review::sql::prefixed(PAYMENT_COLUMNS, "p");
     let mut conn = b.read().await?;
     for chunk in ids.chunks(IDS_PER_READ) {
         let list = placeholders(1, chunk.len());

@@ -23,7 +23,7 @@ pub struct Numbered {
     pub(crate) finals: Vec<FinalFact>,
     /// What each event says beyond its transition, when the numbering
     /// statement returned it (the inbox processor's on PostgreSQL): one
-    /// per event, in the same order, or none at all.
+    /// per event, in the same order, `None` where not known.
     pub(crate) details: Vec<Option<EventDetails>>,
 }
 
@@ -34,6 +34,20 @@ impl Numbered {
     /// From rows of the event's columns plus its payment's `provider` and
     /// `created_at` (`NULL` if the payment is gone).
     pub(crate) fn of(rows: &[impl Fields]) -> Result<Numbered> {
+        Numbered::parse(rows, None)
+    }
+
+    /// As [`Numbered::of`], from rows that also carry each payment's
+    /// registered fields (`pay_…`), with the transitions' `notes`: each
+    /// event's details as a reader would read them, so the feed's
+    /// in-memory tail can serve them without a read.
+    pub(crate) fn with_details(rows: &[impl Fields], notes: &Notes<'_>) -> Result<Numbered> {
+        Numbered::parse(rows, Some(notes))
+    }
+
+    /// Each row read once: its event, its final fact, and (with `notes`)
+    /// its details.
+    fn parse(rows: &[impl Fields], notes: Option<&Notes<'_>>) -> Result<Numbered> {
         let mut events = Vec::with_capacity(rows.len());
         let mut finals = Vec::new();
         for r in rows {
@@ -53,39 +67,27 @@ impl Numbered {
                     after_ms: e.occurred_at.0 - created_at,
                 });
             }
-            events.push(e);
+            let details = match notes {
+                None => None,
+                Some(notes) => {
+                    let (reason, actor) =
+                        notes.get(e.event_id.as_str()).copied().unwrap_or_default();
+                    Some(EventDetails {
+                        payment: payment_at(r, &e)?,
+                        reason: reason.map(str::to_string),
+                        actor: actor.map(str::to_string),
+                    })
+                }
+            };
+            events.push((e, details));
         }
-        events.sort_by_key(|e| e.seq);
+        events.sort_by_key(|(e, _)| e.seq);
+        let (events, details): (Vec<_>, Vec<_>) = events.into_iter().unzip();
         Ok(Numbered {
             events,
             finals,
-            details: Vec::new(),
+            details,
         })
-    }
-
-    /// As [`Numbered::of`], from rows that also carry each payment's
-    /// registered fields (`pay_…`), with the transitions' `notes`: each
-    /// event's details as a reader would read them, so the feed's
-    /// in-memory tail can serve them without a read.
-    pub(crate) fn with_details(rows: &[impl Fields], notes: &Notes<'_>) -> Result<Numbered> {
-        let mut numbered = Numbered::of(rows)?;
-        let mut by_seq = std::collections::HashMap::with_capacity(rows.len());
-        for r in rows {
-            let e = event_from_row(r)?;
-            let (reason, actor) = notes.get(e.event_id.as_str()).copied().unwrap_or_default();
-            let details = EventDetails {
-                payment: payment_at(r, &e)?,
-                reason: reason.map(str::to_string),
-                actor: actor.map(str::to_string),
-            };
-            by_seq.insert(e.seq, details);
-        }
-        numbered.details = numbered
-            .events
-            .iter()
-            .map(|e| by_seq.remove(&e.seq))
-            .collect();
-        Ok(numbered)
     }
 }
 

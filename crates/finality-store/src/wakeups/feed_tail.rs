@@ -53,7 +53,7 @@ impl FeedTail {
     }
 
     /// As [`FeedTail::append`], with each event's details when known
-    /// (`details` one per event, or empty).
+    /// (`details` one per event, or fewer: the rest have none).
     pub(crate) fn append_with(&self, events: Vec<OutboxEvent>, details: Vec<Option<EventDetails>>) {
         let Some(first) = events.first().map(|e| e.seq) else {
             return;
