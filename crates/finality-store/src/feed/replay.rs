@@ -85,7 +85,13 @@ pub(crate) async fn event_details<B: Backend>(
     // join so each is read by its index whatever the statistics: a plan
     // made while `status_history` was new (PostgreSQL keeps a prepared
     // statement's generic plan) otherwise hash-joined a scan of all of it.
-    let columns = crate::review::sql::prefixed(PAYMENT_COLUMNS, "p");
+    // (Qualified here, not by `review::sql::prefixed`: review's files
+    // already read the feed's, and the crate's files import no circle.)
+    let columns = PAYMENT_COLUMNS
+        .split(", ")
+        .map(|c| format!("p.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut conn = b.read().await?;
     for chunk in ids.chunks(IDS_PER_READ) {
         let list = placeholders(1, chunk.len());
