@@ -46,6 +46,7 @@ mod execute;
 pub mod health;
 pub mod inbox;
 pub mod lifecycle;
+mod liveness;
 mod permits;
 mod producer;
 pub mod rate;

@@ -10,6 +10,7 @@
 //! about twice per window instead of once per job, which is what makes
 //! polls start within milliseconds of their time.
 
+use crate::liveness::Liveness;
 use crate::Engine;
 use finality_core::{Schedule, Timestamp};
 use finality_store::ClaimRequest;
@@ -199,14 +200,19 @@ impl Engine {
 
     /// Record this node's heartbeat every `heartbeat_every`, and release
     /// the leases of nodes silent for `dead_after` (not on a virtual clock,
-    /// where time jumps and silence means nothing).
+    /// where time jumps and silence means nothing), once this node's own
+    /// heartbeats have been written for that long ([`Liveness`]).
     async fn heartbeats(self: Arc<Self>) {
         let worker = self.config.worker_id.clone();
+        let mut liveness = Liveness::new(self.config.heartbeat_every, self.config.dead_after);
         loop {
             let now = self.clock.now();
-            if let Err(e) = self.queue.heartbeat(&worker, now).await {
+            let started = std::time::Instant::now();
+            let beat = self.queue.heartbeat(&worker, now).await;
+            let may_judge = liveness.beat(beat.is_ok(), started, std::time::Instant::now());
+            if let Err(e) = beat {
                 tracing::warn!(%worker, error = %e, "recording the heartbeat failed");
-            } else if self.clock.as_virtual().is_none() {
+            } else if may_judge && self.clock.as_virtual().is_none() {
                 let cutoff = Timestamp(
                     now.0 - i64::try_from(self.config.dead_after.as_millis()).unwrap_or(i64::MAX),
                 );
