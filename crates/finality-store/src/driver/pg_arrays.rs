@@ -96,11 +96,13 @@ static WRITE: ArrayStmt = ArrayStmt::new(
 /// writer just before this transaction locked the payment; `prior`, read
 /// after the lock, sees it): its event must come first, so the rows are
 /// inserted without positions and the caller numbers them all in id
-/// order. The rows' outcomes (`mark`) name their ids on the table's side too
+/// order. Rows of other payments committed unnumbered are left to the
+/// sequencer, which their own writers wake.
+///
+/// The rows' outcomes (`mark`) name their ids on the table's side too
 /// (`w.id = ANY(…)`): a generic plan made while `webhook_inbox` was new
 /// otherwise scans the whole table on every apply (all 612 plans sampled
-/// by `auto_explain` in a bench run did). Rows of other payments committed unnumbered are left to the
-/// sequencer, which their own writers wake.
+/// by `auto_explain` in a bench run did).
 static WRITE_NUMBERED: ArrayStmt = ArrayStmt::new(
     &[
         WRITE_HEAD,
