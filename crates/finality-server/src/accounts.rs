@@ -9,7 +9,7 @@ use crate::auth::Caller;
 use crate::destinations::audit;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App, AppState};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -23,7 +23,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(list, add))
         .routes(routes!(disable))
@@ -109,7 +109,7 @@ pub(crate) struct AccountsOut {
         (status = 200, description = "The accounts", body = AccountsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
     ))]
-async fn list(State(app): State<AppState>, caller: Caller) -> Result<Json<AccountsOut>, ApiError> {
+async fn list(State(app): State<App>, caller: Caller) -> Result<Json<AccountsOut>, ApiError> {
     caller.identity.require(Permission::Read)?;
     Ok(Json(AccountsOut {
         accounts: all(&app),
@@ -168,7 +168,7 @@ pub(crate) struct AccountIn {
         (status = 422, description = "A field is wrong (named), or a secret it names is not readable on this node", body = ErrorBody),
     ))]
 async fn add(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     b: Result<Json<AccountIn>, JsonRejection>,
 ) -> Result<(StatusCode, Json<AccountOut>), ApiError> {
@@ -258,7 +258,7 @@ pub(crate) async fn add_as(
         (status = 404, description = "No such provider or account", body = ErrorBody),
     ))]
 async fn disable(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path((provider, id)): Path<(String, String)>,
 ) -> Result<Json<AccountOut>, ApiError> {

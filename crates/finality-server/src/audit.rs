@@ -5,7 +5,7 @@ use crate::identity::Permission;
 use crate::openapi::{Cursor, ErrorBody};
 use crate::payments::parse_limit;
 use crate::replica::Reads;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
 use axum::Json;
@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new().routes(routes!(list))
 }
 

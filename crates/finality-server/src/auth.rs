@@ -3,14 +3,14 @@
 
 use crate::identity::Identity;
 use crate::throttle::Verdict;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App, AppState};
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::Response;
 
 pub(crate) async fn require_token(
-    State(app): State<AppState>,
+    State(app): State<App>,
     mut req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {

@@ -6,7 +6,7 @@
 use crate::auth::Caller;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App, AppState};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -20,7 +20,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(list))
         .routes(routes!(rewind))
@@ -130,7 +130,7 @@ pub(crate) struct DestinationsOut {
         (status = 200, description = "Destinations, by name", body = DestinationsOut),
         (status = 401, description = "No valid token", body = ErrorBody),
     ))]
-async fn list(State(app): State<AppState>) -> Result<Json<DestinationsOut>, ApiError> {
+async fn list(State(app): State<App>) -> Result<Json<DestinationsOut>, ApiError> {
     let o = replay::overview(&*app.store).await?;
     Ok(Json(DestinationsOut {
         head: o.bounds.head,
@@ -294,7 +294,7 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
         (status = 422, description = "Neither or both of to_seq and to_time, or out of the feed", body = ErrorBody),
     ))]
 async fn rewind(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path(name): Path<String>,
     b: Result<Json<RewindIn>, JsonRejection>,
@@ -339,7 +339,7 @@ pub(crate) struct RedeliverOut {
         (status = 422, description = "event_id is missing", body = ErrorBody),
     ))]
 async fn redeliver(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path(name): Path<String>,
     b: Result<Json<RedeliverIn>, JsonRejection>,
@@ -363,7 +363,7 @@ async fn redeliver(
         (status = 404, description = "No such destination", body = ErrorBody),
     ))]
 async fn pause(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<DestinationOut>, ApiError> {
@@ -380,7 +380,7 @@ async fn pause(
         (status = 404, description = "No such destination", body = ErrorBody),
     ))]
 async fn resume(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path(name): Path<String>,
 ) -> Result<Json<DestinationOut>, ApiError> {

@@ -7,7 +7,7 @@
 
 use crate::openapi::ErrorBody;
 use crate::replica::Reads;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
 use axum::Json;
@@ -18,7 +18,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new().routes(routes!(feed))
 }
 

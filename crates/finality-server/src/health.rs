@@ -1,14 +1,14 @@
 //! Liveness and readiness.
 
 use crate::replica::Condition;
-use crate::AppState;
+use crate::App;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-pub(crate) fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<App> {
     Router::new()
         .route("/healthz", get(|| async { Json(json!({"status": "ok"})) }))
         .route("/readyz", get(readyz))
@@ -19,7 +19,7 @@ pub(crate) fn router() -> Router<AppState> {
 /// to the primary) make it `degraded` with the reason, but still 200: webhooks and
 /// the API keep working, and taking the node out of rotation would not bring
 /// the provider back.
-async fn readyz(State(app): State<AppState>) -> (StatusCode, Json<Value>) {
+async fn readyz(State(app): State<App>) -> (StatusCode, Json<Value>) {
     let now = app.clock.now();
     let pauses: serde_json::Map<String, Value> = app
         .health

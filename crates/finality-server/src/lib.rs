@@ -73,6 +73,30 @@ pub struct AppState {
     pub replica: Option<Arc<replica::Replica>>,
 }
 
+/// What every handler is given: the [`AppState`] behind one `Arc`.
+///
+/// Axum clones a route's state several times a request (the boxed route,
+/// each `from_fn` layer's inner service, the `State` extractor). A clone of
+/// `AppState` itself is one atomic increment, and later decrement, per
+/// field, on cache lines both cores write; under webhook load that was a
+/// few per cent of the server's CPU (`docs/PERFORMANCE.md`, session 25).
+/// This makes each clone one.
+#[derive(Clone)]
+pub(crate) struct App(Arc<AppState>);
+
+impl std::ops::Deref for App {
+    type Target = AppState;
+    fn deref(&self) -> &AppState {
+        &self.0
+    }
+}
+
+impl From<AppState> for App {
+    fn from(state: AppState) -> Self {
+        App(Arc::new(state))
+    }
+}
+
 /// Largest request body accepted (webhooks and API alike).
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
@@ -120,7 +144,7 @@ pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3
 
 /// The `/v1` routes with their OpenAPI description; with `state`, behind
 /// the bearer-token check (the document itself is public).
-fn v1(state: Option<&AppState>) -> utoipa_axum::router::OpenApiRouter<AppState> {
+fn v1(state: Option<&App>) -> utoipa_axum::router::OpenApiRouter<App> {
     let mut authed = payments::router()
         .merge(events::router())
         .merge(destinations::router())
@@ -154,6 +178,7 @@ pub fn router(
     inbox: inbox_writer::InboxWriter,
     client_timeout: std::time::Duration,
 ) -> Router {
+    let state = App::from(state);
     let (v1, _) = v1(Some(&state)).split_for_parts();
     // Only the API and the console read from a replica: webhooks, health
     // and metrics never pass through the routing of reads.
@@ -166,11 +191,12 @@ pub fn router(
         .merge(health::router())
         .route("/metrics", axum::routing::get(metrics::render))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+        // One layer for both guards: each `from_fn` layer clones what is
+        // inside it and boxes a future on every request.
         .layer(axum::middleware::from_fn_with_state(
             client_timeout,
-            body_in_time,
+            guard_request,
         ))
-        .layer(axum::middleware::from_fn(refuse_huge_headers))
         .layer(
             tower_http::trace::TraceLayer::new_for_http().make_span_with(
                 |req: &axum::http::Request<axum::body::Body>| {
@@ -199,27 +225,24 @@ pub fn router(
 /// bounds what a handler ever sees and answers with a clear 431.
 pub const HEADER_LIMIT: usize = 32 * 1024;
 
-/// 431 for a request whose headers exceed [`HEADER_LIMIT`].
-async fn refuse_huge_headers(
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
+/// A 431 for a request whose headers exceed [`HEADER_LIMIT`], if they do.
+fn headers_too_large(req: &axum::extract::Request) -> Option<axum::response::Response> {
     let size: usize = req
         .headers()
         .iter()
         .map(|(k, v)| k.as_str().len() + v.len())
         .sum();
-    if size > HEADER_LIMIT {
-        ::metrics::counter!("finality_http_refused_total", "reason" => "headers_too_large")
-            .increment(1);
-        let body = serde_json::json!({"error": {"code": "headers_too_large",
-            "message": format!("request headers total {size} bytes; at most {HEADER_LIMIT} are accepted")}});
-        return axum::response::IntoResponse::into_response((
-            axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            axum::Json(body),
-        ));
+    if size <= HEADER_LIMIT {
+        return None;
     }
-    next.run(req).await
+    ::metrics::counter!("finality_http_refused_total", "reason" => "headers_too_large")
+        .increment(1);
+    let body = serde_json::json!({"error": {"code": "headers_too_large",
+        "message": format!("request headers total {size} bytes; at most {HEADER_LIMIT} are accepted")}});
+    Some(axum::response::IntoResponse::into_response((
+        axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        axum::Json(body),
+    )))
 }
 
 /// Read the whole body within `timeout` (every handler reads it whole
@@ -228,11 +251,16 @@ async fn refuse_huge_headers(
 /// keeps sending a byte now and then (a per-read timeout would not). A
 /// body announced larger than the limit is refused before a byte of it is
 /// read.
-async fn body_in_time(
+///
+/// Headers over [`HEADER_LIMIT`] are refused first, before the body.
+async fn guard_request(
     axum::extract::State(timeout): axum::extract::State<std::time::Duration>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Result<axum::response::Response, ApiError> {
+    if let Some(refused) = headers_too_large(&req) {
+        return Ok(refused);
+    }
     // A settlement report is streamed to disk by its own handler, with its
     // own limits: a report is not held in memory.
     if req.method() == axum::http::Method::POST && req.uri().path() == "/v1/reconciliations" {

@@ -164,7 +164,7 @@ fn describe() {
 }
 
 pub(crate) async fn render(
-    axum::extract::State(app): axum::extract::State<crate::AppState>,
+    axum::extract::State(app): axum::extract::State<crate::App>,
 ) -> impl IntoResponse {
     let body = app.metrics.as_ref().map(|h| h.render()).unwrap_or_default();
     ([(CONTENT_TYPE, "text/plain; version=0.0.4")], body)

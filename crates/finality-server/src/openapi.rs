@@ -77,7 +77,7 @@ pub struct ApiDoc;
 #[allow(dead_code)] // exists for its schema: every list parameter refers to it
 pub struct Cursor(String);
 
-pub(crate) fn router() -> utoipa_axum::router::OpenApiRouter<crate::AppState> {
+pub(crate) fn router() -> utoipa_axum::router::OpenApiRouter<crate::App> {
     utoipa_axum::router::OpenApiRouter::new().routes(utoipa_axum::routes!(document))
 }
 

@@ -8,7 +8,7 @@ use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
 use crate::replica::Reads;
 use crate::sweep::RunsParams;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::Json;
@@ -19,7 +19,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(list, import))
         .routes(routes!(show))
@@ -235,7 +235,7 @@ fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format,
         (status = 422, description = "A parameter is invalid, or a line does not read (nothing was applied)", body = ErrorBody),
     ))]
 async fn import(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     q: Result<Query<ImportParams>, QueryRejection>,
     body: axum::body::Body,

@@ -19,7 +19,7 @@
 //!   time a serving replica is known to have replayed the write. A payment
 //!   the replica does not know is looked up on the primary before a 404.
 
-use crate::AppState;
+use crate::App;
 use finality_store::postgres::{Replayed, ReplicaLink};
 use finality_store::Store;
 use std::collections::{HashMap, VecDeque};
@@ -269,7 +269,7 @@ fn caller_key(req: &axum::extract::Request) -> Option<u64> {
 /// caller wrote lately; any other request that succeeds counts as its
 /// caller's write.
 pub(crate) async fn route(
-    axum::extract::State(app): axum::extract::State<AppState>,
+    axum::extract::State(app): axum::extract::State<App>,
     mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
@@ -314,12 +314,12 @@ impl Reads {
     }
 }
 
-impl axum::extract::FromRequestParts<AppState> for Reads {
+impl axum::extract::FromRequestParts<App> for Reads {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
-        app: &AppState,
+        app: &App,
     ) -> Result<Self, Self::Rejection> {
         let store = match (&app.replica, parts.extensions.get::<OnReplica>()) {
             (Some(r), Some(_)) => r.store.clone(),

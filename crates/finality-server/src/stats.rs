@@ -4,7 +4,7 @@
 
 use crate::openapi::ErrorBody;
 use crate::replica::Reads;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App, AppState};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
@@ -16,7 +16,7 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new().routes(routes!(providers))
 }
 
@@ -52,7 +52,7 @@ const MAX_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);
         (status = 422, description = "`window` is invalid", body = ErrorBody),
     ))]
 async fn providers(
-    State(app): State<AppState>,
+    State(app): State<App>,
     reads: Reads,
     q: Result<Query<Params>, QueryRejection>,
 ) -> Result<Json<StatsOut>, ApiError> {

@@ -3,7 +3,7 @@
 //! constraint) → 2xx. Applying happens after the ack, in the inbox processor.
 
 use crate::inbox_writer::InboxWriter;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App, AppState};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-pub(crate) fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<App> {
     Router::new().route("/webhooks/{provider}", post(receive))
 }
 
@@ -71,7 +71,7 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
 // is on every line logged here, and a second span per webhook cost the
 // server CPU on every request (`docs/PERFORMANCE.md`, session 22).
 async fn receive(
-    State(app): State<AppState>,
+    State(app): State<App>,
     Extension(inbox): Extension<InboxWriter>,
     Path(provider): Path<String>,
     headers: HeaderMap,

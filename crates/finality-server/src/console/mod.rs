@@ -13,11 +13,11 @@ mod pages;
 pub mod session;
 mod views;
 
-use crate::AppState;
+use crate::App;
 use axum::routing::{get, post};
 use axum::Router;
 
-pub(crate) fn router() -> Router<AppState> {
+pub(crate) fn router() -> Router<App> {
     Router::new()
         .route("/console", get(pages::home))
         .route("/console/", get(pages::home))

@@ -9,7 +9,7 @@
 //! came over TLS (directly or through a proxy that says so).
 
 use crate::identity::{ApiToken, Identity, Tokens};
-use crate::AppState;
+use crate::App;
 use axum::http::header::{COOKIE, LOCATION};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
@@ -149,10 +149,10 @@ impl Session {
     }
 }
 
-impl axum::extract::FromRequestParts<AppState> for Session {
+impl axum::extract::FromRequestParts<App> for Session {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, app: &AppState) -> Result<Self, Response> {
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, Response> {
         let now = app.clock.now();
         let cookie = cookie_value(&parts.headers);
         let found = cookie

@@ -16,7 +16,7 @@ pub(crate) use input::parse_limit;
 use crate::auth::Caller;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -28,7 +28,7 @@ use finality_store::{AttemptRecord, ListFilter, PollNow, Registered};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-pub(crate) fn router() -> OpenApiRouter<AppState> {
+pub(crate) fn router() -> OpenApiRouter<App> {
     OpenApiRouter::new()
         .routes(routes!(create, list))
         .routes(routes!(show))
@@ -51,7 +51,7 @@ pub(crate) fn router() -> OpenApiRouter<AppState> {
     ))]
 #[tracing::instrument(skip_all)]
 pub(crate) async fn create(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<PaymentOut>), ApiError> {
@@ -206,7 +206,7 @@ pub(crate) async fn list(
     ))]
 #[tracing::instrument(skip(app, caller, body))]
 pub(crate) async fn resolve(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path(id): Path<String>,
     body: Result<Bytes, BytesRejection>,
@@ -236,7 +236,7 @@ pub(crate) async fn resolve(
         (status = 409, description = "Already final", body = ErrorBody),
     ))]
 pub(crate) async fn poll_now(
-    State(app): State<AppState>,
+    State(app): State<App>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<(StatusCode, Json<PollAnswer>), ApiError> {

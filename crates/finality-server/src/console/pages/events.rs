@@ -9,7 +9,7 @@ use crate::console::views::*;
 use crate::destinations::{pause_as, redeliver_as, rewind_as, rewind_target};
 use crate::identity::Permission;
 use crate::replica::Reads;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
@@ -81,7 +81,7 @@ pub async fn events(
 
 /// `POST /console/events/{name}/{action}`: rewind, redeliver, pause, resume.
 pub async fn act(
-    State(app): State<AppState>,
+    State(app): State<App>,
     s: Session,
     Path((name, action)): Path<(String, String)>,
     body: Bytes,

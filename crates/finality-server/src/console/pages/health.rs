@@ -4,7 +4,7 @@ use crate::console::pages::respond::{api_error, chrome, render};
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::replica::Reads;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::extract::State;
 use axum::response::Response;
 
@@ -30,7 +30,7 @@ pub(crate) fn schema_name(v: &serde_json::Value) -> String {
 }
 
 /// The cluster's state as the alerts read it, computed for this page.
-pub async fn health(State(app): State<AppState>, reads: Reads, s: Session) -> Response {
+pub async fn health(State(app): State<App>, reads: Reads, s: Session) -> Response {
     let back = "/console/review";
     let now = app.clock.now();
     let cfg = crate::metrics::MetricsConfig::default();

@@ -10,7 +10,7 @@ use crate::console::views::*;
 use crate::identity::Permission;
 use crate::payments::{check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
 use crate::replica::Reads;
-use crate::AppState;
+use crate::App;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -21,7 +21,7 @@ use finality_store::PollNow;
 use std::collections::HashMap;
 
 pub async fn payment(
-    State(app): State<AppState>,
+    State(app): State<App>,
     reads: Reads,
     s: Session,
     Path(id): Path<String>,
@@ -206,7 +206,7 @@ pub(crate) fn check_resolve_form(
 }
 
 pub async fn resolve(
-    State(app): State<AppState>,
+    State(app): State<App>,
     s: Session,
     Path(id): Path<String>,
     body: Bytes,
@@ -233,7 +233,7 @@ pub async fn resolve(
     }
 }
 
-pub async fn bulk_resolve(State(app): State<AppState>, s: Session, body: Bytes) -> Response {
+pub async fn bulk_resolve(State(app): State<App>, s: Session, body: Bytes) -> Response {
     let form = Form::parse(&body);
     let back = "/console/review";
     if let Err(r) = check_resolve_form(&s, &form, back) {
@@ -290,7 +290,7 @@ pub async fn bulk_resolve(State(app): State<AppState>, s: Session, body: Bytes) 
 }
 
 pub async fn poll_now(
-    State(app): State<AppState>,
+    State(app): State<App>,
     s: Session,
     Path(id): Path<String>,
     body: Bytes,

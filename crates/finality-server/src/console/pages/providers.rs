@@ -7,7 +7,7 @@ use crate::console::pages::review::hook_row;
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::replica::Reads;
-use crate::AppState;
+use crate::{App, AppState};
 use axum::extract::{Query, State};
 use axum::response::Response;
 use finality_core::Timestamp;
@@ -37,7 +37,7 @@ pub(crate) fn quantile_bars(
 }
 
 pub async fn providers(
-    State(app): State<AppState>,
+    State(app): State<App>,
     reads: Reads,
     s: Session,
     Query(q): Query<HashMap<String, String>>,

@@ -7,7 +7,7 @@ use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;
 use crate::replica::Reads;
-use crate::AppState;
+use crate::App;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -27,7 +27,7 @@ pub(crate) fn parse_review_cursor(c: &str) -> Option<(Timestamp, String)> {
 }
 
 pub async fn review(
-    State(app): State<AppState>,
+    State(app): State<App>,
     reads: Reads,
     s: Session,
     Query(q): Query<HashMap<String, String>>,

@@ -3,7 +3,7 @@
 use crate::console::pages::respond::{api_error, error_page, render, Form, Remote};
 use crate::console::session::{self, Session};
 use crate::console::views::*;
-use crate::{ApiError, AppState};
+use crate::{ApiError, App};
 use axum::body::Bytes;
 use axum::extract::{Query, State};
 use axum::http::header::{LOCATION, SET_COOKIE};
@@ -47,7 +47,7 @@ pub async fn login_form(Query(q): Query<HashMap<String, String>>) -> Response {
 }
 
 pub async fn login(
-    State(app): State<AppState>,
+    State(app): State<App>,
     Remote(remote): Remote,
     headers: HeaderMap,
     body: Bytes,
