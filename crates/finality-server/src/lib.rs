@@ -26,6 +26,7 @@ pub mod console;
 mod destinations;
 pub mod error;
 mod events;
+mod front;
 mod health;
 pub mod identity;
 pub mod inbox_writer;
@@ -73,27 +74,33 @@ pub struct AppState {
     pub replica: Option<Arc<replica::Replica>>,
 }
 
-/// What every handler is given: the [`AppState`] behind one `Arc`.
+/// What every handler is given: the [`AppState`], and the group commit
+/// that stores verified webhooks, behind one `Arc`.
 ///
 /// Axum clones a route's state several times a request (the boxed route,
-/// each `from_fn` layer's inner service, the `State` extractor). A clone of
+/// a `from_fn` layer's inner service, the `State` extractor). A clone of
 /// `AppState` itself is one atomic increment, and later decrement, per
 /// field, on cache lines both cores write; under webhook load that was a
 /// few per cent of the server's CPU (`docs/PERFORMANCE.md`, session 25).
 /// This makes each clone one.
 #[derive(Clone)]
-pub(crate) struct App(Arc<AppState>);
+pub(crate) struct App(Arc<(AppState, inbox_writer::InboxWriter)>);
+
+impl App {
+    fn new(state: AppState, inbox: inbox_writer::InboxWriter) -> Self {
+        App(Arc::new((state, inbox)))
+    }
+
+    /// Where verified webhooks are stored: the answer waits for the commit.
+    pub(crate) fn inbox(&self) -> &inbox_writer::InboxWriter {
+        &self.0 .1
+    }
+}
 
 impl std::ops::Deref for App {
     type Target = AppState;
     fn deref(&self) -> &AppState {
-        &self.0
-    }
-}
-
-impl From<AppState> for App {
-    fn from(state: AppState) -> Self {
-        App(Arc::new(state))
+        &self.0 .0
     }
 }
 
@@ -178,7 +185,7 @@ pub fn router(
     inbox: inbox_writer::InboxWriter,
     client_timeout: std::time::Duration,
 ) -> Router {
-    let state = App::from(state);
+    let state = App::new(state, inbox);
     let (v1, _) = v1(Some(&state)).split_for_parts();
     // Only the API and the console read from a replica: webhooks, health
     // and metrics never pass through the routing of reads.
@@ -187,34 +194,16 @@ pub fn router(
     );
     Router::new()
         .merge(reads)
-        .merge(webhooks::router().layer(axum::Extension(inbox)))
+        .merge(webhooks::router())
         .merge(health::router())
         .route("/metrics", axum::routing::get(metrics::render))
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
-        // One layer for both guards: each `from_fn` layer clones what is
-        // inside it and boxes a future on every request.
+        // Everything every request passes first, as one layer: each layer
+        // cost a clone of what is inside it and a boxed future per request
+        // (`docs/PERFORMANCE.md`, session 25).
         .layer(axum::middleware::from_fn_with_state(
             client_timeout,
-            guard_request,
-        ))
-        .layer(
-            tower_http::trace::TraceLayer::new_for_http().make_span_with(
-                |req: &axum::http::Request<axum::body::Body>| {
-                    // The request id on every line logged while serving it;
-                    // the path, never the query or headers (tokens).
-                    let id = req
-                        .headers()
-                        .get("x-request-id")
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default();
-                    tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-                },
-            ),
-        )
-        // A caller's `X-Request-Id` is kept (or one is made) and sent back.
-        .layer(tower_http::request_id::PropagateRequestIdLayer::x_request_id())
-        .layer(tower_http::request_id::SetRequestIdLayer::x_request_id(
-            tower_http::request_id::MakeRequestUuid,
+            front::front,
         ))
         .with_state(state)
 }
@@ -224,80 +213,6 @@ pub fn router(
 /// itself caps what it reads (hyper: 100 headers, about 400 KiB), so this
 /// bounds what a handler ever sees and answers with a clear 431.
 pub const HEADER_LIMIT: usize = 32 * 1024;
-
-/// A 431 for a request whose headers exceed [`HEADER_LIMIT`], if they do.
-fn headers_too_large(req: &axum::extract::Request) -> Option<axum::response::Response> {
-    let size: usize = req
-        .headers()
-        .iter()
-        .map(|(k, v)| k.as_str().len() + v.len())
-        .sum();
-    if size <= HEADER_LIMIT {
-        return None;
-    }
-    ::metrics::counter!("finality_http_refused_total", "reason" => "headers_too_large")
-        .increment(1);
-    let body = serde_json::json!({"error": {"code": "headers_too_large",
-        "message": format!("request headers total {size} bytes; at most {HEADER_LIMIT} are accepted")}});
-    Some(axum::response::IntoResponse::into_response((
-        axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-        axum::Json(body),
-    )))
-}
-
-/// Read the whole body within `timeout` (every handler reads it whole
-/// anyway, up to [`BODY_LIMIT`]): a client trickling its body is answered
-/// 408 and its connection freed, instead of holding them as long as it
-/// keeps sending a byte now and then (a per-read timeout would not). A
-/// body announced larger than the limit is refused before a byte of it is
-/// read.
-///
-/// Headers over [`HEADER_LIMIT`] are refused first, before the body.
-async fn guard_request(
-    axum::extract::State(timeout): axum::extract::State<std::time::Duration>,
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Result<axum::response::Response, ApiError> {
-    if let Some(refused) = headers_too_large(&req) {
-        return Ok(refused);
-    }
-    // A settlement report is streamed to disk by its own handler, with its
-    // own limits: a report is not held in memory.
-    if req.method() == axum::http::Method::POST && req.uri().path() == "/v1/reconciliations" {
-        return Ok(next.run(req).await);
-    }
-    // Announced too large: refused at once, not after waiting for it.
-    let announced = req
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if announced.is_some_and(|n| n > BODY_LIMIT) {
-        return Err(ApiError::TooLarge(BODY_LIMIT));
-    }
-    let (parts, body) = req.into_parts();
-    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, BODY_LIMIT)).await {
-        Ok(Ok(b)) => b,
-        Ok(Err(_)) => return Err(ApiError::TooLarge(BODY_LIMIT)),
-        Err(_) => {
-            ::metrics::counter!("finality_http_refused_total", "reason" => "slow_body")
-                .increment(1);
-            let body = serde_json::json!({"error": {"code": "request_timeout",
-                "message": format!("the request body did not arrive within {timeout:?}")}});
-            return Ok(axum::response::IntoResponse::into_response((
-                axum::http::StatusCode::REQUEST_TIMEOUT,
-                [(axum::http::header::CONNECTION, "close")],
-                axum::Json(body),
-            )));
-        }
-    };
-    Ok(next
-        .run(axum::extract::Request::from_parts(
-            parts,
-            axum::body::Body::from(bytes),
-        ))
-        .await)
-}
 
 /// Serve the API on `listener` with the background roles asked for, until
 /// `shutdown` is cancelled. In-flight polls finish before this returns.

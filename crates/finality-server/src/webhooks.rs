@@ -2,7 +2,6 @@
 //! parse → insert into the durable inbox (deduplicated by the unique
 //! constraint) → 2xx. Applying happens after the ack, in the inbox processor.
 
-use crate::inbox_writer::InboxWriter;
 use crate::{ApiError, App, AppState};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -10,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::{Extension, Json, Router};
+use axum::{Json, Router};
 use finality_core::Timestamp;
 use finality_providers::webhook::{WebhookError, WebhookEvent};
 use finality_store::{InboxState, NewInboxEvent};
@@ -72,12 +71,12 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
 // server CPU on every request (`docs/PERFORMANCE.md`, session 22).
 async fn receive(
     State(app): State<App>,
-    Extension(inbox): Extension<InboxWriter>,
     Path(provider): Path<String>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
+    let inbox = app.inbox();
     let Some(entry) = app.providers.get(&provider) else {
         return Err(ApiError::NotFound(format!(
             "no provider named `{provider}`"

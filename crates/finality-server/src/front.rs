@@ -1,0 +1,132 @@
+//! What every request passes first, in one middleware: its request id,
+//! its log span, the header-size guard and the body's deadline.
+//!
+//! Written as one function rather than four tower layers (tower-http's
+//! `SetRequestId`, `PropagateRequestId` and `Trace`, and a `from_fn` per
+//! guard): axum clones each layer's inner service and boxes a future for
+//! it on every request, which under webhook load was about a tenth of
+//! the server's CPU (`docs/PERFORMANCE.md`, session 25).
+
+use crate::{ApiError, BODY_LIMIT, HEADER_LIMIT};
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
+
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The caller's `X-Request-Id` kept (or one made: a UUID v4), on the
+/// request for the handlers and sent back on the response; a span naming
+/// it, the method and the path (never the query or headers: tokens) on
+/// every line logged while serving; then the guards.
+pub(crate) async fn front(
+    State(timeout): State<Duration>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let id = match req.headers().get(&X_REQUEST_ID) {
+        Some(v) => v.clone(),
+        None => {
+            let mut buf = uuid::Uuid::encode_buffer();
+            let made = uuid::Uuid::new_v4().hyphenated().encode_lower(&mut buf);
+            // A UUID is always a valid header value.
+            let v = HeaderValue::from_str(made).unwrap_or(HeaderValue::from_static("-"));
+            req.headers_mut().insert(X_REQUEST_ID.clone(), v.clone());
+            v
+        }
+    };
+    let span = tracing::info_span!(
+        "request",
+        method = %req.method(),
+        path = %req.uri().path(),
+        request_id = id.to_str().unwrap_or_default()
+    );
+    let started = Instant::now();
+    let mut res = guarded(timeout, req, next).instrument(span.clone()).await;
+    // As tower-http's trace layer did: a 5xx is logged with its latency.
+    if res.status().is_server_error() {
+        let _in = span.enter();
+        tracing::error!(
+            status = res.status().as_u16(),
+            latency_ms = started.elapsed().as_millis() as u64,
+            "response failed"
+        );
+    }
+    res.headers_mut().entry(&X_REQUEST_ID).or_insert(id);
+    res
+}
+
+/// Headers over [`HEADER_LIMIT`] refused, then the body read in time.
+async fn guarded(timeout: Duration, req: Request, next: Next) -> Response {
+    if let Some(refused) = headers_too_large(&req) {
+        return refused;
+    }
+    match body_in_time(timeout, req, next).await {
+        Ok(res) => res,
+        Err(e) => axum::response::IntoResponse::into_response(e),
+    }
+}
+
+/// A 431 for a request whose headers exceed [`HEADER_LIMIT`], if they do.
+fn headers_too_large(req: &Request) -> Option<Response> {
+    let size: usize = req
+        .headers()
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    if size <= HEADER_LIMIT {
+        return None;
+    }
+    ::metrics::counter!("finality_http_refused_total", "reason" => "headers_too_large")
+        .increment(1);
+    let body = serde_json::json!({"error": {"code": "headers_too_large",
+        "message": format!("request headers total {size} bytes; at most {HEADER_LIMIT} are accepted")}});
+    Some(axum::response::IntoResponse::into_response((
+        axum::http::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        axum::Json(body),
+    )))
+}
+
+/// Read the whole body within `timeout` (every handler reads it whole
+/// anyway, up to [`BODY_LIMIT`]): a client trickling its body is answered
+/// 408 and its connection freed, instead of holding them as long as it
+/// keeps sending a byte now and then (a per-read timeout would not). A
+/// body announced larger than the limit is refused before a byte of it is
+/// read.
+async fn body_in_time(timeout: Duration, req: Request, next: Next) -> Result<Response, ApiError> {
+    // A settlement report is streamed to disk by its own handler, with its
+    // own limits: a report is not held in memory.
+    if req.method() == axum::http::Method::POST && req.uri().path() == "/v1/reconciliations" {
+        return Ok(next.run(req).await);
+    }
+    // Announced too large: refused at once, not after waiting for it.
+    let announced = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if announced.is_some_and(|n| n > BODY_LIMIT) {
+        return Err(ApiError::TooLarge(BODY_LIMIT));
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, BODY_LIMIT)).await {
+        Ok(Ok(b)) => b,
+        Ok(Err(_)) => return Err(ApiError::TooLarge(BODY_LIMIT)),
+        Err(_) => {
+            ::metrics::counter!("finality_http_refused_total", "reason" => "slow_body")
+                .increment(1);
+            let body = serde_json::json!({"error": {"code": "request_timeout",
+                "message": format!("the request body did not arrive within {timeout:?}")}});
+            return Ok(axum::response::IntoResponse::into_response((
+                axum::http::StatusCode::REQUEST_TIMEOUT,
+                [(axum::http::header::CONNECTION, "close")],
+                axum::Json(body),
+            )));
+        }
+    };
+    Ok(next
+        .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await)
+}
