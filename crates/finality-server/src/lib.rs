@@ -84,23 +84,38 @@ pub struct AppState {
 /// few per cent of the server's CPU (`docs/PERFORMANCE.md`, session 25).
 /// This makes each clone one.
 #[derive(Clone)]
-pub(crate) struct App(Arc<(AppState, inbox_writer::InboxWriter)>);
+pub(crate) struct App(Arc<Shared>);
+
+struct Shared {
+    state: AppState,
+    inbox: inbox_writer::InboxWriter,
+    webhook_series: webhooks::Series,
+}
 
 impl App {
     fn new(state: AppState, inbox: inbox_writer::InboxWriter) -> Self {
-        App(Arc::new((state, inbox)))
+        App(Arc::new(Shared {
+            state,
+            inbox,
+            webhook_series: webhooks::Series::default(),
+        }))
     }
 
     /// Where verified webhooks are stored: the answer waits for the commit.
     pub(crate) fn inbox(&self) -> &inbox_writer::InboxWriter {
-        &self.0 .1
+        &self.0.inbox
+    }
+
+    /// The per-provider series each stored webhook updates.
+    pub(crate) fn webhook_series(&self) -> &webhooks::Series {
+        &self.0.webhook_series
     }
 }
 
 impl std::ops::Deref for App {
     type Target = AppState;
     fn deref(&self) -> &AppState {
-        &self.0 .0
+        &self.0.state
     }
 }
 

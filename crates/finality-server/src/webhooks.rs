@@ -4,8 +4,7 @@
 
 use crate::{ApiError, App, AppState};
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -16,7 +15,7 @@ use finality_store::{InboxState, NewInboxEvent};
 use serde_json::{json, Value};
 use sha2::Digest;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub(crate) fn router() -> Router<App> {
@@ -46,6 +45,45 @@ impl Nudges {
     }
 }
 
+/// The series every stored webhook updates, per provider, looked up once:
+/// `metrics::counter!` with a label builds and hashes its key and searches
+/// the recorder's registry on every call, a cost every webhook paid three
+/// times. (A handle made before a recorder is installed records nothing:
+/// these are made at a provider's first webhook, after start-up.)
+#[derive(Default)]
+pub(crate) struct Series(std::sync::RwLock<HashMap<String, Arc<ProviderSeries>>>);
+
+pub(crate) struct ProviderSeries {
+    received: metrics::Counter,
+    duplicates: metrics::Counter,
+    ack: metrics::Histogram,
+}
+
+impl Series {
+    fn of(&self, provider: &str) -> Arc<ProviderSeries> {
+        if let Some(s) = self
+            .0
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(provider)
+        {
+            return s.clone();
+        }
+        let label = provider.to_string();
+        let made = Arc::new(ProviderSeries {
+            received: metrics::counter!("finality_webhooks_received_total", "provider" => label.clone()),
+            duplicates: metrics::counter!("finality_webhooks_duplicates_total", "provider" => label.clone()),
+            ack: metrics::histogram!("finality_webhook_ack_seconds", "provider" => label.clone()),
+        });
+        self.0
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(label)
+            .or_insert(made)
+            .clone()
+    }
+}
+
 fn audit_headers(headers: &HeaderMap, names: &[&str]) -> Value {
     let mut m = serde_json::Map::new();
     for n in names {
@@ -72,8 +110,7 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
 async fn receive(
     State(app): State<App>,
     Path(provider): Path<String>,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    req: Request,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
     let inbox = app.inbox();
@@ -82,13 +119,17 @@ async fn receive(
             "no provider named `{provider}`"
         )));
     };
-    let body = match body {
+    // The headers borrowed, not copied (as the `HeaderMap` extractor
+    // would); the body was read whole, within its limit and deadline,
+    // before the handler (`front`).
+    let (parts, body) = req.into_parts();
+    let headers = &parts.headers;
+    let body = match axum::body::to_bytes(body, crate::BODY_LIMIT).await {
         Ok(b) => b,
-        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+        Err(_) => {
             metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "too_large").increment(1);
             return Err(ApiError::TooLarge(crate::BODY_LIMIT));
         }
-        Err(e) => return Err(ApiError::Malformed(e.body_text())),
     };
     let now = app.clock.now();
     // A provider with accounts: verified with the secret of the account the
@@ -108,8 +149,8 @@ async fn receive(
         }
     };
     let scope = finality_engine::accounts::scope(&provider, account.as_deref());
-    let audit = audit_headers(&headers, adapter.audit_headers());
-    let events = match adapter.verify_webhook(&headers, &body, now).await {
+    let audit = audit_headers(headers, adapter.audit_headers());
+    let events = match adapter.verify_webhook(headers, &body, now).await {
         Ok(events) => events,
         Err(WebhookError::NotConfigured) => {
             return Err(ApiError::NotFound(format!(
@@ -200,17 +241,10 @@ async fn receive(
     }
     let new = fresh.iter().filter(|f| **f).count();
     let dup = fresh.len() - new;
-    // (A count of nothing is not recorded: each update looks its series up.)
-    if new > 0 {
-        metrics::counter!("finality_webhooks_received_total", "provider" => provider.clone())
-            .increment(new as u64);
-    }
-    if dup > 0 {
-        metrics::counter!("finality_webhooks_duplicates_total", "provider" => provider.clone())
-            .increment(dup as u64);
-    }
-    metrics::histogram!("finality_webhook_ack_seconds", "provider" => provider)
-        .record(started.elapsed().as_secs_f64());
+    let series = app.webhook_series().of(&provider);
+    series.received.increment(new as u64);
+    series.duplicates.increment(dup as u64);
+    series.ack.record(started.elapsed().as_secs_f64());
     // Some providers retry unless the answer is exactly what they expect.
     if let Some(ack) = adapter.ack() {
         return Ok((StatusCode::OK, ack).into_response());
