@@ -196,6 +196,54 @@ fn too_many_headers_are_refused_and_the_server_keeps_serving() {
     });
 }
 
+/// A caller's `X-Request-Id` comes back as sent; without one, a UUID is
+/// made, and each request gets its own, on answers of every kind
+/// (a success, a refusal by the guards, a 404).
+#[test]
+fn request_ids_are_kept_or_made_and_sent_back() {
+    let rt = runtime();
+    rt.block_on(async {
+        let app = spawn_app_with(Backend::Sqlite, Duration::from_secs(3600), false).await;
+        let id_of = |r: &reqwest::Response| {
+            r.headers()
+                .get("x-request-id")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let get = |path: &str| {
+            app.http
+                .get(format!("{}{path}", app.base))
+                .bearer_auth(TOKEN)
+        };
+        let r = get("/v1/payments")
+            .header("x-request-id", "caller-42")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(id_of(&r).as_deref(), Some("caller-42"));
+        let mut made = Vec::new();
+        for path in ["/v1/payments", "/v1/payments/nope"] {
+            let r = get(path).send().await.unwrap();
+            let id = id_of(&r).unwrap_or_else(|| panic!("{path}: no x-request-id"));
+            assert!(
+                uuid::Uuid::parse_str(&id).is_ok(),
+                "{path}: {id} is not a UUID"
+            );
+            made.push(id);
+        }
+        assert_ne!(made[0], made[1], "two requests, one id");
+        let r = get("/v1/payments")
+            .header("x-request-id", "caller-43")
+            .header("x-huge", "z".repeat(64 * 1024))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        assert_eq!(id_of(&r).as_deref(), Some("caller-43"));
+    });
+}
+
 /// Write `head` then one byte of `drip` every 300 ms, never finishing; how
 /// long until the server answers or closes the connection (`None`: still
 /// open after `give_up`).
