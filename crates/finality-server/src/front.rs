@@ -12,6 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
+use std::future::Future;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
 
@@ -111,7 +112,17 @@ async fn body_in_time(timeout: Duration, req: Request, next: Next) -> Result<Res
         return Err(ApiError::TooLarge(BODY_LIMIT));
     }
     let (parts, body) = req.into_parts();
-    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, BODY_LIMIT)).await {
+    let mut read = std::pin::pin!(axum::body::to_bytes(body, BODY_LIMIT));
+    // A small body usually came with the headers: read without arming a
+    // timer (an insert into the runtime's timer wheel, and its removal,
+    // on every request); the deadline is armed only for a body still
+    // arriving.
+    let now = std::future::poll_fn(|cx| std::task::Poll::Ready(read.as_mut().poll(cx))).await;
+    let in_time = match now {
+        std::task::Poll::Ready(done) => Ok(done),
+        std::task::Poll::Pending => tokio::time::timeout(timeout, read).await,
+    };
+    let bytes = match in_time {
         Ok(Ok(b)) => b,
         Ok(Err(_)) => return Err(ApiError::TooLarge(BODY_LIMIT)),
         Err(_) => {

@@ -214,9 +214,13 @@ async fn receive(
         .collect();
     // Committed (with whatever other requests arrived meanwhile) before
     // the provider hears 2xx.
-    let summary: Vec<(InboxState, String, Option<String>)> = rows
+    // What is logged once stored: only the rows not applied (rare), with
+    // their place in the batch; the common row is not copied for it.
+    let notes: Vec<(usize, InboxState, String, Option<String>)> = rows
         .iter()
-        .map(|r| (r.state, r.event_id.clone(), r.reason.clone()))
+        .enumerate()
+        .filter(|(_, r)| matches!(r.state, InboxState::Ignored | InboxState::Review))
+        .map(|(i, r)| (i, r.state, r.event_id.clone(), r.reason.clone()))
         .collect();
     let fresh = inbox.insert(rows).await?;
     finality_core::fault::point("after_inbox_insert");
@@ -225,7 +229,7 @@ async fn receive(
         tracing::warn!("webhooks resumed; polling by the provider's own schedule again");
     }
     // Counted once per stored row: a redelivered duplicate is not news.
-    for ((state, event_id, reason), _) in summary.iter().zip(&fresh).filter(|(_, fresh)| **fresh) {
+    for (_, state, event_id, reason) in notes.iter().filter(|n| fresh.get(n.0) == Some(&true)) {
         match state {
             InboxState::Ignored => {
                 metrics::counter!("finality_webhooks_ignored_total", "provider" => provider.clone()).increment(1);
@@ -251,9 +255,20 @@ async fn receive(
     }
     Ok((
         StatusCode::OK,
-        Json(json!({"received": new, "duplicates": dup})),
+        Json(Stored {
+            received: new,
+            duplicates: dup,
+        }),
     )
         .into_response())
+}
+
+/// The answer to a stored webhook (a struct, not a `json!` map: no map is
+/// built for every webhook).
+#[derive(serde::Serialize)]
+struct Stored {
+    received: usize,
+    duplicates: usize,
 }
 
 /// An unverified webhook may still be a true signal (a rotated secret, a
