@@ -17,6 +17,8 @@
 //! - `config_error`: [`ConfigError`], the one error of every configuration check.
 //! - [`money`]: validated payment fields (`PaymentId`, `Amount`, `Currency`).
 //! - [`secret`]: [`secret::Secret`], the one reader of secrets from the environment.
+//! - [`scope`]: [`Scope`], a provider and one of its accounts: the owner
+//!   of every payment and every fact.
 //! - [`reported`]: the amount, currency and account a provider reports, and
 //!   the one check that a final answer is about the registered money.
 #![forbid(unsafe_code)]
@@ -29,6 +31,7 @@ pub mod fault;
 pub mod money;
 pub mod reported;
 pub mod schedule;
+pub mod scope;
 pub mod secret;
 mod serde_duration;
 pub mod status;
@@ -39,6 +42,7 @@ pub use clock::{Clock, SystemClock, Timestamp, VirtualClock};
 pub use config_error::ConfigError;
 pub use error_class::ErrorClass;
 pub use reported::{found_by_adapter, money_mismatch, Reported};
+pub use scope::Scope;
 pub use schedule::{FractionStep, GiveUp, NextPoll, RetryPolicy, Schedule};
 pub use status::{Kind, Source, Status};
 pub use transition::{contradicts_success, decide, Decision, IgnoreReason};

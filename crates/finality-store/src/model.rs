@@ -365,6 +365,11 @@ pub enum InboxState {
     /// itself (an Adyen batch item whose signature does not verify beside
     /// items that do). See the reason.
     Review,
+    /// Verified with the provider's credentials, but of an account this
+    /// provider does not have (or has disabled): kept, never applied to
+    /// another account's payment, and sent to processing when that
+    /// account is added or enabled.
+    Parked,
 }
 
 impl InboxState {
@@ -376,6 +381,7 @@ impl InboxState {
             InboxState::Orphaned => "orphaned",
             InboxState::Failed => "failed",
             InboxState::Review => "review",
+            InboxState::Parked => "parked",
         }
     }
 }
@@ -395,6 +401,7 @@ impl std::str::FromStr for InboxState {
             InboxState::Orphaned,
             InboxState::Failed,
             InboxState::Review,
+            InboxState::Parked,
         ]
         .into_iter()
         .find(|v| v.as_str() == s)
@@ -406,6 +413,10 @@ impl std::str::FromStr for InboxState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewInboxEvent {
     pub provider: String,
+    /// The account the provider's material names or whose credentials
+    /// verified it (`None`: the provider's own): it is matched only
+    /// against that account's payments.
+    pub account: Option<String>,
     /// The provider's event id: the deduplication key with `provider`.
     pub event_id: String,
     pub provider_ref: Option<String>,
@@ -436,6 +447,8 @@ pub struct NewInboxEvent {
 pub struct InboxEvent {
     pub id: i64,
     pub provider: String,
+    /// See [`NewInboxEvent::account`].
+    pub account: Option<String>,
     pub event_id: String,
     pub provider_ref: Option<String>,
     pub merchant_ref: Option<String>,
@@ -451,6 +464,13 @@ pub struct InboxEvent {
     pub attempts: u32,
     /// `Webhook` or `Sweep` (see [`NewInboxEvent::source`]).
     pub source: Source,
+}
+
+impl InboxEvent {
+    /// Whose fact this is: the only key its payment is looked up by.
+    pub fn scope(&self) -> finality_core::Scope {
+        finality_core::Scope::new(self.provider.as_str(), self.account.as_deref())
+    }
 }
 
 /// What processing one inbox event did.

@@ -46,6 +46,10 @@ pub trait Fields {
             .map(|s| parse(&s, table))
             .transpose()
     }
+    /// An account column: `''` (the provider's own, as stored) is `None`.
+    fn account(&self, col: &str, table: &'static str) -> Result<Option<String>> {
+        Ok(self.opt_text(col, table)?.filter(|a| !a.is_empty()))
+    }
     /// A non-negative count stored as INTEGER.
     fn count(&self, col: &str, table: &'static str) -> Result<u32> {
         Ok(u32::try_from(self.int4(col, table)?).unwrap_or(0))

@@ -150,13 +150,15 @@ static INSERT_INBOX: ArrayStmt = ArrayStmt::new(
     &[
         "INSERT INTO webhook_inbox (provider, event_id, provider_ref, \
      merchant_ref, observed_status, provider_status, occurred_at, raw_body, headers, \
-     received_at, state, reason, next_attempt_at, source, reported_amount, reported_currency) \
+     received_at, state, reason, next_attempt_at, source, reported_amount, reported_currency, \
+     account) \
      SELECT u.p, u.e, u.pr, u.mr, u.os, u.ps, u.oa, u.rb, u.h, {now}, u.st, u.r, u.d, u.src, \
-     u.ra, u.rc \
+     u.ra, u.rc, u.acc \
      FROM UNNEST({provider}, {event_id}, {provider_ref}, {merchant_ref}, {observed_status}, \
      {provider_status}, {occurred_at}, {raw_body}, {headers}, {state}, {reason}, \
-     {next_attempt_at}, {source}, {reported_amount}, {reported_currency}) \
-     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, ra, rc, n) ORDER BY u.n \
+     {next_attempt_at}, {source}, {reported_amount}, {reported_currency}, {account}) \
+     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, ra, rc, acc, n) \
+     ORDER BY u.n \
      ON CONFLICT DO NOTHING RETURNING provider, event_id",
     ],
     "storing webhooks",
@@ -271,6 +273,7 @@ fn inbox_params(events: &[NewInboxEvent], now: Timestamp) -> Params<'_> {
         .with("source", text(|e| e.source.as_str()))
         .with("reported_amount", opt_int(|e| e.reported.amount))
         .with("reported_currency", opt(|e| e.reported.currency.as_deref()))
+        .with("account", text(|e| e.account.as_deref().unwrap_or_default()))
 }
 
 pub(crate) async fn insert_attempts(conn: &mut PgConnection, all: &[&NewAttempt]) -> Result<()> {

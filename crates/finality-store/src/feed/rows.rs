@@ -111,7 +111,7 @@ fn payment_at(r: &impl Fields, e: &OutboxEvent) -> Result<Option<Payment>> {
         provider,
         provider_ref: r.opt_text("pay_provider_ref", t)?,
         merchant_ref: r.opt_text("pay_merchant_ref", t)?,
-        account: r.opt_text("pay_account", t)?,
+        account: r.account("pay_account", t)?,
         kind: r.parsed("pay_kind", t)?,
         amount,
         currency: r.text("pay_currency", t)?,

@@ -51,6 +51,7 @@ impl WebhookInbox for MemStore {
                 ev: InboxEvent {
                     id: i64::try_from(i).unwrap_or(i64::MAX) + 1,
                     provider: e.provider.clone(),
+                    account: e.account.clone().filter(|a| !a.is_empty()),
                     event_id: e.event_id.clone(),
                     provider_ref: e.provider_ref.clone(),
                     merchant_ref: e.merchant_ref.clone(),
@@ -179,11 +180,10 @@ impl WebhookInbox for MemStore {
                 .map(|i| (*i, &s.inbox[*i]))
                 .filter(|(_, r)| {
                     let by_ref = r.ev.provider_ref.as_ref().is_some_and(|x| {
-                        s.by_ref.contains_key(&(r.ev.provider.clone(), x.clone()))
+                        s.by_ref.contains_key(&(r.ev.scope(), x.clone()))
                     });
                     let by_merchant = r.ev.merchant_ref.as_ref().is_some_and(|x| {
-                        s.by_merchant
-                            .contains_key(&(r.ev.provider.clone(), x.clone()))
+                        s.by_merchant.contains_key(&(r.ev.scope(), x.clone()))
                     });
                     by_ref || by_merchant
                 })
@@ -195,6 +195,27 @@ impl WebhookInbox for MemStore {
             s.set_inbox_next(*i, Some(now.0));
         }
         Ok(found.len() as u64)
+    }
+
+    async fn inbox_unpark(&self, scope: &finality_core::Scope, now: Timestamp) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let parked: Vec<usize> = s
+            .inbox
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.ev.state == InboxState::Parked && r.ev.scope() == *scope)
+            .map(|(i, _)| i)
+            .collect();
+        for i in &parked {
+            s.inbox[*i].ev.state = InboxState::Received;
+            s.inbox[*i].ev.reason = None;
+            s.set_inbox_next(*i, Some(now.0));
+        }
+        drop(s);
+        if !parked.is_empty() {
+            self.wake.bump_inbox();
+        }
+        Ok(parked.len() as u64)
     }
 
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {

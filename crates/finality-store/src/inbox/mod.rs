@@ -75,6 +75,11 @@ pub trait WebhookInbox: Send + Sync {
     /// backstop for the hand-over done at registration).
     async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64>;
 
+    /// Send `scope`'s parked events (verified while its account was not
+    /// configured or was disabled) to processing: the account is there
+    /// now. How many were sent.
+    async fn inbox_unpark(&self, scope: &finality_core::Scope, now: Timestamp) -> Result<u64>;
+
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>>;
     async fn inbox_next_due(&self) -> Result<Option<Timestamp>>;
     async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;

@@ -142,15 +142,16 @@ impl<B: Backend> WebhookInbox for B {
                WHERE state IN ('received', 'failed') AND next_attempt_at <= $1 \
                ORDER BY next_attempt_at, id LIMIT $2{skip}), \
              locked AS MATERIALIZED ( \
-               SELECT p.id AS pay_id, p.provider AS pay_provider, \
+               SELECT p.id AS pay_id, p.provider AS pay_provider, p.account AS pay_account, \
                  p.provider_ref AS pay_ref, p.status AS pay_status, p.kind AS pay_kind, \
                  p.amount AS pay_amount, p.currency AS pay_currency \
                FROM payments p WHERE EXISTS (SELECT 1 FROM taken t \
-                 WHERE t.provider = p.provider AND t.provider_ref = p.provider_ref \
-                 AND t.observed_status IS NOT NULL) \
+                 WHERE t.provider = p.provider AND t.account = p.account \
+                 AND t.provider_ref = p.provider_ref AND t.observed_status IS NOT NULL) \
                ORDER BY p.id{lock}) \
              SELECT taken.*, locked.* FROM taken LEFT JOIN locked \
-               ON locked.pay_provider = taken.provider AND locked.pay_ref = taken.provider_ref \
+               ON locked.pay_provider = taken.provider AND locked.pay_account = taken.account \
+               AND locked.pay_ref = taken.provider_ref \
              ORDER BY taken.due, taken.id",
             skip = <B::Conn as Conn>::SQL.skip_locked,
             lock = <B::Conn as Conn>::SQL.row_lock,
@@ -162,8 +163,9 @@ impl<B: Backend> WebhookInbox for B {
                     .int(i64::from(limit)),
             )
             .await?;
-        // One row per event: `(provider, provider_ref)` is unique in
-        // `payments`, so the join matches at most one.
+        // One row per event: `(provider, account, provider_ref)` is unique
+        // in `payments`, so the join matches at most one, and only in the
+        // event's own scope.
         let mut evs: Vec<InboxEvent> = Vec::with_capacity(rows.len());
         let mut locked = Locked::new();
         for r in &rows {
@@ -173,7 +175,7 @@ impl<B: Backend> WebhookInbox for B {
                 r.opt_text("pay_ref", "payments")?,
             ) {
                 locked.insert(
-                    (ev.provider.clone(), r_ref),
+                    (ev.scope(), r_ref),
                     (id, Current::from_row(r, "pay_")?),
                 );
             }
@@ -240,6 +242,7 @@ impl<B: Backend> WebhookInbox for B {
                 "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $1 \
                  WHERE state = 'orphaned' AND EXISTS (SELECT 1 FROM payments p \
                    WHERE p.provider = webhook_inbox.provider \
+                   AND p.account = webhook_inbox.account \
                    AND (p.provider_ref = webhook_inbox.provider_ref \
                         OR p.merchant_ref = webhook_inbox.merchant_ref))",
                 "adopting orphaned webhooks",
@@ -247,6 +250,26 @@ impl<B: Backend> WebhookInbox for B {
             .int(now.0),
         )
         .await
+    }
+
+    async fn inbox_unpark(&self, scope: &finality_core::Scope, now: Timestamp) -> Result<u64> {
+        let mut conn = self.read().await?;
+        let n = conn
+            .run(
+                stmt(
+                    "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $3, \
+                     reason = NULL WHERE state = 'parked' AND provider = $1 AND account = $2",
+                    "sending an account's parked webhooks to processing",
+                )
+                .text(scope.provider())
+                .text(scope.account_key())
+                .int(now.0),
+            )
+            .await?;
+        if n > 0 {
+            self.wakeups().bump_inbox();
+        }
+        Ok(n)
     }
 
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {

@@ -8,11 +8,12 @@ use crate::inbox::decide::{
     checked_report, other_object, unknown_status, verdict, ByMerchantRef, ORPHANED,
 };
 use crate::model::*;
-use crate::payments::sql::{apply_in, find_payment_by_ref, write_provider_ref};
-use finality_core::{Status, Timestamp};
+use crate::payments::by_ref;
+use crate::payments::sql::{apply_in, write_provider_ref};
+use finality_core::{Scope, Status, Timestamp};
 
 pub(crate) const INBOX_COLUMNS: &str =
-    "id, provider, event_id, provider_ref, merchant_ref, observed_status, \
+    "id, provider, account, event_id, provider_ref, merchant_ref, observed_status, \
      provider_status, occurred_at, received_at, state, reason, attempts, source, \
      reported_amount, reported_currency";
 
@@ -21,6 +22,7 @@ pub(crate) fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
     Ok(InboxEvent {
         id: r.int("id", t)?,
         provider: r.text("provider", t)?,
+        account: r.account("account", t)?,
         event_id: r.text("event_id", t)?,
         provider_ref: r.opt_text("provider_ref", t)?,
         merchant_ref: r.opt_text("merchant_ref", t)?,
@@ -62,32 +64,21 @@ pub(crate) async fn set_inbox_state<C: Conn>(
     Ok(())
 }
 
-/// The payment registered with this merchant reference, recording the
-/// provider's id the event names when the payment had none.
+/// The payment of `scope` registered with this merchant reference,
+/// recording the provider's id the event names when the payment had none.
 pub(crate) async fn adopt_by_merchant_ref<C: Conn>(
     conn: &mut C,
-    provider: &str,
+    scope: &Scope,
     merchant_ref: &str,
     provider_ref: Option<&str>,
 ) -> Result<ByMerchantRef> {
-    let row = conn
-        .opt(
-            stmt(
-                "SELECT id, provider_ref FROM payments WHERE provider = $1 AND merchant_ref = $2",
-                "finding a payment by merchant reference",
-            )
-            .text(provider)
-            .text(merchant_ref),
-        )
-        .await?;
-    let Some(row) = row else {
+    let Some((id, known)) = by_ref::by_merchant_ref(conn, scope, merchant_ref).await? else {
         return Ok(ByMerchantRef::None);
     };
-    let id = row.text("id", "payments")?;
-    match (row.opt_text("provider_ref", "payments")?, provider_ref) {
+    match (known, provider_ref) {
         (None, Some(found)) => {
             // Not found by provider reference before this, so no other
-            // payment holds it: safe to record.
+            // payment of the scope holds it: safe to record.
             write_provider_ref(conn, &id, found).await?;
             Ok(ByMerchantRef::Found(id))
         }
@@ -109,27 +100,19 @@ pub(crate) async fn archived_reason<C: Conn>(
     if ev.provider_ref.is_none() && ev.merchant_ref.is_none() {
         return Ok(None);
     }
-    let row = conn
-        .opt(
-            stmt(
-                "SELECT id, archive FROM archived_payments WHERE provider = $1 \
-                 AND (provider_ref = $2 OR merchant_ref = $3) ORDER BY archived_at DESC LIMIT 1",
-                "looking for an archived payment",
-            )
-            .text(&ev.provider)
-            .opt_text(ev.provider_ref.as_deref())
-            .opt_text(ev.merchant_ref.as_deref()),
+    let found = by_ref::archived(
+        conn,
+        &ev.scope(),
+        ev.provider_ref.as_deref(),
+        ev.merchant_ref.as_deref(),
+    )
+    .await?;
+    Ok(found.map(|(id, archive)| {
+        format!(
+            "payment {id} was archived by retention ({archive}): restore that day \
+             (`finality archive restore`) to apply this event"
         )
-        .await?;
-    row.map(|row| {
-        Ok(format!(
-            "payment {} was archived by retention ({}): restore that day \
-             (`finality archive restore`) to apply this event",
-            row.text("id", "archived_payments")?,
-            row.text("archive", "archived_payments")?
-        ))
-    })
-    .transpose()
+    }))
 }
 
 /// The amount and currency a payment was registered with.
@@ -173,14 +156,17 @@ pub(crate) async fn inbox_process_in<C: Conn>(
     if fenced.is_none() {
         return Ok(InboxOutcome::LeaseLost);
     }
+    // Only within the event's own scope: another account's payment with
+    // the same reference is never found, so never changed.
+    let scope = ev.scope();
     let payment = match &ev.provider_ref {
-        Some(r) => find_payment_by_ref(conn, &ev.provider, r).await?,
+        Some(r) => by_ref::by_provider_ref(conn, &scope, r).await?,
         None => None,
     };
     let payment = match (payment, &ev.merchant_ref) {
         (Some(id), _) => Some(id),
         (None, Some(m)) => {
-            match adopt_by_merchant_ref(conn, &ev.provider, m, ev.provider_ref.as_deref()).await? {
+            match adopt_by_merchant_ref(conn, &scope, m, ev.provider_ref.as_deref()).await? {
                 ByMerchantRef::Found(id) => Some(id),
                 ByMerchantRef::None => None,
                 ByMerchantRef::Other(why) => {
@@ -220,9 +206,9 @@ pub(crate) async fn inbox_process_in<C: Conn>(
     Ok(out)
 }
 
-/// Payments found by `(provider, provider_ref)` and locked in the same
+/// Payments found by `(scope, provider_ref)` and locked in the same
 /// statement that took their webhooks: id, status, kind.
-pub(crate) type Locked = std::collections::HashMap<(String, String), (String, Current)>;
+pub(crate) type Locked = std::collections::HashMap<(Scope, String), (String, Current)>;
 
 /// What the inbox decides an event on: the payment's status and kind, and
 /// the money it was registered for.
@@ -316,36 +302,25 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
     if fence == Fence::Check {
         fence_all(conn, evs, &mut out).await?;
     }
-    // 2. Payments by the provider's id, per provider (found and locked
+    // 2. Payments by the provider's id, per scope (found and locked
     // already when the events were taken with them).
-    let mut by_ref: HashMap<(String, String), String> = HashMap::new();
+    let mut by_ref: HashMap<(Scope, String), String> = HashMap::new();
     let mut current: HashMap<String, Current> = HashMap::new();
     if let Some(locked) = locked {
-        for ((provider, r), (id, cur)) in locked {
-            by_ref.insert((provider.clone(), r.clone()), id.clone());
+        for (key, (id, cur)) in locked {
+            by_ref.insert(key.clone(), id.clone());
             current.insert(id.clone(), cur.clone());
         }
     } else {
-        let mut providers: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut scopes: HashMap<Scope, Vec<&str>> = HashMap::new();
         for (i, ev) in evs.iter().enumerate() {
             if let (None, Some(r), Some(_)) = (&out[i], ev.provider_ref.as_deref(), ev.observed) {
-                providers.entry(ev.provider.as_str()).or_default().push(r);
+                scopes.entry(ev.scope()).or_default().push(r);
             }
         }
-        for (provider, refs) in &providers {
-            let sql = format!(
-                "SELECT id, provider_ref FROM payments WHERE provider = $1 AND provider_ref IN ({})",
-                placeholders(2, refs.len())
-            );
-            let mut q = stmt(&sql, "finding payments by provider reference").text(provider);
-            for r in refs {
-                q = q.text(r);
-            }
-            for row in conn.all(q).await? {
-                by_ref.insert(
-                    (provider.to_string(), row.text("provider_ref", "payments")?),
-                    row.text("id", "payments")?,
-                );
+        for (scope, refs) in &scopes {
+            for (r, id) in by_ref::by_provider_refs(conn, scope, refs).await? {
+                by_ref.insert((scope.clone(), r), id);
             }
         }
     }
@@ -357,7 +332,7 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
         else {
             continue;
         };
-        if let Some(id) = by_ref.get(&(ev.provider.clone(), r.to_string())) {
+        if let Some(id) = by_ref.get(&(ev.scope(), r.to_string())) {
             if seen.insert(id.clone()) {
                 fast.push((i, id.clone(), status));
             }

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::inbox::decide::{other_object, ByMerchantRef};
 use crate::model::*;
 use crate::{Store, Wakeups};
-use finality_core::{Kind, Status, Timestamp};
+use finality_core::{Kind, Scope, Status, Timestamp};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tokio::sync::Mutex;
 
@@ -95,8 +95,10 @@ pub(crate) struct MemState {
     pub(crate) payments: HashMap<String, Payment>,
     /// Payment ids in order, for keyset paging.
     pub(crate) ids: BTreeSet<String>,
-    pub(crate) by_ref: HashMap<(String, String), String>,
-    pub(crate) by_merchant: HashMap<(String, String), String>,
+    /// Payments by `(scope, provider_ref)` and `(scope, merchant_ref)`:
+    /// found only within their own account, as on SQL.
+    pub(crate) by_ref: HashMap<(Scope, String), String>,
+    pub(crate) by_merchant: HashMap<(Scope, String), String>,
     pub(crate) jobs: HashMap<String, Job>,
     /// `(next_poll_at, slot)` of every unparked job: the due index.
     pub(crate) due: BTreeSet<(i64, u32)>,
@@ -212,7 +214,10 @@ impl MemState {
         if p.provider_ref.is_none() {
             p.provider_ref = Some(provider_ref.to_string());
             self.by_ref.insert(
-                (p.provider.clone(), provider_ref.to_string()),
+                (
+                    Scope::new(p.provider.as_str(), p.account.as_deref()),
+                    provider_ref.to_string(),
+                ),
                 id.to_string(),
             );
         }
@@ -225,8 +230,9 @@ impl MemState {
 
     /// The payment an event is about, as `inbox_process` on SQL finds it.
     pub(crate) fn find_for_event(&mut self, ev: &InboxEvent) -> ByMerchantRef {
+        let scope = ev.scope();
         if let Some(r) = &ev.provider_ref {
-            if let Some(id) = self.by_ref.get(&(ev.provider.clone(), r.clone())) {
+            if let Some(id) = self.by_ref.get(&(scope.clone(), r.clone())) {
                 return ByMerchantRef::Found(id.clone());
             }
         }
@@ -235,7 +241,7 @@ impl MemState {
         };
         let Some(id) = self
             .by_merchant
-            .get(&(ev.provider.clone(), m.clone()))
+            .get(&(scope, m.clone()))
             .cloned()
         else {
             return ByMerchantRef::None;

@@ -7,7 +7,7 @@ use crate::model::*;
 use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
 use crate::PaymentStore;
-use finality_core::{Status, Timestamp};
+use finality_core::{Scope, Status, Timestamp};
 use std::collections::BTreeMap;
 
 #[async_trait::async_trait]
@@ -29,12 +29,13 @@ impl PaymentStore for MemStore {
         }
         let provider_ref = p.provider_ref.as_ref().map(|r| r.as_str().to_string());
         let merchant_ref = p.merchant_ref.as_ref().map(|r| r.as_str().to_string());
+        let scope = Scope::new(p.provider.as_str(), p.account.as_deref());
         let taken_ref = provider_ref
             .as_ref()
-            .and_then(|r| s.by_ref.get(&(p.provider.clone(), r.clone())));
+            .and_then(|r| s.by_ref.get(&(scope.clone(), r.clone())));
         let taken_merchant = merchant_ref
             .as_ref()
-            .and_then(|m| s.by_merchant.get(&(p.provider.clone(), m.clone())));
+            .and_then(|m| s.by_merchant.get(&(scope.clone(), m.clone())));
         if let Some(other) = taken_ref {
             return Ok(Registered::RefTaken {
                 other_id: other.clone(),
@@ -53,11 +54,10 @@ impl PaymentStore for MemStore {
         let newest = s.newest.entry(payment.provider.clone()).or_insert(now.0);
         *newest = (*newest).max(payment.created_at.0);
         if let Some(r) = &provider_ref {
-            s.by_ref.insert((p.provider.clone(), r.clone()), id.clone());
+            s.by_ref.insert((scope.clone(), r.clone()), id.clone());
         }
         if let Some(m) = &merchant_ref {
-            s.by_merchant
-                .insert((p.provider.clone(), m.clone()), id.clone());
+            s.by_merchant.insert((scope.clone(), m.clone()), id.clone());
         }
         let slot = u32::try_from(s.names.len()).map_err(|_| {
             crate::driver::corrupt("poll_jobs", "more than 4 billion payments in memory")
@@ -93,7 +93,7 @@ impl PaymentStore for MemStore {
             .copied()
             .filter(|i| {
                 let r = &s.inbox[*i].ev;
-                r.provider == p.provider
+                r.scope() == scope
                     && ((provider_ref.is_some() && r.provider_ref == provider_ref)
                         || (merchant_ref.is_some() && r.merchant_ref == merchant_ref))
             })
@@ -228,9 +228,9 @@ impl PaymentStore for MemStore {
             .collect())
     }
 
-    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
+    async fn find_by_ref(&self, scope: &Scope, provider_ref: &str) -> Result<Option<String>> {
         let s = self.state.lock().await;
-        let key = (provider.to_string(), provider_ref.to_string());
+        let key = (scope.clone(), provider_ref.to_string());
         Ok(s.by_ref
             .get(&key)
             .or_else(|| s.by_merchant.get(&key))

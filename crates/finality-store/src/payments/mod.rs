@@ -1,6 +1,7 @@
 //! Payments: registration (with its first poll), every status change that
 //! is not a poll's (`apply`: webhooks, the sweep, people), and reads.
 
+pub(crate) mod by_ref;
 pub(crate) mod decide;
 mod memory;
 pub(crate) mod sql;
@@ -33,9 +34,14 @@ pub trait PaymentStore: Send + Sync {
     /// How many payments are in each status.
     async fn status_counts(&self) -> Result<Vec<(Status, i64)>>;
 
-    /// The payment that tracks a provider reference, or failing that has
-    /// this merchant reference, if any.
-    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>>;
+    /// The payment of `scope` that tracks a provider reference, or failing
+    /// that has this merchant reference, if any. Only within the scope:
+    /// another account's payment with the same reference is not found.
+    async fn find_by_ref(
+        &self,
+        scope: &finality_core::Scope,
+        provider_ref: &str,
+    ) -> Result<Option<String>>;
 
     /// When `provider`'s newest payment was registered: how often its event
     /// list is worth reading falls with that age (a payment registered a

@@ -8,7 +8,8 @@ use crate::model::*;
 use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
 use crate::PaymentStore;
-use finality_core::{Kind, Status, Timestamp};
+use crate::payments::by_ref;
+use finality_core::{Kind, Scope, Status, Timestamp};
 
 pub(crate) const PAYMENT_COLUMNS: &str =
     "id, provider, provider_ref, merchant_ref, account, kind, \
@@ -21,7 +22,7 @@ pub(crate) fn payment_from_row(r: &impl Fields) -> Result<Payment> {
         provider: r.text("provider", t)?,
         provider_ref: r.opt_text("provider_ref", t)?,
         merchant_ref: r.opt_text("merchant_ref", t)?,
-        account: r.opt_text("account", t)?,
+        account: r.account("account", t)?,
         kind: r.parsed("kind", t)?,
         amount: r.int("amount", t)?,
         currency: r.text("currency", t)?,
@@ -120,9 +121,10 @@ pub(crate) async fn register_in<C: Conn>(
             .text(p.amount.currency.as_str())
             .json(&p.metadata)
             .int(now.0)
-            .opt_text(p.account.as_deref()),
+            .text(p.account.as_deref().unwrap_or_default()),
         )
         .await?;
+    let scope = Scope::new(p.provider.as_str(), p.account.as_deref());
     if inserted == 1 {
         conn.run(
             stmt(
@@ -145,13 +147,14 @@ pub(crate) async fn register_in<C: Conn>(
             stmt(
                 "UPDATE webhook_inbox SET state = 'received', next_attempt_at = $3 \
                  WHERE provider = $1 AND state = 'orphaned' \
-                 AND (provider_ref = $2 OR merchant_ref = $4)",
+                 AND (provider_ref = $2 OR merchant_ref = $4) AND account = $5",
                 "handing orphaned webhooks to processing",
             )
             .text(&p.provider)
             .opt_text(provider_ref)
             .int(now.0)
-            .opt_text(merchant_ref),
+            .opt_text(merchant_ref)
+            .text(scope.account_key()),
         )
         .await?;
         if let Some(sql) = C::SQL.notify {
@@ -163,25 +166,10 @@ pub(crate) async fn register_in<C: Conn>(
         Some(existing) if existing.same_body(p) => Ok(Registered::Existing(existing)),
         Some(existing) => Ok(Registered::Conflict(existing)),
         None => {
-            let other = conn
-                .opt(
-                    stmt(
-                        "SELECT id, provider_ref FROM payments WHERE provider = $1 \
-                         AND (provider_ref = $2 OR merchant_ref = $3)",
-                        "finding the payment that holds a reference",
-                    )
-                    .text(&p.provider)
-                    .opt_text(provider_ref)
-                    .opt_text(merchant_ref),
-                )
-                .await?;
-            let (other_id, other_ref) = match other {
-                Some(r) => (
-                    r.text("id", "payments")?,
-                    r.opt_text("provider_ref", "payments")?,
-                ),
-                None => (String::new(), None),
-            };
+            let (other_id, other_ref) =
+                by_ref::holder(conn, &scope, provider_ref, merchant_ref)
+                    .await?
+                    .unwrap_or_default();
             let field = if provider_ref.is_some() && other_ref.as_deref() == provider_ref {
                 "provider_ref"
             } else {
@@ -370,7 +358,7 @@ impl<B: Backend> PaymentStore for B {
         .map(|r| {
             Ok(crate::stats::StatsRow {
                 provider: r.text("provider", t)?,
-                account: r.opt_text("account", t)?,
+                account: r.account("account", t)?,
                 status: r.parsed("status", t)?,
                 source: r.opt_parsed("status_source", t)?,
                 created_at: Timestamp(r.int("created_at", t)?),
@@ -401,7 +389,7 @@ impl<B: Backend> PaymentStore for B {
         .map(|r| {
             Ok(crate::stats::ErrorCount {
                 provider: r.text("provider", t)?,
-                account: r.opt_text("account", t)?,
+                account: r.account("account", t)?,
                 class: r.text("error_class", t)?,
                 n: r.int("n", t)?,
             })
@@ -409,40 +397,10 @@ impl<B: Backend> PaymentStore for B {
         .collect()
     }
 
-    async fn find_by_ref(&self, provider: &str, provider_ref: &str) -> Result<Option<String>> {
+    async fn find_by_ref(&self, scope: &Scope, provider_ref: &str) -> Result<Option<String>> {
         let mut conn = self.read().await?;
-        conn.opt(
-            stmt(
-                "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2 \
-                 UNION ALL SELECT id FROM payments WHERE provider = $1 AND merchant_ref = $2",
-                "finding a payment by reference",
-            )
-            .text(provider)
-            .text(provider_ref),
-        )
-        .await?
-        .map(|r| r.text("id", "payments"))
-        .transpose()
+        by_ref::by_either_ref(&mut *conn, scope, provider_ref).await
     }
-}
-
-/// The payment of `provider` that tracks `provider_ref`, if any.
-pub(crate) async fn find_payment_by_ref<C: Conn>(
-    conn: &mut C,
-    provider: &str,
-    provider_ref: &str,
-) -> Result<Option<String>> {
-    conn.opt(
-        stmt(
-            "SELECT id FROM payments WHERE provider = $1 AND provider_ref = $2",
-            "finding a payment by provider reference",
-        )
-        .text(provider)
-        .text(provider_ref),
-    )
-    .await?
-    .map(|r| r.text("id", "payments"))
-    .transpose()
 }
 
 /// Record the provider's id on a payment (and its poll job) that had none.

@@ -95,13 +95,13 @@ impl PollQueue for MemStore {
 
     async fn look_early(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         provider_ref: &str,
         now: Timestamp,
         per_payment: u32,
     ) -> Result<Option<String>> {
         let mut s = self.state.lock().await;
-        let key = (provider.to_string(), provider_ref.to_string());
+        let key = (scope.clone(), provider_ref.to_string());
         let Some(id) = s
             .by_ref
             .get(&key)
@@ -233,7 +233,10 @@ impl PollQueue for MemStore {
         }
         if let Some(other) = s
             .by_ref
-            .get(&(p.provider.clone(), provider_ref.to_string()))
+            .get(&(
+                finality_core::Scope::new(p.provider.as_str(), p.account.as_deref()),
+                provider_ref.to_string(),
+            ))
         {
             return Ok(RefRecorded::Taken {
                 other_id: other.clone(),

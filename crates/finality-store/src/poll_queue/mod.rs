@@ -45,7 +45,7 @@ pub trait PollQueue: Send + Sync {
     /// payment's id when the look was scheduled.
     async fn look_early(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         provider_ref: &str,
         now: Timestamp,
         per_payment: u32,

@@ -5,12 +5,13 @@ use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields, Leased, Writer};
 use crate::error::{DbContext, Result};
 use crate::model::*;
-use crate::payments::sql::{find_payment_by_ref, lock_payment, write_provider_ref};
+use crate::payments::by_ref;
+use crate::payments::sql::{lock_payment, write_provider_ref};
 use crate::poll_queue::lanes;
 use crate::poll_queue::plan::plan_completion;
 use crate::transition::{write_changes, Change};
 use crate::PollQueue;
-use finality_core::{Source, Timestamp};
+use finality_core::{Scope, Source, Timestamp};
 use std::collections::HashMap;
 
 pub(crate) fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
@@ -20,7 +21,7 @@ pub(crate) fn job_from_row(r: &impl Fields) -> Result<ClaimedJob> {
         provider: r.text("provider", t)?,
         provider_ref: r.opt_text("provider_ref", t)?,
         merchant_ref: r.opt_text("merchant_ref", t)?,
-        account: r.opt_text("account", t)?.filter(|a| !a.is_empty()),
+        account: r.account("account", t)?,
         kind: r.parsed("kind", t)?,
         registered_at: Timestamp(r.int("registered_at", t)?),
         attempts: r.count("attempts", t)?,
@@ -132,7 +133,7 @@ pub(crate) async fn record_provider_ref_in<C: Conn>(
     let row = conn
         .opt(
             stmt(
-                "SELECT provider, provider_ref FROM payments WHERE id = $1",
+                "SELECT provider, account, provider_ref FROM payments WHERE id = $1",
                 "reading a payment's references",
             )
             .text(id),
@@ -141,13 +142,16 @@ pub(crate) async fn record_provider_ref_in<C: Conn>(
     let Some(row) = row else {
         return Ok(RefRecorded::LeaseLost);
     };
-    let provider = row.text("provider", "payments")?;
+    let scope = Scope::new(
+        row.text("provider", "payments")?,
+        row.account("account", "payments")?.as_deref(),
+    );
     match row.opt_text("provider_ref", "payments")? {
         Some(k) if k == provider_ref => return Ok(RefRecorded::Same),
         Some(existing) => return Ok(RefRecorded::Different { existing }),
         None => {}
     }
-    if let Some(other_id) = find_payment_by_ref(conn, &provider, provider_ref).await? {
+    if let Some(other_id) = by_ref::by_provider_ref(conn, &scope, provider_ref).await? {
         return Ok(RefRecorded::Taken { other_id });
     }
     write_provider_ref(conn, id, provider_ref).await?;
@@ -308,28 +312,27 @@ impl<B: Backend> PollQueue for B {
 
     async fn look_early(
         &self,
-        provider: &str,
+        scope: &Scope,
         provider_ref: &str,
         now: Timestamp,
         per_payment: u32,
     ) -> Result<Option<String>> {
         let mut tx = self.begin_write().await?;
+        let Some(payment_id) = by_ref::by_either_ref(&mut *tx, scope, provider_ref).await? else {
+            return Ok(None);
+        };
         let row = tx
             .opt(
                 stmt(
-                    "UPDATE poll_jobs SET resume_at = next_poll_at, next_poll_at = $3, \
+                    "UPDATE poll_jobs SET resume_at = next_poll_at, next_poll_at = $2, \
                      due_at = NULL, early_looks = early_looks + 1 \
-                     WHERE payment_id = (SELECT id FROM payments \
-                       WHERE provider = $1 AND provider_ref = $2 \
-                       UNION ALL SELECT id FROM payments \
-                       WHERE provider = $1 AND merchant_ref = $2 LIMIT 1) \
-                     AND resume_at IS NULL AND next_poll_at > $3 AND early_looks < $4 \
-                     AND (locked_until IS NULL OR locked_until <= $3) \
+                     WHERE payment_id = $1 \
+                     AND resume_at IS NULL AND next_poll_at > $2 AND early_looks < $3 \
+                     AND (locked_until IS NULL OR locked_until <= $2) \
                      RETURNING payment_id",
                     "scheduling an early look",
                 )
-                .text(provider)
-                .text(provider_ref)
+                .text(&payment_id)
                 .int(now.0)
                 .int(i64::from(per_payment)),
             )

@@ -190,11 +190,14 @@ impl crate::Reconciliations for MemStore {
         refs: &[&str],
     ) -> Result<Vec<crate::reconciliations::Ledger>> {
         let s = self.state.lock().await;
+        // Every account of the provider, as on SQL (reports are not yet
+        // per account): one pass over the index, not a lookup per scope.
+        let wanted: BTreeSet<&str> = refs.iter().copied().collect();
         let mut ids = BTreeSet::new();
-        for r in refs {
-            let key = (provider.to_string(), r.to_string());
-            ids.extend(s.by_ref.get(&key).cloned());
-            ids.extend(s.by_merchant.get(&key).cloned());
+        for ((scope, r), id) in s.by_ref.iter().chain(s.by_merchant.iter()) {
+            if scope.provider() == provider && wanted.contains(r.as_str()) {
+                ids.insert(id.clone());
+            }
         }
         Ok(ids
             .iter()

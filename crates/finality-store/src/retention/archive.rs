@@ -114,7 +114,7 @@ pub(crate) async fn archive_payments<B: Backend>(
         // Locked and re-checked: a payment reopened or changed since it
         // was read stays (its archived copy is only a copy).
         let sql = format!(
-            "SELECT p.id, p.provider, p.provider_ref, p.merchant_ref, p.status, \
+            "SELECT p.id, p.provider, p.account, p.provider_ref, p.merchant_ref, p.status, \
              p.finalized_at, p.updated_at FROM payments p \
              WHERE p.id IN ({list}) AND {} ORDER BY p.id{}",
             archivable(),
@@ -184,6 +184,7 @@ pub(crate) async fn archive_payments<B: Backend>(
                 file.as_str(),
                 Locked {
                     provider: r.text("provider", "payments")?,
+                    account: r.account("account", "payments")?,
                     provider_ref: r.opt_text("provider_ref", "payments")?,
                     merchant_ref: r.opt_text("merchant_ref", "payments")?,
                     status: r.text("status", "payments")?,
@@ -228,8 +229,8 @@ pub(crate) async fn archive_payments<B: Backend>(
             tx.run(
                 stmt(
                     "INSERT INTO archived_payments (id, provider, provider_ref, merchant_ref, \
-                     status, finalized_at, archived_at, archive) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE \
+                     status, finalized_at, archived_at, archive, account) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO UPDATE \
                      SET archived_at = $7, archive = $8",
                     "leaving a tombstone",
                 )
@@ -240,7 +241,8 @@ pub(crate) async fn archive_payments<B: Backend>(
                 .text(&p.status)
                 .int(p.finalized_at)
                 .int(now.0)
-                .text(file),
+                .text(file)
+                .text(p.account.as_deref().unwrap_or_default()),
             )
             .await?;
         }
@@ -268,24 +270,15 @@ pub(crate) async fn archived_payment<B: Backend>(store: &B, id: &str) -> Result<
 
 pub(crate) async fn archived_by_ref<B: Backend>(
     store: &B,
-    provider: &str,
+    scope: &finality_core::Scope,
     provider_ref: &str,
 ) -> Result<Option<Tombstone>> {
     let mut conn = store.read().await?;
-    conn.opt(
-        stmt(
-            "SELECT id, provider, provider_ref, status, finalized_at, archived_at, archive \
-             FROM archived_payments WHERE provider = $1 AND provider_ref = $2 \
-             ORDER BY archived_at DESC LIMIT 1",
-            "reading an archived payment by reference",
-        )
-        .text(provider)
-        .text(provider_ref),
-    )
-    .await?
-    .as_ref()
-    .map(tombstone)
-    .transpose()
+    crate::payments::by_ref::tombstone_row(&mut *conn, scope, provider_ref)
+        .await?
+        .as_ref()
+        .map(tombstone)
+        .transpose()
 }
 
 pub(crate) async fn restore_rows<B: Backend>(
@@ -387,6 +380,7 @@ pub(crate) async fn restore_rows<B: Backend>(
 /// A payment as locked for archiving: what its tombstone keeps.
 struct Locked {
     provider: String,
+    account: Option<String>,
     provider_ref: Option<String>,
     merchant_ref: Option<String>,
     status: String,

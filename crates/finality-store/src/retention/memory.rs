@@ -53,7 +53,7 @@ impl crate::Lifecycle for MemStore {
     /// Nothing was ever archived here.
     async fn archived_by_ref(
         &self,
-        _provider: &str,
+        _scope: &finality_core::Scope,
         _provider_ref: &str,
     ) -> Result<Option<Tombstone>> {
         Ok(None)

@@ -68,10 +68,11 @@ pub trait Lifecycle: Send + Sync {
     /// The tombstone of an archived payment.
     async fn archived_payment(&self, id: &str) -> Result<Option<Tombstone>>;
 
-    /// The tombstone of the archived payment a provider reference named.
+    /// The tombstone of the archived payment of `scope` a provider
+    /// reference named.
     async fn archived_by_ref(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         provider_ref: &str,
     ) -> Result<Option<Tombstone>>;
 

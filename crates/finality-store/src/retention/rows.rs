@@ -18,6 +18,9 @@ pub enum Col {
     OptInt4,
     Text,
     OptText,
+    /// An account: `''` (the provider's own) when an archive made before
+    /// accounts were stored everywhere has none.
+    Account,
     /// Bytes, as standard base64 in the archive.
     Bytes,
     Json,
@@ -83,6 +86,7 @@ pub const WEBHOOK_INBOX: TableSpec = TableSpec {
         ("body_dropped_at", Col::OptInt),
         ("reported_amount", Col::OptInt),
         ("reported_currency", Col::OptText),
+        ("account", Col::Account),
     ],
 };
 
@@ -102,7 +106,7 @@ pub const PAYMENTS: TableSpec = TableSpec {
         ("created_at", Col::Int),
         ("updated_at", Col::Int),
         ("finalized_at", Col::OptInt),
-        ("account", Col::OptText),
+        ("account", Col::Account),
     ],
 };
 
@@ -291,6 +295,7 @@ pub fn row_json(r: &impl Fields, t: &'static TableSpec) -> Result<Value> {
             Col::OptInt4 => r.opt_int4(c, t.name)?.map_or(Value::Null, Value::from),
             Col::Text => Value::from(r.text(c, t.name)?),
             Col::OptText => r.opt_text(c, t.name)?.map_or(Value::Null, Value::from),
+            Col::Account => Value::from(r.opt_text(c, t.name)?.unwrap_or_default()),
             Col::Bytes => {
                 Value::from(base64::engine::general_purpose::STANDARD.encode(r.bytes(c, t.name)?))
             }
@@ -321,7 +326,7 @@ pub(crate) fn values(t: &TableSpec, row: &Value) -> Result<Vec<Owned>> {
     let mut out = Vec::with_capacity(t.cols.len());
     for (c, kind) in t.cols {
         let v = row.get(*c).unwrap_or(&Value::Null);
-        let nullable = matches!(kind, Col::OptInt | Col::OptInt4 | Col::OptText);
+        let nullable = matches!(kind, Col::OptInt | Col::OptInt4 | Col::OptText | Col::Account);
         if v.is_null() && !nullable && *kind != Col::Json {
             return Err(bad(c, "missing"));
         }
@@ -345,6 +350,7 @@ pub(crate) fn values(t: &TableSpec, row: &Value) -> Result<Vec<Owned>> {
             } else {
                 Some(v.as_str().ok_or_else(|| bad(c, "not text"))?.to_string())
             }),
+            Col::Account => Owned::Text(Some(v.as_str().unwrap_or_default().to_string())),
             Col::Bytes => Owned::Bytes(
                 base64::engine::general_purpose::STANDARD
                     .decode(v.as_str().ok_or_else(|| bad(c, "not base64 text"))?)

@@ -49,10 +49,10 @@ impl<B: Backend> Lifecycle for B {
 
     async fn archived_by_ref(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         provider_ref: &str,
     ) -> Result<Option<Tombstone>> {
-        archive::archived_by_ref(self, provider, provider_ref).await
+        archive::archived_by_ref(self, scope, provider_ref).await
     }
 
     async fn restore_rows(&self, table: &TableSpec, rows: &[Value]) -> Result<u64> {

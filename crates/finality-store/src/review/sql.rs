@@ -137,8 +137,9 @@ impl<B: Backend> Review for B {
         // Two indexed lookups rather than one `OR`, which would scan.
         let sql = format!(
             "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND provider_ref = $2 \
+             AND account = $5 \
              UNION SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 \
-             AND merchant_ref = $3 AND provider_ref IS NULL ORDER BY id LIMIT $4"
+             AND merchant_ref = $3 AND provider_ref IS NULL AND account = $5 ORDER BY id LIMIT $4"
         );
         let mut conn = self.read().await?;
         conn.all(
@@ -146,7 +147,8 @@ impl<B: Backend> Review for B {
                 .text(&p.provider)
                 .opt_text(p.provider_ref.as_deref())
                 .opt_text(p.merchant_ref.as_deref())
-                .int(i64::from(limit)),
+                .int(i64::from(limit))
+                .text(p.account.as_deref().unwrap_or_default()),
         )
         .await?
         .iter()

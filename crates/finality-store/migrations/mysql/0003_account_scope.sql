@@ -1,0 +1,15 @@
+-- Every fact has an owner (see the PostgreSQL migration 0023).
+UPDATE payments SET account = '' WHERE account IS NULL;
+ALTER TABLE payments
+    MODIFY account VARCHAR(255) NOT NULL DEFAULT '',
+    DROP INDEX payments_provider_ref,
+    ADD UNIQUE INDEX payments_provider_ref (provider, account, provider_ref),
+    DROP INDEX payments_merchant_ref,
+    ADD UNIQUE INDEX payments_merchant_ref (provider, account, merchant_ref);
+
+-- PostgreSQL: a partial index WHERE state = 'parked'; here on the state.
+ALTER TABLE webhook_inbox
+    ADD COLUMN account VARCHAR(255) NOT NULL DEFAULT '',
+    ADD INDEX webhook_inbox_parked (state, provider, account);
+
+ALTER TABLE archived_payments ADD COLUMN account VARCHAR(255) NOT NULL DEFAULT '';
