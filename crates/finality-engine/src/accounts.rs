@@ -144,28 +144,60 @@ impl ProviderAccounts {
         v
     }
 
-    /// Which adapter verifies a webhook whose body names `named` (unverified):
-    /// the provider's own when it names none or the provider's own id, the
-    /// account's when it names a known, enabled one. `Err`: refused, why.
-    pub fn route(
-        &self,
-        provider: &Arc<dyn Provider>,
-        named: Option<String>,
-    ) -> Result<(Arc<dyn Provider>, Option<String>), AccountError> {
-        let Some(named) = named.filter(|_| !self.is_empty()) else {
-            return Ok((provider.clone(), None));
+    /// Which adapter verifies a webhook whose body (or URL) names `named`
+    /// (unverified), and whose fact it is once verified: the provider's own
+    /// when it names none or the provider's own id, the account's when it
+    /// names a known, enabled one. A webhook naming an account that is not
+    /// configured, disabled or not set up here is never refused for that:
+    /// it is verified with the credentials that can verify it (the
+    /// account's own when this node has them, else the provider's), and
+    /// kept parked under that account until the account can take it.
+    pub fn route(&self, provider: &Arc<dyn Provider>, named: Option<String>) -> Routed {
+        let own = |adapter: &Arc<dyn Provider>| Routed {
+            adapter: adapter.clone(),
+            account: None,
+            parked: None,
+        };
+        // A provider without accounts is one merchant's: whatever its
+        // bodies name is its own (as before accounts existed).
+        let Some(named) = named.filter(|n| !self.is_empty() && !n.is_empty()) else {
+            return own(provider);
         };
         if self.own.as_deref() == Some(named.as_str()) {
-            return Ok((provider.clone(), None));
+            return own(provider);
         }
-        match self.get(&named) {
-            Some(a) if a.disabled => Err(AccountError::Disabled(named)),
-            Some(a) => match &a.adapter {
-                Ok(adapter) => Ok((adapter.clone(), Some(named))),
-                Err(e) => Err(AccountError::NotSetUp(named, Box::new(e.clone()))),
+        let (adapter, why) = match self.get(&named) {
+            Some(a) => match (&a.adapter, a.disabled) {
+                (Ok(adapter), false) => {
+                    return Routed {
+                        adapter: adapter.clone(),
+                        account: Some(named),
+                        parked: None,
+                    }
+                }
+                (Ok(adapter), true) => (adapter.clone(), AccountError::Disabled(named.clone())),
+                (Err(e), _) => (
+                    provider.clone(),
+                    AccountError::NotSetUp(named.clone(), Box::new(e.clone())),
+                ),
             },
-            None => Err(AccountError::Unknown(named)),
+            None => (provider.clone(), AccountError::Unknown(named.clone())),
+        };
+        Routed {
+            adapter,
+            account: Some(named),
+            parked: Some(why),
         }
+    }
+
+    /// The enabled accounts this node can act as: their parked webhooks
+    /// can be applied.
+    pub fn usable(&self) -> Vec<String> {
+        self.read()
+            .values()
+            .filter(|a| !a.disabled && a.adapter.is_ok())
+            .map(|a| a.id.clone())
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -261,6 +293,33 @@ impl ProviderAccounts {
     }
 }
 
+/// Where a webhook goes: the adapter that verifies it, the account whose
+/// fact it is (`None`: the provider's own), and, when that account cannot
+/// take it now, why it is kept parked instead of applied.
+pub struct Routed {
+    pub adapter: Arc<dyn Provider>,
+    pub account: Option<String>,
+    pub parked: Option<AccountError>,
+}
+
+/// Send the parked webhooks of every account this node can act as to
+/// processing (an account was added, enabled or set up): what a parked
+/// fact waits for. How many were sent.
+pub async fn unpark(
+    providers: &crate::Providers,
+    inbox: &dyn finality_store::WebhookInbox,
+    now: finality_core::Timestamp,
+) -> finality_store::Result<u64> {
+    let mut n = 0;
+    for (name, entry) in providers {
+        for account in entry.accounts.usable() {
+            let scope = finality_core::Scope::new(name.as_str(), Some(&account));
+            n += inbox.inbox_unpark(&scope, now).await?;
+        }
+    }
+    Ok(n)
+}
+
 /// Read the stored accounts and bring every provider's up to date; rows of
 /// a provider this node does not configure are skipped (said once per
 /// read at debug level: another node may run it).
@@ -284,16 +343,34 @@ pub async fn refresh(
 /// the next round (accounts already known keep working).
 pub async fn keep_fresh(
     providers: Arc<crate::Providers>,
-    store: Arc<dyn finality_store::Accounts>,
+    store: Arc<dyn finality_store::Store>,
+    clock: Arc<dyn finality_core::Clock>,
     every: std::time::Duration,
     shutdown: tokio_util::sync::CancellationToken,
 ) {
+    // The first round looks for parked webhooks of every account (the
+    // file's included); later rounds when an account changed.
+    let mut look = true;
     loop {
         match refresh(&providers, &*store).await {
             Ok(0) => {}
-            Ok(n) => tracing::info!(changed = n, "accounts updated from the database"),
+            Ok(n) => {
+                look = true;
+                tracing::info!(changed = n, "accounts updated from the database");
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "reading the stored accounts failed; keeping what is known")
+            }
+        }
+        if look {
+            match unpark(&providers, &*store, clock.now()).await {
+                Ok(0) => look = false,
+                Ok(n) => {
+                    look = false;
+                    metrics::counter!("finality_webhooks_unparked_total").increment(n);
+                    tracing::info!(webhooks = n, "parked webhooks of accounts now configured sent to processing");
+                }
+                Err(e) => tracing::warn!(error = %e, "sending parked webhooks to processing failed; tried again next round"),
             }
         }
         tokio::select! {

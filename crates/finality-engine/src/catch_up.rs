@@ -183,8 +183,11 @@ impl<S: ?Sized + Cursors + WebhookInbox + PaymentStore + 'static> CatchUp<S> {
                 .into_iter()
                 .map(|ev| {
                     // No raw body: the list's JSON is not a signed delivery.
+                    // The platform's own list: its events are the
+                    // provider's own account's (connected accounts' events
+                    // are listed only as those accounts; docs/ACCOUNTS.md).
                     crate::inbox::inbox_row(
-                        &r.name,
+                        &finality_core::Scope::own(r.name.as_str()),
                         ev,
                         Vec::new(),
                         serde_json::json!({"via": "event_list"}),

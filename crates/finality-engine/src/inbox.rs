@@ -11,9 +11,10 @@ use tokio_util::sync::CancellationToken;
 
 /// The inbox row an authentic event becomes, however it came (a verified
 /// webhook, or the provider's event list with source `sweep`): its
-/// disposition decides the state it is stored in.
+/// disposition decides the state it is stored in, and `scope` (the account
+/// that named or verified it) is the only one whose payments it can reach.
 pub fn inbox_row(
-    provider: &str,
+    scope: &finality_core::Scope,
     ev: finality_providers::webhook::WebhookEvent,
     raw_body: Vec<u8>,
     headers: serde_json::Value,
@@ -38,7 +39,8 @@ pub fn inbox_row(
         ),
     };
     finality_store::NewInboxEvent {
-        provider: provider.to_string(),
+        provider: scope.provider().to_string(),
+        account: scope.account().map(String::from),
         event_id: ev.event_id,
         provider_ref: ev.provider_ref,
         merchant_ref: ev.merchant_ref,

@@ -237,6 +237,10 @@ pub(crate) async fn add_as(
     };
     audit(app, caller, action, asked, outcome.into()).await?;
     finality_engine::accounts::refresh(&app.providers, &*app.store).await?;
+    // Its webhooks that came before it are applied now, not at the next
+    // refresh round.
+    let scope = finality_core::Scope::new(provider, Some(&spec.id));
+    app.store.inbox_unpark(&scope, app.clock.now()).await?;
     let account = entry
         .accounts
         .get(&spec.id)

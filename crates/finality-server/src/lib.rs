@@ -255,6 +255,7 @@ pub async fn run(
     let accounts_task = Some(tokio::spawn(finality_engine::accounts::keep_fresh(
         state.providers.clone(),
         state.store.clone(),
+        state.clock.clone(),
         background.accounts_refresh.unwrap_or(ACCOUNTS_REFRESH),
         shutdown.clone(),
     )));

@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use finality_core::Timestamp;
+use finality_core::{Scope, Timestamp};
 use finality_providers::webhook::{WebhookError, WebhookEvent};
 use finality_store::{InboxState, NewInboxEvent};
 use serde_json::{json, Value};
@@ -19,7 +19,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub(crate) fn router() -> Router<App> {
-    Router::new().route("/webhooks/{provider}", post(receive))
+    Router::new()
+        .route("/webhooks/{provider}", post(receive))
+        .route("/webhooks/{provider}/{account}", post(receive_for_account))
 }
 
 /// Per-provider budget of "poll sooner" nudges from unverified webhooks.
@@ -94,9 +96,9 @@ fn audit_headers(headers: &HeaderMap, names: &[&str]) -> Value {
     Value::Object(m)
 }
 
-fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -> NewInboxEvent {
+fn inbox_event(scope: &Scope, ev: WebhookEvent, body: &Bytes, headers: Value) -> NewInboxEvent {
     finality_engine::inbox::inbox_row(
-        provider,
+        scope,
         ev,
         body.to_vec(),
         headers,
@@ -110,6 +112,28 @@ fn inbox_event(provider: &str, ev: WebhookEvent, body: &Bytes, headers: Value) -
 async fn receive(
     State(app): State<App>,
     Path(provider): Path<String>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    take(app, provider, None, req).await
+}
+
+/// `POST /webhooks/{provider}/{account}`: an account's own endpoint, for
+/// providers whose bodies do not name the account (sim, generic, PayPal,
+/// Bakong: each merchant's endpoint is configured with its own URL and
+/// secret). The account the URL names is the one whose secret verifies
+/// the body, and the only one whose payments it can reach.
+async fn receive_for_account(
+    State(app): State<App>,
+    Path((provider, account)): Path<(String, String)>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    take(app, provider, Some(account), req).await
+}
+
+async fn take(
+    app: App,
+    provider: String,
+    url_account: Option<String>,
     req: Request,
 ) -> Result<Response, ApiError> {
     let started = Instant::now();
@@ -133,22 +157,27 @@ async fn receive(
     };
     let now = app.clock.now();
     // A provider with accounts: verified with the secret of the account the
-    // body names; one naming an account it does not have is refused.
-    // (The body is read for an account only when the provider has some:
-    // no second parse on the common path.)
-    let named = match entry.accounts.is_empty() {
-        true => None,
-        false => entry.adapter.webhook_account(&body),
+    // URL, else the body, names, and stored as that account's fact. One
+    // naming an account it does not have (or disabled) is verified with
+    // the credentials that can verify it and parked, never refused for
+    // it. (The body is read for an account only when the provider has
+    // some: no second parse on the common path.)
+    let named = match (url_account, entry.accounts.is_empty()) {
+        (Some(a), _) => Some(a),
+        (None, true) => None,
+        (None, false) => entry.adapter.webhook_account(&body),
     };
-    let (adapter, account) = match entry.accounts.route(&entry.adapter, named) {
-        Ok(routed) => routed,
-        Err(why) => {
-            metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => "unknown_account").increment(1);
-            tracing::warn!(reason = "unknown_account", detail = %why, "webhook rejected; body not stored");
-            return Err(ApiError::BadSignature("unknown_account"));
-        }
+    let finality_engine::accounts::Routed {
+        adapter,
+        account,
+        parked,
+    } = entry.accounts.route(&entry.adapter, named);
+    let fact_scope = Scope::new(provider.as_str(), account.as_deref());
+    // Health is the provider's while the account is not one it acts as.
+    let scope = match &parked {
+        None => fact_scope.to_string(),
+        Some(_) => provider.clone(),
     };
-    let scope = finality_engine::accounts::scope(&provider, account.as_deref());
     let audit = audit_headers(headers, adapter.audit_headers());
     let events = match adapter.verify_webhook(headers, &body, now).await {
         Ok(events) => events,
@@ -168,7 +197,7 @@ async fn receive(
         Err(WebhookError::Rejected { reason, detail }) => {
             metrics::counter!("finality_webhooks_rejected_total", "provider" => provider.clone(), "reason" => reason.as_str()).increment(1);
             tracing::warn!(reason = reason.as_str(), %detail, "webhook rejected; body not stored");
-            nudge(&app, &provider, entry, entry.adapter.peek_ref(&body), now).await;
+            nudge(&app, &fact_scope, entry, entry.adapter.peek_ref(&body), now).await;
             return Err(ApiError::BadSignature(reason.as_str()));
         }
         Err(WebhookError::Unparseable { event_id, detail }) => {
@@ -182,7 +211,7 @@ async fn receive(
                 state: InboxState::Failed,
                 reason: Some(format!("unparseable: {detail}")),
                 ..inbox_event(
-                    &provider,
+                    &fact_scope,
                     WebhookEvent {
                         event_id,
                         provider_ref: None,
@@ -208,10 +237,16 @@ async fn receive(
     // A settlement report announced (Adyen's REPORT_AVAILABLE) is kept for
     // the fetcher before the provider hears 2xx.
     finality_engine::settlement::announce(&*app.store, &provider, &events, now).await?;
-    let rows: Vec<NewInboxEvent> = events
+    let mut rows: Vec<NewInboxEvent> = events
         .into_iter()
-        .map(|ev| inbox_event(&provider, ev, &body, audit.clone()))
+        .map(|ev| inbox_event(&fact_scope, ev, &body, audit.clone()))
         .collect();
+    if let Some(why) = &parked {
+        park(&mut rows, why);
+        metrics::counter!("finality_webhooks_parked_total", "provider" => provider.clone())
+            .increment(rows.len() as u64);
+        tracing::warn!(detail = %why, "verified webhook of an account this provider cannot act as now; acknowledged and parked until the account is added or enabled");
+    }
     // Committed (with whatever other requests arrived meanwhile) before
     // the provider hears 2xx.
     // What is logged once stored: only the rows not applied (rare), with
@@ -263,6 +298,17 @@ async fn receive(
         .into_response())
 }
 
+/// Rows of an account that cannot take them now are kept `parked`, with
+/// why, instead of applied: applied when the account is added or enabled
+/// (`finality_engine::accounts::unpark`). Rows kept as ignored or for
+/// review stay so.
+fn park(rows: &mut [NewInboxEvent], why: &finality_engine::accounts::AccountError) {
+    for r in rows.iter_mut().filter(|r| r.state == InboxState::Received) {
+        r.state = InboxState::Parked;
+        r.reason = Some(format!("parked: {why}; applied when the account is added or enabled"));
+    }
+}
+
 /// The answer to a stored webhook (a struct, not a `json!` map: no map is
 /// built for every webhook).
 #[derive(serde::Serialize)]
@@ -278,18 +324,19 @@ struct Stored {
 /// minute and per payment in its life.
 async fn nudge(
     app: &AppState,
-    provider: &str,
+    scope: &Scope,
     entry: &finality_engine::ProviderEntry,
     provider_ref: Option<String>,
     now: Timestamp,
 ) {
     let Some(r) = provider_ref else { return };
+    let provider = scope.provider();
     if !app.nudges.allow(provider, now, entry.nudges_per_minute) {
         return;
     }
     match app
         .store
-        .look_early(provider, &r, now, entry.nudges_per_payment)
+        .look_early(scope, &r, now, entry.nudges_per_payment)
         .await
     {
         Ok(Some(id)) => {

@@ -32,6 +32,7 @@ fn payment(id: &str) -> NewPayment {
 fn hook(event: &str, provider_ref: &str, state: InboxState) -> NewInboxEvent {
     NewInboxEvent {
         provider: "sim".into(),
+        account: None,
         event_id: event.into(),
         provider_ref: Some(provider_ref.into()),
         merchant_ref: None,

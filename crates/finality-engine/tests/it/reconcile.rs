@@ -358,7 +358,7 @@ async fn simulator_report_with_injected_discrepancies(backend: Backend) {
     let mut statuses = BTreeMap::new();
     for s in &settled {
         let id = store
-            .find_by_ref("sim", &s.psp_reference)
+            .find_by_ref(&finality_core::Scope::own("sim"), &s.psp_reference)
             .await
             .unwrap()
             .unwrap();
@@ -410,7 +410,7 @@ async fn simulator_report_with_injected_discrepancies(backend: Backend) {
     // What became of each payment.
     for s in &settled {
         let id = store
-            .find_by_ref("sim", &s.psp_reference)
+            .find_by_ref(&finality_core::Scope::own("sim"), &s.psp_reference)
             .await
             .unwrap()
             .unwrap();

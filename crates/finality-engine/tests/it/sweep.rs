@@ -26,6 +26,7 @@ fn payment(id: &str) -> NewPayment {
 fn hook(event: &str, provider_ref: &str) -> NewInboxEvent {
     NewInboxEvent {
         provider: "sim".into(),
+        account: None,
         event_id: event.into(),
         provider_ref: Some(provider_ref.into()),
         merchant_ref: None,

@@ -370,6 +370,7 @@ async fn register(
 fn webhook(i: usize, d: &Draw) -> NewInboxEvent {
     NewInboxEvent {
         provider: "model".into(),
+        account: None,
         event_id: provider::event_id(i),
         provider_ref: Some(provider::provider_ref(i)),
         merchant_ref: None,

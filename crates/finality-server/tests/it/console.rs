@@ -86,6 +86,7 @@ async fn fill_queue(app: &TestApp, ids: &[&str]) {
     // A webhook that failed and one nobody registered a payment for.
     let hook = |event: &str, r: &str, state: InboxState, reason: Option<&str>| NewInboxEvent {
         provider: "sim".into(),
+        account: None,
         event_id: event.into(),
         provider_ref: Some(r.into()),
         merchant_ref: None,

@@ -61,7 +61,7 @@ const INBOX_CLAIM: &str = "SELECT id FROM webhook_inbox \
         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED ;; \
     UPDATE webhook_inbox SET next_attempt_at = $3, attempts = attempts + 1 \
         WHERE id IN ({keys}) ;; \
-    SELECT id, provider, event_id, provider_ref, merchant_ref, observed_status, provider_status, \
+    SELECT id, provider, account, event_id, provider_ref, merchant_ref, observed_status, provider_status, \
         occurred_at, received_at, state, reason, attempts, source, reported_amount, \
         reported_currency FROM webhook_inbox WHERE id IN ({keys})";
 

@@ -61,7 +61,7 @@ const INBOX_CLAIM: &str = "WITH due AS ( \
         ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) \
     UPDATE webhook_inbox w SET next_attempt_at = $3, attempts = w.attempts + 1 \
     FROM due WHERE w.id = due.id \
-    RETURNING w.id, w.provider, w.event_id, w.provider_ref, w.merchant_ref, w.observed_status, w.provider_status, \
+    RETURNING w.id, w.provider, w.account, w.event_id, w.provider_ref, w.merchant_ref, w.observed_status, w.provider_status, \
         w.occurred_at, w.received_at, w.state, w.reason, w.attempts, w.source, w.reported_amount, \
         w.reported_currency";
 

@@ -133,6 +133,16 @@ pub(crate) fn verdict(
 /// Why an event waits: the payment it names is not registered (yet).
 pub(crate) const ORPHANED: &str = "no payment tracks this provider reference yet";
 
+/// [`ORPHANED`], naming the account when the event is an account's: only
+/// that account's payments were looked at (another account's payment with
+/// the same reference is not this event's).
+pub(crate) fn orphaned(ev: &InboxEvent) -> String {
+    match &ev.account {
+        Some(a) => format!("{ORPHANED} in account `{a}`"),
+        None => ORPHANED.to_string(),
+    }
+}
+
 /// The reason recorded for an event whose provider status has no mapping:
 /// every status a provider publishes has a row in its adapter's map, so
 /// this is a word the provider added since, kept for a human (a review row)

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::inbox::decide::ByMerchantRef;
-use crate::inbox::decide::{checked_report, unknown_status, verdict, ORPHANED};
+use crate::inbox::decide::{checked_report, orphaned, unknown_status, verdict};
 use crate::memory::{InboxRow, MemStore};
 use crate::model::*;
 use crate::payments::decide::decide_report;
@@ -119,7 +119,7 @@ impl WebhookInbox for MemStore {
         let payment_id = match s.find_for_event(ev) {
             ByMerchantRef::Found(id) => id,
             ByMerchantRef::None => {
-                s.set_inbox_state(i, InboxState::Orphaned, Some(ORPHANED.to_string()));
+                s.set_inbox_state(i, InboxState::Orphaned, Some(orphaned(ev)));
                 return Ok(InboxOutcome::Orphaned);
             }
             ByMerchantRef::Other(why) => {

@@ -5,7 +5,7 @@
 use crate::driver::{placeholders, stmt, Conn, Fields, InboxRows, NumberedWrite};
 use crate::error::Result;
 use crate::inbox::decide::{
-    checked_report, other_object, unknown_status, verdict, ByMerchantRef, ORPHANED,
+    checked_report, other_object, unknown_status, verdict, ByMerchantRef,
 };
 use crate::model::*;
 use crate::payments::by_ref;
@@ -184,7 +184,8 @@ pub(crate) async fn inbox_process_in<C: Conn>(
             set_inbox_state(conn, ev.id, InboxState::Review, Some(&why), now).await?;
             return Ok(InboxOutcome::Review { reason: why });
         }
-        set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(ORPHANED), now).await?;
+        let why = crate::inbox::decide::orphaned(ev);
+        set_inbox_state(conn, ev.id, InboxState::Orphaned, Some(&why), now).await?;
         return Ok(InboxOutcome::Orphaned);
     };
     let Some(status) = ev.observed else {

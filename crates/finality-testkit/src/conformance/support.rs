@@ -78,6 +78,7 @@ pub(crate) async fn outbox_for(db: &dyn Store, id: &str) -> Vec<OutboxEvent> {
 pub fn inbox_event(event_id: &str, provider_ref: &str, status: Status) -> NewInboxEvent {
     NewInboxEvent {
         provider: "sim".into(),
+        account: None,
         event_id: event_id.into(),
         provider_ref: Some(provider_ref.into()),
         merchant_ref: None,
