@@ -1,12 +1,14 @@
 -- Every fact has an owner (see the PostgreSQL migration). SQLite cannot
--- add NOT NULL or a default to an existing column; the trigger refuses a
--- payment whose account is NULL instead (finality writes '' for the
--- provider's own), so the unique indexes below hold.
+-- add NOT NULL or a default to an existing column; the trigger gives a
+-- payment inserted without an account (a hand-written INSERT) the
+-- provider's own, '' (finality writes '' itself), so the unique indexes
+-- below hold: the UPDATE it makes is checked against them, and a clash
+-- fails the INSERT.
 UPDATE payments SET account = '' WHERE account IS NULL;
-CREATE TRIGGER payments_account_not_null BEFORE INSERT ON payments
+CREATE TRIGGER payments_account_own AFTER INSERT ON payments
     WHEN NEW.account IS NULL
 BEGIN
-    SELECT RAISE(ABORT, 'payments.account must not be NULL (the provider''s own account is '''')');
+    UPDATE payments SET account = '' WHERE rowid = NEW.rowid;
 END;
 DROP INDEX payments_provider_ref;
 CREATE UNIQUE INDEX payments_provider_ref ON payments (provider, account, provider_ref);
