@@ -1,8 +1,12 @@
 //! Many accounts per provider, through the HTTP API on both backends:
 //! two Stripe Connect accounts and two Adyen merchant accounts, each
 //! webhook verified with its own account's secret and applied to its own
-//! payment; one signed with account A's secret naming account B refused,
-//! one naming an unknown account refused and counted; a 401 for one
+//! payment; one signed with account A's secret naming account B refused;
+//! account A's event naming account B's object never reaching it; one
+//! naming an unknown account parked (2xx) and applied once the account is
+//! added, or refused with the body any bad signature gets; two merchant
+//! accounts' colliding merchant references each settled by its own
+//! webhook only; a 401 for one
 //! account pauses that account and leaves the other polling; an account
 //! added through one node's API used by another node without a restart.
 
@@ -213,12 +217,18 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
         app.post_webhook("stripe", &h, body).await.0,
         StatusCode::UNAUTHORIZED
     );
-    // An account the provider does not have: refused and counted, even
-    // signed with a secret finality knows.
-    let (h, body) = connect_event("evt_unknown", "pi_3AcctB2", "acct_Z", WHSEC_B);
+    // An account the provider does not have, signed with another
+    // account's secret: verified with the credentials that could verify
+    // it (the platform's), so refused, with the very body a bad signature
+    // of a known account gets (no oracle of configured account ids).
+    let (_, known_bad) = {
+        let (h, body) = connect_event("evt_bad_b", "pi_3AcctB2", "acct_B", WHSEC_A);
+        app.post_webhook("stripe", &h, body).await
+    };
+    let (h, body) = connect_event("evt_unknown", "pi_3AcctZ", "acct_Z", WHSEC_B);
     let (s, text) = app.post_webhook("stripe", &h, body).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED, "{text}");
-    assert!(text.contains("unknown_account"), "{text}");
+    assert_eq!(text, known_bad);
     assert!(app
         .db
         .store
@@ -226,18 +236,56 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
         .await
         .unwrap()
         .is_none());
-    let metrics = app.metrics().await;
-    assert!(
-        metrics.contains(
-            r#"finality_webhooks_rejected_total{provider="stripe",reason="unknown_account"}"#
-        ),
-        "{metrics}"
-    );
     // acct_B's own secret applies it.
     let (h, body) = connect_event("evt_b2_ok", "pi_3AcctB2", "acct_B", WHSEC_B);
     assert_eq!(app.post_webhook("stripe", &h, body).await.0, StatusCode::OK);
     let v = app.wait_for_status("order_b2", "succeeded").await;
     assert_eq!(v["history"][0]["event_id"], "evt_b2_ok", "{v}");
+
+    // Signed by the platform's Connect endpoint: verifiable, so accepted
+    // and parked under acct_Z, never applied to anyone else's payment.
+    let (h, body) = connect_event("evt_z_parked", "pi_3AcctZ", "acct_Z", PLATFORM_WHSEC);
+    let (s, text) = app.post_webhook("stripe", &h, body).await;
+    assert_eq!(s, StatusCode::OK, "{text}");
+    let parked = app
+        .db
+        .store
+        .inbox_get("stripe", "evt_z_parked")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(parked.state, finality_store::InboxState::Parked, "{parked:?}");
+    assert_eq!(parked.account.as_deref(), Some("acct_Z"));
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains(r#"finality_webhooks_parked_total{provider="stripe"}"#),
+        "{metrics}"
+    );
+    // acct_A's own event naming acct_B's object: stored as acct_A's fact,
+    // found nothing in acct_A, and acct_B's payment is untouched.
+    let body = json!({"id": "order_b3", "provider": "stripe", "provider_ref": "pi_3AcctB3",
+                      "account": "acct_B", "amount": USD.amount, "currency": USD.currency});
+    assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
+    let (h, body) = connect_event("evt_a_names_b", "pi_3AcctB3", "acct_A", WHSEC_A);
+    assert_eq!(app.post_webhook("stripe", &h, body).await.0, StatusCode::OK);
+    let row = app.wait_inbox_state("stripe", "evt_a_names_b", "orphaned").await;
+    assert!(
+        row.reason.as_deref().unwrap_or_default().contains("acct_A"),
+        "{row:?}"
+    );
+    let (_, b3) = app.get("/v1/payments/order_b3").await;
+    assert_eq!(b3["status"], "pending", "{b3}");
+    // acct_Z added at run time: its parked event is applied to its payment.
+    let (s, v) = app
+        .post("/v1/accounts", json!({"provider": "stripe", "id": "acct_Z"}))
+        .await;
+    assert!(s.is_success(), "{v}");
+    let body = json!({"id": "order_z", "provider": "stripe", "provider_ref": "pi_3AcctZ",
+                      "account": "acct_Z", "amount": USD.amount, "currency": USD.currency});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let z = app.wait_for_status("order_z", "succeeded").await;
+    assert_eq!(z["history"][0]["event_id"], "evt_z_parked", "{z}");
 
     // Adyen: each merchant account's notifications carry its own HMAC.
     for (id, psp, shop) in [
@@ -275,7 +323,9 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
     let b = app.wait_for_status("ady_b", "succeeded").await;
     assert_eq!(a["account"], "ShopA");
     assert_eq!(b["account"], "ShopB");
-    // An unknown merchant account, signed with the company key: refused.
+    // An unknown merchant account, signed with the company key: accepted
+    // (Adyen holds an endpoint's later notifications behind one it is
+    // refused) and parked.
     let (s, text) = app
         .post_webhook(
             "adyen",
@@ -283,8 +333,33 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
             adyen_item(ADYEN_COMPANY, "ShopZ", "8816178952380603"),
         )
         .await;
-    assert_eq!(s, StatusCode::UNAUTHORIZED, "{text}");
-    assert!(text.contains("unknown_account"), "{text}");
+    assert_eq!((s, text.as_str()), (StatusCode::OK, "[accepted]"));
+
+    // ShopA and ShopB both use merchant reference order-1001: each
+    // registers it, and ShopB's AUTHORISATION settles ShopB's alone.
+    for (id, shop) in [("ref_a", "ShopA"), ("ref_b", "ShopB")] {
+        let body = json!({"id": id, "provider": "adyen", "merchant_ref": "order-1001",
+                          "account": shop, "amount": USD.amount, "currency": USD.currency});
+        let (s, v) = app.post("/v1/payments", body).await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+    let key = finality_providers::adyen::decode_key(ADYEN_SHOP_B).unwrap();
+    let item = finality_sim::wire::adyen_notification(
+        &key,
+        "ShopB",
+        "8816178952381001",
+        Some("order-1001"),
+        "succeeded",
+        USD,
+    )
+    .unwrap();
+    let (s, _) = app.post_webhook("adyen", &[], item.to_string()).await;
+    assert_eq!(s, StatusCode::OK);
+    let b = app.wait_for_status("ref_b", "succeeded").await;
+    assert_eq!(b["provider_ref"], "8816178952381001", "{b}");
+    let (_, a) = app.get("/v1/payments/ref_a").await;
+    assert_eq!(a["status"], "pending", "{a}");
+    assert!(a["provider_ref"].is_null(), "{a}");
 
     // The feed's events say whose payment it was.
     let (_, feed) = app.get("/v1/events?limit=100").await;

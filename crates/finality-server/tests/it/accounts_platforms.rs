@@ -198,9 +198,19 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
             (resp.status(), resp.text().await.unwrap())
         }
     };
+    // A sub-merchant not set up: signed with the service provider's keys,
+    // so verifiable: acknowledged and parked under that sub-merchant.
     let (s, text) = post(notify("EV-SUB-UNKNOWN-01", "1900000299")).await;
-    assert_eq!(s, StatusCode::UNAUTHORIZED, "{text}");
-    assert!(text.contains("unknown_account"), "{text}");
+    assert_eq!(s, StatusCode::OK, "{text}");
+    let parked = app
+        .db
+        .store
+        .inbox_get("wechat", "EV-SUB-UNKNOWN-01")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(parked.state, finality_store::InboxState::Parked, "{parked:?}");
+    assert_eq!(parked.account.as_deref(), Some("1900000299"));
     let (s, text) = post(notify("EV-SUB-0000000001", "1900000201")).await;
     assert_eq!(s, StatusCode::OK, "{text}");
     let v = app.wait_for_status("wx_s3", "succeeded").await;
@@ -209,7 +219,7 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
     let metrics = app.metrics().await;
     assert!(
         metrics.contains(
-            r#"finality_webhooks_rejected_total{provider="wechat",reason="unknown_account"}"#
+            r#"finality_webhooks_parked_total{provider="wechat"}"#
         ),
         "{metrics}"
     );

@@ -294,6 +294,27 @@ impl TestApp {
         }
     }
 
+    /// The inbox row of `event_id` once it is in `state`.
+    pub async fn wait_inbox_state(
+        &self,
+        provider: &str,
+        event_id: &str,
+        state: &str,
+    ) -> finality_store::InboxEvent {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let row = self.db.store.inbox_get(provider, event_id).await.unwrap();
+            if let Some(r) = row.as_ref().filter(|r| r.state.as_str() == state) {
+                return r.clone();
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never {state}: {row:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
     /// A payment created at the simulator, as a registration body.
     pub fn payment(&self, id: &str) -> Value {
         let plan = self.sim.create_priced(None, None, 4200, "EUR");
