@@ -95,6 +95,10 @@ pub struct ProviderEntry {
     /// When its settlement reports are fetched ([`settlement`]); `None`:
     /// they are imported by hand.
     pub settlement: Option<finality_providers::settlement::fetch::ReportSchedule>,
+    /// The environment this provider's payments are in (`Some(true)`
+    /// live): a webhook of the other one is never applied. `None`: not
+    /// checked (see `mode` in the provider's table).
+    pub live: Option<bool>,
 }
 
 impl ProviderEntry {
@@ -116,6 +120,7 @@ impl ProviderEntry {
         cfg: &finality_providers::config::ProviderConfig,
     ) -> Self {
         ProviderEntry {
+            live: cfg.mode.map(|m| m.is_live()).or_else(|| adapter.key_live()),
             adapter,
             policy: cfg.policy(),
             pause_on_permanent_error: cfg.pause_on_permanent_error,

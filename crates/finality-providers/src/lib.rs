@@ -217,6 +217,20 @@ pub trait Provider: Send + Sync + 'static {
         None
     }
 
+    /// Whether a body says it is of the provider's live environment
+    /// (`Some(true)`) or its test one (`Some(false)`): Stripe's event
+    /// `livemode`, Adyen's notification `live`. `None`: the body does not
+    /// say, or the provider has no such field.
+    fn body_live(&self, _body: &[u8]) -> Option<bool> {
+        None
+    }
+
+    /// The environment this adapter's own credentials are for, where they
+    /// say it (Stripe's secret key prefix). `None`: they do not.
+    fn key_live(&self) -> Option<bool> {
+        None
+    }
+
     /// The account an *unverified* body says it is for (Stripe Connect's
     /// event `account`, Adyen's `merchantAccountCode`, Alipay's
     /// `auth_app_id` or `app_id`), so it is verified with that account's

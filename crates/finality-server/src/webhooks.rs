@@ -241,11 +241,21 @@ async fn take(
         .into_iter()
         .map(|ev| inbox_event(&fact_scope, ev, &body, audit.clone()))
         .collect();
-    if let Some(why) = &parked {
-        park(&mut rows, why);
+    if let (Some(why), Some(account)) = (&parked, &account) {
+        park(&mut rows, account, why);
         metrics::counter!("finality_webhooks_parked_total", "provider" => provider.clone())
             .increment(rows.len() as u64);
         tracing::warn!(detail = %why, "verified webhook of an account this provider cannot act as now; acknowledged and parked until the account is added or enabled");
+    }
+    // Live and test never meet: a body of the other environment (a Connect
+    // endpoint gets both) is acknowledged and kept, never applied.
+    if let Some(want) = entry.live {
+        if let Some(got) = adapter.body_live(&body).filter(|got| *got != want) {
+            other_mode(&mut rows, want, got);
+            metrics::counter!("finality_webhooks_other_mode_total", "provider" => provider.clone())
+                .increment(rows.len() as u64);
+            tracing::info!(live = got, "verified webhook of the provider's other environment; acknowledged and kept as ignored, never applied");
+        }
     }
     // Committed (with whatever other requests arrived meanwhile) before
     // the provider hears 2xx.
@@ -302,10 +312,46 @@ async fn take(
 /// why, instead of applied: applied when the account is added or enabled
 /// (`finality_engine::accounts::unpark`). Rows kept as ignored or for
 /// review stay so.
-fn park(rows: &mut [NewInboxEvent], why: &finality_engine::accounts::AccountError) {
-    for r in rows.iter_mut().filter(|r| r.state == InboxState::Received) {
-        r.state = InboxState::Parked;
-        r.reason = Some(format!("parked: {why}; applied when the account is added or enabled"));
+///
+/// An item the provider's own adapter kept for review as naming this very
+/// account rather than the provider's (WeChat Pay's `sub_mchid`, Adyen's
+/// `merchantAccountCode` against `merchant_account`) is parked too: it is
+/// that account's fact, and stored as that account's. One naming yet
+/// another account stays for review.
+fn park(
+    rows: &mut [NewInboxEvent],
+    account: &str,
+    why: &finality_engine::accounts::AccountError,
+) {
+    let named = format!("`{account}`");
+    for r in rows.iter_mut() {
+        let mismatch = r.state == InboxState::Review
+            && r.reason
+                .as_deref()
+                .is_some_and(|w| w.starts_with("account_mismatch") && w.contains(&named));
+        if r.state == InboxState::Received || mismatch {
+            let was = r.reason.take().map(|w| format!(" (on arrival: {w})"));
+            r.state = InboxState::Parked;
+            r.reason = Some(format!(
+                "parked: {why}; applied when the account is added or enabled{}",
+                was.unwrap_or_default()
+            ));
+        }
+    }
+}
+
+/// Every row of a body from the other environment (`got`: live or test)
+/// than the provider's (`want`) is kept as ignored with why, whatever it
+/// would have been: no such fact is ever applied, parked or reviewed.
+fn other_mode(rows: &mut [NewInboxEvent], want: bool, got: bool) {
+    let name = |live: bool| if live { "live" } else { "test" };
+    for r in rows.iter_mut() {
+        r.state = InboxState::Ignored;
+        r.reason = Some(format!(
+            "other_mode: a {} event at a {} provider or account: acknowledged, never applied",
+            name(got),
+            name(want)
+        ));
     }
 }
 

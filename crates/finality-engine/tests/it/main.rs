@@ -77,6 +77,7 @@ pub fn providers(
             webhook_outage_after: 0,
             catch_up: None,
             settlement: None,
+            live: None,
             webhook_wait_quantile: None,
             accounts: Default::default(),
             adapter: Arc::new(adapter),

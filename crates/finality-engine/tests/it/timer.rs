@@ -34,6 +34,7 @@ fn recorder_providers(rec: Arc<Recorder>) -> Arc<Providers> {
             webhook_outage_after: 0,
             catch_up: None,
             settlement: None,
+            live: None,
             webhook_wait_quantile: None,
             accounts: Default::default(),
             adapter: rec,

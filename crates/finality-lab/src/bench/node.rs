@@ -90,6 +90,7 @@ pub fn engine_with(
             webhook_outage_after: 0,
             catch_up: None,
             settlement: None,
+            live: None,
             webhook_wait_quantile: None,
             accounts,
             adapter,

@@ -419,6 +419,20 @@ impl Provider for AdyenAdapter {
     /// Every NotificationRequestItem names its merchant account
     /// (`merchantAccountCode`, one of the HMAC-signed fields); the first
     /// routes the request.
+    /// The notification's `live`: "Informs about the origin of the
+    /// notification. The value is true when originating from the live
+    /// environment, false for the test environment." (Adyen API Explorer,
+    /// Webhooks; a string, `"true"` or `"false"`, in Adyen's examples.)
+    fn body_live(&self, body: &[u8]) -> Option<bool> {
+        let v: Value = serde_json::from_slice(body).ok()?;
+        match &v["live"] {
+            Value::String(s) if s == "true" => Some(true),
+            Value::String(s) if s == "false" => Some(false),
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
     fn webhook_account(&self, body: &[u8]) -> Option<String> {
         items(body)?
             .first()

@@ -144,6 +144,21 @@ impl std::ops::DerefMut for ProviderConfig {
     }
 }
 
+/// A provider's environment: real money or its test system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Live,
+    Test,
+}
+
+impl Mode {
+    /// `true` for live, as the providers' own fields say it.
+    pub fn is_live(self) -> bool {
+        self == Mode::Live
+    }
+}
+
 /// The settings every adapter shares.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -207,6 +222,13 @@ pub struct Settings {
         skip_serializing_if = "Option::is_none"
     )]
     pub catch_up: Option<Duration>,
+    /// Which of the provider's environments this table is for: a webhook
+    /// whose body says it is of the other one (Stripe `livemode`, Adyen
+    /// `live`) is acknowledged and kept as ignored, never applied. Unset:
+    /// Stripe's follows from its secret key (`sk_live_…`/`rk_live_…` live,
+    /// `sk_test_…`/`rk_test_…` test); other adapters' is not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<Mode>,
     /// With webhooks configured: the first poll waits until this share of
     /// payments (0.5–0.99) would have had their final webhook, as learned
     /// from the last 1,000 that did (so no poll is spent while a webhook is
@@ -375,6 +397,7 @@ impl ProviderConfig {
                 webhook_outage_after: default_outage_after(),
                 settlement: None,
                 catch_up: None,
+                mode: None,
                 webhook_wait_quantile: None,
                 accounts: Vec::new(),
             },

@@ -401,6 +401,31 @@ impl Provider for StripeAdapter {
         self.fetch_report_run(day, dest).await
     }
 
+    /// The event's `livemode`: "Has the value `true` if the object exists
+    /// in live mode or the value `false` if the object exists in test
+    /// mode." (Stripe API reference, the Event object.) A Connect
+    /// endpoint gets both: "both live and test webhooks are sent to your
+    /// production webhook URLs … we recommend that you check the livemode
+    /// value" (Stripe docs, Connect webhooks).
+    fn body_live(&self, body: &[u8]) -> Option<bool> {
+        let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+        v["livemode"].as_bool()
+    }
+
+    /// "Test mode secret keys have the prefix `sk_test_` and live mode
+    /// secret keys have the prefix `sk_live_`" (Stripe docs, API keys);
+    /// restricted keys `rk_test_`/`rk_live_` likewise.
+    fn key_live(&self) -> Option<bool> {
+        let k = self.secret_key.as_str();
+        if k.starts_with("sk_live_") || k.starts_with("rk_live_") {
+            Some(true)
+        } else if k.starts_with("sk_test_") || k.starts_with("rk_test_") {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     fn webhook_account(&self, body: &[u8]) -> Option<String> {
         let v: serde_json::Value = serde_json::from_slice(body).ok()?;
         v["account"].as_str().map(String::from)
