@@ -42,7 +42,7 @@ pub use clock::{Clock, SystemClock, Timestamp, VirtualClock};
 pub use config_error::ConfigError;
 pub use error_class::ErrorClass;
 pub use reported::{found_by_adapter, money_mismatch, Reported};
-pub use scope::Scope;
 pub use schedule::{FractionStep, GiveUp, NextPoll, RetryPolicy, Schedule};
+pub use scope::Scope;
 pub use status::{Kind, Source, Status};
 pub use transition::{contradicts_success, decide, Decision, IgnoreReason};

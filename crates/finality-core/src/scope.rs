@@ -66,7 +66,10 @@ mod tests {
         assert_eq!(Scope::own("stripe").account(), None);
         assert_eq!(Scope::own("stripe").account_key(), "");
         assert_ne!(Scope::own("stripe"), Scope::new("stripe", Some("acct_A")));
-        assert_eq!(Scope::new("stripe", Some("acct_A")).to_string(), "stripe/acct_A");
+        assert_eq!(
+            Scope::new("stripe", Some("acct_A")).to_string(),
+            "stripe/acct_A"
+        );
         assert_eq!(Scope::own("adyen").to_string(), "adyen");
     }
 }

@@ -368,9 +368,14 @@ pub async fn keep_fresh(
                 Ok(n) => {
                     look = false;
                     metrics::counter!("finality_webhooks_unparked_total").increment(n);
-                    tracing::info!(webhooks = n, "parked webhooks of accounts now configured sent to processing");
+                    tracing::info!(
+                        webhooks = n,
+                        "parked webhooks of accounts now configured sent to processing"
+                    );
                 }
-                Err(e) => tracing::warn!(error = %e, "sending parked webhooks to processing failed; tried again next round"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "sending parked webhooks to processing failed; tried again next round")
+                }
             }
         }
         tokio::select! {

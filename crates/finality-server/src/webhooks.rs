@@ -318,11 +318,7 @@ async fn take(
 /// `merchantAccountCode` against `merchant_account`) is parked too: it is
 /// that account's fact, and stored as that account's. One naming yet
 /// another account stays for review.
-fn park(
-    rows: &mut [NewInboxEvent],
-    account: &str,
-    why: &finality_engine::accounts::AccountError,
-) {
+fn park(rows: &mut [NewInboxEvent], account: &str, why: &finality_engine::accounts::AccountError) {
     let named = format!("`{account}`");
     for r in rows.iter_mut() {
         let mismatch = r.state == InboxState::Review

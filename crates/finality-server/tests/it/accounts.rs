@@ -18,12 +18,13 @@ use finality_sim::webhooks::WebhookTarget;
 use finality_sim::wire::Money;
 
 const STRIPE_KEY: &str = "sk_test_finality_platform_key";
-const PLATFORM_WHSEC: &str = "whsec_connect_endpoint_secret_0";
-const WHSEC_A: &str = "whsec_account_a_endpoint_secret";
+pub(super) const PLATFORM_WHSEC: &str = "whsec_connect_endpoint_secret_0";
+pub(super) const WHSEC_A: &str = "whsec_account_a_endpoint_secret";
 const WHSEC_B: &str = "whsec_account_b_endpoint_secret";
 const WHSEC_C: &str = "whsec_account_c_endpoint_secret";
 const ADYEN_COMPANY: &str = "11782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA011";
-const ADYEN_SHOP_A: &str = "22782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA022";
+pub(super) const ADYEN_SHOP_A: &str =
+    "22782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA022";
 const ADYEN_SHOP_B: &str = "33782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA033";
 
 /// The secrets, by the names the configuration gives (set once per process).
@@ -55,7 +56,15 @@ fn account(id: &str, whsec_env: &str) -> AccountSpec {
 /// Stripe as a Connect platform (its key acts for acct_A and acct_B with
 /// `Stripe-Account`), and Adyen with merchant accounts ShopA and ShopB,
 /// both configured as a `finality.toml` would, built by the same code.
-fn providers(sim_url: &str) -> Providers {
+pub(super) fn providers(sim_url: &str) -> Providers {
+    providers_in(sim_url, None)
+}
+
+/// [`providers`], both set to `mode` (their live or test systems).
+pub(super) fn providers_in(
+    sim_url: &str,
+    mode: Option<finality_providers::config::Mode>,
+) -> Providers {
     secrets();
     let mut stripe = ProviderConfig::sim(&format!("{sim_url}/stripe"));
     stripe.adapter = Adapter::Stripe {
@@ -70,6 +79,7 @@ fn providers(sim_url: &str) -> Providers {
         account("acct_A", "FINALITY_IT_ACCT_A_WHSEC"),
         account("acct_B", "FINALITY_IT_ACCT_B_WHSEC"),
     ];
+    stripe.mode = mode;
     stripe.validate().unwrap();
     let mut adyen = ProviderConfig::sim(sim_url);
     adyen.adapter = Adapter::Adyen {
@@ -83,6 +93,7 @@ fn providers(sim_url: &str) -> Providers {
         account("ShopA", "FINALITY_IT_ACCT_ADYEN_SHOP_A"),
         account("ShopB", "FINALITY_IT_ACCT_ADYEN_SHOP_B"),
     ];
+    adyen.mode = mode;
     adyen.validate().unwrap();
     let mut map = Providers::new();
     for (name, cfg) in [("stripe", stripe), ("adyen", adyen)] {
@@ -104,7 +115,7 @@ pub(super) fn sim_config() -> SimConfig {
     c
 }
 
-const USD: Money<'static> = Money {
+pub(super) const USD: Money<'static> = Money {
     amount: 1999,
     currency: "USD",
 };
@@ -123,7 +134,7 @@ impl TestApp {
         assert_eq!(v["account"], account, "{v}");
     }
 
-    async fn post_webhook(
+    pub(super) async fn post_webhook(
         &self,
         provider: &str,
         headers: &[(&str, String)],
@@ -147,7 +158,7 @@ fn now_s() -> i64 {
 }
 
 /// A Connect event for `pi` naming `account`, signed with `secret`.
-fn connect_event(
+pub(super) fn connect_event(
     event_id: &str,
     pi: &str,
     account: &str,
@@ -160,7 +171,7 @@ fn connect_event(
     (vec![("stripe-signature", sig)], body)
 }
 
-fn adyen_item(key_hex: &str, merchant_account: &str, psp: &str) -> String {
+pub(super) fn adyen_item(key_hex: &str, merchant_account: &str, psp: &str) -> String {
     let key = finality_providers::adyen::decode_key(key_hex).unwrap();
     finality_sim::wire::adyen_notification(&key, merchant_account, psp, None, "succeeded", USD)
         .unwrap()
@@ -254,7 +265,11 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(parked.state, finality_store::InboxState::Parked, "{parked:?}");
+    assert_eq!(
+        parked.state,
+        finality_store::InboxState::Parked,
+        "{parked:?}"
+    );
     assert_eq!(parked.account.as_deref(), Some("acct_Z"));
     let metrics = app.metrics().await;
     assert!(
@@ -268,7 +283,9 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
     assert_eq!(app.post("/v1/payments", body).await.0, StatusCode::CREATED);
     let (h, body) = connect_event("evt_a_names_b", "pi_3AcctB3", "acct_A", WHSEC_A);
     assert_eq!(app.post_webhook("stripe", &h, body).await.0, StatusCode::OK);
-    let row = app.wait_inbox_state("stripe", "evt_a_names_b", "orphaned").await;
+    let row = app
+        .wait_inbox_state("stripe", "evt_a_names_b", "orphaned")
+        .await;
     assert!(
         row.reason.as_deref().unwrap_or_default().contains("acct_A"),
         "{row:?}"
@@ -277,7 +294,10 @@ async fn each_account_verified_with_its_own_secret(b: Backend) {
     assert_eq!(b3["status"], "pending", "{b3}");
     // acct_Z added at run time: its parked event is applied to its payment.
     let (s, v) = app
-        .post("/v1/accounts", json!({"provider": "stripe", "id": "acct_Z"}))
+        .post(
+            "/v1/accounts",
+            json!({"provider": "stripe", "id": "acct_Z"}),
+        )
         .await;
     assert!(s.is_success(), "{v}");
     let body = json!({"id": "order_z", "provider": "stripe", "provider_ref": "pi_3AcctZ",

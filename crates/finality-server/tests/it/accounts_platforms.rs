@@ -209,7 +209,11 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(parked.state, finality_store::InboxState::Parked, "{parked:?}");
+    assert_eq!(
+        parked.state,
+        finality_store::InboxState::Parked,
+        "{parked:?}"
+    );
     assert_eq!(parked.account.as_deref(), Some("1900000299"));
     let (s, text) = post(notify("EV-SUB-0000000001", "1900000201")).await;
     assert_eq!(s, StatusCode::OK, "{text}");
@@ -218,9 +222,7 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
     assert_eq!(v["provider_ref"], "4200s_wxs3", "{v}");
     let metrics = app.metrics().await;
     assert!(
-        metrics.contains(
-            r#"finality_webhooks_parked_total{provider="wechat"}"#
-        ),
+        metrics.contains(r#"finality_webhooks_parked_total{provider="wechat"}"#),
         "{metrics}"
     );
 }

@@ -12,6 +12,7 @@ mod db_outage;
 mod every_row;
 mod fuzz;
 mod hostile;
+mod isolation;
 mod no_false_final;
 mod observability;
 mod openapi;

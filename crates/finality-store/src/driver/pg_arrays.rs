@@ -273,7 +273,10 @@ fn inbox_params(events: &[NewInboxEvent], now: Timestamp) -> Params<'_> {
         .with("source", text(|e| e.source.as_str()))
         .with("reported_amount", opt_int(|e| e.reported.amount))
         .with("reported_currency", opt(|e| e.reported.currency.as_deref()))
-        .with("account", text(|e| e.account.as_deref().unwrap_or_default()))
+        .with(
+            "account",
+            text(|e| e.account.as_deref().unwrap_or_default()),
+        )
 }
 
 pub(crate) async fn insert_attempts(conn: &mut PgConnection, all: &[&NewAttempt]) -> Result<()> {

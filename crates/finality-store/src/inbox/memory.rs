@@ -174,21 +174,23 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_adopt_orphans(&self, now: Timestamp) -> Result<u64> {
         let mut s = self.state.lock().await;
-        let found: Vec<usize> =
-            s.orphans
-                .iter()
-                .map(|i| (*i, &s.inbox[*i]))
-                .filter(|(_, r)| {
-                    let by_ref = r.ev.provider_ref.as_ref().is_some_and(|x| {
-                        s.by_ref.contains_key(&(r.ev.scope(), x.clone()))
-                    });
-                    let by_merchant = r.ev.merchant_ref.as_ref().is_some_and(|x| {
-                        s.by_merchant.contains_key(&(r.ev.scope(), x.clone()))
-                    });
-                    by_ref || by_merchant
-                })
-                .map(|(i, _)| i)
-                .collect();
+        let found: Vec<usize> = s
+            .orphans
+            .iter()
+            .map(|i| (*i, &s.inbox[*i]))
+            .filter(|(_, r)| {
+                let by_ref =
+                    r.ev.provider_ref
+                        .as_ref()
+                        .is_some_and(|x| s.by_ref.contains_key(&(r.ev.scope(), x.clone())));
+                let by_merchant =
+                    r.ev.merchant_ref
+                        .as_ref()
+                        .is_some_and(|x| s.by_merchant.contains_key(&(r.ev.scope(), x.clone())));
+                by_ref || by_merchant
+            })
+            .map(|(i, _)| i)
+            .collect();
         for i in &found {
             s.orphans.remove(i);
             s.inbox[*i].ev.state = InboxState::Received;

@@ -174,10 +174,7 @@ impl<B: Backend> WebhookInbox for B {
                 r.opt_text("pay_id", "payments")?,
                 r.opt_text("pay_ref", "payments")?,
             ) {
-                locked.insert(
-                    (ev.scope(), r_ref),
-                    (id, Current::from_row(r, "pay_")?),
-                );
+                locked.insert((ev.scope(), r_ref), (id, Current::from_row(r, "pay_")?));
             }
             evs.push(ev);
         }

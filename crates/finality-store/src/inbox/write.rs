@@ -4,9 +4,7 @@
 
 use crate::driver::{placeholders, stmt, Conn, Fields, InboxRows, NumberedWrite};
 use crate::error::Result;
-use crate::inbox::decide::{
-    checked_report, other_object, unknown_status, verdict, ByMerchantRef,
-};
+use crate::inbox::decide::{checked_report, other_object, unknown_status, verdict, ByMerchantRef};
 use crate::model::*;
 use crate::payments::by_ref;
 use crate::payments::sql::{apply_in, write_provider_ref};

@@ -239,11 +239,7 @@ impl MemState {
         let Some(m) = &ev.merchant_ref else {
             return ByMerchantRef::None;
         };
-        let Some(id) = self
-            .by_merchant
-            .get(&(scope, m.clone()))
-            .cloned()
-        else {
+        let Some(id) = self.by_merchant.get(&(scope, m.clone())).cloned() else {
             return ByMerchantRef::None;
         };
         let known = self.payments.get(&id).and_then(|p| p.provider_ref.clone());

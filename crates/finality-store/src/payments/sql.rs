@@ -5,10 +5,10 @@ use crate::driver::Backend;
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::model::*;
+use crate::payments::by_ref;
 use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
 use crate::PaymentStore;
-use crate::payments::by_ref;
 use finality_core::{Kind, Scope, Status, Timestamp};
 
 pub(crate) const PAYMENT_COLUMNS: &str =
@@ -166,10 +166,9 @@ pub(crate) async fn register_in<C: Conn>(
         Some(existing) if existing.same_body(p) => Ok(Registered::Existing(existing)),
         Some(existing) => Ok(Registered::Conflict(existing)),
         None => {
-            let (other_id, other_ref) =
-                by_ref::holder(conn, &scope, provider_ref, merchant_ref)
-                    .await?
-                    .unwrap_or_default();
+            let (other_id, other_ref) = by_ref::holder(conn, &scope, provider_ref, merchant_ref)
+                .await?
+                .unwrap_or_default();
             let field = if provider_ref.is_some() && other_ref.as_deref() == provider_ref {
                 "provider_ref"
             } else {

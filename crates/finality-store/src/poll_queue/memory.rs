@@ -231,13 +231,10 @@ impl PollQueue for MemStore {
             }
             None => {}
         }
-        if let Some(other) = s
-            .by_ref
-            .get(&(
-                finality_core::Scope::new(p.provider.as_str(), p.account.as_deref()),
-                provider_ref.to_string(),
-            ))
-        {
+        if let Some(other) = s.by_ref.get(&(
+            finality_core::Scope::new(p.provider.as_str(), p.account.as_deref()),
+            provider_ref.to_string(),
+        )) {
             return Ok(RefRecorded::Taken {
                 other_id: other.clone(),
             });

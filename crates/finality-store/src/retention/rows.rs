@@ -326,7 +326,10 @@ pub(crate) fn values(t: &TableSpec, row: &Value) -> Result<Vec<Owned>> {
     let mut out = Vec::with_capacity(t.cols.len());
     for (c, kind) in t.cols {
         let v = row.get(*c).unwrap_or(&Value::Null);
-        let nullable = matches!(kind, Col::OptInt | Col::OptInt4 | Col::OptText | Col::Account);
+        let nullable = matches!(
+            kind,
+            Col::OptInt | Col::OptInt4 | Col::OptText | Col::Account
+        );
         if v.is_null() && !nullable && *kind != Col::Json {
             return Err(bad(c, "missing"));
         }

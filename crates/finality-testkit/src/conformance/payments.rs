@@ -309,7 +309,10 @@ pub async fn merchant_ref_registration_and_recording(db: Arc<dyn Store>) {
         Registered::Existing(_)
     ));
     assert_eq!(
-        db.find_by_ref(&finality_core::Scope::own("sim"), "pi_9").await.unwrap().as_deref(),
+        db.find_by_ref(&finality_core::Scope::own("sim"), "pi_9")
+            .await
+            .unwrap()
+            .as_deref(),
         Some("pay_m")
     );
 

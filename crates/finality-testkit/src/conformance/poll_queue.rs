@@ -398,14 +398,25 @@ pub async fn early_looks_are_bounded_and_resume_the_schedule(db: Arc<dyn Store>)
     register(&*db, "pay_due", T0).await;
     let look = |now: Timestamp| {
         let db = db.clone();
-        async move { db.look_early(&finality_core::Scope::own("sim"), "ref_pay_e", now, 2).await.unwrap() }
+        async move {
+            db.look_early(&finality_core::Scope::own("sim"), "ref_pay_e", now, 2)
+                .await
+                .unwrap()
+        }
     };
     assert_eq!(
-        db.look_early(&finality_core::Scope::own("sim"), "ref_pay_due", T0, 2).await.unwrap(),
+        db.look_early(&finality_core::Scope::own("sim"), "ref_pay_due", T0, 2)
+            .await
+            .unwrap(),
         None,
         "already due"
     );
-    assert_eq!(db.look_early(&finality_core::Scope::own("sim"), "ref_nope", T0, 2).await.unwrap(), None);
+    assert_eq!(
+        db.look_early(&finality_core::Scope::own("sim"), "ref_nope", T0, 2)
+            .await
+            .unwrap(),
+        None
+    );
     assert_eq!(look(T0).await.as_deref(), Some("pay_e"));
     assert_eq!(look(T0).await, None, "one pending at a time");
     let by = Timestamp(T0.0 + 60_000);

@@ -164,7 +164,10 @@ pub async fn archived_payments_leave_a_tombstone_and_come_back(db: Arc<dyn Store
         (t.status.as_str(), t.archived_at, t.archive.as_str()),
         ("succeeded", at(2), "day.jsonl.gz")
     );
-    let by_ref = db.archived_by_ref(&finality_core::Scope::own("sim"), "ref_pay_a").await.unwrap();
+    let by_ref = db
+        .archived_by_ref(&finality_core::Scope::own("sim"), "ref_pay_a")
+        .await
+        .unwrap();
     assert_eq!(by_ref.map(|t| t.id).as_deref(), Some("pay_a"));
 
     let restored = db
