@@ -8,8 +8,11 @@ ALTER TABLE payments
     ADD UNIQUE INDEX payments_merchant_ref (provider, account, merchant_ref);
 
 -- PostgreSQL: a partial index WHERE state = 'parked'; here on the state.
+-- Deduplicated within the account: two accounts' events may share an id.
 ALTER TABLE webhook_inbox
     ADD COLUMN account VARCHAR(255) NOT NULL DEFAULT '',
-    ADD INDEX webhook_inbox_parked (state, provider, account);
+    ADD INDEX webhook_inbox_parked (state, provider, account),
+    DROP INDEX webhook_inbox_provider_event_id_key,
+    ADD CONSTRAINT webhook_inbox_provider_event_id_key UNIQUE (provider, account, event_id);
 
 ALTER TABLE archived_payments ADD COLUMN account VARCHAR(255) NOT NULL DEFAULT '';

@@ -17,6 +17,10 @@ CREATE UNIQUE INDEX payments_merchant_ref ON payments (provider, account, mercha
 -- of an account not configured (or disabled) is kept `parked` until the
 -- account is added.
 ALTER TABLE webhook_inbox ADD COLUMN account TEXT NOT NULL DEFAULT '';
+-- ... and deduplicated within it: two accounts' events may share an id.
+ALTER TABLE webhook_inbox DROP CONSTRAINT webhook_inbox_provider_event_id_key;
+ALTER TABLE webhook_inbox ADD CONSTRAINT webhook_inbox_provider_event_id_key
+    UNIQUE (provider, account, event_id);
 CREATE INDEX webhook_inbox_parked ON webhook_inbox (provider, account)
     WHERE state = 'parked';
 

@@ -16,7 +16,60 @@ DROP INDEX payments_merchant_ref;
 CREATE UNIQUE INDEX payments_merchant_ref ON payments (provider, account, merchant_ref)
     WHERE merchant_ref IS NOT NULL;
 
-ALTER TABLE webhook_inbox ADD COLUMN account TEXT NOT NULL DEFAULT '';
+-- A webhook's account is part of its identity: deduplicated by
+-- (provider, account, event_id). SQLite cannot change a table's UNIQUE
+-- constraint, so the inbox is rebuilt the way SQLite documents
+-- (https://www.sqlite.org/lang_altertable.html, "other kinds of table
+-- schema changes"); no table references it. Its AUTOINCREMENT position is
+-- carried over, so no id of a row retention deleted is given again.
+CREATE TABLE webhook_inbox_new (
+    id                INTEGER PRIMARY KEY AUTOINCREMENT,
+    provider          TEXT    NOT NULL,
+    event_id          TEXT    NOT NULL,
+    provider_ref      TEXT,
+    observed_status   TEXT,
+    provider_status   TEXT,
+    occurred_at       INTEGER,
+    raw_body          BLOB    NOT NULL,
+    headers           TEXT    NOT NULL DEFAULT '{}',
+    received_at       INTEGER NOT NULL,
+    state             TEXT    NOT NULL,
+    reason            TEXT,
+    attempts          INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at   INTEGER,
+    processed_at      INTEGER,
+    merchant_ref      TEXT,
+    source            TEXT    NOT NULL DEFAULT 'webhook',
+    body_dropped_at   INTEGER,
+    reported_amount   INTEGER,
+    reported_currency TEXT,
+    account           TEXT    NOT NULL DEFAULT '',
+    UNIQUE (provider, account, event_id)
+);
+INSERT INTO webhook_inbox_new (id, provider, event_id, provider_ref, observed_status,
+    provider_status, occurred_at, raw_body, headers, received_at, state, reason, attempts,
+    next_attempt_at, processed_at, merchant_ref, source, body_dropped_at, reported_amount,
+    reported_currency)
+    SELECT id, provider, event_id, provider_ref, observed_status, provider_status,
+           occurred_at, raw_body, headers, received_at, state, reason, attempts,
+           next_attempt_at, processed_at, merchant_ref, source, body_dropped_at,
+           reported_amount, reported_currency FROM webhook_inbox;
+INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'webhook_inbox_new', seq FROM sqlite_sequence WHERE name = 'webhook_inbox'
+    AND NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'webhook_inbox_new');
+UPDATE sqlite_sequence SET seq = MAX(COALESCE(seq, 0), COALESCE((SELECT seq
+    FROM sqlite_sequence WHERE name = 'webhook_inbox'), 0)) WHERE name = 'webhook_inbox_new';
+DROP TABLE webhook_inbox;
+ALTER TABLE webhook_inbox_new RENAME TO webhook_inbox;
+CREATE INDEX webhook_inbox_due ON webhook_inbox (next_attempt_at)
+    WHERE state IN ('received', 'failed');
+CREATE INDEX webhook_inbox_orphans_merchant ON webhook_inbox (provider, merchant_ref)
+    WHERE state = 'orphaned' AND merchant_ref IS NOT NULL;
+CREATE INDEX webhook_inbox_payment_ref ON webhook_inbox (provider, provider_ref);
+CREATE INDEX webhook_inbox_merchant_only ON webhook_inbox (provider, merchant_ref)
+    WHERE provider_ref IS NULL;
+CREATE INDEX webhook_inbox_trouble ON webhook_inbox (state, id)
+    WHERE state IN ('failed', 'orphaned');
 CREATE INDEX webhook_inbox_parked ON webhook_inbox (provider, account)
     WHERE state = 'parked';
 

@@ -159,7 +159,7 @@ static INSERT_INBOX: ArrayStmt = ArrayStmt::new(
      {next_attempt_at}, {source}, {reported_amount}, {reported_currency}, {account}) \
      WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, ra, rc, acc, n) \
      ORDER BY u.n \
-     ON CONFLICT DO NOTHING RETURNING provider, event_id",
+     ON CONFLICT DO NOTHING RETURNING provider, account, event_id",
     ],
     "storing webhooks",
 );
@@ -337,15 +337,22 @@ impl InboxRows for PgConnection {
             .op(INSERT_INBOX.op())?;
         let mut inserted = std::collections::HashSet::with_capacity(rows.len());
         for r in &rows {
-            let key: (String, String) = (
+            let key: (String, String, String) = (
                 r.try_get("provider").op("reading stored webhooks")?,
+                r.try_get("account").op("reading stored webhooks")?,
                 r.try_get("event_id").op("reading stored webhooks")?,
             );
             inserted.insert(key);
         }
         Ok(events
             .iter()
-            .map(|e| inserted.remove(&(e.provider.clone(), e.event_id.clone())))
+            .map(|e| {
+                inserted.remove(&(
+                    e.provider.clone(),
+                    e.account.clone().unwrap_or_default(),
+                    e.event_id.clone(),
+                ))
+            })
             .collect())
     }
 

@@ -41,7 +41,10 @@ impl WebhookInbox for MemStore {
         let mut s = self.state.lock().await;
         let mut fresh = Vec::with_capacity(events.len());
         for e in events {
-            let key = (e.provider.clone(), e.event_id.clone());
+            let key = (
+                finality_core::Scope::new(e.provider.as_str(), e.account.as_deref()),
+                e.event_id.clone(),
+            );
             if s.inbox_key.contains_key(&key) {
                 fresh.push(false);
                 continue;
@@ -222,9 +225,11 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
         let s = self.state.lock().await;
-        Ok(s.inbox_key
-            .get(&(provider.to_string(), event_id.to_string()))
-            .map(|i| s.inbox[*i].ev.clone()))
+        // The first stored of that id, whichever account's.
+        Ok(s.inbox
+            .iter()
+            .find(|r| r.ev.provider == provider && r.ev.event_id == event_id)
+            .map(|r| r.ev.clone()))
     }
 
     async fn inbox_next_due(&self) -> Result<Option<Timestamp>> {

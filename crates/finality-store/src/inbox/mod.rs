@@ -80,6 +80,8 @@ pub trait WebhookInbox: Send + Sync {
     /// now. How many were sent.
     async fn inbox_unpark(&self, scope: &finality_core::Scope, now: Timestamp) -> Result<u64>;
 
+    /// The webhook row of `provider` with this event id (the first stored,
+    /// should two accounts' events share it).
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>>;
     async fn inbox_next_due(&self) -> Result<Option<Timestamp>>;
     async fn inbox_counts(&self) -> Result<Vec<(InboxState, i64)>>;

@@ -271,7 +271,8 @@ impl<B: Backend> WebhookInbox for B {
 
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
         let sql = format!(
-            "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND event_id = $2"
+            "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND event_id = $2 \
+             ORDER BY id LIMIT 1"
         );
         let mut conn = self.read().await?;
         conn.opt(

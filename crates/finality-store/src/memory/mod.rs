@@ -108,7 +108,8 @@ pub(crate) struct MemState {
     pub(crate) attempts: HashMap<String, Vec<AttemptRecord>>,
     pub(crate) attempt_seq: i64,
     pub(crate) inbox: Vec<InboxRow>,
-    pub(crate) inbox_key: HashMap<(String, String), usize>,
+    /// Webhook rows by `(scope, event_id)`: deduplicated within an account.
+    pub(crate) inbox_key: HashMap<(Scope, String), usize>,
     /// `(next_attempt_at, row index)` of received and failed events.
     pub(crate) inbox_due: BTreeSet<(i64, usize)>,
     /// Rows of orphaned events, so a registration or the adoption backstop

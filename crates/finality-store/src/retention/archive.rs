@@ -344,12 +344,17 @@ pub(crate) async fn restore_rows<B: Backend>(
                 .opt(
                     stmt(
                         "SELECT id FROM webhook_inbox WHERE provider = $1 AND event_id = $2 \
-                         AND id <> $3",
+                         AND id <> $3 AND account = $4",
                         "checking a restored webhook's key",
                     )
                     .text(p)
                     .text(e)
-                    .int(id),
+                    .int(id)
+                    .text(
+                        row.get("account")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default(),
+                    ),
                 )
                 .await?;
             if taken.is_some() {

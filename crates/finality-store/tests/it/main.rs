@@ -74,5 +74,6 @@ conformance_by_role!(
     reconciliations,
     gauges,
     retention,
-    accounts
+    accounts,
+    scopes
 );

@@ -27,6 +27,7 @@ pub mod rate_buckets;
 pub mod reconciliations;
 pub mod retention;
 pub mod review;
+pub mod scopes;
 mod support;
 pub mod sweep;
 
@@ -46,6 +47,7 @@ pub const ROLES: &[(&str, &[(&str, Case)])] = &[
     ("gauges", gauges::CASES),
     ("retention", retention::CASES),
     ("accounts", accounts::CASES),
+    ("scopes", scopes::CASES),
 ];
 
 /// The cases of `role`.
@@ -115,6 +117,7 @@ mod tests {
             ("gauges", include_str!("gauges.rs")),
             ("retention", include_str!("retention.rs")),
             ("accounts", include_str!("accounts.rs")),
+            ("scopes", include_str!("scopes.rs")),
         ];
         assert_eq!(sources.len(), super::ROLES.len());
         let mut total = 0;
