@@ -22,6 +22,11 @@ pub struct ReconcileArgs {
     /// The report (CSV).
     #[arg(required = true)]
     file: Option<PathBuf>,
+    /// The account whose report it is (default: the provider's own): its
+    /// lines reach only that account's payments, or those of the account a
+    /// line names (Adyen's `Merchant Account`).
+    #[arg(long)]
+    account: Option<String>,
     /// `adyen-settlement-details`, `stripe-itemized`, `paypal-stl`,
     /// `wechat-trade-bill`, `alipay-trade-bill`, or `csv` with the columns
     /// named below.
@@ -200,8 +205,28 @@ pub async fn run(config: Config, args: ReconcileArgs) -> anyhow::Result<()> {
         || file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let cfg = &config.providers[&provider];
+    let stored = store.accounts().await?;
+    let has_accounts = !cfg.accounts.is_empty() || stored.iter().any(|a| a.provider == provider);
+    if let Some(a) = &args.account {
+        let known = cfg.accounts.iter().any(|s| &s.id == a)
+            || stored
+                .iter()
+                .any(|s| s.provider == provider && &s.account == a);
+        if !known {
+            return Err(anyhow!(
+                "--account: provider `{provider}` has no account `{a}`"
+            ));
+        }
+    }
+    let own_id = finality_engine::accounts::own_id_of(cfg);
     let import = finality_engine::reconcile::Import {
         provider: &provider,
+        owner: finality_engine::reconcile::Owner {
+            account: args.account.as_deref(),
+            lines_name_accounts: has_accounts,
+            own_id: own_id.as_deref(),
+        },
         name: &name,
         format: &format,
         period: args.period,

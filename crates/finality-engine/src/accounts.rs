@@ -95,11 +95,7 @@ impl ProviderAccounts {
                 (spec.id.clone(), Arc::new(a))
             })
             .collect();
-        let own = match &cfg.adapter {
-            Adapter::Adyen { adyen } => adyen.merchant_account.clone(),
-            Adapter::Alipay { alipay } => Some(alipay.app_id.clone()),
-            _ => None,
-        };
+        let own = own_id_of(cfg);
         ProviderAccounts {
             own,
             cfg: Some(cfg.clone()),
@@ -187,6 +183,22 @@ impl ProviderAccounts {
             adapter,
             account: Some(named),
             parked: Some(why),
+        }
+    }
+
+    /// The id the provider's own table answers for (Adyen's
+    /// `merchant_account`, Alipay's `app_id`), if it names one.
+    pub fn own_id(&self) -> Option<&str> {
+        self.own.as_deref()
+    }
+
+    /// Whose payments a report of `account` (`None`: the provider's own)
+    /// may reach, line by line.
+    pub fn report_owner<'a>(&'a self, account: Option<&'a str>) -> crate::reconcile::Owner<'a> {
+        crate::reconcile::Owner {
+            account,
+            lines_name_accounts: !self.is_empty(),
+            own_id: self.own_id(),
         }
     }
 
@@ -290,6 +302,17 @@ impl ProviderAccounts {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Arc<Account>>> {
         self.map.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The id a provider's own table answers for (Adyen's `merchant_account`,
+/// Alipay's `app_id`): a webhook or report line naming it is the
+/// provider's own, not an account's.
+pub fn own_id_of(cfg: &ProviderConfig) -> Option<String> {
+    match &cfg.adapter {
+        Adapter::Adyen { adyen } => adyen.merchant_account.clone(),
+        Adapter::Alipay { alipay } => Some(alipay.app_id.clone()),
+        _ => None,
     }
 }
 

@@ -26,7 +26,7 @@
 //! payments each page found are noted in the database, and one anti-join at
 //! the end lists those the report should have had and did not.
 
-use finality_core::{Source, Status, Timestamp};
+use finality_core::{Scope, Source, Status, Timestamp};
 use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLine};
 use finality_store::reconciliations::{Ledger, ReconLine, ReconStart};
 use finality_store::{ApplyOutcome, PaymentStore, Reconciliations, Report};
@@ -109,6 +109,40 @@ impl std::str::FromStr for Period {
     }
 }
 
+/// Whose payments a report's lines may be matched to: a line of one
+/// merchant's report (or naming one merchant) never reaches another's
+/// payment, and "missing from the report" is looked for within the
+/// report's account.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Owner<'a> {
+    /// The account whose report it is: fetched or announced for it, or
+    /// named at import (`None`: the provider's own).
+    pub account: Option<&'a str>,
+    /// Whether the provider has accounts: then a line that names one
+    /// (Adyen's `Merchant Account`, WeChat Pay's 特约商户号) is that
+    /// account's. Without accounts, every line is the report's.
+    pub lines_name_accounts: bool,
+    /// The provider's own id (Adyen's `merchant_account`, WeChat Pay's
+    /// `mchid`): a line naming it is the provider's own.
+    pub own_id: Option<&'a str>,
+}
+
+impl Owner<'_> {
+    /// The scope the report as a whole is of.
+    pub fn report(&self, provider: &str) -> Scope {
+        Scope::new(provider, self.account)
+    }
+
+    /// The scope `line`'s payment is looked for in.
+    pub fn line(&self, provider: &str, line: &SettlementLine) -> Scope {
+        match line.account.as_deref().filter(|_| self.lines_name_accounts) {
+            Some(a) if Some(a) == self.own_id => Scope::own(provider),
+            Some(a) => Scope::new(provider, Some(a)),
+            None => self.report(provider),
+        }
+    }
+}
+
 fn parse_time(s: &str) -> Result<Timestamp, PeriodError> {
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
         return Ok(Timestamp(t.timestamp_millis()));
@@ -126,6 +160,8 @@ fn parse_time(s: &str) -> Result<Timestamp, PeriodError> {
 #[derive(Debug, Clone)]
 pub struct Import<'a> {
     pub provider: &'a str,
+    /// Whose report it is, and whose payments its lines may reach.
+    pub owner: Owner<'a>,
     /// Recorded with the run and named in reasons (the upload's own name,
     /// not the temporary file's).
     pub name: &'a str,
@@ -169,6 +205,7 @@ pub async fn reconcile_file<S: ReconcileStore + ?Sized>(
     );
     let import = Import {
         provider,
+        owner: Owner::default(),
         name: &name,
         format,
         period: None,
@@ -212,9 +249,15 @@ pub async fn reconcile<S: ReconcileStore + ?Sized>(
     let sha = hex::encode(hashing.hash.finalize());
     // The same file checked against another period is another import (the
     // lines are decided the same; which payments are missing is not).
+    // And the same bytes as another account's report (two merchants' empty
+    // reports of one day) are another import.
     let key = match import.period {
         Some(p) => format!("{sha}:{}..{}", p.from.0, p.until.0),
         None => sha,
+    };
+    let key = match import.owner.account {
+        Some(a) => format!("{key}@{a}"),
+        None => key,
     };
     let alive_since = Timestamp(now.0 - ALIVE_WITHIN.as_millis() as i64);
     let run_id = match store
@@ -296,15 +339,35 @@ impl<S: ReconcileStore + ?Sized> Run<'_, S> {
             store.recon_alive(self.run_id, self.now).await?;
             self.last_alive = std::time::Instant::now();
         }
-        let refs: Vec<&str> = page
-            .iter()
-            .filter(|l| l.kind.names_a_payment() || l.kind == LineKind::Fee)
-            .flat_map(SettlementLine::references)
-            .collect();
-        let mut ledger = store.recon_lookup(provider, &refs).await?;
+        // Each line is looked for in its own scope only: one lookup per
+        // scope the page names (usually one).
+        let owner = self.import.owner;
+        let scopes: Vec<Scope> = page.iter().map(|l| owner.line(provider, l)).collect();
+        let mut by_scope: BTreeMap<&Scope, Vec<&str>> = BTreeMap::new();
+        for (l, scope) in page.iter().zip(&scopes) {
+            if l.kind.names_a_payment() || l.kind == LineKind::Fee {
+                by_scope.entry(scope).or_default().extend(l.references());
+            }
+        }
+        let mut ledger: Vec<Ledger> = Vec::new();
+        let mut ranges: HashMap<&Scope, std::ops::Range<usize>> = HashMap::new();
+        for (scope, refs) in &by_scope {
+            let start = ledger.len();
+            ledger.extend(store.recon_lookup(scope, refs).await?);
+            ranges.insert(scope, start..ledger.len());
+        }
         let found: Vec<Option<usize>> = {
-            let ix = Index::new(&ledger);
-            page.iter().map(|l| ix.find(l)).collect()
+            let ix: HashMap<&Scope, Index<'_>> = ranges
+                .iter()
+                .map(|(s, r)| (*s, Index::new(&ledger[r.clone()])))
+                .collect();
+            page.iter()
+                .zip(&scopes)
+                .map(|(l, s)| {
+                    let at = ranges.get(s).map_or(0, |r| r.start);
+                    ix.get(s).and_then(|ix| ix.find(l)).map(|i| i + at)
+                })
+                .collect()
         };
         let mut kept: Vec<ReconLine> = Vec::new();
         for (line, &found) in page.iter().zip(&found) {
@@ -391,12 +454,13 @@ impl<S: ReconcileStore + ?Sized> Run<'_, S> {
     /// of the report named.
     async fn absent(&mut self, period: Period) -> Result<(), ReconcileError> {
         let (store, provider) = (self.store, self.import.provider);
+        let scope = self.import.owner.report(provider);
         let mut after = String::new();
         loop {
             let page = store
                 .recon_absent(
                     self.run_id,
-                    provider,
+                    &scope,
                     (period.from, period.until),
                     &after,
                     PAGE as u32,
@@ -594,6 +658,7 @@ mod tests {
             amount,
             currency: "EUR".into(),
             fee: None,
+            account: None,
         }
     }
 

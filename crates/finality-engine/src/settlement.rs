@@ -77,7 +77,7 @@ pub const ANNOUNCED_GAP: Duration = Duration::from_secs(2);
 /// announced before changes nothing). Returns how many were new.
 pub async fn announce<S: ?Sized + ReconcileStore>(
     store: &S,
-    provider: &str,
+    scope: &finality_core::Scope,
     events: &[finality_providers::webhook::WebhookEvent],
     now: Timestamp,
 ) -> Result<usize, finality_store::StoreError> {
@@ -85,8 +85,8 @@ pub async fn announce<S: ?Sized + ReconcileStore>(
     let mut new = 0;
     for ev in events {
         if let Disposition::Report { name, url } = &ev.disposition {
-            if store.file_announce(provider, name, url, now).await? {
-                tracing::info!(%provider, file = %name, "settlement report announced; kept for the settlement fetcher");
+            if store.file_announce(scope, name, url, now).await? {
+                tracing::info!(%scope, file = %name, "settlement report announced; kept for the settlement fetcher");
                 new += 1;
             }
         }
@@ -100,6 +100,8 @@ const AGREEING: &[&str] = &["matched", "ignored", "applied"];
 struct Source {
     name: String,
     adapter: Arc<dyn Provider>,
+    /// The provider's accounts: whose payments a report's lines may reach.
+    accounts: Arc<crate::accounts::ProviderAccounts>,
     schedule: ReportSchedule,
 }
 
@@ -116,8 +118,11 @@ pub struct ReportState {
     /// Announced reports (Adyen): batch numbers never announced between
     /// the lowest and highest announced (batches are numbered one by one,
     /// so a gap is a `REPORT_AVAILABLE` that never arrived); `None` until
-    /// first looked at.
+    /// first looked at. The provider's own account's batches.
     pub missing_batches: Option<Vec<u64>>,
+    /// The same for each account whose batches have gaps: each merchant
+    /// account numbers its batches on its own.
+    pub account_gaps: std::collections::BTreeMap<String, Vec<u64>>,
 }
 
 /// Batch numbers between the lowest and highest of `names`' that none has.
@@ -173,6 +178,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 p.settlement.clone().map(|schedule| Source {
                     name: name.clone(),
                     adapter: p.adapter.clone(),
+                    accounts: p.accounts.clone(),
                     schedule,
                 })
             })
@@ -386,7 +392,8 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                     }
                 }
             };
-            self.store.file_tried(&s.name, &f.name, &how, now).await?;
+            let scope = finality_core::Scope::new(s.name.as_str(), f.account.as_deref());
+            self.store.file_tried(&scope, &f.name, &how, now).await?;
             {
                 let mut state = lock(&self.state);
                 let st = state.entry(s.name.clone()).or_default();
@@ -420,15 +427,37 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         let known = lock(&self.state)
             .get(&s.name)
             .and_then(|st| st.missing_batches.clone());
-        let gaps = match known {
-            Some(gaps) if done.is_empty() => gaps,
+        let (gaps, account_gaps) = match known {
+            Some(gaps) if done.is_empty() => {
+                let by = lock(&self.state)
+                    .get(&s.name)
+                    .map(|st| st.account_gaps.clone())
+                    .unwrap_or_default();
+                (gaps, by)
+            }
             _ => {
+                // Batch numbers count per account: gaps are looked for in
+                // each account's files apart.
                 let recent = self.store.files_recent(&s.name, 1000).await?;
-                batch_gaps(recent.iter().map(|f| f.name.as_str()))
+                let mut by: std::collections::BTreeMap<Option<&str>, Vec<&str>> =
+                    std::collections::BTreeMap::new();
+                for f in &recent {
+                    by.entry(f.account.as_deref()).or_default().push(&f.name);
+                }
+                let own = batch_gaps(by.remove(&None).unwrap_or_default());
+                let accounts = by
+                    .into_iter()
+                    .filter_map(|(a, names)| {
+                        let g = batch_gaps(names);
+                        (!g.is_empty()).then(|| (a.unwrap_or_default().to_string(), g))
+                    })
+                    .collect();
+                (own, accounts)
             }
         };
+        let gap_count = gaps.len() + account_gaps.values().map(Vec::len).sum::<usize>();
         metrics::gauge!("finality_settlement_report_gaps", "provider" => s.name.clone())
-            .set(gaps.len() as f64);
+            .set(gap_count as f64);
         let mut state = lock(&self.state);
         let st = state.entry(s.name.clone()).or_default();
         st.overdue = match (oldest, overdue_at) {
@@ -446,7 +475,13 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         if !gaps.is_empty() && st.missing_batches.as_ref() != Some(&gaps) {
             tracing::error!(provider = %s.name, missing = ?gaps, "ALERT settlement batches never announced: no REPORT_AVAILABLE arrived for them (download them from the provider and import them with `finality reconcile`)");
         }
+        for (account, g) in &account_gaps {
+            if st.account_gaps.get(account) != Some(g) {
+                tracing::error!(provider = %s.name, %account, missing = ?g, "ALERT settlement batches of an account never announced: no REPORT_AVAILABLE arrived for them");
+            }
+        }
         st.missing_batches = Some(gaps);
+        st.account_gaps = account_gaps;
         Ok((done, Some(now.plus(every))))
     }
 
@@ -454,14 +489,34 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
     /// provider's name for it once it checks out, import it (no period: a
     /// batch covers what the provider put in it).
     async fn fetch_file(&self, s: &Source, f: &AnnouncedFile) -> DayOutcome {
-        let dir = self.dir.join(&s.name);
+        // Each account's files apart: two merchant accounts' batch N share
+        // a name.
+        let dir = self.dir_of(s, f.account.as_deref());
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return DayOutcome::Failed(format!("{}: {e}", dir.display()));
         }
         let part = dir.join(format!("{}.part", f.name));
         let fetched = s.adapter.fetch_announced(&f.name, &f.url, &part).await;
-        self.keep_and_import(s, &f.name, &f.name, fetched, None)
+        self.keep_and_import(s, f.account.as_deref(), &f.name, &f.name, fetched, None)
             .await
+    }
+
+    /// Where `s`'s files of `account` are kept.
+    fn dir_of(&self, s: &Source, account: Option<&str>) -> PathBuf {
+        let dir = self.dir.join(&s.name);
+        match account {
+            // An id that is not a plain name (a path separator, a dot
+            // first) is written in hex: it names a folder, never a path.
+            Some(a)
+                if !a.starts_with('.')
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) =>
+            {
+                dir.join(format!("account-{a}"))
+            }
+            Some(a) => dir.join(format!("account-x{}", hex::encode(a))),
+            None => dir,
+        }
     }
 
     /// Fetch days `from..=until` of `provider` that were not imported yet,
@@ -518,7 +573,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             from: day.from,
             until: day.until,
         };
-        self.keep_and_import(s, &date.to_string(), &name, fetched, Some(period))
+        self.keep_and_import(s, None, &date.to_string(), &name, fetched, Some(period))
             .await
     }
 
@@ -527,12 +582,13 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
     async fn keep_and_import(
         &self,
         s: &Source,
+        account: Option<&str>,
         what: &str,
         name: &str,
         fetched: finality_providers::settlement::fetch::FetchResult,
         period: Option<Period>,
     ) -> DayOutcome {
-        let dir = self.dir.join(&s.name);
+        let dir = self.dir_of(s, account);
         let path = dir.join(name);
         let part = dir.join(format!("{name}.part"));
         let fetched = match fetched {
@@ -554,6 +610,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         }
         let import = Import {
             provider: &s.name,
+            owner: s.accounts.report_owner(account),
             name,
             format: &fetched.format,
             period,

@@ -162,6 +162,11 @@ pub(crate) struct ImportParams {
     format: String,
     /// The report's name, kept with the run (default `upload.csv`).
     file_name: Option<String>,
+    /// The account whose report it is (a configured account of the
+    /// provider; default the provider's own): its lines reach only that
+    /// account's payments (or the account a line names), and missing
+    /// payments are looked for within it.
+    account: Option<String>,
     /// `csv`: the column holding the provider's payment id.
     reference: Option<String>,
     /// `csv`: the gross amount's column.
@@ -250,6 +255,15 @@ async fn import(
             format!("unknown provider `{}`", q.provider),
         ));
     }
+    let entry = &app.providers[&q.provider];
+    if let Some(a) = &q.account {
+        if entry.accounts.get(a).is_none() {
+            return Err(ApiError::invalid(
+                "account",
+                format!("provider `{}` has no account `{a}`", q.provider),
+            ));
+        }
+    }
     let format = format_of(&q)?;
     let period = q
         .period
@@ -315,6 +329,7 @@ async fn import(
     let now = app.clock.now();
     let import = finality_engine::reconcile::Import {
         provider: &q.provider,
+        owner: entry.accounts.report_owner(q.account.as_deref()),
         name: &name,
         format: &format,
         period,

@@ -236,7 +236,7 @@ async fn take(
     };
     // A settlement report announced (Adyen's REPORT_AVAILABLE) is kept for
     // the fetcher before the provider hears 2xx.
-    finality_engine::settlement::announce(&*app.store, &provider, &events, now).await?;
+    finality_engine::settlement::announce(&*app.store, &fact_scope, &events, now).await?;
     let mut rows: Vec<NewInboxEvent> = events
         .into_iter()
         .map(|ev| inbox_event(&fact_scope, ev, &body, audit.clone()))

@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
 /// Statements still finding payments by reference across a provider's
-/// accounts, per file: settlement report lines are matched per provider
-/// until reports are kept per account.
-const STILL_UNSCOPED: &[(&str, usize)] = &[("reconciliations/sql.rs", 1)];
+/// accounts, per file (none: every one takes its account).
+const STILL_UNSCOPED: &[(&str, usize)] = &[];
 
 fn store_src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -6,6 +6,7 @@ mod errors;
 mod lifecycle;
 mod nodes;
 mod reconcile;
+mod reconcile_accounts;
 mod settlement_fetch;
 mod sweep;
 mod timer;

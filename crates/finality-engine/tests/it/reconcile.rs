@@ -135,6 +135,7 @@ async fn every_outcome_once(backend: Backend) {
     let format = columns();
     let import = Import {
         provider: "sim",
+        owner: Default::default(),
         name: "settlement_2026-12-01.csv",
         format: &format,
         period: Some(Period {
@@ -395,6 +396,7 @@ async fn simulator_report_with_injected_discrepancies(backend: Backend) {
     let format = Format::AdyenSettlementDetails;
     let import = Import {
         provider: "sim",
+        owner: Default::default(),
         name: "settlement_detail_report_batch_1.csv",
         format: &format,
         period: Some(Period {
@@ -637,6 +639,7 @@ async fn period_edges_and_reimports(backend: Backend) {
     });
     let import = Import {
         provider: "sim",
+        owner: Default::default(),
         name: "r.csv",
         format: &format,
         period: day,

@@ -448,7 +448,7 @@ async fn adyen_report_available(backend: Backend) {
     assert!(fetcher.run_due().await.is_empty(), "nothing announced yet");
 
     // Batch 1 closes with the day's payments; its announcement arrives.
-    let announce = |batch: u32, date: NaiveDate| {
+    let announce_for = |scope: finality_core::Scope, batch: u32, date: NaiveDate| {
         let body = server
             .sim
             .adyen_report_available(&key, batch, date, &server.base_url)
@@ -460,11 +460,13 @@ async fn adyen_report_available(backend: Backend) {
                 .verify_webhook(&Default::default(), body.as_bytes(), clock.now())
                 .await
                 .unwrap();
-            finality_engine::settlement::announce(&*store, "adyen", &evs, clock.now())
+            finality_engine::settlement::announce(&*store, &scope, &evs, clock.now())
                 .await
                 .unwrap()
         }
     };
+    let announce =
+        |batch: u32, date: NaiveDate| announce_for(finality_core::Scope::own("adyen"), batch, date);
     vclock.advance_to(Timestamp(T0.millis() + 86_400_000));
     assert_eq!(announce(1, day(3)).await, 1);
     assert_eq!(announce(1, day(3)).await, 0, "a redelivery changes nothing");
@@ -540,9 +542,14 @@ async fn adyen_report_available(backend: Backend) {
         .verify_webhook(&Default::default(), body.as_bytes(), clock.now())
         .await
         .unwrap();
-    finality_engine::settlement::announce(&*store, "adyen", &evs, clock.now())
-        .await
-        .unwrap();
+    finality_engine::settlement::announce(
+        &*store,
+        &finality_core::Scope::own("adyen"),
+        &evs,
+        clock.now(),
+    )
+    .await
+    .unwrap();
     vclock.advance(Duration::from_secs(60));
     let done = fetcher.run_due().await;
     assert!(
@@ -564,6 +571,43 @@ async fn adyen_report_available(backend: Backend) {
     fetcher.run_due().await;
     let state = fetcher.states().remove("adyen").unwrap();
     assert_eq!(state.missing_batches, Some(vec![4]));
+
+    // Merchant account ShopB's batch 1 (batches are numbered per merchant
+    // account): a file of its own, not a redelivery of the provider's
+    // batch 1; downloaded into ShopB's folder and reconciled as ShopB's
+    // report, whose lines reach none of the provider's own payments.
+    let shop_b = finality_core::Scope::new("adyen", Some("ShopB"));
+    let before = store.recon_runs(10).await.unwrap().len();
+    assert_eq!(announce_for(shop_b.clone(), 1, day(3)).await, 1);
+    assert_eq!(announce_for(shop_b, 1, day(3)).await, 0);
+    vclock.advance(Duration::from_secs(60));
+    // (Batch 3, still not served, is tried again beside it.)
+    let done = fetcher.run_due().await;
+    let Some(counts) = done.iter().find_map(|(_, _, o)| match o {
+        DayOutcome::Imported {
+            counts,
+            already: false,
+            ..
+        } => Some(counts),
+        _ => None,
+    }) else {
+        panic!("{done:?}");
+    };
+    assert!(
+        counts.get("unknown_here").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
+    for touched in ["matched", "applied", "reversed", "amount_mismatch"] {
+        assert!(!counts.contains_key(touched), "{touched}: {counts:?}");
+    }
+    assert_eq!(store.recon_runs(10).await.unwrap().len(), before + 1);
+    assert!(dir
+        .join("adyen/account-ShopB/settlement_detail_report_batch_1.csv")
+        .exists());
+    check_statuses(&*store, &ids, &injected).await;
+    let state = fetcher.states().remove("adyen").unwrap();
+    assert_eq!(state.missing_batches, Some(vec![4]));
+    assert!(state.account_gaps.is_empty(), "{state:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

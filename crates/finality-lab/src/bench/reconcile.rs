@@ -118,6 +118,7 @@ pub async fn run(url: &str, payments: usize) -> anyhow::Result<ReconRun> {
     let format = Format::AdyenSettlementDetails;
     let import = Import {
         provider: "bench",
+        owner: Default::default(),
         name: "settlement_detail_report_batch_1.csv",
         format: &format,
         period: Some(Period {

@@ -41,6 +41,7 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
         )
     };
     let psp = find("Psp Reference")?;
+    let merchant_account = header.pos("Merchant Account");
     let merchant = find("Merchant Reference")?;
     let kind = find("Type")?;
     let currency = find("Gross Currency")?;
@@ -73,6 +74,10 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
                 amount: 0,
                 currency: String::new(),
                 fee: None,
+                account: merchant_account
+                    .map(get)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
             });
         }
         let ccy = Currency::parse(ccy_text)
@@ -121,6 +126,7 @@ pub(super) fn read_adyen<'a, R: Read + Send + 'a>(
             amount,
             currency: ccy.as_str().to_string(),
             fee,
+            account: merchant_account.and_then(text),
         })
     }))
 }

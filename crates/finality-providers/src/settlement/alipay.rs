@@ -161,6 +161,7 @@ fn row(rec: &csv::StringRecord, c: &Columns, line: u64) -> Result<SettlementLine
         amount,
         currency: cny.as_str().to_string(),
         fee: fee.filter(|f| *f != 0),
+        account: None,
     })
 }
 

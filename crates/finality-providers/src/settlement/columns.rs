@@ -100,6 +100,7 @@ pub fn read_csv<'a, R: Read + Send + 'a>(
             amount,
             currency: currency.as_str().to_string(),
             fee,
+            account: None,
         })
     }))
 }

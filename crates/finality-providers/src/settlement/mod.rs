@@ -100,6 +100,11 @@ pub struct SettlementLine {
     pub amount: i64,
     pub currency: String,
     pub fee: Option<i64>,
+    /// The account the line says it is of, where the report names one per
+    /// line (Adyen's `Merchant Account`: "The report may contain line
+    /// items for multiple merchant accounts"; WeChat Pay's 特约商户号, the
+    /// sub-merchant of a service provider's bill). `None`: the report's own.
+    pub account: Option<String>,
 }
 
 impl SettlementLine {

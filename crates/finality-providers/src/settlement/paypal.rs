@@ -300,6 +300,7 @@ fn body_row(
         amount,
         currency: currency.as_str().to_string(),
         fee,
+        account: None,
     })
 }
 

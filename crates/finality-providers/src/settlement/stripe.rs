@@ -120,6 +120,7 @@ pub(super) fn read_stripe<'a, R: Read + Send + 'a>(
             amount,
             currency: currency_out.as_str().to_string(),
             fee,
+            account: None,
         })
     }))
 }

@@ -30,6 +30,10 @@ const SETTLEMENT_AMOUNT: &str = "应结订单金额";
 const REFUND_AMOUNT: &str = "退款金额";
 const REFUND_STATE: &str = "退款状态";
 const FEE: &str = "手续费";
+/// A service provider's bill: the sub-merchant each row is of ("Sub vendor
+/// ID(sub_mch_id) | 服务商模式下具体交易归属的商户号", WeChat Pay's bill
+/// guide).
+const SUB_MCHID: &str = "特约商户号";
 /// The first cell of the summary header: what follows is totals.
 const SUMMARY: &str = "总交易单数";
 
@@ -84,6 +88,7 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
     let refund_amount = pos(REFUND_AMOUNT);
     let refund_state = pos(REFUND_STATE);
     let fee = pos(FEE);
+    let sub_mchid = pos(SUB_MCHID);
     let width = header.len();
     let mut in_summary = false;
     Ok(reader.into_records().filter_map(move |rec| {
@@ -118,6 +123,7 @@ pub(super) fn read_trade_bill<'a, R: Read + Send + 'a>(
                 refund_amount,
                 refund_state,
                 fee,
+                sub_mchid,
             },
         ))
     }))
@@ -133,6 +139,7 @@ struct RowColumns {
     refund_amount: Option<usize>,
     refund_state: Option<usize>,
     fee: Option<usize>,
+    sub_mchid: Option<usize>,
 }
 
 fn row(rec: &[String], line: u64, c: RowColumns) -> Result<SettlementLine, ReportError> {
@@ -185,6 +192,7 @@ fn row(rec: &[String], line: u64, c: RowColumns) -> Result<SettlementLine, Repor
         amount,
         currency: ccy.as_str().to_string(),
         fee: fee.filter(|f| *f != 0),
+        account: c.sub_mchid.and_then(text),
     })
 }
 

@@ -62,6 +62,7 @@ async fn settlement_days_show_imported_and_missing() {
     let day = schedule.day(yesterday);
     let import = finality_engine::reconcile::Import {
         provider: "stripe",
+        owner: Default::default(),
         name: &name,
         format: &format,
         period: Some(finality_engine::reconcile::Period {
@@ -129,7 +130,7 @@ async fn announced_files_show_imported_refused_and_waiting() {
     let name = |n: u32| format!("settlement_detail_report_batch_{n}.csv");
     for n in [1, 2, 3] {
         store
-            .file_announce("adyen", &name(n), &url(n), now)
+            .file_announce(&finality_core::Scope::own("adyen"), &name(n), &url(n), now)
             .await
             .unwrap();
     }
@@ -148,6 +149,7 @@ async fn announced_files_show_imported_refused_and_waiting() {
     let format = finality_providers::settlement::Format::AdyenSettlementDetails;
     let import = finality_engine::reconcile::Import {
         provider: "adyen",
+        owner: Default::default(),
         name: &name(1),
         format: &format,
         period: None,
@@ -161,7 +163,12 @@ async fn announced_files_show_imported_refused_and_waiting() {
         run_id: Some(run.run_id),
     };
     store
-        .file_tried("adyen", &name(1), &imported, now)
+        .file_tried(
+            &finality_core::Scope::own("adyen"),
+            &name(1),
+            &imported,
+            now,
+        )
         .await
         .unwrap();
     let refused = FileTry::Done {
@@ -170,7 +177,7 @@ async fn announced_files_show_imported_refused_and_waiting() {
         run_id: None,
     };
     store
-        .file_tried("adyen", &name(2), &refused, now)
+        .file_tried(&finality_core::Scope::own("adyen"), &name(2), &refused, now)
         .await
         .unwrap();
 

@@ -16,3 +16,9 @@ ALTER TABLE webhook_inbox
     ADD CONSTRAINT webhook_inbox_provider_event_id_key UNIQUE (provider, account, event_id);
 
 ALTER TABLE archived_payments ADD COLUMN account VARCHAR(255) NOT NULL DEFAULT '';
+
+-- Announced settlement reports per account (see PostgreSQL 0023).
+ALTER TABLE settlement_files
+    ADD COLUMN account VARCHAR(255) NOT NULL DEFAULT '',
+    DROP PRIMARY KEY,
+    ADD PRIMARY KEY (provider, account, name);

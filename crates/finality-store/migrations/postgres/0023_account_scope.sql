@@ -27,3 +27,9 @@ CREATE INDEX webhook_inbox_parked ON webhook_inbox (provider, account)
 -- An archived payment's account: a late webhook finds its tombstone only
 -- within its own account.
 ALTER TABLE archived_payments ADD COLUMN account TEXT NOT NULL DEFAULT '';
+
+-- Announced settlement reports per account: Adyen numbers each merchant
+-- account's batches on their own, so two accounts' batch N are two files.
+ALTER TABLE settlement_files ADD COLUMN account TEXT NOT NULL DEFAULT '';
+ALTER TABLE settlement_files DROP CONSTRAINT settlement_files_pkey;
+ALTER TABLE settlement_files ADD PRIMARY KEY (provider, account, name);

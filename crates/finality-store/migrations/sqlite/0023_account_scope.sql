@@ -74,3 +74,28 @@ CREATE INDEX webhook_inbox_parked ON webhook_inbox (provider, account)
     WHERE state = 'parked';
 
 ALTER TABLE archived_payments ADD COLUMN account TEXT NOT NULL DEFAULT '';
+
+-- Announced settlement reports per account (see PostgreSQL 0023): a new
+-- primary key, so the (small) table is rebuilt.
+CREATE TABLE settlement_files_new (
+    provider     TEXT   NOT NULL,
+    account      TEXT   NOT NULL DEFAULT '',
+    name         TEXT   NOT NULL,
+    url          TEXT   NOT NULL,
+    announced_at BIGINT NOT NULL,
+    attempts     BIGINT NOT NULL DEFAULT 0,
+    next_at      BIGINT NOT NULL,
+    outcome      TEXT,
+    detail       TEXT,
+    run_id       BIGINT,
+    done_at      BIGINT,
+    PRIMARY KEY (provider, account, name)
+);
+INSERT INTO settlement_files_new (provider, name, url, announced_at, attempts, next_at,
+    outcome, detail, run_id, done_at)
+    SELECT provider, name, url, announced_at, attempts, next_at, outcome, detail, run_id,
+           done_at FROM settlement_files;
+DROP TABLE settlement_files;
+ALTER TABLE settlement_files_new RENAME TO settlement_files;
+CREATE INDEX settlement_files_due ON settlement_files (provider, next_at)
+    WHERE outcome IS NULL;

@@ -137,7 +137,7 @@ pub(crate) struct MemState {
     pub(crate) recon_seen: BTreeSet<(i64, String)>,
     pub(crate) recon_alive: HashMap<i64, i64>,
     /// Announced settlement report files by (provider, name).
-    pub(crate) settlement_files: BTreeMap<(String, String), crate::reconciliations::AnnouncedFile>,
+    pub(crate) settlement_files: BTreeMap<(Scope, String), crate::reconciliations::AnnouncedFile>,
     /// Run-time accounts by (provider, account).
     pub(crate) accounts: BTreeMap<(String, String), crate::accounts::AccountRow>,
 }

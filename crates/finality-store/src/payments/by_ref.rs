@@ -191,3 +191,29 @@ pub(crate) async fn tombstone_row<C: Conn>(
     )
     .await
 }
+
+/// The payments (`kind = 'payment'`) of `scope` whose provider or merchant
+/// reference is one of `refs`, as rows of `columns`: a report page's
+/// ledger, two index lookups in one statement (`UNION` drops a payment
+/// found both ways).
+pub(crate) async fn payment_rows<C: Conn>(
+    conn: &mut C,
+    scope: &Scope,
+    columns: &str,
+    refs: &[&str],
+) -> Result<Vec<C::Row>> {
+    let list = placeholders(3, refs.len());
+    let sql = format!(
+        "SELECT {columns} FROM payments WHERE provider = $1 AND account = $2 \
+         AND kind = 'payment' AND provider_ref IN ({list}) \
+         UNION SELECT {columns} FROM payments WHERE provider = $1 AND account = $2 \
+         AND kind = 'payment' AND merchant_ref IN ({list})"
+    );
+    let mut q = stmt(&sql, "finding a report page's payments")
+        .text(scope.provider())
+        .text(scope.account_key());
+    for r in refs {
+        q = q.text(r);
+    }
+    conn.all(q).await
+}

@@ -12,20 +12,21 @@ use std::collections::{BTreeMap, BTreeSet};
 impl crate::Reconciliations for MemStore {
     async fn file_announce(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         name: &str,
         url: &str,
         now: Timestamp,
     ) -> Result<bool> {
         let mut s = self.state.lock().await;
-        let key = (provider.to_string(), name.to_string());
+        let key = (scope.clone(), name.to_string());
         if s.settlement_files.contains_key(&key) {
             return Ok(false);
         }
         s.settlement_files.insert(
             key,
             AnnouncedFile {
-                provider: provider.to_string(),
+                provider: scope.provider().to_string(),
+                account: scope.account().map(String::from),
                 name: name.to_string(),
                 url: url.to_string(),
                 announced_at: now,
@@ -60,7 +61,7 @@ impl crate::Reconciliations for MemStore {
 
     async fn file_tried(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         name: &str,
         how: &FileTry,
         now: Timestamp,
@@ -68,7 +69,7 @@ impl crate::Reconciliations for MemStore {
         let mut s = self.state.lock().await;
         let Some(f) = s
             .settlement_files
-            .get_mut(&(provider.to_string(), name.to_string()))
+            .get_mut(&(scope.clone(), name.to_string()))
         else {
             return Ok(());
         };
@@ -186,18 +187,15 @@ impl crate::Reconciliations for MemStore {
 
     async fn recon_lookup(
         &self,
-        provider: &str,
+        scope: &finality_core::Scope,
         refs: &[&str],
     ) -> Result<Vec<crate::reconciliations::Ledger>> {
         let s = self.state.lock().await;
-        // Every account of the provider, as on SQL (reports are not yet
-        // per account): one pass over the index, not a lookup per scope.
-        let wanted: BTreeSet<&str> = refs.iter().copied().collect();
         let mut ids = BTreeSet::new();
-        for ((scope, r), id) in s.by_ref.iter().chain(s.by_merchant.iter()) {
-            if scope.provider() == provider && wanted.contains(r.as_str()) {
-                ids.insert(id.clone());
-            }
+        for r in refs {
+            let key = (scope.clone(), r.to_string());
+            ids.extend(s.by_ref.get(&key).cloned());
+            ids.extend(s.by_merchant.get(&key).cloned());
         }
         Ok(ids
             .iter()
@@ -217,17 +215,19 @@ impl crate::Reconciliations for MemStore {
     async fn recon_absent(
         &self,
         run_id: i64,
-        provider: &str,
+        scope: &finality_core::Scope,
         period: (Timestamp, Timestamp),
         after: &str,
         limit: u32,
     ) -> Result<Vec<crate::reconciliations::Ledger>> {
+        let account = scope.account();
         let s = self.state.lock().await;
         Ok(s.ids
             .range::<str, _>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
             .filter_map(|id| s.payments.get(id))
             .filter(|p| {
-                p.provider == provider
+                p.provider == scope.provider()
+                    && p.account.as_deref() == account
                     && p.kind == Kind::Payment
                     && matches!(p.status, Status::Succeeded | Status::Reversed)
                     && p.finalized_at

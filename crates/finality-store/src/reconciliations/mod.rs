@@ -8,7 +8,7 @@ mod memory;
 pub(crate) mod sql;
 
 use crate::error::Result;
-use finality_core::{Status, Timestamp};
+use finality_core::{Scope, Status, Timestamp};
 use std::collections::BTreeMap;
 
 /// A recorded run.
@@ -70,6 +70,9 @@ pub enum ReconStart {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnnouncedFile {
     pub provider: String,
+    /// The account it was announced for (`None`: the provider's own):
+    /// its lines are that account's, and its batch numbers count apart.
+    pub account: Option<String>,
     /// The provider's name for the file (Adyen's `pspReference`:
     /// `settlement_detail_report_batch_12.csv`).
     pub name: String,
@@ -103,12 +106,12 @@ pub enum FileTry {
 
 #[async_trait::async_trait]
 pub trait Reconciliations: Send + Sync {
-    /// Keep `provider`'s announcement of file `name` at `url`, due now;
+    /// Keep `scope`'s announcement of file `name` at `url`, due now;
     /// `false` when it was announced before (a redelivered webhook), which
-    /// changes nothing.
+    /// changes nothing. Two accounts' files of one name are two files.
     async fn file_announce(
         &self,
-        provider: &str,
+        scope: &Scope,
         name: &str,
         url: &str,
         now: Timestamp,
@@ -121,10 +124,10 @@ pub trait Reconciliations: Send + Sync {
         now: Timestamp,
         limit: u32,
     ) -> Result<Vec<AnnouncedFile>>;
-    /// Record how a try at `provider`'s file `name` ended.
+    /// Record how a try at `scope`'s file `name` ended.
     async fn file_tried(
         &self,
-        provider: &str,
+        scope: &Scope,
         name: &str,
         how: &FileTry,
         now: Timestamp,
@@ -155,14 +158,15 @@ pub trait Reconciliations: Send + Sync {
         counts: &BTreeMap<String, i64>,
         now: Timestamp,
     ) -> Result<()>;
-    /// The payments of `provider` whose provider reference or merchant
+    /// The payments of `scope` whose provider reference or merchant
     /// reference is one of `refs`: one query for a page of report lines
-    /// instead of two per line.
-    async fn recon_lookup(&self, provider: &str, refs: &[&str]) -> Result<Vec<Ledger>>;
+    /// instead of two per line. Another account's payments with those
+    /// references are not found.
+    async fn recon_lookup(&self, scope: &Scope, refs: &[&str]) -> Result<Vec<Ledger>>;
     /// Note payments as listed in run `run_id`'s report (kept in the
     /// database, not in memory: a report of millions of lines).
     async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()>;
-    /// A page (ids after `after`, in id order) of `provider`'s payments
+    /// A page (ids after `after`, in id order) of `scope`'s payments
     /// that became final as succeeded (and may since have been reversed)
     /// in `[from, until)` and that run `run_id`'s report did not list (nor
     /// an earlier report that made it final: its `finalized_at` is that
@@ -170,7 +174,7 @@ pub trait Reconciliations: Send + Sync {
     async fn recon_absent(
         &self,
         run_id: i64,
-        provider: &str,
+        scope: &Scope,
         period: (Timestamp, Timestamp),
         after: &str,
         limit: u32,

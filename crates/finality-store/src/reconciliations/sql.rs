@@ -1,11 +1,11 @@
 //! Settlement reports and their lines on SQL.
 
 use crate::driver::Backend;
-use crate::driver::{placeholders, stmt, Conn, Fields};
+use crate::driver::{stmt, Conn, Fields};
 use crate::error::{DbContext, Result};
 use crate::reconciliations::{AnnouncedFile, FileTry, Ledger, ReconLine, ReconRun, ReconStart};
 use crate::Reconciliations;
-use finality_core::Timestamp;
+use finality_core::{Scope, Timestamp};
 use std::collections::BTreeMap;
 
 pub(crate) const RUN_COLUMNS: &str =
@@ -48,12 +48,13 @@ pub(crate) fn run_from_row(r: &impl Fields) -> Result<ReconRun> {
 }
 
 const FILE_COLUMNS: &str =
-    "provider, name, url, announced_at, attempts, next_at, outcome, detail, run_id, done_at";
+    "provider, account, name, url, announced_at, attempts, next_at, outcome, detail, run_id, done_at";
 
 fn file_from_row(r: &impl Fields) -> Result<AnnouncedFile> {
     let t = "settlement_files";
     Ok(AnnouncedFile {
         provider: r.text("provider", t)?,
+        account: r.account("account", t)?,
         name: r.text("name", t)?,
         url: r.text("url", t)?,
         announced_at: Timestamp(r.int("announced_at", t)?),
@@ -70,7 +71,7 @@ fn file_from_row(r: &impl Fields) -> Result<AnnouncedFile> {
 impl<B: Backend> Reconciliations for B {
     async fn file_announce(
         &self,
-        provider: &str,
+        scope: &Scope,
         name: &str,
         url: &str,
         now: Timestamp,
@@ -79,14 +80,16 @@ impl<B: Backend> Reconciliations for B {
         let n = (*tx)
             .run(
                 stmt(
-                    "INSERT INTO settlement_files (provider, name, url, announced_at, next_at) \
-                     VALUES ($1, $2, $3, $4, $4) ON CONFLICT (provider, name) DO NOTHING",
+                    "INSERT INTO settlement_files (provider, name, url, announced_at, next_at, \
+                     account) VALUES ($1, $2, $3, $4, $4, $5) \
+                     ON CONFLICT (provider, account, name) DO NOTHING",
                     "keeping an announced settlement report",
                 )
-                .text(provider)
+                .text(scope.provider())
                 .text(name)
                 .text(url)
-                .int(now.0),
+                .int(now.0)
+                .text(scope.account_key()),
             )
             .await?;
         tx.commit()
@@ -121,7 +124,7 @@ impl<B: Backend> Reconciliations for B {
 
     async fn file_tried(
         &self,
-        provider: &str,
+        scope: &Scope,
         name: &str,
         how: &FileTry,
         now: Timestamp,
@@ -134,24 +137,27 @@ impl<B: Backend> Reconciliations for B {
                 run_id,
             } => stmt(
                 "UPDATE settlement_files SET outcome = $3, detail = $4, run_id = $5, \
-                 done_at = $6 WHERE provider = $1 AND name = $2",
+                 done_at = $6 WHERE provider = $1 AND name = $2 AND account = $7",
                 "recording an announced settlement report done",
             )
-            .text(provider)
+            .text(scope.provider())
             .text(name)
             .text(outcome)
             .text(detail)
             .opt_int(*run_id)
-            .int(now.0),
+            .int(now.0)
+            .text(scope.account_key()),
             FileTry::Retry { detail, retry_at } => stmt(
                 "UPDATE settlement_files SET attempts = attempts + 1, detail = $3, \
-                 next_at = $4 WHERE provider = $1 AND name = $2 AND outcome IS NULL",
+                 next_at = $4 WHERE provider = $1 AND name = $2 AND outcome IS NULL \
+                 AND account = $5",
                 "recording a failed try at an announced settlement report",
             )
-            .text(provider)
+            .text(scope.provider())
             .text(name)
             .text(detail)
-            .int(retry_at.0),
+            .int(retry_at.0)
+            .text(scope.account_key()),
         };
         (*tx).run(s).await?;
         tx.commit()
@@ -363,25 +369,16 @@ impl<B: Backend> Reconciliations for B {
         Ok(())
     }
 
-    async fn recon_lookup(&self, provider: &str, refs: &[&str]) -> Result<Vec<Ledger>> {
+    async fn recon_lookup(&self, scope: &Scope, refs: &[&str]) -> Result<Vec<Ledger>> {
         if refs.is_empty() {
             return Ok(Vec::new());
         }
-        let list = placeholders(2, refs.len());
-        // Two index lookups (the unique indexes on each reference) in one
-        // statement; `UNION` drops a payment found both ways.
-        let sql = format!(
-            "SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND kind = 'payment' \
-             AND provider_ref IN ({list}) \
-             UNION SELECT {LEDGER_COLUMNS} FROM payments WHERE provider = $1 AND kind = 'payment' \
-             AND merchant_ref IN ({list})"
-        );
-        let mut q = stmt(&sql, "finding a report page's payments").text(provider);
-        for r in refs {
-            q = q.text(r);
-        }
         let mut conn = self.read().await?;
-        conn.all(q).await?.iter().map(ledger_from_row).collect()
+        crate::payments::by_ref::payment_rows(&mut *conn, scope, LEDGER_COLUMNS, refs)
+            .await?
+            .iter()
+            .map(ledger_from_row)
+            .collect()
     }
 
     async fn recon_seen(&self, run_id: i64, payment_ids: &[&str]) -> Result<()> {
@@ -411,13 +408,14 @@ impl<B: Backend> Reconciliations for B {
     async fn recon_absent(
         &self,
         run_id: i64,
-        provider: &str,
+        scope: &Scope,
         period: (Timestamp, Timestamp),
         after: &str,
         limit: u32,
     ) -> Result<Vec<Ledger>> {
         let sql = format!(
             "SELECT {LEDGER_COLUMNS} FROM payments p WHERE provider = $1 AND id > $2 \
+             AND account = $7 \
              AND kind = 'payment' AND status IN ('succeeded', 'reversed') \
              AND finalized_at >= $3 AND finalized_at < $4 \
              AND NOT EXISTS (SELECT 1 FROM reconciliation_seen s \
@@ -430,12 +428,13 @@ impl<B: Backend> Reconciliations for B {
         let mut conn = self.read().await?;
         conn.all(
             stmt(&sql, "finding payments absent from a report")
-                .text(provider)
+                .text(scope.provider())
                 .text(after)
                 .int(period.0 .0)
                 .int(period.1 .0)
                 .int(run_id)
-                .int(i64::from(limit)),
+                .int(i64::from(limit))
+                .text(scope.account_key()),
         )
         .await?
         .iter()

@@ -99,7 +99,10 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
     }
     register(&*db, "pay_open", T0).await;
     let found = db
-        .recon_lookup("sim", &["ref_pay_1", "ref_pay_3", "ref_nobody"])
+        .recon_lookup(
+            &finality_core::Scope::own("sim"),
+            &["ref_pay_1", "ref_pay_3", "ref_nobody"],
+        )
         .await
         .unwrap();
     let mut ids: Vec<&str> = found.iter().map(|l| l.id.as_str()).collect();
@@ -109,7 +112,7 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
         .iter()
         .all(|l| l.status == Status::Succeeded && l.amount == 1250 && l.currency == "USD"));
     assert!(db
-        .recon_lookup("other", &["ref_pay_1"])
+        .recon_lookup(&finality_core::Scope::own("other"), &["ref_pay_1"])
         .await
         .unwrap()
         .is_empty());
@@ -126,7 +129,7 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
     let absent = |after: &'static str, limit| {
         let db = db.clone();
         async move {
-            db.recon_absent(run, "sim", period, after, limit)
+            db.recon_absent(run, &finality_core::Scope::own("sim"), period, after, limit)
                 .await
                 .unwrap()
                 .into_iter()
@@ -142,10 +145,16 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
     assert_eq!(absent("", 1).await, ["pay_1"]);
     assert_eq!(absent("pay_1", 10).await, ["pay_3"]);
     assert!(
-        db.recon_absent(run, "sim", (at(5_000), at(9_000)), "", 10)
-            .await
-            .unwrap()
-            .is_empty(),
+        db.recon_absent(
+            run,
+            &finality_core::Scope::own("sim"),
+            (at(5_000), at(9_000)),
+            "",
+            10
+        )
+        .await
+        .unwrap()
+        .is_empty(),
         "none became final then"
     );
     db.recon_forget_seen(run).await.unwrap();
@@ -182,17 +191,25 @@ pub async fn lookups_and_what_the_report_left_out(db: Arc<dyn Store>) {
 pub async fn an_announced_file_is_kept_until_done(db: Arc<dyn Store>) {
     use finality_store::reconciliations::FileTry;
     let url = "https://ca-test.adyen.com/reports/download/MerchantAccount/M/b_1.csv";
-    assert!(db.file_announce("adyen", "b_1.csv", url, T0).await.unwrap());
+    assert!(db
+        .file_announce(&finality_core::Scope::own("adyen"), "b_1.csv", url, T0)
+        .await
+        .unwrap());
     assert!(!db
-        .file_announce("adyen", "b_1.csv", "https://elsewhere", at(5))
+        .file_announce(
+            &finality_core::Scope::own("adyen"),
+            "b_1.csv",
+            "https://elsewhere",
+            at(5)
+        )
         .await
         .unwrap());
     assert!(db
-        .file_announce("adyen", "b_2.csv", url, at(10))
+        .file_announce(&finality_core::Scope::own("adyen"), "b_2.csv", url, at(10))
         .await
         .unwrap());
     assert!(db
-        .file_announce("other", "b_1.csv", url, at(10))
+        .file_announce(&finality_core::Scope::own("other"), "b_1.csv", url, at(10))
         .await
         .unwrap());
     let due = db.files_due("adyen", at(10), 10).await.unwrap();
@@ -209,9 +226,14 @@ pub async fn an_announced_file_is_kept_until_done(db: Arc<dyn Store>) {
         detail: "connection refused".into(),
         retry_at: at(60_000),
     };
-    db.file_tried("adyen", "b_1.csv", &retry, at(20))
-        .await
-        .unwrap();
+    db.file_tried(
+        &finality_core::Scope::own("adyen"),
+        "b_1.csv",
+        &retry,
+        at(20),
+    )
+    .await
+    .unwrap();
     let due = db.files_due("adyen", at(30), 10).await.unwrap();
     assert_eq!(due.len(), 1);
     assert_eq!(due[0].name, "b_2.csv");
@@ -225,13 +247,23 @@ pub async fn an_announced_file_is_kept_until_done(db: Arc<dyn Store>) {
         detail: "12 lines".into(),
         run_id: Some(7),
     };
-    db.file_tried("adyen", "b_1.csv", &done, at(61_000))
-        .await
-        .unwrap();
+    db.file_tried(
+        &finality_core::Scope::own("adyen"),
+        "b_1.csv",
+        &done,
+        at(61_000),
+    )
+    .await
+    .unwrap();
     // A late failure report does not reopen it.
-    db.file_tried("adyen", "b_1.csv", &retry, at(62_000))
-        .await
-        .unwrap();
+    db.file_tried(
+        &finality_core::Scope::own("adyen"),
+        "b_1.csv",
+        &retry,
+        at(62_000),
+    )
+    .await
+    .unwrap();
     let due = db.files_due("adyen", at(100_000), 10).await.unwrap();
     assert_eq!(due.len(), 1, "{due:?}");
     let recent = db.files_recent("adyen", 10).await.unwrap();
