@@ -444,16 +444,31 @@ fn tune_recommends_a_schedule_from_a_demo_history() {
 /// stopped, then every payment checked; a violation fails the command.
 #[test]
 fn chaos_small_run_has_no_violations() {
-    chaos_small_run("postgres");
+    chaos_small_run("postgres", &[]);
 }
 
 /// The same on a private MariaDB, killed (SIGKILL) and stopped.
 #[test]
 fn chaos_small_run_on_mariadb_has_no_violations() {
-    chaos_small_run("mariadb");
+    chaos_small_run("mariadb", &[]);
 }
 
-fn chaos_small_run(database: &str) {
+/// Colliding tenants (three accounts sharing merchant references, one added
+/// mid-run, one disabled for a while, forged cross-account and test-mode
+/// webhooks) on PostgreSQL: no fact of one account changed another's
+/// payment, none of the other mode was applied, nothing parked was left.
+#[test]
+fn chaos_small_run_with_tenants_has_no_violations() {
+    chaos_small_run("postgres", &["--tenants", "3"]);
+}
+
+/// The same on MariaDB.
+#[test]
+fn chaos_small_run_with_tenants_on_mariadb_has_no_violations() {
+    chaos_small_run("mariadb", &["--tenants", "3"]);
+}
+
+fn chaos_small_run(database: &str, more: &[&str]) {
     let out = finality()
         .args([
             "chaos",
@@ -470,6 +485,7 @@ fn chaos_small_run(database: &str) {
             "--settle-timeout",
             "3m",
         ])
+        .args(more)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -483,11 +499,20 @@ fn chaos_small_run(database: &str) {
             .lines()
             .any(|l| l.trim_start().starts_with(label) && l.trim_end().ends_with(value))
     };
-    for (label, value) in [
+    let mut expected = vec![
         ("violations", " 0"),
         ("database restarts (killed) / stops", " 1 / 1"),
         ("node pauses past the lease (SIGSTOP)", " 1"),
-    ] {
+    ];
+    if !more.is_empty() {
+        expected.extend([
+            ("applications across accounts", " 0"),
+            ("forged webhooks applied (either kind)", " 0"),
+            ("parked webhooks left unapplied", " 0"),
+            ("tenant violations", " 0"),
+        ]);
+    }
+    for (label, value) in expected {
         assert!(
             line(label, value),
             "missing `{label} … {value}` in:\n{stdout}"

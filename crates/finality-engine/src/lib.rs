@@ -25,7 +25,9 @@
 //! - `producer`: the claim/wait loop; `permits`: execution permits shared
 //!   round robin between accounts.
 //! - [`webhook_wait`]: registration-to-webhook delays, learned per provider.
-//! - [`sweep`]: the reconciliation sweep; [`reconcile`]: settlement reports.
+//! - [`sweep`]: the reconciliation sweep; [`reconcile`]: settlement reports
+//!   (`report_owner`: whose payments a report's lines reach).
+//! - `batches`: announced settlement files' batch gaps and folders per account.
 //! - [`lifecycle`]: retention (`files`: archive files and the manifest;
 //!   `restore`; `error`).
 //!
@@ -37,6 +39,7 @@
 #![forbid(unsafe_code)]
 
 pub mod accounts;
+mod batches;
 pub mod breaker;
 mod bulk;
 pub mod catch_up;
@@ -51,6 +54,7 @@ mod permits;
 mod producer;
 pub mod rate;
 pub mod reconcile;
+mod report_owner;
 pub mod settlement;
 pub mod sweep;
 pub mod webhook_wait;

@@ -26,6 +26,7 @@
 //! payments each page found are noted in the database, and one anti-join at
 //! the end lists those the report should have had and did not.
 
+use crate::report_owner::Index;
 use finality_core::{Scope, Source, Status, Timestamp};
 use finality_providers::settlement::{Format, LineKind, ReportError, SettlementLine};
 use finality_store::reconciliations::{Ledger, ReconLine, ReconStart};
@@ -109,39 +110,7 @@ impl std::str::FromStr for Period {
     }
 }
 
-/// Whose payments a report's lines may be matched to: a line of one
-/// merchant's report (or naming one merchant) never reaches another's
-/// payment, and "missing from the report" is looked for within the
-/// report's account.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Owner<'a> {
-    /// The account whose report it is: fetched or announced for it, or
-    /// named at import (`None`: the provider's own).
-    pub account: Option<&'a str>,
-    /// Whether the provider has accounts: then a line that names one
-    /// (Adyen's `Merchant Account`, WeChat Pay's 特约商户号) is that
-    /// account's. Without accounts, every line is the report's.
-    pub lines_name_accounts: bool,
-    /// The provider's own id (Adyen's `merchant_account`, WeChat Pay's
-    /// `mchid`): a line naming it is the provider's own.
-    pub own_id: Option<&'a str>,
-}
-
-impl Owner<'_> {
-    /// The scope the report as a whole is of.
-    pub fn report(&self, provider: &str) -> Scope {
-        Scope::new(provider, self.account)
-    }
-
-    /// The scope `line`'s payment is looked for in.
-    pub fn line(&self, provider: &str, line: &SettlementLine) -> Scope {
-        match line.account.as_deref().filter(|_| self.lines_name_accounts) {
-            Some(a) if Some(a) == self.own_id => Scope::own(provider),
-            Some(a) => Scope::new(provider, Some(a)),
-            None => self.report(provider),
-        }
-    }
-}
+pub use crate::report_owner::Owner;
 
 fn parse_time(s: &str) -> Result<Timestamp, PeriodError> {
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
@@ -493,46 +462,6 @@ impl<S: ReconcileStore + ?Sized> Run<'_, S> {
         }
         store.recon_forget_seen(self.run_id).await?;
         Ok(())
-    }
-}
-
-/// A page's payments by each of their references.
-struct Index<'l> {
-    by_ref: HashMap<&'l str, usize>,
-    by_merchant: HashMap<&'l str, usize>,
-}
-
-impl<'l> Index<'l> {
-    fn new(ledger: &'l [Ledger]) -> Self {
-        let mut ix = Index {
-            by_ref: HashMap::with_capacity(ledger.len()),
-            by_merchant: HashMap::new(),
-        };
-        for (i, p) in ledger.iter().enumerate() {
-            if let Some(r) = &p.provider_ref {
-                ix.by_ref.insert(r, i);
-            }
-            if let Some(r) = &p.merchant_ref {
-                ix.by_merchant.insert(r, i);
-            }
-        }
-        ix
-    }
-
-    /// The entry a line names: each of the line's references in turn (the
-    /// provider's id, another id of the provider's, the merchant's
-    /// reference), as a payment's provider id, then as its merchant
-    /// reference.
-    fn find(&self, line: &SettlementLine) -> Option<usize> {
-        if !line.kind.names_a_payment() && line.kind != LineKind::Fee {
-            return None;
-        }
-        line.references().find_map(|r| {
-            self.by_ref
-                .get(r)
-                .or_else(|| self.by_merchant.get(r))
-                .copied()
-        })
     }
 }
 

@@ -94,6 +94,8 @@ pub async fn announce<S: ?Sized + ReconcileStore>(
     Ok(new)
 }
 
+pub use crate::batches::batch_gaps;
+
 /// Outcomes that are discrepancies, not agreement.
 const AGREEING: &[&str] = &["matched", "ignored", "applied"];
 
@@ -123,22 +125,6 @@ pub struct ReportState {
     /// The same for each account whose batches have gaps: each merchant
     /// account numbers its batches on its own.
     pub account_gaps: std::collections::BTreeMap<String, Vec<u64>>,
-}
-
-/// Batch numbers between the lowest and highest of `names`' that none has.
-pub fn batch_gaps<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<u64> {
-    let seen: std::collections::BTreeSet<u64> = names
-        .into_iter()
-        .filter_map(|n| {
-            finality_providers::adyen::reports::batch_of(n)?
-                .parse()
-                .ok()
-        })
-        .collect();
-    match (seen.first(), seen.last()) {
-        (Some(lo), Some(hi)) => (*lo..*hi).filter(|n| !seen.contains(n)).collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// The scheduled fetchers of every provider with a settlement schedule.
@@ -436,23 +422,8 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 (gaps, by)
             }
             _ => {
-                // Batch numbers count per account: gaps are looked for in
-                // each account's files apart.
                 let recent = self.store.files_recent(&s.name, 1000).await?;
-                let mut by: std::collections::BTreeMap<Option<&str>, Vec<&str>> =
-                    std::collections::BTreeMap::new();
-                for f in &recent {
-                    by.entry(f.account.as_deref()).or_default().push(&f.name);
-                }
-                let own = batch_gaps(by.remove(&None).unwrap_or_default());
-                let accounts = by
-                    .into_iter()
-                    .filter_map(|(a, names)| {
-                        let g = batch_gaps(names);
-                        (!g.is_empty()).then(|| (a.unwrap_or_default().to_string(), g))
-                    })
-                    .collect();
-                (own, accounts)
+                crate::batches::gaps_by_account(&recent)
             }
         };
         let gap_count = gaps.len() + account_gaps.values().map(Vec::len).sum::<usize>();
@@ -503,20 +474,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
 
     /// Where `s`'s files of `account` are kept.
     fn dir_of(&self, s: &Source, account: Option<&str>) -> PathBuf {
-        let dir = self.dir.join(&s.name);
-        match account {
-            // An id that is not a plain name (a path separator, a dot
-            // first) is written in hex: it names a folder, never a path.
-            Some(a)
-                if !a.starts_with('.')
-                    && a.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) =>
-            {
-                dir.join(format!("account-{a}"))
-            }
-            Some(a) => dir.join(format!("account-x{}", hex::encode(a))),
-            None => dir,
-        }
+        crate::batches::account_dir(&self.dir.join(&s.name), account)
     }
 
     /// Fetch days `from..=until` of `provider` that were not imported yet,
@@ -723,22 +681,4 @@ fn discrepancies(provider: &str, outcome: &DayOutcome) {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::batch_gaps;
-
-    #[test]
-    fn a_batch_never_announced_is_a_gap() {
-        let names = [
-            "settlement_detail_report_batch_12.csv",
-            "settlement_detail_report_batch_15.csv",
-            "settlement_detail_report_batch_13.csv",
-            "received_payments_report_2026_12_03.csv",
-        ];
-        assert_eq!(batch_gaps(names), vec![14]);
-        assert!(batch_gaps(["settlement_detail_report_batch_7.csv"]).is_empty());
-        assert!(batch_gaps(std::iter::empty()).is_empty());
-    }
 }

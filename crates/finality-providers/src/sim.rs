@@ -168,6 +168,14 @@ impl Provider for SimAdapter {
         Ok(Observation::new(map_status(&body.status), body.status).reporting(reported))
     }
 
+    /// A body's own word on its environment, where it says one
+    /// (`"livemode"`, as Stripe's events do); the simulator's own
+    /// webhooks say none.
+    fn body_live(&self, body: &[u8]) -> Option<bool> {
+        let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+        v["livemode"].as_bool()
+    }
+
     async fn verify_webhook(
         &self,
         headers: &reqwest::header::HeaderMap,

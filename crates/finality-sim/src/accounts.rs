@@ -27,6 +27,24 @@ impl Simulator {
             .insert(id.to_string(), account.to_string());
     }
 
+    /// Standard Webhooks: `account`'s payments' webhooks go to the
+    /// account's own URL, `{target}/{account}`, signed with `key` (`None`:
+    /// the target's key), as a merchant whose endpoint is its own.
+    pub fn set_standard_account(&self, account: &str, key: Option<Vec<u8>>) {
+        self.lock_accounts()
+            .standard_accounts
+            .insert(account.to_string(), key);
+    }
+
+    /// Where and with which key `id`'s Standard Webhooks go, when its
+    /// account has an endpoint of its own.
+    pub(crate) fn standard_route(&self, id: &str) -> Option<(String, Option<Vec<u8>>)> {
+        let a = self.lock_accounts();
+        let account = a.of_payment.get(id)?;
+        let key = a.standard_accounts.get(account)?.clone();
+        Some((account.clone(), key))
+    }
+
     pub fn account_of(&self, id: &str) -> Option<String> {
         self.lock_accounts().of_payment.get(id).cloned()
     }

@@ -60,12 +60,26 @@ impl Simulator {
     async fn send(&self, target: &WebhookTarget, mut d: Delivery) {
         let now = self.now();
         let ts = now.millis() / 1000;
+        // A Standard Webhooks account with an endpoint of its own: its URL
+        // and key.
+        let routed = match &target.format {
+            WireFormat::Standard { .. } => self.standard_route(&d.provider_ref),
+            _ => None,
+        };
+        let url = match &routed {
+            Some((account, _)) => format!("{}/{account}", target.url),
+            None => target.url.clone(),
+        };
         let req = self
             .http
-            .post(&target.url)
+            .post(&url)
             .header("content-type", "application/json");
         let req = match &target.format {
             WireFormat::Standard { key } => {
+                let key = match &routed {
+                    Some((_, Some(own))) => own,
+                    _ => key,
+                };
                 let body = serde_json::json!({
                     "type": "payment.updated",
                     "timestamp": now.to_rfc3339(),

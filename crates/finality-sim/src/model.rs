@@ -502,6 +502,10 @@ pub(crate) struct SimAccounts {
     /// Alipay: the `app_auth_token` each merchant (`auth_app_id`) granted
     /// the integrator's app.
     pub(crate) alipay_tokens: HashMap<String, String>,
+    /// Standard Webhooks (sim, generic): the accounts whose payments'
+    /// webhooks go to the account's own URL (`{target}/{account}`), each
+    /// with its own key (`None`: the target's).
+    pub(crate) standard_accounts: HashMap<String, Option<Vec<u8>>>,
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 mod check;
 mod db;
 mod nodes;
+mod tenants;
 
 use anyhow::{anyhow, Context};
 use db::{lit, Database, Pool, Server};
@@ -57,6 +58,14 @@ pub struct ChaosArgs {
     /// killed and stopped during the fault phase.
     #[arg(long, value_enum, default_value = "postgres")]
     database: Database,
+    /// Merchants that collide: this many accounts of the provider, each
+    /// with its own webhook endpoint and secret, their merchant references
+    /// shared, one added mid-run and one disabled for a while, and forged
+    /// webhooks across accounts and in test mode (0: the provider's own
+    /// payments only). The check then proves no fact of one account
+    /// changed another's payment.
+    #[arg(long, default_value_t = 0)]
+    tenants: usize,
 }
 
 /// What the fault phase did.
@@ -84,7 +93,7 @@ fn now_ms() -> i64 {
 
 /// The webhook secret the simulator signs with and the nodes verify.
 const WEBHOOK_SECRET: &str = "whsec_Y2hhb3MtcnVuLXdlYmhvb2stc2VjcmV0LTAxMjM0NTY3";
-const TOKEN: &str = "chaos-run-api-token-0123456789";
+pub(crate) const TOKEN: &str = "chaos-run-api-token-0123456789";
 
 pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     if args.nodes < 2 {
@@ -149,7 +158,12 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     let sim_url = format!("http://{}", l.local_addr()?);
     tokio::spawn(finality_sim::server::serve(sim.clone(), l, stop.clone()));
 
-    let mut nodes = Nodes::start(args.nodes, &url, &sim_url, WEBHOOK_SECRET, TOKEN).await?;
+    let tenancy = (args.tenants > 0).then(|| tenants::Tenancy::new(args.tenants));
+    let extra = tenancy.as_ref().map(|t| t.config()).unwrap_or_default();
+    let mut nodes = Nodes::start(args.nodes, &url, &sim_url, WEBHOOK_SECRET, TOKEN, extra).await?;
+    if let Some(t) = &tenancy {
+        t.route(&sim)?;
+    }
     // Webhooks go to the first node (the simulator has one target): its
     // kills are webhook outages, which the simulator retries.
     sim.set_webhook_target(WebhookTarget::standard(
@@ -160,6 +174,7 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     sim.spawn_webhook_sender(stop.clone());
 
     // Registrations through random nodes, evenly over the fault phase.
+    let known = Arc::new(std::sync::Mutex::new(Vec::new()));
     let registrar = {
         let (sim, bases, n, dur, seed) = (
             sim.clone(),
@@ -168,13 +183,40 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
             args.duration,
             args.seed,
         );
-        tokio::spawn(async move { register_all(&sim, &bases, n, dur, seed).await })
+        let (t, known) = (tenancy.clone(), known.clone());
+        tokio::spawn(
+            async move { register_all(&sim, &bases, n, dur, seed, t.as_deref(), &known).await },
+        )
     };
+    // The tenants' account changes and forgers, over the fault phase.
+    let tenant_tasks = tenancy.as_ref().map(|t| {
+        let changes = tokio::spawn(tenants::change_accounts(
+            t.clone(),
+            nodes.bases(),
+            args.duration,
+        ));
+        let forger = tokio::spawn(tenants::forge(
+            t.clone(),
+            nodes.base(1),
+            known.clone(),
+            WEBHOOK_SECRET.to_string(),
+            args.duration,
+            args.seed,
+        ));
+        (changes, forger)
+    });
 
     let watch = Pool::connect(&url, 4).await.ok();
     let faults = inject(&mut nodes, &pg, watch.as_ref(), &args).await?;
     let last_fault = Instant::now();
     let registered = registrar.await.context("the registrar stopped")??;
+    let forged = match tenant_tasks {
+        Some((changes, forger)) => {
+            changes.await.context("the account changes stopped")??;
+            Some(forger.await.context("the forgers stopped")?)
+        }
+        None => None,
+    };
     println!(
         "faults over: {} kills, {} restarts, {} pauses, {} restarted {} and stopped {} times; {} payments registered",
         faults.kills, faults.restarts, faults.pauses, pg.name(), faults.db_restarts, faults.db_stops, registered.len()
@@ -186,25 +228,46 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     check::wait_settled(&pool, args.settle_timeout).await?;
     let settled_in = last_fault.elapsed();
     let report = check::check(&pool, &sim, &registered, &faults, settled_in).await?;
+    let tenancy_check = match (&tenancy, forged) {
+        (Some(t), Some(f)) => Some(tenants::check(&pool, t, f).await?),
+        _ => None,
+    };
     nodes.stop_all().await;
     stop.cancel();
     report.print();
+    let mut violations = report.violations();
+    if let Some(tc) = &tenancy_check {
+        for (what, v) in tc.rows() {
+            println!("  {what:<60} {v}");
+        }
+        println!("  {:<60} {}", "tenant violations", tc.violations());
+        violations += tc.violations();
+    }
     println!("  ({:.1} s in all)", started.elapsed().as_secs_f64());
-    if report.violations() > 0 {
-        return Err(anyhow!("{} violations", report.violations()));
+    if violations > 0 {
+        return Err(anyhow!("{violations} violations"));
     }
     Ok(())
 }
 
+/// Known registered payments: id, provider reference, account.
+pub(crate) type Known = std::sync::Mutex<Vec<(String, String, Option<String>)>>;
+
 /// Register `n` payments (created at the simulator first), each through a
-/// random node, trying the others while one is down. Returns the payment
-/// ids finality acknowledged, with their provider reference.
+/// random node, trying the others while one is down. With tenants, each
+/// payment is an account's (or the provider's own), merchant references
+/// shared across accounts; a payment of an account that takes no
+/// registrations now (not added yet, disabled) is registered once it
+/// does. Returns the payment ids finality acknowledged, with their
+/// provider reference.
 async fn register_all(
     sim: &Simulator,
     bases: &[String],
     n: usize,
     over: Duration,
     seed: u64,
+    tenancy: Option<&tenants::Tenancy>,
+    known: &Known,
 ) -> anyhow::Result<Vec<(String, String)>> {
     let http = reqwest::Client::builder()
         .timeout(Duration::from_secs(15))
@@ -212,46 +275,133 @@ async fn register_all(
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let start = Instant::now();
     let mut done = Vec::with_capacity(n);
+    let mut deferred: Vec<(String, String, Option<String>, serde_json::Value)> = Vec::new();
     for i in 0..n {
         let due = over.mul_f64(i as f64 / n.max(1) as f64);
         if let Some(wait) = due.checked_sub(start.elapsed()) {
             tokio::time::sleep(wait).await;
         }
-        let plan = sim.create(None);
         let id = format!("chaos_{i:07}");
-        let body = serde_json::json!({"id": id, "provider": "sim", "provider_ref": plan.id,
-                                      "amount": 1000, "currency": "EUR"});
-        let first = rng.gen_range(0..bases.len());
-        let mut ok = false;
-        // Every node in turn, then again after a pause: a node may be down,
-        // paused or without its database for a while.
-        'tries: for round in 0..20 {
-            for k in 0..bases.len() {
-                let base = &bases[(first + k) % bases.len()];
-                let r = http
-                    .post(format!("{base}/v1/payments"))
-                    .bearer_auth(TOKEN)
-                    .json(&body)
-                    .send()
-                    .await;
-                if let Ok(r) = r {
-                    if r.status().is_success() {
-                        ok = true;
-                        break 'tries;
+        let (account, merchant_ref) = match tenancy {
+            Some(t) => {
+                let (a, m) = t.of(i);
+                (a.map(String::from), Some(m))
+            }
+            None => (None, None),
+        };
+        let plan = sim.create_with(None, merchant_ref.clone());
+        if let Some(a) = &account {
+            sim.assign_account(&plan.id, a);
+        }
+        let mut body = serde_json::json!({"id": id, "provider": "sim", "provider_ref": plan.id,
+                                          "amount": 1000, "currency": "EUR"});
+        if let Some(m) = &merchant_ref {
+            body["merchant_ref"] = serde_json::json!(m);
+        }
+        if let Some(a) = &account {
+            body["account"] = serde_json::json!(a);
+        }
+        deferred.push((id, plan.id, account, body));
+        // Whatever may be registered now, this payment first.
+        let mut still = Vec::new();
+        for (id, r, account, body) in deferred.drain(..).rev() {
+            let open = tenancy.is_none_or(|t| t.is_open(account.as_deref()));
+            match open {
+                true => {
+                    match register_one(&http, bases, &body, rng.gen_range(0..bases.len())).await {
+                        Reg::Done => {
+                            known.lock().unwrap_or_else(|p| p.into_inner()).push((
+                                id.clone(),
+                                r.clone(),
+                                account,
+                            ));
+                            done.push((id, r));
+                        }
+                        Reg::Closed => still.push((id, r, account, body)),
+                        Reg::Failed => {
+                            return Err(anyhow!(
+                                "payment {id} could not be registered through any node"
+                            ))
+                        }
                     }
                 }
+                false => still.push((id, r, account, body)),
             }
-            tokio::time::sleep(Duration::from_millis(250 * (round + 1))).await;
         }
-        if ok {
-            done.push((id, plan.id));
-        } else {
+        deferred = still;
+    }
+    // What waited for its account: until it takes registrations.
+    let until = Instant::now() + Duration::from_secs(120);
+    while !deferred.is_empty() {
+        if Instant::now() > until {
             return Err(anyhow!(
-                "payment {id} could not be registered through any node"
+                "{} payments of accounts that never took registrations",
+                deferred.len()
             ));
         }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let mut still = Vec::new();
+        for (id, r, account, body) in deferred.drain(..) {
+            match register_one(&http, bases, &body, 0).await {
+                Reg::Done => {
+                    known.lock().unwrap_or_else(|p| p.into_inner()).push((
+                        id.clone(),
+                        r.clone(),
+                        account,
+                    ));
+                    done.push((id, r));
+                }
+                Reg::Closed => still.push((id, r, account, body)),
+                Reg::Failed => {
+                    return Err(anyhow!(
+                        "payment {id} could not be registered through any node"
+                    ))
+                }
+            }
+        }
+        deferred = still;
     }
     Ok(done)
+}
+
+enum Reg {
+    Done,
+    /// Refused for its account (not added yet, or disabled): later.
+    Closed,
+    Failed,
+}
+
+/// One registration: every node in turn, then again after a pause (a node
+/// may be down, paused or without its database for a while).
+async fn register_one(
+    http: &reqwest::Client,
+    bases: &[String],
+    body: &serde_json::Value,
+    first: usize,
+) -> Reg {
+    for round in 0..20 {
+        let mut closed = false;
+        for k in 0..bases.len() {
+            let base = &bases[(first + k) % bases.len()];
+            let r = http
+                .post(format!("{base}/v1/payments"))
+                .bearer_auth(TOKEN)
+                .json(body)
+                .send()
+                .await;
+            if let Ok(r) = r {
+                if r.status().is_success() {
+                    return Reg::Done;
+                }
+                closed |= r.status() == reqwest::StatusCode::UNPROCESSABLE_ENTITY;
+            }
+        }
+        if closed {
+            return Reg::Closed;
+        }
+        tokio::time::sleep(Duration::from_millis(250 * (round + 1))).await;
+    }
+    Reg::Failed
 }
 
 /// The fault phase: a kill every `kill_every`; at a third of the way

@@ -32,6 +32,9 @@ pub struct Nodes {
     secret: String,
     token: String,
     nodes: Vec<Node>,
+    /// More of the provider's table (its accounts, its mode), and the
+    /// variables that file names.
+    extra: (String, Vec<(String, String)>),
 }
 
 fn free_port() -> anyhow::Result<u16> {
@@ -47,6 +50,7 @@ impl Nodes {
         sim_url: &str,
         secret: &str,
         token: &str,
+        extra: (String, Vec<(String, String)>),
     ) -> anyhow::Result<Nodes> {
         let dir = std::env::temp_dir().join(format!("finality-chaos-{}", std::process::id()));
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -57,6 +61,7 @@ impl Nodes {
             secret: secret.into(),
             token: token.into(),
             nodes: Vec::new(),
+            extra,
         };
         for _ in 0..n {
             nodes.nodes.push(Node {
@@ -119,13 +124,14 @@ webhook_secret_envs = ["FINALITY_CHAOS_WEBHOOK_SECRET"]
 give_up_after = "1day"
 max_attempts = 1000
 schedule = {{ kind = "quick_then", count = 3, interval = "1s", then = {{ kind = "exponential", base = "2s", factor = 2.0, cap = "15s", jitter = 0.2 }} }}
-"#,
+{extra}"#,
             port = node.port,
             db = self.db_url,
             generation = node.generation,
             lease = LEASE.as_secs(),
             dead_after = DEAD_AFTER.as_secs(),
             sim = self.sim_url,
+            extra = self.extra.0,
         );
         let path = self.dir.join(format!("node-{i}.toml"));
         std::fs::write(&path, config).with_context(|| format!("writing {}", path.display()))?;
@@ -135,6 +141,7 @@ schedule = {{ kind = "quick_then", count = 3, interval = "1s", then = {{ kind = 
         )?;
         let exe = std::env::current_exe().context("finding this binary")?;
         let child = Command::new(exe)
+            .envs(self.extra.1.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .arg("--config")
             .arg(&path)
             .arg("serve")
