@@ -221,6 +221,9 @@ pub(crate) async fn add_as(
         return Err(ApiError::invalid(e.field, e.message));
     }
     let now = app.clock.now();
+    // Enabled again: its payments, deferred while it was disabled, are
+    // polled now, not after the pause.
+    let was_disabled = entry.accounts.get(&spec.id).is_some_and(|a| a.disabled);
     let put = app
         .store
         .account_put(
@@ -241,6 +244,9 @@ pub(crate) async fn add_as(
     // refresh round.
     let scope = finality_core::Scope::new(provider, Some(&spec.id));
     app.store.inbox_unpark(&scope, app.clock.now()).await?;
+    if was_disabled {
+        app.store.hurry_account(&scope, now, now).await?;
+    }
     let account = entry
         .accounts
         .get(&spec.id)

@@ -130,31 +130,21 @@ impl PollQueue for MemStore {
     }
 
     async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64> {
-        let mut s = self.state.lock().await;
-        let ids: Vec<String> = s
-            .jobs
-            .iter()
-            .filter(|(_, j)| {
-                j.provider == provider
-                    && (j.next_poll_at.is_some_and(|n| n > by.0)
-                        || j.resume_at.is_some_and(|n| n > by.0))
-                    && j.locked_until.is_none_or(|u| u <= now.0)
-            })
-            .map(|(id, _)| id.clone())
-            .collect();
-        for id in &ids {
-            let next = s.jobs.get(id).and_then(|j| j.next_poll_at);
-            s.set_next_poll(id, next.map(|n| n.min(by.0)));
-            if let Some(j) = s.jobs.get_mut(id) {
-                j.due_at = None;
-                j.resume_at = j.resume_at.map(|r| r.min(by.0));
-            }
-        }
-        drop(s);
-        if !ids.is_empty() {
-            self.wake.bump();
-        }
-        Ok(ids.len() as u64)
+        self.hurry_where(|j| j.provider == provider, by, now).await
+    }
+
+    async fn hurry_account(
+        &self,
+        scope: &finality_core::Scope,
+        by: Timestamp,
+        now: Timestamp,
+    ) -> Result<u64> {
+        self.hurry_where(
+            |j| j.provider == scope.provider() && j.account.as_deref() == scope.account(),
+            by,
+            now,
+        )
+        .await
     }
 
     async fn heartbeat(&self, worker: &str, now: Timestamp) -> Result<()> {
@@ -291,4 +281,40 @@ fn fair_due(s: &MemState, req: &ClaimRequest) -> Vec<(i64, String)> {
         .into_iter()
         .map(|(at, slot)| (at, s.names[slot as usize].clone()))
         .collect()
+}
+
+impl crate::memory::MemStore {
+    /// Bring the unleased jobs `pick` chooses, due after `by`, forward to `by`.
+    async fn hurry_where(
+        &self,
+        pick: impl Fn(&crate::memory::Job) -> bool,
+        by: Timestamp,
+        now: Timestamp,
+    ) -> Result<u64> {
+        let mut s = self.state.lock().await;
+        let ids: Vec<String> = s
+            .jobs
+            .iter()
+            .filter(|(_, j)| {
+                pick(j)
+                    && (j.next_poll_at.is_some_and(|n| n > by.0)
+                        || j.resume_at.is_some_and(|n| n > by.0))
+                    && j.locked_until.is_none_or(|u| u <= now.0)
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &ids {
+            let next = s.jobs.get(id).and_then(|j| j.next_poll_at);
+            s.set_next_poll(id, next.map(|n| n.min(by.0)));
+            if let Some(j) = s.jobs.get_mut(id) {
+                j.due_at = None;
+                j.resume_at = j.resume_at.map(|r| r.min(by.0));
+            }
+        }
+        drop(s);
+        if !ids.is_empty() {
+            self.wake.bump();
+        }
+        Ok(ids.len() as u64)
+    }
 }

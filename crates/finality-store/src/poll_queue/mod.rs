@@ -55,6 +55,16 @@ pub trait PollQueue: Send + Sync {
     /// `by` (the provider's webhooks are down: poll sooner). Returns how many.
     async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64>;
 
+    /// [`PollQueue::hurry`] for `scope`'s jobs alone (an account enabled
+    /// again: its payments, deferred while it was disabled, are polled
+    /// now rather than after the pause).
+    async fn hurry_account(
+        &self,
+        scope: &finality_core::Scope,
+        by: Timestamp,
+        now: Timestamp,
+    ) -> Result<u64>;
+
     /// The earliest `next_poll_at` of any unparked job (including leases,
     /// which fall due again when they expire); `None` when nothing is left.
     async fn next_due_at(&self) -> Result<Option<Timestamp>>;

@@ -378,6 +378,33 @@ impl<B: Backend> PollQueue for B {
         Ok(n)
     }
 
+    async fn hurry_account(&self, scope: &Scope, by: Timestamp, now: Timestamp) -> Result<u64> {
+        let mut conn = self.read().await?;
+        let n = conn
+            .run(
+                stmt(
+                    "UPDATE poll_jobs SET \
+                     next_poll_at = CASE WHEN next_poll_at > $2 THEN $2 ELSE next_poll_at END, \
+                     resume_at = CASE WHEN resume_at > $2 THEN $2 ELSE resume_at END, due_at = NULL \
+                     WHERE provider = $1 AND account = $4 AND (next_poll_at > $2 OR resume_at > $2) \
+                     AND (locked_until IS NULL OR locked_until <= $3)",
+                    "bringing an account's polls forward",
+                )
+                .text(scope.provider())
+                .int(by.0)
+                .int(now.0)
+                .text(scope.account_key()),
+            )
+            .await?;
+        if n > 0 {
+            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
+                conn.run(stmt(sql, "notifying workers")).await?;
+            }
+            self.wakeups().bump();
+        }
+        Ok(n)
+    }
+
     async fn heartbeat(&self, worker: &str, now: Timestamp) -> Result<()> {
         let mut conn = self.read().await?;
         conn.run(
