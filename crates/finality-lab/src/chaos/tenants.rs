@@ -15,7 +15,7 @@ use super::TOKEN;
 use anyhow::anyhow;
 use finality_sim::Simulator;
 use rand::{Rng, SeedableRng};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,11 @@ pub struct Tenancy {
     /// Whether each account may take registrations now.
     pub open: Mutex<std::collections::HashMap<String, bool>>,
     pub late_added: AtomicBool,
+    /// When (ms) [`LATE`] was added, and [`DISABLED`] disabled and enabled
+    /// again: the webhooks of those windows were parked.
+    late_added_at: AtomicI64,
+    disabled_from: AtomicI64,
+    disabled_until: AtomicI64,
 }
 
 /// An account's webhook secret (`whsec_` and base64, as Standard Webhooks).
@@ -56,6 +61,9 @@ impl Tenancy {
             accounts,
             open: Mutex::new(open),
             late_added: AtomicBool::new(false),
+            late_added_at: AtomicI64::new(0),
+            disabled_from: AtomicI64::new(0),
+            disabled_until: AtomicI64::new(0),
         })
     }
 
@@ -171,6 +179,7 @@ pub async fn change_accounts(
     };
     wait_until(at(1.0 / 3.0)).await;
     t.set_open(DISABLED, false);
+    t.disabled_from.store(super::now_ms(), Ordering::SeqCst);
     admin(
         &http,
         &bases,
@@ -188,6 +197,7 @@ pub async fn change_accounts(
     .await?;
     t.set_open(LATE, true);
     t.late_added.store(true, Ordering::SeqCst);
+    t.late_added_at.store(super::now_ms(), Ordering::SeqCst);
     wait_until(at(2.0 / 3.0)).await;
     admin(
         &http,
@@ -197,6 +207,7 @@ pub async fn change_accounts(
                            "webhook_secret_envs": [env_name(DISABLED)]}),
     )
     .await?;
+    t.disabled_until.store(super::now_ms(), Ordering::SeqCst);
     t.set_open(DISABLED, true);
     Ok(())
 }
@@ -320,6 +331,10 @@ pub struct TenancyCheck {
     pub cross_kept: i64,
     /// Webhooks still parked at the end (their account came: none may be).
     pub parked_left: i64,
+    /// Verified webhooks that arrived while their account was not
+    /// configured ([`LATE`]) or disabled ([`DISABLED`]): acknowledged and
+    /// parked, then applied (or kept as orphans) once it was.
+    pub parked_then: i64,
     /// Payments of [`LATE`] made final by a webhook.
     pub late_by_webhook: i64,
     /// Payments per account that share a merchant reference with another
@@ -355,6 +370,10 @@ impl TenancyCheck {
             (
                 "forged webhooks applied (either kind)",
                 self.forged_applied.to_string(),
+            ),
+            (
+                "webhooks that came while their account was absent or disabled",
+                self.parked_then.to_string(),
             ),
             (
                 "parked webhooks left unapplied",
@@ -399,6 +418,17 @@ pub async fn check(pool: &Pool, t: &Tenancy, forged: Forged) -> anyhow::Result<T
         )
         .await?,
         parked_left: n("SELECT count(*) FROM webhook_inbox WHERE state = 'parked'").await?,
+        parked_then: pool
+            .number(&format!(
+                "SELECT count(*) FROM webhook_inbox WHERE event_id NOT LIKE 'forge-%' \
+                 AND ((account = '{LATE}' AND received_at < {}) \
+                 OR (account = '{DISABLED}' AND received_at >= {} AND received_at < {}))",
+                t.late_added_at.load(Ordering::SeqCst),
+                t.disabled_from.load(Ordering::SeqCst),
+                t.disabled_until.load(Ordering::SeqCst),
+            ))
+            .await?
+            .unwrap_or(0),
         late_by_webhook: n("SELECT count(*) FROM payments WHERE account = 'late' \
             AND status_source = 'webhook'")
         .await?,
