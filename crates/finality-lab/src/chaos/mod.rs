@@ -275,7 +275,7 @@ async fn register_all(
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let start = Instant::now();
     let mut done = Vec::with_capacity(n);
-    let mut deferred: Vec<(String, String, Option<String>, serde_json::Value)> = Vec::new();
+    let mut deferred: Vec<Waiting> = Vec::new();
     for i in 0..n {
         let due = over.mul_f64(i as f64 / n.max(1) as f64);
         if let Some(wait) = due.checked_sub(start.elapsed()) {
@@ -303,32 +303,10 @@ async fn register_all(
         }
         deferred.push((id, plan.id, account, body));
         // Whatever may be registered now, this payment first.
-        let mut still = Vec::new();
-        for (id, r, account, body) in deferred.drain(..).rev() {
-            let open = tenancy.is_none_or(|t| t.is_open(account.as_deref()));
-            match open {
-                true => {
-                    match register_one(&http, bases, &body, rng.gen_range(0..bases.len())).await {
-                        Reg::Done => {
-                            known.lock().unwrap_or_else(|p| p.into_inner()).push((
-                                id.clone(),
-                                r.clone(),
-                                account,
-                            ));
-                            done.push((id, r));
-                        }
-                        Reg::Closed => still.push((id, r, account, body)),
-                        Reg::Failed => {
-                            return Err(anyhow!(
-                                "payment {id} could not be registered through any node"
-                            ))
-                        }
-                    }
-                }
-                false => still.push((id, r, account, body)),
-            }
-        }
-        deferred = still;
+        deferred.reverse();
+        let first = rng.gen_range(0..bases.len());
+        deferred =
+            register_waiting(&http, bases, deferred, tenancy, first, known, &mut done).await?;
     }
     // What waited for its account: until it takes registrations.
     let until = Instant::now() + Duration::from_secs(120);
@@ -340,28 +318,47 @@ async fn register_all(
             ));
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let mut still = Vec::new();
-        for (id, r, account, body) in deferred.drain(..) {
-            match register_one(&http, bases, &body, 0).await {
-                Reg::Done => {
-                    known.lock().unwrap_or_else(|p| p.into_inner()).push((
-                        id.clone(),
-                        r.clone(),
-                        account,
-                    ));
-                    done.push((id, r));
-                }
-                Reg::Closed => still.push((id, r, account, body)),
-                Reg::Failed => {
-                    return Err(anyhow!(
-                        "payment {id} could not be registered through any node"
-                    ))
-                }
-            }
-        }
-        deferred = still;
+        deferred = register_waiting(&http, bases, deferred, tenancy, 0, known, &mut done).await?;
     }
     Ok(done)
+}
+
+/// A payment waiting to be registered: id, provider reference, account,
+/// the registration's body.
+type Waiting = (String, String, Option<String>, serde_json::Value);
+
+/// Register each of `waiting` whose account takes registrations now; those
+/// that still wait.
+async fn register_waiting(
+    http: &reqwest::Client,
+    bases: &[String],
+    waiting: Vec<Waiting>,
+    tenancy: Option<&tenants::Tenancy>,
+    first: usize,
+    known: &Known,
+    done: &mut Vec<(String, String)>,
+) -> anyhow::Result<Vec<Waiting>> {
+    let mut still = Vec::new();
+    for (id, r, account, body) in waiting {
+        if !tenancy.is_none_or(|t| t.is_open(account.as_deref())) {
+            still.push((id, r, account, body));
+            continue;
+        }
+        match register_one(http, bases, &body, first).await {
+            Reg::Done => {
+                let mut k = known.lock().unwrap_or_else(|p| p.into_inner());
+                k.push((id.clone(), r.clone(), account));
+                done.push((id, r));
+            }
+            Reg::Closed => still.push((id, r, account, body)),
+            Reg::Failed => {
+                return Err(anyhow!(
+                    "payment {id} could not be registered through any node"
+                ))
+            }
+        }
+    }
+    Ok(still)
 }
 
 enum Reg {

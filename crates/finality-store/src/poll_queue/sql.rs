@@ -351,58 +351,11 @@ impl<B: Backend> PollQueue for B {
     }
 
     async fn hurry(&self, provider: &str, by: Timestamp, now: Timestamp) -> Result<u64> {
-        let mut conn = self.read().await?;
-        let n = conn
-            .run(
-                stmt(
-                    // A pending early look keeps its place; the time it
-                    // goes back to is brought forward instead.
-                    "UPDATE poll_jobs SET \
-                     next_poll_at = CASE WHEN next_poll_at > $2 THEN $2 ELSE next_poll_at END, \
-                     resume_at = CASE WHEN resume_at > $2 THEN $2 ELSE resume_at END, due_at = NULL \
-                     WHERE provider = $1 AND (next_poll_at > $2 OR resume_at > $2) \
-                     AND (locked_until IS NULL OR locked_until <= $3)",
-                    "bringing polls forward",
-                )
-                .text(provider)
-                .int(by.0)
-                .int(now.0),
-            )
-            .await?;
-        if n > 0 {
-            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
-                conn.run(stmt(sql, "notifying workers")).await?;
-            }
-            self.wakeups().bump();
-        }
-        Ok(n)
+        hurry_in(self, provider, None, by, now).await
     }
 
     async fn hurry_account(&self, scope: &Scope, by: Timestamp, now: Timestamp) -> Result<u64> {
-        let mut conn = self.read().await?;
-        let n = conn
-            .run(
-                stmt(
-                    "UPDATE poll_jobs SET \
-                     next_poll_at = CASE WHEN next_poll_at > $2 THEN $2 ELSE next_poll_at END, \
-                     resume_at = CASE WHEN resume_at > $2 THEN $2 ELSE resume_at END, due_at = NULL \
-                     WHERE provider = $1 AND account = $4 AND (next_poll_at > $2 OR resume_at > $2) \
-                     AND (locked_until IS NULL OR locked_until <= $3)",
-                    "bringing an account's polls forward",
-                )
-                .text(scope.provider())
-                .int(by.0)
-                .int(now.0)
-                .text(scope.account_key()),
-            )
-            .await?;
-        if n > 0 {
-            if let Some(sql) = <B::Conn as Conn>::SQL.notify {
-                conn.run(stmt(sql, "notifying workers")).await?;
-            }
-            self.wakeups().bump();
-        }
-        Ok(n)
+        hurry_in(self, scope.provider(), Some(scope.account_key()), by, now).await
     }
 
     async fn heartbeat(&self, worker: &str, now: Timestamp) -> Result<()> {
@@ -510,4 +463,45 @@ impl<B: Backend> PollQueue for B {
         tx.commit().await.op("committing a provider reference")?;
         Ok(out)
     }
+}
+
+/// Bring `provider`'s (or, with `account`, that account's) unleased jobs
+/// due after `by` forward to `by`.
+async fn hurry_in<B: Backend>(
+    store: &B,
+    provider: &str,
+    account: Option<&str>,
+    by: Timestamp,
+    now: Timestamp,
+) -> Result<u64> {
+    let mut conn = store.read().await?;
+    // A pending early look keeps its place; the time it goes back to is
+    // brought forward instead.
+    let sql = format!(
+        "UPDATE poll_jobs SET \
+         next_poll_at = CASE WHEN next_poll_at > $2 THEN $2 ELSE next_poll_at END, \
+         resume_at = CASE WHEN resume_at > $2 THEN $2 ELSE resume_at END, due_at = NULL \
+         WHERE provider = $1 AND (next_poll_at > $2 OR resume_at > $2) \
+         AND (locked_until IS NULL OR locked_until <= $3){}",
+        if account.is_some() {
+            " AND account = $4"
+        } else {
+            ""
+        }
+    );
+    let mut q = stmt(&sql, "bringing polls forward")
+        .text(provider)
+        .int(by.0)
+        .int(now.0);
+    if let Some(a) = account {
+        q = q.text(a);
+    }
+    let n = conn.run(q).await?;
+    if n > 0 {
+        if let Some(sql) = <B::Conn as Conn>::SQL.notify {
+            conn.run(stmt(sql, "notifying workers")).await?;
+        }
+        store.wakeups().bump();
+    }
+    Ok(n)
 }
