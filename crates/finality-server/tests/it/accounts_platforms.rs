@@ -215,6 +215,18 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
         "{parked:?}"
     );
     assert_eq!(parked.account.as_deref(), Some("1900000299"));
+    // Sub-merchant 1900000202's notification naming 1900000201's order
+    // (verified: WeChat Pay signs every sub-merchant's with the service
+    // provider's keys): 1900000202's fact, which finds none of its own
+    // payments; 1900000201's payment is untouched.
+    let (s, text) = post(notify("EV-SUB-CROSS-0001", "1900000202")).await;
+    assert_eq!(s, StatusCode::OK, "{text}");
+    let row = app
+        .wait_inbox_state("wechat", "EV-SUB-CROSS-0001", "orphaned")
+        .await;
+    assert_eq!(row.account.as_deref(), Some("1900000202"), "{row:?}");
+    let (_, v) = app.get("/v1/payments/wx_s3").await;
+    assert_eq!(v["status"], "pending", "{v}");
     let (s, text) = post(notify("EV-SUB-0000000001", "1900000201")).await;
     assert_eq!(s, StatusCode::OK, "{text}");
     let v = app.wait_for_status("wx_s3", "succeeded").await;
