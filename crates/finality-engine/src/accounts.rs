@@ -74,6 +74,10 @@ pub struct ProviderAccounts {
     own: Option<String>,
     /// Bumped on every change, so claim weights are recomputed only then.
     generation: AtomicU64,
+    /// Accounts this node saw enabled again (disabled before) since they
+    /// were last taken: their polls, which a node may have deferred while
+    /// it still saw them disabled, are brought forward (`keep_fresh`).
+    reenabled: std::sync::Mutex<Vec<String>>,
 }
 
 impl ProviderAccounts {
@@ -101,6 +105,7 @@ impl ProviderAccounts {
             cfg: Some(cfg.clone()),
             map: RwLock::new(map),
             generation: AtomicU64::new(1),
+            reenabled: Default::default(),
         }
     }
 
@@ -126,6 +131,7 @@ impl ProviderAccounts {
             map: RwLock::new(map),
             own: None,
             generation: AtomicU64::new(1),
+            reenabled: Default::default(),
         }
     }
 
@@ -202,6 +208,11 @@ impl ProviderAccounts {
         }
     }
 
+    /// The accounts seen enabled again since the last call.
+    pub fn take_reenabled(&self) -> Vec<String> {
+        std::mem::take(&mut *self.reenabled.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
     /// The enabled accounts this node can act as: their parked webhooks
     /// can be applied.
     pub fn usable(&self) -> Vec<String> {
@@ -275,6 +286,12 @@ impl ProviderAccounts {
             };
             if let Err(e) = &adapter {
                 tracing::error!(provider = name, account = %row.account, error = %e, "an account could not be built on this node; its polls wait");
+            }
+            if row.disabled_at.is_none() && map.get(&row.account).is_some_and(|a| a.disabled) {
+                self.reenabled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(row.account.clone());
             }
             map.insert(
                 row.account.clone(),
@@ -383,6 +400,18 @@ pub async fn keep_fresh(
             }
             Err(e) => {
                 tracing::warn!(error = %e, "reading the stored accounts failed; keeping what is known")
+            }
+        }
+        // An account enabled again: its polls, deferred by any node that
+        // still saw it disabled (this one included, before this refresh),
+        // are due now.
+        for (name, entry) in providers.iter() {
+            for account in entry.accounts.take_reenabled() {
+                let scope = finality_core::Scope::new(name.as_str(), Some(&account));
+                let now = clock.now();
+                if let Err(e) = store.hurry_account(&scope, now, now).await {
+                    tracing::warn!(error = %e, %scope, "bringing an enabled account's polls forward failed");
+                }
             }
         }
         if look {
