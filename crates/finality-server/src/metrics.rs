@@ -63,6 +63,9 @@ pub const CATALOG: &[Entry] = &[
     ("finality_webhooks_ignored_total", Kind::Counter, Unit::Count, "Webhooks that changed nothing (stale, duplicate, not about a payment), by provider."),
     ("finality_webhooks_nudges_total", Kind::Counter, Unit::Count, "Webhooks without a status that brought a poll forward, by provider."),
     ("finality_webhooks_review_total", Kind::Counter, Unit::Count, "Webhooks kept for a person, by provider."),
+    ("finality_webhooks_parked_total", Kind::Counter, Unit::Count, "Verified webhooks of an account the provider does not have (or has disabled), kept parked until it is added, by provider."),
+    ("finality_webhooks_unparked_total", Kind::Counter, Unit::Count, "Parked webhooks sent to processing once their account came."),
+    ("finality_webhooks_other_mode_total", Kind::Counter, Unit::Count, "Verified webhooks of the provider's other environment (test at live, live at test), kept as ignored, by provider."),
     ("finality_webhooks_applied_total", Kind::Counter, Unit::Count, "Webhooks whose status was applied, by provider."),
     ("finality_webhooks_orphaned_total", Kind::Counter, Unit::Count, "Webhooks for payments nobody registered (yet), by provider."),
     ("finality_webhook_ack_seconds", Kind::Histogram, Unit::Seconds, "From a webhook's arrival to its acknowledgement (stored durably), by provider."),
@@ -187,6 +190,9 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
         // kept for a person.
         metrics::counter!("finality_webhooks_review_total", "provider" => p.to_string())
             .absolute(0);
+        // The parked alert likewise (a parked webhook's count is added to).
+        metrics::counter!("finality_webhooks_parked_total", "provider" => p.to_string())
+            .increment(0);
         // Received and duplicates likewise (a webhook handler records
         // neither when its count is zero); added to, never reset.
         for name in [
