@@ -1893,6 +1893,13 @@ export interface operations {
                 format: string;
                 /** @description The report's name, kept with the run (default `upload.csv`). */
                 file_name?: string;
+                /**
+                 * @description The account whose report it is (a configured account of the
+                 *     provider; default the provider's own): its lines reach only that
+                 *     account's payments (or the account a line names), and missing
+                 *     payments are looked for within it.
+                 */
+                account?: string;
                 /** @description `csv`: the column holding the provider's payment id. */
                 reference?: string;
                 /** @description `csv`: the gross amount's column. */
