@@ -55,10 +55,7 @@ pub struct Account {
 
 /// The name an account's health and rate limit are kept under.
 pub fn scope(provider: &str, account: Option<&str>) -> String {
-    match account {
-        Some(a) => format!("{provider}/{a}"),
-        None => provider.to_string(),
-    }
+    finality_core::Scope::new(provider, account).to_string()
 }
 
 /// One provider's accounts.

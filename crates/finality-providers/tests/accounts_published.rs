@@ -144,3 +144,43 @@ async fn wechat_partner_notification_names_its_sub_merchant() {
         assert!(why.contains(field), "{why}");
     }
 }
+
+/// Live or test, read from the providers' own published bodies: Stripe's
+/// Connect example event above (`"livemode": true`), Stripe's documented
+/// event (`testdata/stripe/event.json`, `"livemode": false`), and the
+/// adyen-java-api-library notification mock (`"live": "false"`, see
+/// `testdata/adyen/SOURCES.md`); and the key's own mode, from the prefix
+/// Stripe's docs give ("Test mode secret keys have the prefix `sk_test_`
+/// and live mode secret keys have the prefix `sk_live_`").
+#[test]
+fn live_or_test_is_read_as_the_providers_publish_it() {
+    let stripe = |key: &str| {
+        finality_providers::stripe::StripeAdapter::new(
+            "http://127.0.0.1:9",
+            key.into(),
+            common::timeouts(),
+        )
+        .unwrap()
+    };
+    let connect = br#"{ "id": "evt_lM9VeFmPyZfcU5", "livemode": true, "object": "event", "type": "customer.created", "account": "acct_CEPGWsGfA17C8J", "pending_webhooks": 2, "created": 1349654313, "data": {"object": {"id": "cus_x", "object": "customer"}} }"#;
+    let a = stripe("sk_test_x");
+    assert_eq!(a.body_live(connect), Some(true));
+    assert_eq!(
+        a.body_live(&common::testdata("stripe/event.json")),
+        Some(false)
+    );
+    assert_eq!(a.key_live(), Some(false));
+    assert_eq!(stripe("sk_live_x").key_live(), Some(true));
+    assert_eq!(stripe("rk_live_x").key_live(), Some(true));
+    assert_eq!(stripe("not_a_prefix").key_live(), None);
+    let adyen = finality_providers::adyen::AdyenAdapter::new(&[
+        "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056".into(),
+    ])
+    .unwrap();
+    assert_eq!(
+        adyen.body_live(&common::testdata(
+            "adyen/java_sdk_notification_refund-true.json"
+        )),
+        Some(false)
+    );
+}

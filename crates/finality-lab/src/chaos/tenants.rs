@@ -15,7 +15,7 @@ use super::TOKEN;
 use anyhow::anyhow;
 use finality_sim::Simulator;
 use rand::{Rng, SeedableRng};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,6 @@ pub struct Tenancy {
     pub accounts: Vec<String>,
     /// Whether each account may take registrations now.
     pub open: Mutex<std::collections::HashMap<String, bool>>,
-    pub late_added: AtomicBool,
     /// When (ms) [`LATE`] was added, and [`DISABLED`] disabled and enabled
     /// again: the webhooks of those windows were parked.
     late_added_at: AtomicI64,
@@ -60,7 +59,6 @@ impl Tenancy {
         Arc::new(Tenancy {
             accounts,
             open: Mutex::new(open),
-            late_added: AtomicBool::new(false),
             late_added_at: AtomicI64::new(0),
             disabled_from: AtomicI64::new(0),
             disabled_until: AtomicI64::new(0),
@@ -196,7 +194,6 @@ pub async fn change_accounts(
     )
     .await?;
     t.set_open(LATE, true);
-    t.late_added.store(true, Ordering::SeqCst);
     t.late_added_at.store(super::now_ms(), Ordering::SeqCst);
     wait_until(at(2.0 / 3.0)).await;
     admin(
