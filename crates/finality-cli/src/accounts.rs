@@ -47,6 +47,10 @@ pub enum AccountsCommand {
         /// file) holding the merchant's app_auth_token.
         #[arg(long)]
         app_auth_token_env: Option<String>,
+        /// Alipay: the merchant's own Alipay user id (2088…), checked on its
+        /// trades; unset: not checked (never the provider's).
+        #[arg(long)]
+        seller_id: Option<String>,
         /// Your name, for the audit trail.
         #[arg(long)]
         actor: String,
@@ -124,6 +128,7 @@ pub async fn accounts(
             burst,
             weight,
             app_auth_token_env,
+            seller_id,
             actor,
         } => {
             let Some(cfg) = config.providers.get(&provider) else {
@@ -141,6 +146,7 @@ pub async fn accounts(
                 rate_limit: rate_limit.map(|per_second| RateLimit { per_second, burst }),
                 weight,
                 app_auth_token_env,
+                seller_id,
             };
             // Checked as the file's accounts are; the secrets themselves
             // are read by each node from its own environment.

@@ -125,7 +125,12 @@ async fn fetch(
         .ok_or_else(|| anyhow!("no provider fetches settlement reports"))?;
     let days = fetcher.backfill(provider, from, until).await?;
     let mut failed = 0;
-    for (day, outcome) in &days {
+    for (account, date, outcome) in &days {
+        // An account's days after the provider's own, each named.
+        let day = match account {
+            Some(a) => format!("{date} account {a}"),
+            None => date.to_string(),
+        };
         match outcome {
             DayOutcome::Imported {
                 run_id,

@@ -249,6 +249,16 @@ pub trait Provider: Send + Sync + 'static {
         Err(settlement::fetch::FetchError::Unsupported)
     }
 
+    /// Whether, as one of a provider's accounts, this adapter fetches that
+    /// account's own reports (a Stripe connected account's Connect report
+    /// type, an Alipay merchant's bill by its `app_auth_token`, a WeChat
+    /// Pay sub-merchant's bill by `sub_mchid`), so the fetcher runs it
+    /// beside the provider's own. `false`: an account's reports are the
+    /// provider's (one SFTP folder, one announced stream).
+    fn account_reports(&self) -> bool {
+        false
+    }
+
     /// Whether this adapter's reports are announced one by one (Adyen's
     /// `REPORT_AVAILABLE`, as [`webhook::Disposition::Report`]) and fetched
     /// with [`Provider::fetch_announced`], rather than made per day.

@@ -62,6 +62,8 @@ pub(crate) struct AccountOut {
     weight: u32,
     /// Alipay: the variable (or file) holding the merchant's app_auth_token.
     app_auth_token_env: Option<String>,
+    /// Alipay: the merchant's own seller_id, checked on its trades.
+    seller_id: Option<String>,
     /// While its calls are paused (a 401, a rate limit): until when and why.
     paused_until: Option<String>,
     paused_reason: Option<String>,
@@ -90,6 +92,7 @@ impl AccountOut {
             }),
             weight: a.spec.weight,
             app_auth_token_env: a.spec.app_auth_token_env.clone(),
+            seller_id: a.spec.seller_id.clone(),
             paused_until: pause.as_ref().map(|p| p.until.to_rfc3339()),
             paused_reason: pause.map(|p| p.reason),
         }
@@ -153,6 +156,9 @@ pub(crate) struct AccountIn {
     /// Alipay, an integrator acting for a merchant: the variable (or file)
     /// holding the merchant's `app_auth_token`.
     app_auth_token_env: Option<String>,
+    /// Alipay: the merchant's own Alipay user id (`2088…`), checked on its
+    /// trades; absent: not checked (never the provider's).
+    seller_id: Option<String>,
 }
 
 /// Add an account, or change one (enabling it again), checked on this node
@@ -187,6 +193,7 @@ async fn add(
         }),
         weight: b.weight.unwrap_or(1),
         app_auth_token_env: b.app_auth_token_env,
+        seller_id: b.seller_id,
     };
     let (put, account) = add_as(&app, &caller, &b.provider, &spec).await?;
     let status = match put {

@@ -82,6 +82,15 @@ impl Simulator {
             .insert(account.to_string(), token.to_string());
     }
 
+    /// The merchant that granted the integrator `token`.
+    pub(crate) fn alipay_account_by_token(&self, token: &str) -> Option<String> {
+        self.lock_accounts()
+            .alipay_tokens
+            .iter()
+            .find(|(_, t)| t.as_str() == token)
+            .map(|(a, _)| a.clone())
+    }
+
     /// Alipay's answer to a call about trade `id` whose merchant granted a
     /// token the call does not carry: the public error for an invalid
     /// `app_auth_token` (code 20001, `aop.invalid-app-auth-token`).

@@ -54,6 +54,41 @@ pub fn day_bounds(date: NaiveDate, offset_ms: i64) -> (Timestamp, Timestamp) {
     )
 }
 
+/// Whose payments a report covers: a merchant's own report holds its own
+/// payments only, never those it made for (or that were made by) its
+/// accounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Whose<'a> {
+    /// The provider's own (the platform's, the integrator's, the service
+    /// provider's): payments assigned to no account.
+    Own,
+    /// One account's: a Stripe `connected_account`, an Alipay merchant by
+    /// its `app_auth_token`, a WeChat Pay `sub_mchid`.
+    Account(&'a str),
+    /// Every account's, none of the provider's own (a Stripe Connect report
+    /// type run without `connected_account`).
+    Accounts,
+}
+
+impl Whose<'_> {
+    /// The key what a report injected is remembered under.
+    fn key(&self, provider: &str, date: NaiveDate) -> String {
+        match self {
+            Whose::Own => format!("{provider}/{date}"),
+            Whose::Account(a) => format!("{provider}@{a}/{date}"),
+            Whose::Accounts => format!("{provider}@*/{date}"),
+        }
+    }
+
+    fn covers(&self, account: Option<&str>) -> bool {
+        match (self, account) {
+            (Whose::Own, None) | (Whose::Accounts, Some(_)) => true,
+            (Whose::Account(a), Some(b)) => *a == b,
+            _ => false,
+        }
+    }
+}
+
 impl Simulator {
     fn lock_reports(&self) -> std::sync::MutexGuard<'_, SimReports> {
         self.reports.lock().unwrap_or_else(|p| p.into_inner())
@@ -85,9 +120,19 @@ impl Simulator {
 
     /// What `provider`'s report of `date` got wrong on purpose, once made.
     pub fn report_injected(&self, provider: &str, date: NaiveDate) -> Option<Injected> {
+        self.report_injected_for(provider, Whose::Own, date)
+    }
+
+    /// The same for the report of `whose` payments.
+    pub fn report_injected_for(
+        &self,
+        provider: &str,
+        whose: Whose<'_>,
+        date: NaiveDate,
+    ) -> Option<Injected> {
         let r = self.lock_reports();
         let [missing, wrong_amount, refunded, unknown] =
-            r.injected.get(&format!("{provider}/{date}"))?.clone();
+            r.injected.get(&whose.key(provider, date))?.clone();
         Some(Injected {
             missing,
             wrong_amount,
@@ -103,11 +148,13 @@ impl Simulator {
             .contains(&format!("{provider}/{date}"))
     }
 
-    /// Make the report of payments settled in `[from, until)` in `kind`'s
-    /// layout, remembering what was injected under `provider/date`.
+    /// Make the report of `whose` payments settled in `[from, until)` in
+    /// `kind`'s layout, remembering what was injected under `provider/date`
+    /// (`provider@account/date`).
     pub(crate) fn make_report(
         &self,
         kind: &ReportKind,
+        whose: Whose<'_>,
         date: NaiveDate,
         from: Timestamp,
         until: Timestamp,
@@ -126,14 +173,20 @@ impl Simulator {
             .settled_until(Timestamp(until.millis() - 1))
             .into_iter()
             .filter(|s| s.at >= from)
+            .filter(|s| whose.covers(self.account_of(&s.psp_reference).as_deref()))
             .collect();
         let mut body = Vec::new();
         let done = {
             let mut layout: Box<dyn Layout + '_> = match kind {
                 ReportKind::Stripe(columns) => Box::new(StripeItemized::new(&mut body, columns)?),
-                ReportKind::WeChat => {
-                    Box::new(WechatBill::new(&mut body, crate::wire::wechat_keys::MCHID)?)
-                }
+                ReportKind::WeChat => Box::new(WechatBill::new(
+                    &mut body,
+                    crate::wire::wechat_keys::MCHID,
+                    match whose {
+                        Whose::Account(sub) => sub,
+                        _ => "0",
+                    },
+                )?),
                 ReportKind::PayPal => Box::new(crate::settlement::stl::StlLayout::new(
                     &mut body,
                     crate::wire::PAYPAL_REPORT_ACCOUNT,
@@ -159,7 +212,7 @@ impl Simulator {
             )?;
         }
         self.lock_reports().injected.insert(
-            format!("{}/{date}", kind.name()),
+            whose.key(kind.name(), date),
             [done.missing, done.wrong_amount, done.refunded, done.unknown],
         );
         Ok(body)
@@ -198,7 +251,7 @@ impl Simulator {
         base_url: &str,
     ) -> std::io::Result<serde_json::Value> {
         let (from, until) = day_bounds(date, 0);
-        let body = self.make_report(&ReportKind::Adyen(batch), date, from, until)?;
+        let body = self.make_report(&ReportKind::Adyen(batch), Whose::Own, date, from, until)?;
         let name = format!("settlement_detail_report_batch_{batch}.csv");
         self.keep_file(&format!("adyen/{name}"), body);
         let url = format!(
@@ -226,7 +279,7 @@ impl Simulator {
             return Ok(None);
         }
         let (from, until) = day_bounds(date, -PACIFIC_STANDARD_MS);
-        let mut body = self.make_report(&ReportKind::PayPal, date, from, until)?;
+        let mut body = self.make_report(&ReportKind::PayPal, Whose::Own, date, from, until)?;
         if self.lock_reports().tamper {
             let text = String::from_utf8_lossy(&body).into_owned();
             // The report footer's gross credits, one digit more.

@@ -7,6 +7,7 @@ mod lifecycle;
 mod nodes;
 mod reconcile;
 mod reconcile_accounts;
+mod settlement_accounts;
 mod settlement_fetch;
 mod sweep;
 mod timer;

@@ -20,17 +20,17 @@ use std::collections::BTreeMap;
 
 /// 2026-12-03 09:00 UTC (17:00 Beijing time, 01:00 US Pacific): the day's
 /// payments settle on 2026-12-03 in every provider's zone.
-const T0: Timestamp = Timestamp(1_796_288_400_000);
-const STRIPE_KEY: &str = "sk_test_finality_settlement_fetch";
+pub(super) const T0: Timestamp = Timestamp(1_796_288_400_000);
+pub(super) const STRIPE_KEY: &str = "sk_test_finality_settlement_fetch";
 /// The HMAC key of the Adyen notifications (hex, 32 bytes).
 const ADYEN_HMAC_HEX: &str = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
 
-fn day(n: u32) -> NaiveDate {
+pub(super) fn day(n: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 12, n).unwrap()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Which {
+pub(super) enum Which {
     Stripe,
     WeChat,
     Alipay,
@@ -39,7 +39,7 @@ enum Which {
 }
 
 impl Which {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Which::Stripe => "stripe",
             Which::WeChat => "wechat",
@@ -49,7 +49,7 @@ impl Which {
         }
     }
 
-    fn currency(self) -> &'static str {
+    pub(super) fn currency(self) -> &'static str {
         match self {
             Which::Stripe => "USD",
             Which::Adyen => "EUR",
@@ -59,7 +59,7 @@ impl Which {
     }
 
     /// The id the provider's API gives the simulator's payment `id`.
-    fn provider_ref(self, id: &str) -> String {
+    pub(super) fn provider_ref(self, id: &str) -> String {
         match self {
             Which::Stripe | Which::Adyen | Which::PayPal => id.to_string(),
             Which::WeChat => finality_sim::wire::wechat_transaction_id(id),
@@ -70,7 +70,7 @@ impl Which {
     /// The provider's table as a `finality.toml` would give it. The
     /// simulator signs WeChat Pay's answers on virtual time: the tolerance
     /// for their timestamps is widened to cover it.
-    fn config(self, sim_url: &str, sshd: Option<&Sshd>) -> ProviderConfig {
+    pub(super) fn config(self, sim_url: &str, sshd: Option<&Sshd>) -> ProviderConfig {
         use finality_sim::wire::wechat_keys as k;
         for (var, value) in [
             ("FINALITY_ITS_STRIPE_KEY", STRIPE_KEY),
@@ -350,7 +350,7 @@ async fn fetched_on_schedule(backend: Backend, which: Which) {
     vclock.advance(schedule.every);
     assert!(fetcher.run_due().await.is_empty());
     let again = fetcher.backfill(name, day(3), day(3)).await.unwrap();
-    assert_eq!(again, vec![(day(3), DayOutcome::Skipped)]);
+    assert_eq!(again, vec![(None, day(3), DayOutcome::Skipped)]);
     assert_eq!(store.recon_runs(10).await.unwrap().len(), 1);
 
     // A file altered in transit is refused: no run, nothing applied.

@@ -511,6 +511,10 @@ impl Provider for AlipayAdapter {
         self.fetch_bill(day, dest).await
     }
 
+    fn account_reports(&self) -> bool {
+        true
+    }
+
     fn webhook_account(&self, body: &[u8]) -> Option<String> {
         let params: Vec<(String, String)> = url::form_urlencoded::parse(body)
             .map(|(k, v)| (k.into_owned(), v.into_owned()))

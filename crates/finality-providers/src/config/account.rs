@@ -57,6 +57,12 @@ pub struct AccountSpec {
     /// the merchant's app (`auth_app_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_auth_token_env: Option<String>,
+    /// Alipay: the merchant's own Alipay account (`seller_id`, `2088…`),
+    /// checked on its notifications and answers. Never the provider's: a
+    /// merchant an integrator acts for is another seller, and unset means
+    /// not checked (its `app_id`/`auth_app_id` always is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seller_id: Option<String>,
 }
 
 fn one() -> u32 {
@@ -76,6 +82,7 @@ impl AccountSpec {
             rate_limit: None,
             weight: 1,
             app_auth_token_env: None,
+            seller_id: None,
         }
     }
 
@@ -129,6 +136,24 @@ impl AccountSpec {
                 return Err(ConfigError::new(
                     "app_auth_token_env",
                     "only an Alipay account takes an app_auth_token",
+                ));
+            }
+        }
+        if let Some(seller) = &self.seller_id {
+            if !matches!(cfg.adapter, Adapter::Alipay { .. }) {
+                return Err(ConfigError::new(
+                    "seller_id",
+                    "only an Alipay account takes a seller_id",
+                ));
+            }
+            // "卖家支付宝用户号": a 16-digit id beginning 2088.
+            if !(seller.len() == 16
+                && seller.starts_with("2088")
+                && seller.chars().all(|c| c.is_ascii_digit()))
+            {
+                return Err(ConfigError::new(
+                    "seller_id",
+                    "must be the merchant's Alipay user id: 16 digits beginning 2088",
                 ));
             }
         }
@@ -192,15 +217,20 @@ impl AccountSpec {
         match &mut c.adapter {
             Adapter::Adyen { adyen } => adyen.merchant_account = Some(self.id.clone()),
             Adapter::WeChat { wechat } => wechat.sub_mchid = Some(self.id.clone()),
-            Adapter::Alipay { alipay } => match &self.api_key_env {
-                // An app of its own, with its own key.
-                Some(k) => {
-                    alipay.app_id = self.id.clone();
-                    alipay.private_key_env = k.clone();
+            Adapter::Alipay { alipay } => {
+                match &self.api_key_env {
+                    // An app of its own, with its own key.
+                    Some(k) => {
+                        alipay.app_id = self.id.clone();
+                        alipay.private_key_env = k.clone();
+                    }
+                    // The integrator's app, acting for the merchant by token.
+                    None => alipay.app_auth_token_env = self.app_auth_token_env.clone(),
                 }
-                // The integrator's app, acting for the merchant by token.
-                None => alipay.app_auth_token_env = self.app_auth_token_env.clone(),
-            },
+                // The account's own seller, never the provider's: another
+                // merchant's trades name another seller_id.
+                alipay.seller_id = self.seller_id.clone();
+            }
             _ => {}
         }
         c

@@ -192,7 +192,9 @@ fn row(rec: &[String], line: u64, c: RowColumns) -> Result<SettlementLine, Repor
         amount,
         currency: ccy.as_str().to_string(),
         fee: fee.filter(|f| *f != 0),
-        account: c.sub_mchid.and_then(text),
+        // A merchant's own bill writes `0` here (no sub-merchant): the
+        // line is the report's own, not an account named "0".
+        account: c.sub_mchid.and_then(text).filter(|s| s != "0"),
     })
 }
 

@@ -401,6 +401,10 @@ impl Provider for StripeAdapter {
         self.fetch_report_run(day, dest).await
     }
 
+    fn account_reports(&self) -> bool {
+        true
+    }
+
     /// The event's `livemode`: "Has the value `true` if the object exists
     /// in live mode or the value `false` if the object exists in test
     /// mode." (Stripe API reference, the Event object.) A Connect

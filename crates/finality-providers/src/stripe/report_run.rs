@@ -15,6 +15,14 @@
 //!
 //! A run whose interval ends after the report type's `data_available_end`
 //! is refused by Stripe with a 400: not ready yet.
+//!
+//! A connected account's report is the platform's run of the Connect
+//! report type: "By default, the API returns report data for your platform
+//! account activity. To view data for your connected accounts, use the
+//! Connect-specific report types" (Stripe docs, Connect report type), e.g.
+//! `connected_account_balance_change_from_activity.itemized.3` with the
+//! optional run parameter `connected_account`. Report runs are the
+//! platform's own objects: made and read without `Stripe-Account`.
 
 use super::StripeAdapter;
 use crate::http::{classify_transport, failure, request_id};
@@ -53,9 +61,27 @@ const FILES_ORIGIN: &str = "https://files.stripe.com";
 const DOWNLOAD: Duration = Duration::from_secs(600);
 
 impl StripeAdapter {
+    /// `req` with the platform's key alone: report runs and their files are
+    /// the platform's, a connected account's too (by `connected_account`).
+    fn platform_authed(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        req.bearer_auth(&self.secret_key)
+            .header("stripe-version", super::STRIPE_VERSION)
+    }
+
+    /// The report type run for `report`: its Connect twin for a connected
+    /// account (unless configured as one already).
+    fn report_type(&self, report: &str) -> String {
+        match &self.account {
+            Some(_) if !report.starts_with("connected_account_") => {
+                format!("connected_account_{report}")
+            }
+            _ => report.to_string(),
+        }
+    }
+
     async fn send_json(&self, req: reqwest::RequestBuilder) -> Result<Value, ProviderError> {
         let resp = self
-            .authed(req)
+            .platform_authed(req)
             .header("x-request-id", request_id())
             .send()
             .await
@@ -75,8 +101,9 @@ impl StripeAdapter {
     ) -> Result<Fetched, FetchError> {
         let date = day.date.format("%Y-%m-%d").to_string();
         let tz = &day.time_zone;
+        let report_type = self.report_type(&day.report);
         let mut form: Vec<(String, String)> = vec![
-            ("report_type".into(), day.report.clone()),
+            ("report_type".into(), report_type.clone()),
             (
                 "parameters[interval_start]".into(),
                 (day.from.millis() / 1000).to_string(),
@@ -90,12 +117,21 @@ impl StripeAdapter {
         for (i, c) in COLUMNS.iter().enumerate() {
             form.push((format!("parameters[columns][{i}]"), (*c).to_string()));
         }
+        // Each account's run its own: one key for two accounts' days would
+        // answer the second with the first's run.
+        let whose = match &self.account {
+            Some(a) => {
+                form.push(("parameters[connected_account]".into(), a.clone()));
+                format!("-{a}")
+            }
+            None => String::new(),
+        };
         let create = self
             .http
             .post(format!("{}/v1/reporting/report_runs", self.base_url))
             .header(
                 "idempotency-key",
-                format!("finality-{}-{date}-{tz}", day.report),
+                format!("finality-{report_type}{whose}-{date}-{tz}"),
             )
             .form(&form);
         let run = match self.send_json(create).await {
@@ -152,7 +188,7 @@ impl StripeAdapter {
                 "report run {id}'s file names no size: it cannot be checked"
             ))
         })?;
-        let req = self.authed(self.http.get(url).timeout(DOWNLOAD));
+        let req = self.platform_authed(self.http.get(url).timeout(DOWNLOAD));
         let got = download(req, dest, self.timeouts).await?;
         if got.bytes != size {
             return Err(FetchError::Refused(format!(
@@ -162,7 +198,7 @@ impl StripeAdapter {
             )));
         }
         Ok(Fetched {
-            name: format!("stripe-{}-{date}.csv", day.report),
+            name: format!("stripe-{report_type}{whose}-{date}.csv"),
             format: Format::StripeItemized,
             bytes: got.bytes,
             checked: format!("size {size} bytes as the report run's file says"),

@@ -637,6 +637,10 @@ impl Provider for WeChatAdapter {
         self.fetch_bill(day, dest).await
     }
 
+    fn account_reports(&self) -> bool {
+        true
+    }
+
     fn audit_headers(&self) -> &'static [&'static str] {
         &["wechatpay-serial", "wechatpay-timestamp", "wechatpay-nonce"]
     }

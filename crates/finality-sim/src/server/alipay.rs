@@ -71,7 +71,7 @@ pub(crate) async fn alipay_gateway(
     }
     if method == "alipay.data.dataservice.bill.downloadurl.query" {
         return answer(crate::server::reports::alipay_bill_url(
-            &sim, &biz, &headers,
+            &sim, &biz, &params, &headers,
         ));
     }
     if let Some(refused) = plan

@@ -14,7 +14,7 @@
 //!   gateway (server/alipay.rs), then the zip at `bill_download_url`.
 
 use crate::model::Simulator;
-use crate::reports::{day_bounds, ReportKind, BEIJING_MS};
+use crate::reports::{day_bounds, ReportKind, Whose, BEIJING_MS};
 use crate::server::gate::authorized;
 use crate::server::wechat::wechat_signed;
 use axum::extract::{Path, Query, State};
@@ -85,7 +85,10 @@ pub(crate) async fn wechat_tradebill(
             .into_response();
     }
     let (from, until) = day_bounds(date, BEIJING_MS);
-    let body = match sim.make_report(&ReportKind::WeChat, date, from, until) {
+    // A service provider's bill of one sub-merchant, or its own.
+    let sub = q.get("sub_mchid").filter(|s| !s.is_empty());
+    let whose = sub.map_or(Whose::Own, |s| Whose::Account(s));
+    let body = match sim.make_report(&ReportKind::WeChat, whose, date, from, until) {
         Ok(b) => b,
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     };
@@ -94,7 +97,10 @@ pub(crate) async fn wechat_tradebill(
         hex::encode(sha1::Sha1::digest(&body))
     };
     let bill_type = q.get("bill_type").cloned().unwrap_or_else(|| "ALL".into());
-    let token = format!("wx-{date}-{bill_type}");
+    let token = format!(
+        "wx-{date}-{bill_type}-{}",
+        sub.map_or("own", String::as_str)
+    );
     sim.keep_file(&token, body);
     let text = json!({"hash_type": "SHA1", "hash_value": hash,
         "download_url": format!("{}/wechat/v3/billdownload/file?token={token}", origin(&headers))})
@@ -158,6 +164,10 @@ pub(crate) async fn stripe_report_run_create(
         .and_then(|v| v.to_str().ok())
         .map_or_else(|| format!("run-{start}-{end}"), String::from);
     let report_type = form.get("report_type").cloned().unwrap_or_default();
+    // The Connect report types cover connected accounts (one, by
+    // `connected_account`, or all); the others the platform's own.
+    let connected = form.get("parameters[connected_account]").cloned();
+    let connect = report_type.starts_with("connected_account_");
     // `parameters[columns][0]`, `[1]`, … in their order.
     let columns: Vec<String> = (0..)
         .map_while(|i| form.get(&format!("parameters[columns][{i}]")).cloned())
@@ -170,18 +180,24 @@ pub(crate) async fn stripe_report_run_create(
             finality_core::Timestamp(end * 1000),
         );
         let file = format!("file_sim{n}");
-        let (size, status) = match sim.make_report(&ReportKind::Stripe(columns), date, from, until)
-        {
-            Ok(body) => {
-                let size = body.len();
-                sim.keep_file(&file, body);
-                (size, "succeeded")
-            }
-            Err(_) => (0, "failed"),
+        let whose = match &connected {
+            _ if !connect => Whose::Own,
+            Some(a) => Whose::Account(a.as_str()),
+            None => Whose::Accounts,
         };
+        let (size, status) =
+            match sim.make_report(&ReportKind::Stripe(columns), whose, date, from, until) {
+                Ok(body) => {
+                    let size = body.len();
+                    sim.keep_file(&file, body);
+                    (size, "succeeded")
+                }
+                Err(_) => (0, "failed"),
+            };
         json!({"id": format!("frr_sim{n}"), "object": "reporting.report_run",
             "report_type": report_type, "status": status,
-            "parameters": {"interval_start": start, "interval_end": end},
+            "parameters": {"interval_start": start, "interval_end": end,
+                           "connected_account": connected},
             "result": {"id": file, "object": "file", "size": size,
                        "url": format!("{host}/stripe/files/v1/files/{file}/contents")}})
     });
@@ -216,8 +232,26 @@ pub(crate) async fn stripe_file_contents(
     file_response(&sim, &id)
 }
 
-/// Alipay's answer to `alipay.data.dataservice.bill.downloadurl.query`.
-pub(crate) fn alipay_bill_url(sim: &Simulator, biz: &Value, headers: &HeaderMap) -> Value {
+/// Alipay's answer to `alipay.data.dataservice.bill.downloadurl.query`:
+/// the bill of the merchant whose `app_auth_token` the call carries (an
+/// integrator acting for it), else the calling app's own.
+pub(crate) fn alipay_bill_url(
+    sim: &Simulator,
+    biz: &Value,
+    params: &std::collections::BTreeMap<String, String>,
+    headers: &HeaderMap,
+) -> Value {
+    let merchant = match params.get("app_auth_token") {
+        Some(token) => match sim.alipay_account_by_token(token) {
+            Some(m) => Some(m),
+            None => {
+                return json!({"code": "20001", "msg": "Insufficient Token Permissions",
+                   "sub_code": "aop.invalid-app-auth-token", "sub_msg": "无效的应用授权令牌"})
+            }
+        },
+        None => None,
+    };
+    let whose = merchant.as_deref().map_or(Whose::Own, Whose::Account);
     let date = biz["bill_date"]
         .as_str()
         .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
@@ -226,9 +260,9 @@ pub(crate) fn alipay_bill_url(sim: &Simulator, biz: &Value, headers: &HeaderMap)
                       "sub_code": "isp.bill_not_exist", "sub_msg": "账单不存在"});
     };
     let (from, until) = day_bounds(date, BEIJING_MS);
-    match sim.make_report(&ReportKind::Alipay, date, from, until) {
+    match sim.make_report(&ReportKind::Alipay, whose, date, from, until) {
         Ok(zip) => {
-            let id = format!("ali-{date}");
+            let id = format!("ali-{date}-{}", merchant.as_deref().unwrap_or("own"));
             sim.keep_file(&id, zip);
             json!({"code": "10000", "msg": "Success",
                    "bill_download_url": format!("{}/alipay/downloadBillFile.resource?fileId={id}", origin(headers))})

@@ -86,14 +86,18 @@ pub const WECHAT_HEADER: &str = "交易时间,公众账号ID,商户号,特约商
 pub struct WechatBill<W: Write> {
     w: W,
     mchid: String,
+    /// 特约商户号: the sub-merchant a service provider's line is of (`0`:
+    /// none, a merchant's own bill).
+    sub_mchid: String,
 }
 
 impl<W: Write> WechatBill<W> {
-    pub fn new(mut out: W, mchid: &str) -> std::io::Result<Self> {
+    pub fn new(mut out: W, mchid: &str, sub_mchid: &str) -> std::io::Result<Self> {
         writeln!(out, "{WECHAT_HEADER}")?;
         Ok(WechatBill {
             w: out,
             mchid: mchid.to_string(),
+            sub_mchid: sub_mchid.to_string(),
         })
     }
 
@@ -125,12 +129,12 @@ impl<W: Write> Layout for WechatBill<W> {
         } else {
             ("SUCCESS", y(gross), "0".into(), "0".into(), y(0), "")
         };
-        let mchid = self.mchid.clone();
+        let (mchid, sub) = (self.mchid.clone(), self.sub_mchid.clone());
         self.row(&[
             &date(s.at),
             crate::wire::wechat_keys::APPID,
             &mchid,
-            "0",
+            &sub,
             "",
             &txn,
             &order,

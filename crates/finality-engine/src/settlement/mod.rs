@@ -12,6 +12,11 @@
 //! nothing). The lease's cursor is the last day imported: days are taken
 //! in order, and a day not there yet is asked again every `every`.
 //!
+//! Each account with reports of its own (a Stripe connected account, an
+//! Alipay merchant an integrator acts for, a WeChat Pay sub-merchant) is
+//! fetched the same way beside the provider's own, with its own lease
+//! cursor (`settlement/NAME@ACCOUNT`), folder and import (see [`feeds`]).
+//!
 //! A report not there `grace` after its ready time is overdue
 //! (`finality_settlement_report_overdue_seconds`, alerted); one that does
 //! not check out is refused, counted and alerted, and nothing of it is
@@ -29,6 +34,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+mod feeds;
+use feeds::Feed;
 
 /// What became of one day's report.
 #[derive(Debug, Clone, PartialEq)]
@@ -138,11 +146,6 @@ pub struct Fetcher<S: ?Sized = dyn Store> {
     state: Mutex<HashMap<String, ReportState>>,
 }
 
-/// The lease and cursor key of `provider`'s reports.
-fn lease_key(provider: &str) -> String {
-    format!("settlement/{provider}")
-}
-
 /// The name a day's import is recorded under (and its archived file's).
 pub fn import_name(provider: &str, report: &str, date: NaiveDate) -> String {
     format!("{provider}-{report}-{}.csv", date.format("%Y-%m-%d"))
@@ -206,17 +209,23 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 continue;
             }
             let retry = self.clock.now().plus(s.schedule.every);
-            let next = match self.round(s).await {
-                Ok((days, next)) => {
-                    done.extend(days.into_iter().map(|(d, o)| (s.name.clone(), d, o)));
-                    next.unwrap_or(retry)
-                }
-                Err(e) => {
-                    tracing::warn!(provider = %s.name, error = %e, "settlement report round failed; tried again later");
-                    retry
-                }
-            };
-            lock(&self.next).insert(s.name.clone(), next);
+            // The provider's own reports and each account's: the soonest
+            // of their next rounds is the provider's.
+            let mut next: Option<Timestamp> = None;
+            for feed in Feed::all(s) {
+                let at = match self.round(s, &feed).await {
+                    Ok((days, at)) => {
+                        done.extend(days.into_iter().map(|(d, o)| (feed.label(), d, o)));
+                        at.unwrap_or(retry)
+                    }
+                    Err(e) => {
+                        tracing::warn!(provider = %s.name, account = ?feed.account, error = %e, "settlement report round failed; tried again later");
+                        retry
+                    }
+                };
+                next = Some(next.map_or(at, |n| n.min(at)));
+            }
+            lock(&self.next).insert(s.name.clone(), next.unwrap_or(retry));
         }
         done
     }
@@ -227,6 +236,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
     async fn round(
         &self,
         s: &Source,
+        feed: &Feed,
     ) -> Result<(Vec<(NaiveDate, DayOutcome)>, Option<Timestamp>), finality_store::StoreError> {
         let now = self.clock.now();
         // Longer than the longest download (10 min), so a round is not
@@ -234,12 +244,13 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         let hold = (s.schedule.every * 4).max(Duration::from_secs(1800));
         let Some(lease) = self
             .store
-            .cursor_take(&lease_key(&s.name), &self.holder, now, now.plus(hold))
+            .cursor_take(&feed.lease_key(), &self.holder, now, now.plus(hold))
             .await?
         else {
             // Another node fetches this provider's reports: it reports on
             // them (a gauge of 0 here, as for every leased gauge).
-            metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone()).set(0.0);
+            feed.gauge("finality_settlement_report_overdue_seconds")
+                .set(0.0);
             return Ok((Vec::new(), None));
         };
         if s.schedule.announced {
@@ -252,10 +263,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             .and_then(|c| NaiveDate::parse_from_str(c, "%Y-%m-%d").ok());
         if let Some(l) = last {
             // Known after a restart too: the age gauge reads it.
-            lock(&self.state)
-                .entry(s.name.clone())
-                .or_default()
-                .last_day = Some(l);
+            lock(&self.state).entry(feed.label()).or_default().last_day = Some(l);
         }
         // After the last day imported, never before `first_day` (moved
         // forward by an operator: the days in between are not wanted).
@@ -266,31 +274,27 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         };
         let mut done = Vec::new();
         while day <= newest {
-            let outcome = self.fetch_day(s, day).await;
+            let outcome = self.fetch_day(s, feed, day).await;
             metrics::counter!("finality_settlement_reports_total", "provider" => s.name.clone(), "outcome" => outcome.label()).increment(1);
             let imported = matches!(outcome, DayOutcome::Imported { .. });
-            discrepancies(&s.name, &outcome);
+            discrepancies(feed, &outcome);
             if imported {
                 let saved = self
                     .store
                     .cursor_save(
-                        &lease_key(&s.name),
+                        &feed.lease_key(),
                         &self.holder,
                         &day.format("%Y-%m-%d").to_string(),
                         self.clock.now(),
                     )
                     .await?;
-                lock(&self.state)
-                    .entry(s.name.clone())
-                    .or_default()
-                    .last_day = Some(day);
+                lock(&self.state).entry(feed.label()).or_default().last_day = Some(day);
                 if !saved {
                     done.push((day, outcome));
                     break;
                 }
             }
-            lock(&self.state).entry(s.name.clone()).or_default().last =
-                Some((day, outcome.clone()));
+            lock(&self.state).entry(feed.label()).or_default().last = Some((day, outcome.clone()));
             done.push((day, outcome));
             if !imported {
                 break;
@@ -301,20 +305,20 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             };
         }
         let first_missing = day.min(newest.succ_opt().unwrap_or(newest));
-        self.publish(s, first_missing, newest);
+        self.publish(s, feed, first_missing, newest);
         let caught_up = first_missing > newest;
         Ok((done, caught_up.then(|| s.schedule.ready(first_missing))))
     }
 
     /// The gauges: how old the newest imported report is, and how long the
     /// oldest missing one has been overdue.
-    fn publish(&self, s: &Source, first_missing: NaiveDate, newest: NaiveDate) {
+    fn publish(&self, s: &Source, feed: &Feed, first_missing: NaiveDate, newest: NaiveDate) {
         let now = self.clock.now();
         let mut state = lock(&self.state);
-        let st = state.entry(s.name.clone()).or_default();
+        let st = state.entry(feed.label()).or_default();
         if let Some(last) = st.last_day {
             let age = now.since(s.schedule.day(last).until).as_secs_f64();
-            metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone())
+            feed.gauge("finality_settlement_report_age_seconds")
                 .set(age);
         }
         let overdue_at = s.schedule.ready(first_missing).plus(s.schedule.grace);
@@ -325,10 +329,10 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         } else {
             0.0
         };
-        metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone())
+        feed.gauge("finality_settlement_report_overdue_seconds")
             .set(secs);
         if overdue {
-            tracing::error!(provider = %s.name, day = %first_missing, overdue_s = secs, "ALERT settlement report overdue: not fetched {:?} after its documented ready time", s.schedule.grace);
+            tracing::error!(provider = %s.name, account = ?feed.account, day = %first_missing, overdue_s = secs, "ALERT settlement report overdue: not fetched {:?} after its documented ready time", s.schedule.grace);
         }
     }
 
@@ -347,7 +351,7 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             let date = s.schedule.today(f.announced_at);
             let outcome = self.fetch_file(s, &f).await;
             metrics::counter!("finality_settlement_reports_total", "provider" => s.name.clone(), "outcome" => outcome.label()).increment(1);
-            discrepancies(&s.name, &outcome);
+            discrepancies(&Feed::of(s, f.account.clone()), &outcome);
             let now = self.clock.now();
             let how = match &outcome {
                 DayOutcome::Imported {
@@ -475,64 +479,6 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
     /// Where `s`'s files of `account` are kept.
     fn dir_of(&self, s: &Source, account: Option<&str>) -> PathBuf {
         crate::batches::account_dir(&self.dir.join(&s.name), account)
-    }
-
-    /// Fetch days `from..=until` of `provider` that were not imported yet,
-    /// in order (`finality reconcile fetch`), whatever the schedule says.
-    pub async fn backfill(
-        &self,
-        provider: &str,
-        from: NaiveDate,
-        until: NaiveDate,
-    ) -> Result<Vec<(NaiveDate, DayOutcome)>, BackfillError> {
-        let s = self
-            .sources
-            .iter()
-            .find(|s| s.name == provider)
-            .ok_or_else(|| BackfillError::NoSchedule(provider.to_string()))?;
-        if s.schedule.announced {
-            return Err(BackfillError::Announced(provider.to_string()));
-        }
-        let runs = self.store.recon_runs(10_000).await?;
-        let mut out = Vec::new();
-        let mut day = from;
-        while day <= until {
-            let name = import_name(provider, &s.schedule.report, day);
-            let outcome = if runs
-                .iter()
-                .any(|r| r.provider == provider && r.file_name == name && r.finished_at.is_some())
-            {
-                DayOutcome::Skipped
-            } else {
-                self.fetch_day(s, day).await
-            };
-            metrics::counter!("finality_settlement_reports_total", "provider" => provider.to_string(), "outcome" => outcome.label()).increment(1);
-            out.push((day, outcome));
-            day = match day.succ_opt() {
-                Some(d) => d,
-                None => break,
-            };
-        }
-        Ok(out)
-    }
-
-    /// One day: fetch into a part file, keep it once it checks out, import
-    /// it with the day as its period.
-    async fn fetch_day(&self, s: &Source, date: NaiveDate) -> DayOutcome {
-        let day = s.schedule.day(date);
-        let name = import_name(&s.name, &s.schedule.report, date);
-        let dir = self.dir.join(&s.name);
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return DayOutcome::Failed(format!("{}: {e}", dir.display()));
-        }
-        let part = dir.join(format!("{name}.part"));
-        let fetched = s.adapter.fetch_report(&day, &part).await;
-        let period = Period {
-            from: day.from,
-            until: day.until,
-        };
-        self.keep_and_import(s, None, &date.to_string(), &name, fetched, Some(period))
-            .await
     }
 
     /// Keep a fetched part file under `name` once it checked out, and import
@@ -668,14 +614,15 @@ pub enum BackfillError {
 
 /// `finality_settlement_report_discrepancies`: the lines of the report
 /// just imported that did not agree.
-fn discrepancies(provider: &str, outcome: &DayOutcome) {
+fn discrepancies(feed: &Feed, outcome: &DayOutcome) {
     if let DayOutcome::Imported { counts, .. } = outcome {
         let off: i64 = counts
             .iter()
             .filter(|(k, _)| !AGREEING.contains(&k.as_str()))
             .map(|(_, n)| *n)
             .sum();
-        metrics::gauge!("finality_settlement_report_discrepancies", "provider" => provider.to_string()).set(off as f64);
+        feed.gauge("finality_settlement_report_discrepancies")
+            .set(off as f64);
     }
 }
 
