@@ -378,6 +378,11 @@ export interface components {
             /** @description A configured provider's name. */
             provider: string;
             rate_limit?: components["schemas"]["RateLimitIo"] | null;
+            /**
+             * @description Alipay: the merchant's own Alipay user id (`2088…`), checked on its
+             *     trades; absent: not checked (never the provider's).
+             */
+            seller_id?: string | null;
             /** @description Variables (or files) holding its webhook secrets; absent: the provider's. */
             webhook_secret_envs?: string[];
             /**
@@ -405,6 +410,8 @@ export interface components {
             rate_limit?: components["schemas"]["RateLimitIo"] | null;
             /** @description Whether this node could set it up (its secrets readable); if not, `error` says why. */
             ready: boolean;
+            /** @description Alipay: the merchant's own seller_id, checked on its trades. */
+            seller_id?: string | null;
             webhook_secret_envs: string[];
             /** Format: int32 */
             weight: number;

@@ -35,6 +35,8 @@ class AccountIn:
             app_auth_token_env (None | str | Unset): Alipay, an integrator acting for a merchant: the variable (or file)
                 holding the merchant's `app_auth_token`.
             rate_limit (None | RateLimitIo | Unset):
+            seller_id (None | str | Unset): Alipay: the merchant's own Alipay user id (`2088…`), checked on its
+                trades; absent: not checked (never the provider's).
             webhook_secret_envs (list[str] | Unset): Variables (or files) holding its webhook secrets; absent: the
                 provider's.
             weight (int | None | Unset): Its share of each claim round beside other accounts (1–1000, default 1).
@@ -45,6 +47,7 @@ class AccountIn:
     api_key_env: None | str | Unset = UNSET
     app_auth_token_env: None | str | Unset = UNSET
     rate_limit: None | RateLimitIo | Unset = UNSET
+    seller_id: None | str | Unset = UNSET
     webhook_secret_envs: list[str] | Unset = UNSET
     weight: int | None | Unset = UNSET
 
@@ -78,6 +81,12 @@ class AccountIn:
         else:
             rate_limit = self.rate_limit
 
+        seller_id: None | str | Unset
+        if isinstance(self.seller_id, Unset):
+            seller_id = UNSET
+        else:
+            seller_id = self.seller_id
+
         webhook_secret_envs: list[str] | Unset = UNSET
         if not isinstance(self.webhook_secret_envs, Unset):
             webhook_secret_envs = self.webhook_secret_envs
@@ -103,6 +112,8 @@ class AccountIn:
             field_dict["app_auth_token_env"] = app_auth_token_env
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if seller_id is not UNSET:
+            field_dict["seller_id"] = seller_id
         if webhook_secret_envs is not UNSET:
             field_dict["webhook_secret_envs"] = webhook_secret_envs
         if weight is not UNSET:
@@ -160,6 +171,16 @@ class AccountIn:
         rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
 
 
+        def _parse_seller_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        seller_id = _parse_seller_id(d.pop("seller_id", UNSET))
+
+
         webhook_secret_envs = cast(list[str], d.pop("webhook_secret_envs", UNSET))
 
 
@@ -179,6 +200,7 @@ class AccountIn:
             api_key_env=api_key_env,
             app_auth_token_env=app_auth_token_env,
             rate_limit=rate_limit,
+            seller_id=seller_id,
             webhook_secret_envs=webhook_secret_envs,
             weight=weight,
         )

@@ -40,6 +40,7 @@ class AccountOut:
             paused_reason (None | str | Unset):
             paused_until (None | str | Unset): While its calls are paused (a 401, a rate limit): until when and why.
             rate_limit (None | RateLimitIo | Unset):
+            seller_id (None | str | Unset): Alipay: the merchant's own seller_id, checked on its trades.
      """
 
     disabled: bool
@@ -55,6 +56,7 @@ class AccountOut:
     paused_reason: None | str | Unset = UNSET
     paused_until: None | str | Unset = UNSET
     rate_limit: None | RateLimitIo | Unset = UNSET
+    seller_id: None | str | Unset = UNSET
 
 
 
@@ -116,6 +118,12 @@ class AccountOut:
         else:
             rate_limit = self.rate_limit
 
+        seller_id: None | str | Unset
+        if isinstance(self.seller_id, Unset):
+            seller_id = UNSET
+        else:
+            seller_id = self.seller_id
+
 
         field_dict: dict[str, Any] = {}
 
@@ -140,6 +148,8 @@ class AccountOut:
             field_dict["paused_until"] = paused_until
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if seller_id is not UNSET:
+            field_dict["seller_id"] = seller_id
 
         return field_dict
 
@@ -234,6 +244,16 @@ class AccountOut:
         rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
 
 
+        def _parse_seller_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        seller_id = _parse_seller_id(d.pop("seller_id", UNSET))
+
+
         account_out = cls(
             disabled=disabled,
             id=id,
@@ -248,6 +268,7 @@ class AccountOut:
             paused_reason=paused_reason,
             paused_until=paused_until,
             rate_limit=rate_limit,
+            seller_id=seller_id,
         )
 
         return account_out
