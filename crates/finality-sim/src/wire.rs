@@ -102,6 +102,8 @@ pub fn stripe_refund(sim_status: &str) -> &'static str {
 }
 
 /// The Stripe object for a payment: a refund when its id starts `re_`.
+/// The simulator is a test-mode Stripe: every object says
+/// `"livemode": false`, as its events do.
 pub fn stripe_object(id: &str, sim_status: &str, m: Money<'_>) -> Value {
     let currency = m.currency.to_ascii_lowercase();
     if id.starts_with("po_") {
@@ -113,17 +115,17 @@ pub fn stripe_object(id: &str, sim_status: &str, m: Money<'_>) -> Value {
             _ => "pending",
         };
         return json!({"id": id, "object": "payout", "status": status,
-                      "amount": m.amount, "currency": currency});
+                      "amount": m.amount, "currency": currency, "livemode": false});
     }
     if id.starts_with("re_") {
         json!({"id": id, "object": "refund", "status": stripe_refund(sim_status),
-               "amount": m.amount, "currency": currency})
+               "amount": m.amount, "currency": currency, "livemode": false})
     } else {
         let (status, err) = stripe_payment_intent(sim_status);
         let received = if status == "succeeded" { m.amount } else { 0 };
         json!({"id": id, "object": "payment_intent", "status": status,
                "amount": m.amount, "amount_received": received, "currency": currency,
-               "last_payment_error": err})
+               "last_payment_error": err, "livemode": false})
     }
 }
 

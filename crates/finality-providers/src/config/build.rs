@@ -300,6 +300,7 @@ pub(crate) fn build_adapter(
             if let Some(account) = on_behalf_of {
                 a = a.on_behalf_of(account);
             }
+            a = a.with_mode(cfg.mode.map(|m| m.is_live()));
             if !secrets.is_empty() {
                 let v = StripeSignature::new(secrets, cfg.webhook_tolerance)
                     .map_err(|e| permanent(name, e))?;

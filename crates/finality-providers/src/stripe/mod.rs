@@ -38,6 +38,9 @@ pub struct StripeAdapter {
     merchant_ref_key: String,
     /// A connected account the platform's key acts for (`Stripe-Account`).
     account: Option<String>,
+    /// The configured environment (`mode`; `Some(true)` live); unset: the
+    /// key's prefix says.
+    live: Option<bool>,
 }
 
 impl StripeAdapter {
@@ -59,6 +62,7 @@ impl StripeAdapter {
             webhooks: None,
             merchant_ref_key: DEFAULT_MERCHANT_REF_KEY.to_string(),
             account: None,
+            live: None,
         })
     }
 
@@ -76,6 +80,29 @@ impl StripeAdapter {
     pub fn on_behalf_of(mut self, account: &str) -> Self {
         self.account = Some(account.to_string());
         self
+    }
+
+    /// The environment configured for this provider or account (`mode`):
+    /// an answer or listed event of the other one is never applied.
+    pub fn with_mode(mut self, live: Option<bool>) -> Self {
+        self.live = live;
+        self
+    }
+
+    /// Why an object or event whose `livemode` is `got` is not this
+    /// account's: "Has the value `true` if the object exists in live mode
+    /// or the value `false` if the object exists in test mode" (Stripe API
+    /// reference, `livemode` on every object). `None`: the same
+    /// environment, or one not known.
+    fn other_mode(&self, got: Option<bool>) -> Option<String> {
+        let want = self.live.or_else(|| Provider::key_live(self))?;
+        let got = got.filter(|g| *g != want)?;
+        let word = |live: bool| if live { "live" } else { "test" };
+        Some(format!(
+            "account_mismatch: the provider reports livemode `{got}` (a {} object), configured {}",
+            word(got),
+            word(want)
+        ))
     }
 
     /// `req` with the secret key, the API version and, for a connected
@@ -125,10 +152,12 @@ impl StripeAdapter {
             tracing::debug!(request_id = %rid, payment_id = t.payment_id, error = %err, "stripe search failed");
             return Err(err);
         }
-        let body: SearchBody = resp
+        let mut body: SearchBody = resp
             .json()
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
+        // An object of the other environment is not this payment.
+        body.data.retain(|o| self.other_mode(o.livemode).is_none());
         Ok(crate::lookup::one_of(body.data, |o| {
             let provider_status = describe(&o);
             (
@@ -259,6 +288,8 @@ struct ObjectBody {
     amount: Option<i64>,
     #[serde(default)]
     currency: Option<String>,
+    #[serde(default)]
+    livemode: Option<bool>,
 }
 
 /// Events per list page (Stripe's maximum).
@@ -331,7 +362,8 @@ impl Provider for StripeAdapter {
         let reported = finality_core::Reported {
             amount: body.amount_received.or(body.amount),
             currency: body.currency.clone(),
-            mismatch: None,
+            // Never applied, whatever it says: another environment's object.
+            mismatch: self.other_mode(body.livemode),
         };
         Ok(Observation::new(map_status(object, &body.status), provider_status).reporting(reported))
     }
@@ -463,6 +495,19 @@ impl Provider for StripeAdapter {
         let mut events = Vec::with_capacity(body.data.len());
         for item in body.data.iter().rev() {
             match events_of(item, &self.merchant_ref_key) {
+                // Listed, acknowledged, kept as ignored: never applied.
+                Ok(evs) if self.other_mode(item["livemode"].as_bool()).is_some() => {
+                    let why = self
+                        .other_mode(item["livemode"].as_bool())
+                        .unwrap_or_default();
+                    events.extend(evs.into_iter().map(|mut e| {
+                        e.disposition = Disposition::Ignore(format!(
+                            "other_mode: {}",
+                            why.trim_start_matches("account_mismatch: ")
+                        ));
+                        e
+                    }));
+                }
                 Ok(evs) => events.extend(evs),
                 // Kept for a human, never dropped: an event Stripe listed
                 // that we cannot read.

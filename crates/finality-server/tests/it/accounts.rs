@@ -123,7 +123,13 @@ pub(super) const USD: Money<'static> = Money {
 impl TestApp {
     /// Create `provider_ref` at the simulated provider for `account` and
     /// register it here under that account.
-    async fn register_for(&self, provider: &str, id: &str, provider_ref: &str, account: &str) {
+    pub(super) async fn register_for(
+        &self,
+        provider: &str,
+        id: &str,
+        provider_ref: &str,
+        account: &str,
+    ) {
         self.sim
             .create_priced(Some(provider_ref.into()), None, USD.amount, USD.currency);
         self.sim.assign_account(provider_ref, account);

@@ -14,6 +14,7 @@ use finality_store::InboxState;
 
 finality_testkit::on_both_backends!(
     a_test_mode_event_never_settles_a_live_payment,
+    a_test_mode_answer_never_settles_a_live_payment,
     an_accounts_own_secret_verifies_its_webhooks_at_its_url,
 );
 
@@ -103,6 +104,37 @@ async fn a_test_mode_event_never_settles_a_live_payment(b: Backend) {
         "{metrics}"
     );
     let _ = PLATFORM_WHSEC;
+}
+
+/// A poll's answer is checked as a webhook is (Stripe's `livemode` on
+/// every object).
+async fn a_test_mode_answer_never_settles_a_live_payment(b: Backend) {
+    let app = spawn_app_custom(b, sim_config(), true, live_providers).await;
+    // The test-mode simulator's
+    // PaymentIntent (`"livemode": false`) never settles a live payment; it
+    // goes to review naming both environments.
+    app.register_for("stripe", "poll_live", "pi_3PollLive", "acct_A")
+        .await;
+    tokio::time::sleep(Duration::from_millis(1700)).await;
+    let (s, v) = app
+        .send(
+            axum::http::Method::POST,
+            "/v1/payments/poll_live/poll",
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::ACCEPTED, "{v}");
+    let v = app.wait_for_status("poll_live", "needs_review").await;
+    let why = v["history"]
+        .as_array()
+        .and_then(|h| h.last())
+        .and_then(|t| t["reason"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        why.contains("livemode `false` (a test object), configured live"),
+        "{v}"
+    );
 }
 
 const SIM_SECRET_A: &str = "whsec_aW5zdGl0dXRpb24tQS1vd24tc2VjcmV0LTAx";
