@@ -665,6 +665,21 @@ pub fn alipay_notification_of(
     status: &str,
     m: Money<'_>,
 ) -> Option<String> {
+    alipay_notification_for(notify_id, id, out_trade_no, status, m, None)
+}
+
+/// The same for a merchant an integrator (ISV) acts for: its app in
+/// `auth_app_id` beside the integrator's `app_id`, as the official Node
+/// SDK's notify fixture carries both (alipay-sdk-nodejs-all
+/// `test/alipay.test.ts`).
+pub fn alipay_notification_for(
+    notify_id: &str,
+    id: &str,
+    out_trade_no: &str,
+    status: &str,
+    m: Money<'_>,
+    auth_app_id: Option<&str>,
+) -> Option<String> {
     use rsa::pkcs8::DecodePrivateKey;
     let total = m.decimal();
     let mut p = std::collections::BTreeMap::new();
@@ -683,6 +698,9 @@ pub fn alipay_notification_of(
         p.insert(k.to_string(), v.to_string());
     }
     p.insert("trade_no".into(), alipay_trade_no(id));
+    if let Some(a) = auth_app_id {
+        p.insert("auth_app_id".into(), a.to_string());
+    }
     let key = rsa::RsaPrivateKey::from_pkcs8_pem(wechat_keys::PLATFORM_PRIVATE_PEM).ok()?;
     let sig = crate::schemes::rsa_sign(&key, &crate::schemes::alipay_content(&p, true));
     p.insert("sign".into(), sig);

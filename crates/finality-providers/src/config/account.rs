@@ -309,4 +309,40 @@ mod tests {
         let bad = AccountSpec::named("a/b");
         assert_eq!(bad.validate(&cfg).unwrap_err().field, "id");
     }
+
+    /// A merchant an integrator acts for sells as itself: its trades name
+    /// its own `seller_id`, never the integrator's.
+    #[test]
+    fn an_alipay_account_never_inherits_the_providers_seller() {
+        let mut cfg = ProviderConfig::sim("http://127.0.0.1:1");
+        cfg.adapter = Adapter::Alipay {
+            alipay: crate::alipay::AlipayConfig {
+                app_id: "2021000000000001".into(),
+                private_key_env: "ALIPAY_KEY".into(),
+                alipay_public_key_env: "ALIPAY_PUBLIC".into(),
+                seller_id: Some("2088000000000001".into()),
+                app_auth_token_env: None,
+            },
+        };
+        let seller = |a: &AccountSpec| match a.applied_to(&cfg).adapter {
+            Adapter::Alipay { alipay } => alipay.seller_id,
+            other => panic!("{other:?}"),
+        };
+        let mut a = AccountSpec::named("2021000000000002");
+        a.app_auth_token_env = Some("TOKEN_2".into());
+        a.validate(&cfg).unwrap();
+        assert_eq!(seller(&a), None);
+        a.seller_id = Some("2088000000000002".into());
+        a.validate(&cfg).unwrap();
+        assert_eq!(seller(&a).as_deref(), Some("2088000000000002"));
+        a.seller_id = Some("1234".into());
+        assert_eq!(a.validate(&cfg).unwrap_err().field, "seller_id");
+        let mut adyen = cfg.clone();
+        adyen.adapter = Adapter::Adyen {
+            adyen: Default::default(),
+        };
+        a.app_auth_token_env = None;
+        a.seller_id = Some("2088000000000002".into());
+        assert_eq!(a.validate(&adyen).unwrap_err().field, "seller_id");
+    }
 }

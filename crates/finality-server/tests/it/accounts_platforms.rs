@@ -8,6 +8,11 @@
 use super::accounts::{secrets, sim_config};
 use super::*;
 
+finality_testkit::on_both_backends!(
+    alipay_integrator_acts_for_each_merchant_with_its_token,
+    wechat_service_provider_acts_for_each_sub_merchant,
+);
+
 /// Wait until the account `scope` (`provider/account`) is paused, and
 /// check its provider is not: its pause reason.
 async fn account_paused(app: &TestApp, scope: &str) -> String {
@@ -25,8 +30,7 @@ async fn account_paused(app: &TestApp, scope: &str) -> String {
 /// a merchant's trade only to a call carrying that merchant's token; the
 /// merchant whose token is no longer valid gets Alipay's `20001
 /// aop.invalid-app-auth-token`, which pauses that account alone.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn alipay_integrator_acts_for_each_merchant_with_its_token() {
+async fn alipay_integrator_acts_for_each_merchant_with_its_token(b: Backend) {
     use finality_sim::wire::wechat_keys as k;
     secrets();
     for (var, value) in [
@@ -43,7 +47,7 @@ async fn alipay_integrator_acts_for_each_merchant_with_its_token() {
     ] {
         std::env::set_var(var, value);
     }
-    let app = spawn_app_custom(Backend::Postgres, sim_config(), true, |sim_url| {
+    let app = spawn_app_custom(b, sim_config(), true, |sim_url| {
         let cfg: ProviderConfig = serde_json::from_value(json!({
             "adapter": "alipay",
             "base_url": format!("{sim_url}/alipay/gateway.do"),
@@ -94,6 +98,53 @@ async fn alipay_integrator_acts_for_each_merchant_with_its_token() {
     assert!(reason.contains("aop.invalid-app-auth-token"), "{reason}");
     let (_, v) = app.get("/v1/payments/ali_m3").await;
     assert_eq!(v["status"], "pending", "{v}");
+
+    // An order Alipay does not show to queries yet, settled by merchant
+    // 2's notification. Merchant 3's notification naming the same order
+    // (verified: Alipay signs every merchant's with its own key; the
+    // integrator's `app_id`, merchant 3's `auth_app_id`) is merchant 3's
+    // fact, which finds none of merchant 3's payments.
+    let body = json!({"id": "ali_m2b", "provider": "alipay", "merchant_ref": "20261204000000004",
+                      "account": "2021000000000002", "amount": 1999, "currency": "CNY"});
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let notify = |notify_id: &str, merchant: &str| {
+        finality_sim::wire::alipay_notification_for(
+            notify_id,
+            "s_m4",
+            "20261204000000004",
+            "TRADE_SUCCESS",
+            finality_sim::wire::Money {
+                amount: 1999,
+                currency: "CNY",
+            },
+            Some(merchant),
+        )
+        .unwrap()
+    };
+    let post = |body: String| {
+        let req = app
+            .http
+            .post(format!("{}/webhooks/alipay", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body);
+        async move {
+            let resp = req.send().await.unwrap();
+            (resp.status(), resp.text().await.unwrap())
+        }
+    };
+    let (s, text) = post(notify("ali-cross-0001", "2021000000000003")).await;
+    assert_eq!((s, text.as_str()), (StatusCode::OK, "success"));
+    let row = app
+        .wait_inbox_state("alipay", "ali-cross-0001", "orphaned")
+        .await;
+    assert_eq!(row.account.as_deref(), Some("2021000000000003"), "{row:?}");
+    let (_, v) = app.get("/v1/payments/ali_m2b").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    let (s, text) = post(notify("ali-own-0001", "2021000000000002")).await;
+    assert_eq!((s, text.as_str()), (StatusCode::OK, "success"));
+    let v = app.wait_for_status("ali_m2b", "succeeded").await;
+    assert_eq!(v["history"][0]["source"], "webhook", "{v}");
 }
 
 /// WeChat Pay, a service provider (`mchid` 1900000109, the simulator's)
@@ -103,8 +154,7 @@ async fn alipay_integrator_acts_for_each_merchant_with_its_token() {
 /// alone; a sub-merchant's notification, which names it only inside the
 /// encrypted resource, is applied to its payment; one for a sub-merchant
 /// not set up is refused and counted.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wechat_service_provider_acts_for_each_sub_merchant() {
+async fn wechat_service_provider_acts_for_each_sub_merchant(b: Backend) {
     use finality_sim::wire::wechat_keys as k;
     for (var, value) in [
         ("FINALITY_IT_ACCT_WECHAT_KEY", k::MERCHANT_PRIVATE_PEM),
@@ -113,7 +163,7 @@ async fn wechat_service_provider_acts_for_each_sub_merchant() {
     ] {
         std::env::set_var(var, value);
     }
-    let app = spawn_app_custom(Backend::Postgres, sim_config(), true, |sim_url| {
+    let app = spawn_app_custom(b, sim_config(), true, |sim_url| {
         let cfg: ProviderConfig = serde_json::from_value(json!({
             "adapter": "wechat",
             "base_url": format!("{sim_url}/wechat"),
