@@ -341,16 +341,25 @@ pub struct Routed {
 
 /// Send the parked webhooks of every account this node can act as to
 /// processing (an account was added, enabled or set up): what a parked
-/// fact waits for. How many were sent.
+/// fact waits for. How many were sent. Only the accounts that have parked
+/// webhooks now are touched (one read of the parked rows' index), so it
+/// runs every round: a webhook parked by a request that saw its account
+/// absent a moment before the account was added is sent on at the next
+/// round, not left parked because the unpark of the addition ran first.
 pub async fn unpark(
     providers: &crate::Providers,
     inbox: &dyn finality_store::WebhookInbox,
     now: finality_core::Timestamp,
 ) -> finality_store::Result<u64> {
     let mut n = 0;
-    for (name, entry) in providers {
-        for account in entry.accounts.usable() {
-            let scope = finality_core::Scope::new(name.as_str(), Some(&account));
+    for scope in inbox.inbox_parked_scopes(1000).await? {
+        let Some(account) = scope.account() else {
+            continue;
+        };
+        let usable = providers
+            .get(scope.provider())
+            .is_some_and(|e| e.accounts.usable().iter().any(|a| a == account));
+        if usable {
             n += inbox.inbox_unpark(&scope, now).await?;
         }
     }
@@ -385,14 +394,10 @@ pub async fn keep_fresh(
     every: std::time::Duration,
     shutdown: tokio_util::sync::CancellationToken,
 ) {
-    // The first round looks for parked webhooks of every account (the
-    // file's included); later rounds when an account changed.
-    let mut look = true;
     loop {
         match refresh(&providers, &*store).await {
             Ok(0) => {}
             Ok(n) => {
-                look = true;
                 tracing::info!(changed = n, "accounts updated from the database");
             }
             Err(e) => {
@@ -411,20 +416,20 @@ pub async fn keep_fresh(
                 }
             }
         }
-        if look {
-            match unpark(&providers, &*store, clock.now()).await {
-                Ok(0) => look = false,
-                Ok(n) => {
-                    look = false;
-                    metrics::counter!("finality_webhooks_unparked_total").increment(n);
-                    tracing::info!(
-                        webhooks = n,
-                        "parked webhooks of accounts now configured sent to processing"
-                    );
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "sending parked webhooks to processing failed; tried again next round")
-                }
+        // Every round: whatever was parked for an account this node can
+        // act as now, including what a request parked just as the account
+        // was added (see `unpark`).
+        match unpark(&providers, &*store, clock.now()).await {
+            Ok(0) => {}
+            Ok(n) => {
+                metrics::counter!("finality_webhooks_unparked_total").increment(n);
+                tracing::info!(
+                    webhooks = n,
+                    "parked webhooks of accounts now configured sent to processing"
+                );
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "sending parked webhooks to processing failed; tried again next round")
             }
         }
         tokio::select! {

@@ -83,9 +83,9 @@ pub const CATALOG: &[Entry] = &[
     ("finality_sweep_findings_total", Kind::Counter, Unit::Count, "What the reconciliation sweep found, by kind."),
     ("finality_reconciliation_lines_total", Kind::Counter, Unit::Count, "Settlement-report lines (and payments missing from reports) by outcome."),
     ("finality_settlement_reports_total", Kind::Counter, Unit::Count, "Settlement-report days fetched, by provider and outcome (imported, already_imported, not_ready, refused, failed)."),
-    ("finality_settlement_report_age_seconds", Kind::Gauge, Unit::Seconds, "Since the end of the newest day whose settlement report was imported, by provider (on the node holding the provider's fetch lease)."),
-    ("finality_settlement_report_overdue_seconds", Kind::Gauge, Unit::Seconds, "How long the oldest missing settlement report is past its documented ready time and grace, by provider; 0 when none is (and on nodes not holding the fetch lease)."),
-    ("finality_settlement_report_discrepancies", Kind::Gauge, Unit::Count, "Lines of the last imported settlement report that did not agree (neither matched, applied nor ignored), by provider."),
+    ("finality_settlement_report_age_seconds", Kind::Gauge, Unit::Seconds, "Since the end of the newest day whose settlement report was imported, by provider, and by account for an account's own reports (on the node holding the fetch lease)."),
+    ("finality_settlement_report_overdue_seconds", Kind::Gauge, Unit::Seconds, "How long the oldest missing settlement report is past its documented ready time and grace, by provider, and by account for an account's own reports; 0 when none is (and on nodes not holding the fetch lease)."),
+    ("finality_settlement_report_discrepancies", Kind::Gauge, Unit::Count, "Lines of the last imported settlement report that did not agree (neither matched, applied nor ignored), by provider, and by account for an account's own reports."),
     ("finality_settlement_report_gaps", Kind::Gauge, Unit::Count, "Batch numbers never announced between the lowest and highest a provider announced (Adyen's REPORT_AVAILABLE), by provider."),
     // Retention.
     ("finality_retention_removed_total", Kind::Counter, Unit::Count, "Rows retention archived and then deleted (bodies dropped, for webhook_bodies), by kind."),

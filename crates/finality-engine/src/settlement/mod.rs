@@ -194,7 +194,8 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         lock(&self.next).values().min().copied()
     }
 
-    /// Each provider's report state as this node last saw it.
+    /// Each provider's report state as this node last saw it, and each
+    /// account's with reports of its own under `provider/account`.
     pub fn states(&self) -> HashMap<String, ReportState> {
         lock(&self.state).clone()
     }

@@ -1,5 +1,6 @@
 //! `finality chaos`: several real `finality serve` processes on one private
-//! PostgreSQL (or MariaDB, `--database mariadb`), the simulator as provider (webhooks lost, delayed,
+//! PostgreSQL (or MariaDB, `--database mariadb`; or one process on its
+//! embedded SQLite file, `--database sqlite`), the simulator as provider (webhooks lost, delayed,
 //! duplicated, reordered; 429s, 5xx and timeouts), payments registered
 //! through random nodes while nodes are killed and restarted, one is paused
 //! past its lease, and the database is restarted as after a crash and
@@ -96,7 +97,13 @@ const WEBHOOK_SECRET: &str = "whsec_Y2hhb3MtcnVuLXdlYmhvb2stc2VjcmV0LTAxMjM0NTY3
 pub(crate) const TOKEN: &str = "chaos-run-api-token-0123456789";
 
 pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
-    if args.nodes < 2 {
+    if args.database == Database::Sqlite && args.nodes != 1 {
+        return Err(anyhow!(
+            "--nodes: SQLite is embedded in one process (one writer): run --database sqlite with \
+             --nodes 1; its kills are the database's crashes too"
+        ));
+    }
+    if args.nodes < 2 && args.database != Database::Sqlite {
         return Err(anyhow!(
             "--nodes: at least 2 (a killed node's work must go somewhere)"
         ));
@@ -118,7 +125,7 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
     let pg = Arc::new(
         tokio::task::spawn_blocking(move || Server::start(which))
             .await
-            .context("starting a private database server")?,
+            .context("starting a private database server")??,
     );
     let url = pg.url();
     finality_store::open(&url, 4)
@@ -197,7 +204,7 @@ pub async fn run(args: ChaosArgs) -> anyhow::Result<()> {
         ));
         let forger = tokio::spawn(tenants::forge(
             t.clone(),
-            nodes.base(1),
+            nodes.base(1 % nodes.len()),
             known.clone(),
             WEBHOOK_SECRET.to_string(),
             args.duration,
@@ -418,7 +425,7 @@ async fn inject(
     while start.elapsed() < args.duration {
         tokio::time::sleep(args.kill_every).await;
         let at = start.elapsed().as_secs_f64() / args.duration.as_secs_f64();
-        if !restarted_db && at >= 1.0 / 3.0 {
+        if !restarted_db && at >= 1.0 / 3.0 && pg.has_server() {
             restarted_db = true;
             let down = now_ms();
             let p = pg.clone();
@@ -436,7 +443,7 @@ async fn inject(
             f.pauses += 1;
             continue;
         }
-        if !stopped_db && at >= 2.0 / 3.0 {
+        if !stopped_db && at >= 2.0 / 3.0 && pg.has_server() {
             stopped_db = true;
             let down = now_ms();
             let p = pg.clone();
@@ -476,8 +483,9 @@ async fn inject(
         nodes.restart(i).await?;
         f.restarts += 1;
     }
-    // Each fault at least once, however short the run.
-    if !restarted_db {
+    // Each fault at least once, however short the run (SQLite has no
+    // server: its crash is the node's).
+    if !restarted_db && pg.has_server() {
         let down = now_ms();
         let p = pg.clone();
         tokio::task::spawn_blocking(move || p.restart_immediate()).await?;
@@ -491,7 +499,7 @@ async fn inject(
             .await?;
         f.pauses += 1;
     }
-    if !stopped_db {
+    if !stopped_db && pg.has_server() {
         let down = now_ms();
         let p = pg.clone();
         tokio::task::spawn_blocking(move || p.stop()).await?;

@@ -223,6 +223,20 @@ impl WebhookInbox for MemStore {
         Ok(parked.len() as u64)
     }
 
+    async fn inbox_parked_scopes(&self, limit: u32) -> Result<Vec<finality_core::Scope>> {
+        let s = self.state.lock().await;
+        let mut scopes: Vec<finality_core::Scope> = Vec::new();
+        for r in s.inbox.iter().filter(|r| r.ev.state == InboxState::Parked) {
+            let scope = r.ev.scope();
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        scopes.sort();
+        scopes.truncate(limit as usize);
+        Ok(scopes)
+    }
+
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
         let s = self.state.lock().await;
         // The first stored of that id, whichever account's.

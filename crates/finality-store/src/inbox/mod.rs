@@ -80,6 +80,12 @@ pub trait WebhookInbox: Send + Sync {
     /// now. How many were sent.
     async fn inbox_unpark(&self, scope: &finality_core::Scope, now: Timestamp) -> Result<u64>;
 
+    /// The scopes (at most `limit`) with parked events now: what a node
+    /// looks at every round, so an event parked while its account was
+    /// being added or enabled (a request that saw it absent a moment
+    /// before) is not left behind by the one unpark that ran already.
+    async fn inbox_parked_scopes(&self, limit: u32) -> Result<Vec<finality_core::Scope>>;
+
     /// The webhook row of `provider` with this event id (the first stored,
     /// should two accounts' events share it).
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>>;

@@ -269,6 +269,30 @@ impl<B: Backend> WebhookInbox for B {
         Ok(n)
     }
 
+    async fn inbox_parked_scopes(&self, limit: u32) -> Result<Vec<finality_core::Scope>> {
+        let mut conn = self.read().await?;
+        // The partial index `webhook_inbox_parked` holds exactly these
+        // rows: nothing is read when nothing is parked.
+        let rows = conn
+            .all(
+                stmt(
+                    "SELECT DISTINCT provider, account FROM webhook_inbox \
+                     WHERE state = 'parked' ORDER BY provider, account LIMIT $1",
+                    "listing the accounts with parked webhooks",
+                )
+                .int(i64::from(limit)),
+            )
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(finality_core::Scope::new(
+                    r.text("provider", "webhook_inbox")?,
+                    r.account("account", "webhook_inbox")?.as_deref(),
+                ))
+            })
+            .collect()
+    }
+
     async fn inbox_get(&self, provider: &str, event_id: &str) -> Result<Option<InboxEvent>> {
         let sql = format!(
             "SELECT {INBOX_COLUMNS} FROM webhook_inbox WHERE provider = $1 AND event_id = $2 \

@@ -152,6 +152,11 @@ pub async fn parked_webhooks_wait_for_their_account(db: Arc<dyn Store>) {
         drain_inbox(&*db, T0).await.is_empty(),
         "parked rows are not due"
     );
+    // Who has parked rows: each account once, in order.
+    assert_eq!(
+        db.inbox_parked_scopes(100).await.unwrap(),
+        vec![Scope::new("sim", Some("Y")), Scope::new("sim", Some("Z"))]
+    );
     let n = db
         .inbox_unpark(&Scope::new("sim", Some("Z")), T0)
         .await
@@ -163,6 +168,10 @@ pub async fn parked_webhooks_wait_for_their_account(db: Arc<dyn Store>) {
     let y = db.inbox_get("sim", "evt_y").await.unwrap().unwrap();
     assert_eq!(y.state, InboxState::Parked);
     assert_eq!(y.account.as_deref(), Some("Y"));
+    assert_eq!(
+        db.inbox_parked_scopes(100).await.unwrap(),
+        vec![Scope::new("sim", Some("Y"))]
+    );
 }
 
 pub const CASES: &[(&str, Case)] = cases![
