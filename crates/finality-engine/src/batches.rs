@@ -57,6 +57,30 @@ pub(crate) fn account_dir(dir: &Path, account: Option<&str>) -> PathBuf {
     }
 }
 
+/// Keep the settlement reports `events` announce (Adyen's
+/// `REPORT_AVAILABLE`) for the fetcher of `provider`. Called with a
+/// webhook's verified events before it is acknowledged: a failure here
+/// answers 5xx, and the provider's redelivery announces again (a file
+/// announced before changes nothing). Returns how many were new.
+pub async fn announce<S: ?Sized + crate::reconcile::ReconcileStore>(
+    store: &S,
+    scope: &finality_core::Scope,
+    events: &[finality_providers::webhook::WebhookEvent],
+    now: finality_core::Timestamp,
+) -> Result<usize, finality_store::StoreError> {
+    use finality_providers::webhook::Disposition;
+    let mut new = 0;
+    for ev in events {
+        if let Disposition::Report { name, url } = &ev.disposition {
+            if store.file_announce(scope, name, url, now).await? {
+                tracing::info!(%scope, file = %name, "settlement report announced; kept for the settlement fetcher");
+                new += 1;
+            }
+        }
+    }
+    Ok(new)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{account_dir, batch_gaps};

@@ -110,9 +110,10 @@ impl Simulator {
             }
             WireFormat::Alipay => {
                 let order_no = plan.merchant_ref.clone().unwrap_or_else(|| plan.id.clone());
-                let form =
-                    crate::wire::alipay_notification_of(&event_id, &plan.id, &order_no, word, m)
-                        .ok_or(NotifyError::Sign)?;
+                let form = crate::wire::alipay_notification_for(
+                    &event_id, &plan.id, &order_no, word, m, None,
+                )
+                .ok_or(NotifyError::Sign)?;
                 (
                     form,
                     vec![("content-type", "application/x-www-form-urlencoded".into())],

@@ -102,8 +102,7 @@ pub fn stripe_refund(sim_status: &str) -> &'static str {
 }
 
 /// The Stripe object for a payment: a refund when its id starts `re_`.
-/// The simulator is a test-mode Stripe: every object says
-/// `"livemode": false`, as its events do.
+/// A test-mode Stripe's: `"livemode": false`, as its events say.
 pub fn stripe_object(id: &str, sim_status: &str, m: Money<'_>) -> Value {
     let currency = m.currency.to_ascii_lowercase();
     if id.starts_with("po_") {
@@ -653,25 +652,14 @@ pub fn alipay_notification(
     if status == "WAIT_BUYER_PAY" {
         return None;
     }
-    alipay_notification_of(notify_id, id, out_trade_no, status, m)
-}
-
-/// An Alipay `trade_status_sync` notification form with `trade_status`,
-/// signed with "Alipay's" key (the simulator's platform key).
-pub fn alipay_notification_of(
-    notify_id: &str,
-    id: &str,
-    out_trade_no: &str,
-    status: &str,
-    m: Money<'_>,
-) -> Option<String> {
     alipay_notification_for(notify_id, id, out_trade_no, status, m, None)
 }
 
-/// The same for a merchant an integrator (ISV) acts for: its app in
-/// `auth_app_id` beside the integrator's `app_id`, as the official Node
-/// SDK's notify fixture carries both (alipay-sdk-nodejs-all
-/// `test/alipay.test.ts`).
+/// An Alipay `trade_status_sync` notification form with `trade_status`,
+/// signed with "Alipay's" key (the simulator's platform key). For a
+/// merchant an integrator (ISV) acts for, its app in `auth_app_id` beside
+/// the integrator's `app_id`, as the official Node SDK's notify fixture
+/// carries both (alipay-sdk-nodejs-all `test/alipay.test.ts`).
 pub fn alipay_notification_for(
     notify_id: &str,
     id: &str,

@@ -5,12 +5,24 @@
 //! then imported as that account's report: its lines reach its payments
 //! only, and "missing from report" is looked for among them.
 
-use super::{import_name, BackfillError, DayOutcome, Fetcher, Source};
-use crate::reconcile::{Period, ReconcileStore};
 use chrono::NaiveDate;
+use finality_providers::settlement::fetch::ReportSchedule;
 use finality_providers::Provider;
-use finality_store::prelude::*;
 use std::sync::Arc;
+
+/// A provider whose reports are fetched on a schedule.
+pub(super) struct Source {
+    pub(super) name: String,
+    pub(super) adapter: Arc<dyn Provider>,
+    /// The provider's accounts: whose payments a report's lines may reach.
+    pub(super) accounts: Arc<crate::accounts::ProviderAccounts>,
+    pub(super) schedule: ReportSchedule,
+}
+
+/// The name a day's import is recorded under (and its archived file's).
+pub fn import_name(provider: &str, report: &str, date: NaiveDate) -> String {
+    format!("{provider}-{report}-{}.csv", date.format("%Y-%m-%d"))
+}
 
 /// One stream of daily reports: the provider's own (`account: None`) or
 /// one account's, fetched with that account's adapter.
@@ -84,76 +96,5 @@ impl Feed {
                 metrics::gauge!(name, "provider" => self.provider.clone(), "account" => a.clone())
             }
         }
-    }
-}
-
-impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
-    /// Fetch days `from..=until` of `provider` that were not imported yet,
-    /// in order (`finality reconcile fetch`), whatever the schedule says:
-    /// the provider's own reports, then each account's (`Some(account)`).
-    #[allow(clippy::type_complexity)] // whose, which day, what became of it
-    pub async fn backfill(
-        &self,
-        provider: &str,
-        from: NaiveDate,
-        until: NaiveDate,
-    ) -> Result<Vec<(Option<String>, NaiveDate, DayOutcome)>, BackfillError> {
-        let s = self
-            .sources
-            .iter()
-            .find(|s| s.name == provider)
-            .ok_or_else(|| BackfillError::NoSchedule(provider.to_string()))?;
-        if s.schedule.announced {
-            return Err(BackfillError::Announced(provider.to_string()));
-        }
-        let runs = self.store.recon_runs(10_000).await?;
-        let mut out = Vec::new();
-        for feed in Feed::all(s) {
-            let mut day = from;
-            while day <= until {
-                let name = feed.import_name(&s.schedule.report, day);
-                let outcome = if runs.iter().any(|r| {
-                    r.provider == provider && r.file_name == name && r.finished_at.is_some()
-                }) {
-                    DayOutcome::Skipped
-                } else {
-                    self.fetch_day(s, &feed, day).await
-                };
-                metrics::counter!("finality_settlement_reports_total", "provider" => provider.to_string(), "outcome" => outcome.label()).increment(1);
-                out.push((feed.account.clone(), day, outcome));
-                day = match day.succ_opt() {
-                    Some(d) => d,
-                    None => break,
-                };
-            }
-        }
-        Ok(out)
-    }
-
-    /// One day of one feed: fetch into a part file with the feed's adapter,
-    /// keep it in the feed's folder once it checks out, import it as the
-    /// feed's account's with the day as its period.
-    pub(super) async fn fetch_day(&self, s: &Source, feed: &Feed, date: NaiveDate) -> DayOutcome {
-        let day = s.schedule.day(date);
-        let name = feed.import_name(&s.schedule.report, date);
-        let dir = self.dir_of(s, feed.account.as_deref());
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return DayOutcome::Failed(format!("{}: {e}", dir.display()));
-        }
-        let part = dir.join(format!("{name}.part"));
-        let fetched = feed.adapter.fetch_report(&day, &part).await;
-        let period = Period {
-            from: day.from,
-            until: day.until,
-        };
-        self.keep_and_import(
-            s,
-            feed.account.as_deref(),
-            &date.to_string(),
-            &name,
-            fetched,
-            Some(period),
-        )
-        .await
     }
 }

@@ -15,7 +15,7 @@
 //! Each account with reports of its own (a Stripe connected account, an
 //! Alipay merchant an integrator acts for, a WeChat Pay sub-merchant) is
 //! fetched the same way beside the provider's own, with its own lease
-//! cursor (`settlement/NAME@ACCOUNT`), folder and import (see [`feeds`]).
+//! cursor (`settlement/NAME@ACCOUNT`), folder and import (see `feeds`).
 //!
 //! A report not there `grace` after its ready time is overdue
 //! (`finality_settlement_report_overdue_seconds`, alerted); one that does
@@ -25,8 +25,7 @@
 use crate::reconcile::{Import, Period, ReconcileStore};
 use chrono::NaiveDate;
 use finality_core::{Clock, Timestamp};
-use finality_providers::settlement::fetch::{FetchError, ReportSchedule};
-use finality_providers::Provider;
+use finality_providers::settlement::fetch::FetchError;
 use finality_store::prelude::*;
 use finality_store::reconciliations::{AnnouncedFile, FileTry};
 use std::collections::{BTreeMap, HashMap};
@@ -36,7 +35,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 mod feeds;
-use feeds::Feed;
+pub use feeds::import_name;
+use feeds::{Feed, Source};
 
 /// What became of one day's report.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,42 +78,10 @@ const ANNOUNCED_EVERY: Duration = Duration::from_secs(60);
 /// by stored webhooks.
 pub const ANNOUNCED_GAP: Duration = Duration::from_secs(2);
 
-/// Keep the settlement reports `events` announce (Adyen's
-/// `REPORT_AVAILABLE`) for the fetcher of `provider`. Called with a
-/// webhook's verified events before it is acknowledged: a failure here
-/// answers 5xx, and the provider's redelivery announces again (a file
-/// announced before changes nothing). Returns how many were new.
-pub async fn announce<S: ?Sized + ReconcileStore>(
-    store: &S,
-    scope: &finality_core::Scope,
-    events: &[finality_providers::webhook::WebhookEvent],
-    now: Timestamp,
-) -> Result<usize, finality_store::StoreError> {
-    use finality_providers::webhook::Disposition;
-    let mut new = 0;
-    for ev in events {
-        if let Disposition::Report { name, url } = &ev.disposition {
-            if store.file_announce(scope, name, url, now).await? {
-                tracing::info!(%scope, file = %name, "settlement report announced; kept for the settlement fetcher");
-                new += 1;
-            }
-        }
-    }
-    Ok(new)
-}
-
-pub use crate::batches::batch_gaps;
+pub use crate::batches::{announce, batch_gaps};
 
 /// Outcomes that are discrepancies, not agreement.
 const AGREEING: &[&str] = &["matched", "ignored", "applied"];
-
-struct Source {
-    name: String,
-    adapter: Arc<dyn Provider>,
-    /// The provider's accounts: whose payments a report's lines may reach.
-    accounts: Arc<crate::accounts::ProviderAccounts>,
-    schedule: ReportSchedule,
-}
 
 /// One provider's report state, for the console and the gauges.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -144,11 +112,6 @@ pub struct Fetcher<S: ?Sized = dyn Store> {
     sources: Vec<Source>,
     next: Mutex<HashMap<String, Timestamp>>,
     state: Mutex<HashMap<String, ReportState>>,
-}
-
-/// The name a day's import is recorded under (and its archived file's).
-pub fn import_name(provider: &str, report: &str, date: NaiveDate) -> String {
-    format!("{provider}-{report}-{}.csv", date.format("%Y-%m-%d"))
 }
 
 impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
@@ -592,6 +555,77 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 *at = (*at).min(soonest.max(now));
             }
         }
+    }
+}
+
+impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
+    /// Fetch days `from..=until` of `provider` that were not imported yet,
+    /// in order (`finality reconcile fetch`), whatever the schedule says:
+    /// the provider's own reports, then each account's (`Some(account)`).
+    #[allow(clippy::type_complexity)] // whose, which day, what became of it
+    pub async fn backfill(
+        &self,
+        provider: &str,
+        from: NaiveDate,
+        until: NaiveDate,
+    ) -> Result<Vec<(Option<String>, NaiveDate, DayOutcome)>, BackfillError> {
+        let s = self
+            .sources
+            .iter()
+            .find(|s| s.name == provider)
+            .ok_or_else(|| BackfillError::NoSchedule(provider.to_string()))?;
+        if s.schedule.announced {
+            return Err(BackfillError::Announced(provider.to_string()));
+        }
+        let runs = self.store.recon_runs(10_000).await?;
+        let mut out = Vec::new();
+        for feed in Feed::all(s) {
+            let mut day = from;
+            while day <= until {
+                let name = feed.import_name(&s.schedule.report, day);
+                let outcome = if runs.iter().any(|r| {
+                    r.provider == provider && r.file_name == name && r.finished_at.is_some()
+                }) {
+                    DayOutcome::Skipped
+                } else {
+                    self.fetch_day(s, &feed, day).await
+                };
+                metrics::counter!("finality_settlement_reports_total", "provider" => provider.to_string(), "outcome" => outcome.label()).increment(1);
+                out.push((feed.account.clone(), day, outcome));
+                day = match day.succ_opt() {
+                    Some(d) => d,
+                    None => break,
+                };
+            }
+        }
+        Ok(out)
+    }
+
+    /// One day of one feed: fetch into a part file with the feed's adapter,
+    /// keep it in the feed's folder once it checks out, import it as the
+    /// feed's account's with the day as its period.
+    async fn fetch_day(&self, s: &Source, feed: &Feed, date: NaiveDate) -> DayOutcome {
+        let day = s.schedule.day(date);
+        let name = feed.import_name(&s.schedule.report, date);
+        let dir = self.dir_of(s, feed.account.as_deref());
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return DayOutcome::Failed(format!("{}: {e}", dir.display()));
+        }
+        let part = dir.join(format!("{name}.part"));
+        let fetched = feed.adapter.fetch_report(&day, &part).await;
+        let period = Period {
+            from: day.from,
+            until: day.until,
+        };
+        self.keep_and_import(
+            s,
+            feed.account.as_deref(),
+            &date.to_string(),
+            &name,
+            fetched,
+            Some(period),
+        )
+        .await
     }
 }
 

@@ -15,6 +15,7 @@ use finality_store::InboxState;
 finality_testkit::on_both_backends!(
     a_test_mode_event_never_settles_a_live_payment,
     a_test_mode_answer_never_settles_a_live_payment,
+    another_accounts_report_line_never_changes_a_payment,
     an_accounts_own_secret_verifies_its_webhooks_at_its_url,
 );
 
@@ -135,6 +136,68 @@ async fn a_test_mode_answer_never_settles_a_live_payment(b: Backend) {
         why.contains("livemode `false` (a test object), configured live"),
         "{v}"
     );
+}
+
+/// The 30 columns of Adyen's Settlement details report, as Adyen documents
+/// them (the reader is `finality-providers` `settlement/adyen.rs`).
+const ADYEN_HEADER: &str = "Company Account,Merchant Account,Psp Reference,Merchant Reference,Payment Method,Creation Date,TimeZone,Type,Modification Reference,Gross Currency,Gross Debit (GC),Gross Credit (GC),Exchange Rate,Net Currency,Net Debit (NC),Net Credit (NC),Commission (NC),Markup (NC),Scheme Fees (NC),Interchange (NC),Payment Method Variant,Modification Merchant Reference,Batch Number,Reserved4,Reserved5,Reserved6,Reserved7,Reserved8,Reserved9,Reserved10";
+
+/// Settlement reports uploaded through the API: a line naming merchant
+/// account ShopB (Adyen's `Merchant Account` column) reaches ShopB's
+/// payment only, though ShopA's shares its merchant reference; a report
+/// uploaded as ShopA's (`account=ShopA`) never reaches ShopB's payment.
+async fn another_accounts_report_line_never_changes_a_payment(b: Backend) {
+    let app = spawn_app_custom(b, sim_config(), false, live_providers).await;
+    for (id, account, order) in [
+        ("rep_a", "ShopA", "order-1001"),
+        ("rep_b", "ShopB", "order-1001"),
+        ("rep_b2", "ShopB", "order-2002"),
+    ] {
+        let body = json!({"id": id, "provider": "adyen", "merchant_ref": order,
+                          "account": account, "amount": USD.amount, "currency": USD.currency});
+        let (s, v) = app.post("/v1/payments", body).await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+    let upload = |query: &str, body: String| {
+        let req = app
+            .http
+            .post(format!("{}/v1/reconciliations?{query}", app.base))
+            .bearer_auth(super::TOKEN)
+            .header("content-type", "text/csv")
+            .body(body);
+        async move {
+            let resp = req.send().await.unwrap();
+            let status = resp.status();
+            (status, resp.json::<serde_json::Value>().await.unwrap())
+        }
+    };
+    let line = "Company,ShopB,8816000000000002,order-1001,visa,2026-12-01 10:00:00,CET,Settled,\
+                8816000000000002,USD,,19.99,,USD,,19.89,0.10,,,,visa,,1,,,,,,,";
+    let (s, v) = upload(
+        "provider=adyen&format=adyen-settlement-details&file_name=batch_1.csv",
+        format!("{ADYEN_HEADER}\n{line}\n"),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(v["counts"]["applied"], 1, "{v}");
+    let (_, a) = app.get("/v1/payments/rep_a").await;
+    assert_eq!(a["status"], "pending", "ShopA's is untouched: {a}");
+    let (_, bp) = app.get("/v1/payments/rep_b").await;
+    assert_eq!(bp["status"], "succeeded", "{bp}");
+
+    // ShopA's report naming ShopB's order-2002: not ShopA's payment, so
+    // unknown here; ShopB's payment is untouched.
+    let (s, v) = upload(
+        "provider=adyen&account=ShopA&format=csv&reference=ref&amount=gross&currency=ccy\
+         &merchant_ref=order&decimal=true&file_name=shop_a_day.csv",
+        "ref,order,gross,ccy\n8816000000000003,order-2002,19.99,USD\n".to_string(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(v["counts"]["unknown_here"], 1, "{v}");
+    assert!(v["counts"]["applied"].is_null(), "{v}");
+    let (_, b2) = app.get("/v1/payments/rep_b2").await;
+    assert_eq!(b2["status"], "pending", "{b2}");
 }
 
 const SIM_SECRET_A: &str = "whsec_aW5zdGl0dXRpb24tQS1vd24tc2VjcmV0LTAx";
