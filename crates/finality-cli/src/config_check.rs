@@ -166,7 +166,30 @@ pub fn run(config: &Config, path: Option<&std::path::Path>) -> anyhow::Result<()
             _ => println!("#   {v}: not set"),
         }
     }
+    let warnings = warnings(config);
+    if !warnings.is_empty() {
+        println!("\n# Warnings:");
+        for w in &warnings {
+            println!("#   {w}");
+            eprintln!("warning: {w}");
+        }
+    }
     Ok(())
+}
+
+/// What is valid but weaker than the operator may think: a generic
+/// provider whose successes are not checked against the registered money.
+fn warnings(config: &Config) -> Vec<String> {
+    config
+        .providers
+        .iter()
+        .filter_map(|(name, p)| match &p.adapter {
+            finality_providers::config::Adapter::Generic { generic } => generic
+                .money_unchecked()
+                .map(|why| format!("providers.{name}.generic: {why}")),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -936,6 +936,57 @@ fn config_check_masks_secrets_and_names_missing_variables() {
     );
 }
 
+/// A generic provider that states no money passes the check with a
+/// warning naming it (its successes are not compared with the registered
+/// amount); one with `amount_pointer` passes without; a decimal amount
+/// without its currency is refused, naming the field.
+#[test]
+fn config_check_warns_when_a_generic_provider_is_not_money_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("finality.toml");
+    let table = |money: &str| {
+        format!(
+            "[providers.acme]\nadapter = \"generic\"\nbase_url = \"http://127.0.0.1:9\"\n\
+             [providers.acme.generic]\nurl = \"{{base_url}}/t/{{provider_ref}}\"\n\
+             status_pointer = \"/state\"\n{money}\
+             [providers.acme.generic.status_map]\nDONE = \"succeeded\"\n"
+        )
+    };
+    let run = |text: String| {
+        std::fs::write(&path, text).unwrap();
+        finality()
+            .args(["--config", path.to_str().unwrap(), "config", "check"])
+            .env("FINALITY_API_TOKEN", "api-token-0123456789abcdef")
+            .output()
+            .unwrap()
+    };
+    let out = run(table(""));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("warning: providers.acme.generic: no amount_pointer in [generic]"),
+        "{stderr}"
+    );
+    let out = run(table(
+        "amount_pointer = \"/amount\"\ncurrency_pointer = \"/currency\"\n",
+    ));
+    assert!(out.status.success());
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(table(
+        "amount_pointer = \"/amount\"\namount_unit = \"decimal\"\n",
+    ));
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("currency_pointer"), "{err}");
+}
+
 /// `finality archive` as an operator meets it: a run on a database with
 /// nothing old prints so; a restore of a file the manifest does not list is
 /// refused naming it; a retention shorter than providers redeliver is

@@ -26,7 +26,8 @@
 //!   round robin between accounts.
 //! - [`webhook_wait`]: registration-to-webhook delays, learned per provider.
 //! - [`sweep`]: the reconciliation sweep; [`reconcile`]: settlement reports
-//!   (`report_owner`: whose payments a report's lines reach).
+//!   (`report_owner`: whose payments a report's lines reach; `period`: the
+//!   time a report covers).
 //! - `batches`: announced settlement files' batch gaps and folders per account.
 //! - [`lifecycle`]: retention (`files`: archive files and the manifest;
 //!   `restore`; `error`).
@@ -50,6 +51,7 @@ pub mod health;
 pub mod inbox;
 pub mod lifecycle;
 mod liveness;
+mod period;
 mod permits;
 mod producer;
 pub mod rate;

@@ -73,55 +73,8 @@ const PAGE: usize = 500;
 const ALIVE_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 const ALIVE_WITHIN: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// The stretch of time a report covers: payments that became final here as
-/// succeeded within it (`from` inclusive, `until` exclusive) are expected
-/// in the report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Period {
-    pub from: Timestamp,
-    pub until: Timestamp,
-}
-
-/// A `--period` that cannot be used, naming what was given.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PeriodError {
-    #[error("`{0}`: expected FROM..UNTIL (e.g. 2026-11-30..2026-12-01)")]
-    Shape(String),
-    #[error("`{0}` is neither a date (2026-11-30) nor an RFC 3339 time")]
-    Time(String),
-    #[error("`{0}`: UNTIL must be after FROM")]
-    Order(String),
-}
-
-impl std::str::FromStr for Period {
-    type Err = PeriodError;
-    /// `FROM..UNTIL`, each an RFC 3339 time or a date (midnight UTC):
-    /// `2026-11-30..2026-12-01` is the 30th of November.
-    fn from_str(s: &str) -> Result<Self, PeriodError> {
-        let (a, b) = s
-            .split_once("..")
-            .ok_or_else(|| PeriodError::Shape(s.to_string()))?;
-        let from = parse_time(a.trim())?;
-        let until = parse_time(b.trim())?;
-        if until <= from {
-            return Err(PeriodError::Order(s.to_string()));
-        }
-        Ok(Period { from, until })
-    }
-}
-
+pub use crate::period::{Period, PeriodError};
 pub use crate::report_owner::Owner;
-
-fn parse_time(s: &str) -> Result<Timestamp, PeriodError> {
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
-        return Ok(Timestamp(t.timestamp_millis()));
-    }
-    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
-        .ok()
-        .and_then(|d| d.and_hms_opt(0, 0, 0))
-        .map(|t| Timestamp(t.and_utc().timestamp_millis()))
-        .ok_or_else(|| PeriodError::Time(s.to_string()))
-}
 
 /// What to import: whose report, under which name, read how, covering
 /// which period (without one, payments absent from the report are not
@@ -194,7 +147,7 @@ pub async fn reconcile<S: ReconcileStore + ?Sized>(
     path: &Path,
     now: Timestamp,
 ) -> Result<Reconciled, ReconcileError> {
-    let (provider, name, format) = (import.provider, import.name, import.format);
+    let (name, format) = (import.name, import.format);
     let file = name.to_string();
     let report_err = |error| ReconcileError::Report {
         file: file.clone(),
@@ -216,13 +169,48 @@ pub async fn reconcile<S: ReconcileStore + ?Sized>(
         error,
     })?;
     let sha = hex::encode(hashing.hash.finalize());
+    run_import(store, import, &sha, lines, Some(path), now).await
+}
+
+/// Import a day the provider says had no report because nothing happened
+/// (WeChat Pay's `NO_STATEMENT_EXIST`: no trade or refund that day): no
+/// line, so within `import`'s period every payment finality holds is
+/// `missing_from_report`, and the run is recorded like any other (the day
+/// is not fetched again). `said` is the provider's answer, kept in the log.
+pub async fn reconcile_nothing<S: ReconcileStore + ?Sized>(
+    store: &S,
+    import: &Import<'_>,
+    said: &str,
+    now: Timestamp,
+) -> Result<Reconciled, ReconcileError> {
+    tracing::info!(provider = import.provider, report = import.name, %said, "the provider has no report for the day: imported as an empty one");
+    run_import(store, import, "no-report", 0, None, now).await
+}
+
+/// Pass 2 of an import whose content is identified by `content` (the
+/// file's SHA-256) and has `lines` lines, read from `path` (`None`: no
+/// line at all).
+async fn run_import<S: ReconcileStore + ?Sized>(
+    store: &S,
+    import: &Import<'_>,
+    content: &str,
+    lines: i64,
+    path: Option<&Path>,
+    now: Timestamp,
+) -> Result<Reconciled, ReconcileError> {
+    let (provider, name, format) = (import.provider, import.name, import.format);
+    let file = name.to_string();
+    let report_err = |error| ReconcileError::Report {
+        file: file.clone(),
+        error,
+    };
     // The same file checked against another period is another import (the
     // lines are decided the same; which payments are missing is not).
     // And the same bytes as another account's report (two merchants' empty
     // reports of one day) are another import.
     let key = match import.period {
-        Some(p) => format!("{sha}:{}..{}", p.from.0, p.until.0),
-        None => sha,
+        Some(p) => format!("{content}:{}..{}", p.from.0, p.until.0),
+        None => content.to_string(),
     };
     let key = match import.owner.account {
         Some(a) => format!("{key}@{a}"),
@@ -260,16 +248,18 @@ pub async fn reconcile<S: ReconcileStore + ?Sized>(
         counts: BTreeMap::new(),
         last_alive: std::time::Instant::now(),
     };
-    let mut page: Vec<SettlementLine> = Vec::with_capacity(PAGE);
-    let input = std::io::BufReader::new(open(path)?);
-    for line in format.read(input).map_err(report_err)? {
-        page.push(line.map_err(report_err)?);
-        if page.len() >= PAGE {
-            run.page(&page).await?;
-            page.clear();
+    if let Some(path) = path {
+        let mut page: Vec<SettlementLine> = Vec::with_capacity(PAGE);
+        let input = std::io::BufReader::new(open(path)?);
+        for line in format.read(input).map_err(report_err)? {
+            page.push(line.map_err(report_err)?);
+            if page.len() >= PAGE {
+                run.page(&page).await?;
+                page.clear();
+            }
         }
+        run.page(&page).await?;
     }
-    run.page(&page).await?;
     if let Some(period) = import.period {
         run.absent(period).await?;
     }

@@ -31,9 +31,15 @@ impl Owner<'_> {
         Scope::new(provider, self.account)
     }
 
-    /// The scope `line`'s payment is looked for in.
+    /// The scope `line`'s payment is looked for in. A line naming an
+    /// account is that account's when the provider has accounts, or, in
+    /// the provider's own report, when the provider's own id is known and
+    /// the line names another (a report Adyen made for several merchant
+    /// accounts, imported where only one is configured: the others' lines
+    /// reach no payment of its).
     pub fn line(&self, provider: &str, line: &SettlementLine) -> Scope {
-        match line.account.as_deref().filter(|_| self.lines_name_accounts) {
+        let routed = self.lines_name_accounts || (self.account.is_none() && self.own_id.is_some());
+        match line.account.as_deref().filter(|_| routed) {
             Some(a) if Some(a) == self.own_id => Scope::own(provider),
             Some(a) => Scope::new(provider, Some(a)),
             None => self.report(provider),

@@ -167,8 +167,13 @@ impl Simulator {
                 req.body(event)
             }
             WireFormat::Acme { secret } => {
-                let (body, sig) =
-                    crate::wire::acme_webhook(secret, &d.event_id, &d.provider_ref, d.status);
+                let (body, sig) = crate::wire::acme_webhook(
+                    secret,
+                    &d.event_id,
+                    &d.provider_ref,
+                    d.status,
+                    d.money(),
+                );
                 req.header("x-acme-signature", sig).body(body)
             }
             WireFormat::Stripe { secret } => {

@@ -484,6 +484,10 @@ pub(crate) struct SimReports {
     pub(crate) files: HashMap<String, Vec<u8>>,
     /// Stripe report runs by idempotency key.
     pub(crate) runs: HashMap<String, serde_json::Value>,
+    /// Stripe: the currency the account settles in and the rate (units of
+    /// it per 10,000 units of a payment's currency), when payments are
+    /// presented in another.
+    pub(crate) stripe_settles_in: Option<(String, i64)>,
     /// What each `provider/YYYY-MM-DD` report got wrong on purpose:
     /// missing, wrong_amount, refunded, unknown.
     pub(crate) injected: HashMap<String, [Vec<String>; 4]>,

@@ -113,6 +113,21 @@ impl Simulator {
             .insert(format!("{provider}/{date}"));
     }
 
+    /// `provider`'s report of `date` is made after all (a day withheld
+    /// before).
+    pub fn release_report(&self, provider: &str, date: NaiveDate) {
+        self.lock_reports()
+            .withheld
+            .remove(&format!("{provider}/{date}"));
+    }
+
+    /// Stripe's account settles in `currency`, at `rate_per_10000` units of
+    /// it per 10,000 units of a payment's own currency: its reports' `gross`
+    /// is in it, the payment's money in `customer_facing_amount`.
+    pub fn stripe_settles_in(&self, currency: &str, rate_per_10000: i64) {
+        self.lock_reports().stripe_settles_in = Some((currency.to_string(), rate_per_10000));
+    }
+
     /// Serve files altered after they were hashed and sized (`true`).
     pub fn tamper_reports(&self, on: bool) {
         self.lock_reports().tamper = on;
@@ -148,6 +163,20 @@ impl Simulator {
             .contains(&format!("{provider}/{date}"))
     }
 
+    /// Whether none of `whose` payments settled in `[from, until)`: a day
+    /// WeChat Pay has no bill for ("no trade or refund that day").
+    pub(crate) fn nothing_settled(
+        &self,
+        whose: Whose<'_>,
+        from: Timestamp,
+        until: Timestamp,
+    ) -> bool {
+        !self
+            .settled_until(Timestamp(until.millis() - 1))
+            .into_iter()
+            .any(|s| s.at >= from && whose.covers(self.account_of(&s.psp_reference).as_deref()))
+    }
+
     /// Make the report of `whose` payments settled in `[from, until)` in
     /// `kind`'s layout, remembering what was injected under `provider/date`
     /// (`provider@account/date`).
@@ -175,10 +204,13 @@ impl Simulator {
             .filter(|s| s.at >= from)
             .filter(|s| whose.covers(self.account_of(&s.psp_reference).as_deref()))
             .collect();
+        let settles_in = self.lock_reports().stripe_settles_in.clone();
         let mut body = Vec::new();
         let done = {
             let mut layout: Box<dyn Layout + '_> = match kind {
-                ReportKind::Stripe(columns) => Box::new(StripeItemized::new(&mut body, columns)?),
+                ReportKind::Stripe(columns) => {
+                    Box::new(StripeItemized::new(&mut body, columns, settles_in)?)
+                }
                 ReportKind::WeChat => Box::new(WechatBill::new(
                     &mut body,
                     crate::wire::wechat_keys::MCHID,
@@ -266,6 +298,17 @@ impl Simulator {
         ))
     }
 
+    /// Adyen makes the report `name` with exactly `body` (one made by hand
+    /// in the Customer Area: by date or id, for several merchant
+    /// accounts), downloadable under SimMerchant; its URL under `base_url`.
+    pub fn keep_adyen_report(&self, name: &str, body: Vec<u8>, base_url: &str) -> String {
+        self.keep_file(&format!("adyen/{name}"), body);
+        format!(
+            "{base_url}/adyen/reports/download/MerchantAccount/{}/{name}",
+            crate::wire::ADYEN_REPORT_MERCHANT
+        )
+    }
+
     /// PayPal writes the Settlement Report of `date` (its day, at -0800)
     /// into `dir`, as its SFTP server holds them: `STL-yyyymmdd.01.009.CSV`.
     /// A withheld day is not written; while tampering is on, the file is
@@ -344,7 +387,7 @@ impl Simulator {
         self.lock_reports()
             .runs
             .values()
-            .find(|r| r["id"] == id)
+            .find(|r| r.get("error").is_none() && r["id"] == id)
             .cloned()
     }
 }

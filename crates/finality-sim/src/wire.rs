@@ -250,11 +250,11 @@ pub fn acme_transfer(id: &str, sim_status: &str, m: Money<'_>) -> Value {
                     "currency": m.currency}})
 }
 
-/// An "Acme" webhook body and its `X-Acme-Signature` under `secret`.
-pub fn acme_webhook(secret: &str, event_id: &str, id: &str, sim_status: &str) -> (String, String) {
+/// An "Acme" webhook (its transfer as the API answers) and its `X-Acme-Signature`.
+pub fn acme_webhook(secret: &str, ev: &str, id: &str, st: &str, m: Money) -> (String, String) {
     use hmac::{Hmac, Mac};
-    let body = json!({"id": event_id, "type": "transfer.updated",
-                      "data": {"id": id, "state": acme_state(sim_status)}})
+    let body = json!({"id": ev, "type": "transfer.updated",
+                      "data": acme_transfer(id, st, m)["data"]})
     .to_string();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes())
         .expect("HMAC takes keys of any length");

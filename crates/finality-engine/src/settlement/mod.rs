@@ -21,19 +21,27 @@
 //! (`finality_settlement_report_overdue_seconds`, alerted); one that does
 //! not check out is refused, counted and alerted, and nothing of it is
 //! applied.
+//!
+//! A day the provider says had nothing to report (WeChat Pay's
+//! `NO_STATEMENT_EXIST`: no trade or refund; Alipay's `isp.bill_not_exist`
+//! once the day's grace has passed) is imported as an empty report, so the
+//! days after it are not held behind it.
+//!
+//! Layout: `feeds` (the provider's own reports and each account's),
+//! `announced` (reports the provider announces, Adyen's).
 
 use crate::reconcile::{Import, Period, ReconcileStore};
 use chrono::NaiveDate;
 use finality_core::{Clock, Timestamp};
 use finality_providers::settlement::fetch::FetchError;
 use finality_store::prelude::*;
-use finality_store::reconciliations::{AnnouncedFile, FileTry};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+mod announced;
 mod feeds;
 pub use feeds::import_name;
 use feeds::{Feed, Source};
@@ -300,146 +308,6 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         }
     }
 
-    /// One round of a provider whose files are announced (Adyen): each
-    /// announced file due is downloaded and imported, a failure tried again
-    /// later; one announced longer than `grace` ago and still not imported
-    /// is overdue.
-    #[allow(clippy::type_complexity)] // as `round`
-    async fn round_announced(
-        &self,
-        s: &Source,
-    ) -> Result<(Vec<(NaiveDate, DayOutcome)>, Option<Timestamp>), finality_store::StoreError> {
-        let every = s.schedule.every.min(ANNOUNCED_EVERY);
-        let mut done = Vec::new();
-        for f in self.store.files_due(&s.name, self.clock.now(), 20).await? {
-            let date = s.schedule.today(f.announced_at);
-            let outcome = self.fetch_file(s, &f).await;
-            metrics::counter!("finality_settlement_reports_total", "provider" => s.name.clone(), "outcome" => outcome.label()).increment(1);
-            discrepancies(&Feed::of(s, f.account.clone()), &outcome);
-            let now = self.clock.now();
-            let how = match &outcome {
-                DayOutcome::Imported {
-                    run_id, checked, ..
-                } => FileTry::Done {
-                    outcome: "imported".into(),
-                    detail: checked.clone(),
-                    run_id: Some(*run_id),
-                },
-                DayOutcome::Refused(why) => FileTry::Done {
-                    outcome: "refused".into(),
-                    detail: why.clone(),
-                    run_id: None,
-                },
-                DayOutcome::Skipped => FileTry::Done {
-                    outcome: "imported".into(),
-                    detail: "imported before".into(),
-                    run_id: None,
-                },
-                DayOutcome::NotReady(why) | DayOutcome::Failed(why) => {
-                    // every, 2×, 4×, … up to an hour apart.
-                    let backoff = every
-                        .saturating_mul(1 << f.attempts.clamp(0, 6) as u32)
-                        .min(Duration::from_secs(3600));
-                    FileTry::Retry {
-                        detail: why.clone(),
-                        retry_at: now.plus(backoff),
-                    }
-                }
-            };
-            let scope = finality_core::Scope::new(s.name.as_str(), f.account.as_deref());
-            self.store.file_tried(&scope, &f.name, &how, now).await?;
-            {
-                let mut state = lock(&self.state);
-                let st = state.entry(s.name.clone()).or_default();
-                if matches!(outcome, DayOutcome::Imported { .. }) {
-                    st.last_day = Some(st.last_day.map_or(date, |d| d.max(date)));
-                }
-                st.last = Some((date, outcome.clone()));
-            }
-            done.push((date, outcome));
-        }
-        // The oldest announcement not imported yet: overdue after grace.
-        let now = self.clock.now();
-        let oldest = self
-            .store
-            .files_due(&s.name, Timestamp(i64::MAX), 1)
-            .await?
-            .into_iter()
-            .next();
-        let overdue_at = oldest
-            .as_ref()
-            .map(|f| f.announced_at.plus(s.schedule.grace));
-        let secs = match overdue_at {
-            Some(at) if at <= now => now.since(at).as_secs_f64().max(1.0),
-            _ => 0.0,
-        };
-        metrics::gauge!("finality_settlement_report_overdue_seconds", "provider" => s.name.clone())
-            .set(secs);
-        // Gaps in the batch numbers of the last thousand announcements:
-        // read again only when this round took files (or never yet), not on
-        // every round a burst of webhooks brings forward.
-        let known = lock(&self.state)
-            .get(&s.name)
-            .and_then(|st| st.missing_batches.clone());
-        let (gaps, account_gaps) = match known {
-            Some(gaps) if done.is_empty() => {
-                let by = lock(&self.state)
-                    .get(&s.name)
-                    .map(|st| st.account_gaps.clone())
-                    .unwrap_or_default();
-                (gaps, by)
-            }
-            _ => {
-                let recent = self.store.files_recent(&s.name, 1000).await?;
-                crate::batches::gaps_by_account(&recent)
-            }
-        };
-        let gap_count = gaps.len() + account_gaps.values().map(Vec::len).sum::<usize>();
-        metrics::gauge!("finality_settlement_report_gaps", "provider" => s.name.clone())
-            .set(gap_count as f64);
-        let mut state = lock(&self.state);
-        let st = state.entry(s.name.clone()).or_default();
-        st.overdue = match (oldest, overdue_at) {
-            (Some(f), Some(at)) if at <= now => {
-                tracing::error!(provider = %s.name, file = %f.name, overdue_s = secs, attempts = f.attempts, detail = ?f.detail, "ALERT settlement report overdue: announced but not imported {:?} later", s.schedule.grace);
-                Some((s.schedule.today(f.announced_at), at))
-            }
-            _ => None,
-        };
-        if let Some(last) = st.last_day {
-            let age = now.since(s.schedule.day(last).until).as_secs_f64();
-            metrics::gauge!("finality_settlement_report_age_seconds", "provider" => s.name.clone())
-                .set(age);
-        }
-        if !gaps.is_empty() && st.missing_batches.as_ref() != Some(&gaps) {
-            tracing::error!(provider = %s.name, missing = ?gaps, "ALERT settlement batches never announced: no REPORT_AVAILABLE arrived for them (download them from the provider and import them with `finality reconcile`)");
-        }
-        for (account, g) in &account_gaps {
-            if st.account_gaps.get(account) != Some(g) {
-                tracing::error!(provider = %s.name, %account, missing = ?g, "ALERT settlement batches of an account never announced: no REPORT_AVAILABLE arrived for them");
-            }
-        }
-        st.missing_batches = Some(gaps);
-        st.account_gaps = account_gaps;
-        Ok((done, Some(now.plus(every))))
-    }
-
-    /// One announced file: download into a part file, keep it under the
-    /// provider's name for it once it checks out, import it (no period: a
-    /// batch covers what the provider put in it).
-    async fn fetch_file(&self, s: &Source, f: &AnnouncedFile) -> DayOutcome {
-        // Each account's files apart: two merchant accounts' batch N share
-        // a name.
-        let dir = self.dir_of(s, f.account.as_deref());
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return DayOutcome::Failed(format!("{}: {e}", dir.display()));
-        }
-        let part = dir.join(format!("{}.part", f.name));
-        let fetched = s.adapter.fetch_announced(&f.name, &f.url, &part).await;
-        self.keep_and_import(s, f.account.as_deref(), &f.name, &f.name, fetched, None)
-            .await
-    }
-
     /// Where `s`'s files of `account` are kept.
     fn dir_of(&self, s: &Source, account: Option<&str>) -> PathBuf {
         crate::batches::account_dir(&self.dir.join(&s.name), account)
@@ -465,6 +333,10 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 let _ = std::fs::remove_file(&part);
                 return match e {
                     FetchError::NotReady(why) => DayOutcome::NotReady(why),
+                    FetchError::NoActivity { said, format, .. } => {
+                        self.import_nothing(s, account, name, &said, &format, period)
+                            .await
+                    }
                     FetchError::Refused(why) => {
                         tracing::error!(provider = %s.name, report = %what, reason = %why, "ALERT settlement report refused: it does not check out; nothing of it was imported");
                         DayOutcome::Refused(why)
@@ -500,6 +372,37 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
                 tracing::error!(provider = %s.name, report = %what, reason = %why, "ALERT settlement report refused: it does not read; nothing of it was imported");
                 DayOutcome::Refused(why)
             }
+            Err(e) => DayOutcome::Failed(e.to_string()),
+        }
+    }
+
+    /// A day the provider says had nothing to report, imported as an
+    /// empty report of `format` (see [`crate::reconcile::reconcile_nothing`]).
+    async fn import_nothing(
+        &self,
+        s: &Source,
+        account: Option<&str>,
+        name: &str,
+        said: &str,
+        format: &finality_providers::settlement::Format,
+        period: Option<Period>,
+    ) -> DayOutcome {
+        let import = Import {
+            provider: &s.name,
+            owner: s.accounts.report_owner(account),
+            name,
+            format,
+            period,
+        };
+        match crate::reconcile::reconcile_nothing(&*self.store, &import, said, self.clock.now())
+            .await
+        {
+            Ok(r) => DayOutcome::Imported {
+                run_id: r.run_id,
+                already: r.already_imported,
+                counts: r.counts,
+                checked: format!("no report: {said}"),
+            },
             Err(e) => DayOutcome::Failed(e.to_string()),
         }
     }
@@ -612,7 +515,21 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             return DayOutcome::Failed(format!("{}: {e}", dir.display()));
         }
         let part = dir.join(format!("{name}.part"));
-        let fetched = feed.adapter.fetch_report(&day, &part).await;
+        let fetched = match feed.adapter.fetch_report(&day, &part).await {
+            // "No bill yet, or no trade that day" in one answer: a day
+            // without trades once the day's grace has passed.
+            Err(FetchError::NoActivity {
+                said,
+                certain: false,
+                ..
+            }) if self.clock.now() < s.schedule.ready(date).plus(s.schedule.grace) => {
+                Err(FetchError::NotReady(format!(
+                    "{said}: taken as a day without trades once its grace ({:?}) has passed",
+                    s.schedule.grace
+                )))
+            }
+            other => other,
+        };
         let period = Period {
             from: day.from,
             until: day.until,

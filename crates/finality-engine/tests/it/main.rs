@@ -8,6 +8,7 @@ mod nodes;
 mod reconcile;
 mod reconcile_accounts;
 mod settlement_accounts;
+mod settlement_days;
 mod settlement_fetch;
 mod sweep;
 mod timer;

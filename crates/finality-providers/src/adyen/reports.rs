@@ -127,17 +127,46 @@ pub(crate) fn announced_account(
     }
 }
 
-/// The batch a settlement details report's name says it is
-/// (`settlement_detail_report_batch_12.csv`: `12`).
-pub fn batch_of(name: &str) -> Option<&str> {
-    name.strip_prefix("settlement_detail_report_batch_")?
-        .strip_suffix(".csv")
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+/// Whether `name` is a Settlement details report. Adyen: "File name
+/// format: Includes the batch number, date, and/or a unique identifier,
+/// depending on how you generate the report" (settlement-details-report
+/// page), the default `settlement_detail_report_batch_4.csv`, "To add a
+/// date to the file name, contact our Support Team": so the documented
+/// stem and `.csv`, whatever follows the stem.
+pub fn is_settlement_details(name: &str) -> bool {
+    name.starts_with("settlement_detail_report") && name.ends_with(".csv")
 }
 
-/// Every line of the file at `path` names `account` and (when the name
-/// says which) batch `batch`.
-fn check_lines(path: &Path, account: &str, batch: Option<&str>) -> Result<u64, FetchError> {
+/// The batch a settlement details report's name says it is
+/// (`settlement_detail_report_batch_12.csv`, or with a date after it,
+/// `settlement_detail_report_batch_12_2026_12_03.csv`: `12`); `None` for
+/// a report named by date or id alone (one made by hand, or for several
+/// merchant accounts).
+pub fn batch_of(name: &str) -> Option<&str> {
+    if !is_settlement_details(name) {
+        return None;
+    }
+    let (_, after) = name.split_once("_batch_")?;
+    let end = after
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(after.len());
+    let (digits, rest) = after.split_at(end);
+    (!digits.is_empty() && (rest == ".csv" || rest.starts_with('_'))).then_some(digits)
+}
+
+/// What the lines of an announced report were checked to be.
+struct Lines {
+    count: u64,
+    /// The merchant accounts they name, in order.
+    accounts: std::collections::BTreeSet<String>,
+}
+
+/// The lines of the file at `path`: with a batch (`batch`, from its
+/// name), every one names `account` and that batch, as one merchant
+/// account's batch report does; without one (a report by date or id,
+/// which Adyen makes "for one or for multiple merchant accounts"), each
+/// names the merchant account it is of, and is routed to it.
+fn check_lines(path: &Path, account: &str, batch: Option<&str>) -> Result<Lines, FetchError> {
     let file = std::fs::File::open(path)?;
     let mut reader = csv::ReaderBuilder::new()
         .flexible(true)
@@ -157,12 +186,20 @@ fn check_lines(path: &Path, account: &str, batch: Option<&str>) -> Result<u64, F
         })?),
         None => None,
     };
-    let mut lines = 0u64;
+    let mut lines = Lines {
+        count: 0,
+        accounts: Default::default(),
+    };
     for (i, rec) in reader.records().enumerate() {
         let line = i + 2;
         let rec = rec.map_err(|e| refuse(format!("line {line} does not read: {e}")))?;
         let got = rec.get(merchant).unwrap_or_default();
-        if got != account {
+        if got.is_empty() {
+            return Err(refuse(format!(
+                "line {line} names no merchant account: it could not be routed"
+            )));
+        }
+        if batch.is_some() && got != account {
             return Err(refuse(format!(
                 "line {line} is merchant account `{got}`'s, not `{account}`'s as announced: \
                  not the file Adyen announced"
@@ -177,7 +214,8 @@ fn check_lines(path: &Path, account: &str, batch: Option<&str>) -> Result<u64, F
                 )));
             }
         }
-        lines += 1;
+        lines.accounts.insert(got.to_string());
+        lines.count += 1;
     }
     Ok(lines)
 }
@@ -245,24 +283,29 @@ impl AdyenAdapter {
                 got.bytes
             )));
         }
+        if !is_settlement_details(name) {
+            return Err(FetchError::Refused(format!(
+                "`{name}` is not a settlement details report (settlement_detail_report…csv: \
+                 by batch, date or id), the one report finality reconciles for Adyen"
+            )));
+        }
         let batch = batch_of(name);
         let lines = check_lines(dest, &account, batch)?;
-        let format = if batch.is_some() {
-            Format::AdyenSettlementDetails
-        } else {
-            return Err(FetchError::Refused(format!(
-                "`{name}` is not a settlement details report \
-                 (settlement_detail_report_batch_N.csv), the one report finality reconciles \
-                 for Adyen"
-            )));
-        };
+        let whose: Vec<&str> = lines.accounts.iter().map(String::as_str).collect();
         Ok(Fetched {
             name: name.to_string(),
-            format,
+            format: Format::AdyenSettlementDetails,
             bytes: got.bytes,
             checked: format!(
-                "{} bytes as Content-Length says; {lines} lines of merchant account {account}{}",
+                "{} bytes as Content-Length says; {} lines of merchant account{} {}{}",
                 got.bytes,
+                lines.count,
+                if whose.len() > 1 { "s" } else { "" },
+                if whose.is_empty() {
+                    account.as_str().to_string()
+                } else {
+                    whose.join(", ")
+                },
                 batch.map(|b| format!(", batch {b}")).unwrap_or_default()
             ),
         })
@@ -278,6 +321,33 @@ mod tests {
     /// `[merchantAccountCode]` placeholder filled in.
     const DOC_URL: &str = "https://ca-test.adyen.com/reports/download/MerchantAccount/\
                            TestMerchant/settlement_detail_report_batch_12.csv";
+
+    /// Adyen's documented default name, and names with a date or an id
+    /// after the documented stem ("Includes the batch number, date, and/or
+    /// a unique identifier").
+    #[test]
+    fn settlement_details_reports_by_batch_date_or_id() {
+        for (name, batch) in [
+            ("settlement_detail_report_batch_4.csv", Some("4")),
+            (
+                "settlement_detail_report_batch_12_2026_12_03.csv",
+                Some("12"),
+            ),
+            ("settlement_detail_report_2026_12_03.csv", None),
+            ("settlement_detail_report_7d2f9c1e.csv", None),
+            ("settlement_detail_report_batch_.csv", None),
+        ] {
+            assert!(is_settlement_details(name), "{name}");
+            assert_eq!(batch_of(name), batch, "{name}");
+        }
+        for other in [
+            "received_payments_report_2026_12_03.csv",
+            "settlement_detail_report_batch_4.xlsx",
+        ] {
+            assert!(!is_settlement_details(other), "{other}");
+            assert_eq!(batch_of(other), None);
+        }
+    }
 
     #[test]
     fn an_announced_url_names_its_account_and_file() {

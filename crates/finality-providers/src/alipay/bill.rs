@@ -4,9 +4,15 @@
 //! answer, a `bill_download_url` valid for 30 seconds; the file is a zip
 //! holding `…_业务明细.csv` (the detail, GBK) and `…_业务明细(汇总).csv` (the
 //! summary). Alipay publishes no hash for it: every entry is checked by
-//! its zip CRC-32 as it is read out. A bill not made yet answers `40004
-//! isp.bill_not_exist`: not ready yet. The day's bill is made by about
+//! its zip CRC-32 as it is read out. The day's bill is made by about
 //! 09:00 Beijing time the day after (docs/SETTLEMENT_FORMATS.md §4.2).
+//!
+//! `40004 isp.bill_not_exist` ("账单不存在") is Alipay's answer both for a
+//! bill not made yet and for a day without trades (the same code for both,
+//! as the public SDKs that handle it say: "账单尚未生成，或该日无交易").
+//! So it is "not ready" until the day's grace has passed, and after that
+//! a day without trades: imported empty, so the days after it are fetched
+//! ([`FetchError::NoActivity`], not certain).
 
 use super::AlipayAdapter;
 use crate::settlement::fetch::{download, Defaults, FetchError, Fetched, ReportDay};
@@ -99,7 +105,11 @@ impl AlipayAdapter {
                     .unwrap_or(r["msg"].as_str().unwrap_or_default())
             );
             return Err(match sub {
-                "isp.bill_not_exist" => FetchError::NotReady(msg),
+                "isp.bill_not_exist" => FetchError::NoActivity {
+                    said: format!("Alipay answers {msg} (no bill yet, or no trade that day)"),
+                    certain: false,
+                    format: Box::new(Format::AlipayTradeBill),
+                },
                 _ => ProviderError::Permanent {
                     message: format!("Alipay refused the bill query: {msg}"),
                 }

@@ -56,6 +56,18 @@ pub struct GenericConfig {
     /// used from then on); the status is read at `status_pointer`.
     #[serde(default)]
     pub lookup_ref_pointer: Option<String>,
+    /// JSON pointer to the amount in the answer (`/data/amount`): a success
+    /// (or reversal) is then checked against the registered money, as
+    /// every adapter's is, and one for other money goes to review. Without
+    /// it `config check` warns that success is not money-checked.
+    #[serde(default)]
+    pub amount_pointer: Option<String>,
+    /// JSON pointer to the amount's ISO 4217 currency (`/data/currency`).
+    #[serde(default)]
+    pub currency_pointer: Option<String>,
+    /// How the provider writes amounts, in answers and webhooks alike.
+    #[serde(default)]
+    pub amount_unit: super::money::AmountUnit,
 }
 
 /// `[providers.NAME.generic.oauth2]`.
@@ -141,6 +153,12 @@ pub struct GenericWebhook {
     /// JSON pointer to the merchant's reference, if events carry it.
     #[serde(default)]
     pub merchant_ref_pointer: Option<String>,
+    /// JSON pointers to the event's amount and currency, written in the
+    /// table's `amount_unit` (see [`GenericConfig::amount_pointer`]).
+    #[serde(default)]
+    pub amount_pointer: Option<String>,
+    #[serde(default)]
+    pub currency_pointer: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -165,6 +183,33 @@ fn default_encoding() -> Encoding {
 }
 
 impl GenericConfig {
+    /// Why `config check` warns about a generic provider: nothing it says
+    /// about a success is compared with the registered money.
+    pub fn money_unchecked(&self) -> Option<String> {
+        let webhook_unchecked = self
+            .webhook
+            .as_ref()
+            .is_some_and(|w| w.amount_pointer.is_none());
+        match (self.amount_pointer.is_none(), webhook_unchecked) {
+            (false, false) => None,
+            (true, true) => Some(
+                "no amount_pointer in [generic] or [generic.webhook]: a success is not checked \
+                 against the registered amount (a payment of 1 cent would settle a payment of 100)"
+                    .into(),
+            ),
+            (true, false) => Some(
+                "no amount_pointer in [generic]: a success read by a status query is not checked \
+                 against the registered amount"
+                    .into(),
+            ),
+            (false, true) => Some(
+                "no amount_pointer in [generic.webhook]: a success a webhook reports is not \
+                 checked against the registered amount"
+                    .into(),
+            ),
+        }
+    }
+
     /// Returns the offending field (relative to the `generic` table) and why.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let names = |t: &str| t.contains("{provider_ref}") || t.contains("{payment_id}");
@@ -272,7 +317,19 @@ impl GenericConfig {
                 ));
             }
         }
+        super::money::validate(
+            "",
+            self.amount_pointer.as_deref(),
+            self.currency_pointer.as_deref(),
+            self.amount_unit,
+        )?;
         if let Some(w) = &self.webhook {
+            super::money::validate(
+                "webhook.",
+                w.amount_pointer.as_deref(),
+                w.currency_pointer.as_deref(),
+                self.amount_unit,
+            )?;
             if w.scheme == WebhookScheme::Hmac {
                 if w.header.is_none() {
                     return Err(ConfigError::new(

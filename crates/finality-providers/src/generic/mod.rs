@@ -21,12 +21,14 @@ use serde_json::Value;
 use sha2::Sha256;
 
 mod config;
+mod money;
 
 use config::{encode, json_escape, render};
 pub use config::{
     expand_env, AnswerErrors, Encoding, ErrorKind, GenericConfig, GenericWebhook, HttpMethod,
     OAuth2Config, WebhookScheme,
 };
+pub use money::AmountUnit;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -200,7 +202,12 @@ impl GenericAdapter {
             status: word.as_deref().and_then(|s| self.map(s)),
             provider_status: word,
             occurred_at: None,
-            reported: Default::default(),
+            reported: money::read(
+                v,
+                w.amount_pointer.as_deref(),
+                w.currency_pointer.as_deref(),
+                self.cfg.amount_unit,
+            ),
             disposition: Default::default(),
         })
     }
@@ -293,7 +300,12 @@ impl Provider for GenericAdapter {
             provider_ref,
             status: self.map(&word),
             provider_status: word,
-            reported: Default::default(),
+            reported: money::read(
+                &body,
+                self.cfg.amount_pointer.as_deref(),
+                self.cfg.currency_pointer.as_deref(),
+                self.cfg.amount_unit,
+            ),
         })
     }
 

@@ -219,6 +219,20 @@ pub enum FetchError {
     /// again later, overdue after its ready time and grace.
     #[error("not ready: {0}")]
     NotReady(String),
+    /// The provider says there is no report because nothing happened that
+    /// day (no trade, no refund): the day is imported as an empty report,
+    /// so every payment finality holds for it is missing from it, and the
+    /// days after it are fetched. `certain: false` where the provider's
+    /// answer also means "not made yet" (Alipay's `isp.bill_not_exist`):
+    /// then not ready until the day's grace has passed.
+    #[error("no report: {said}")]
+    NoActivity {
+        said: String,
+        certain: bool,
+        /// The format the day's report would have had (boxed: a `Format`
+        /// is large, and this error is returned everywhere).
+        format: Box<Format>,
+    },
     /// It arrived but does not check out (hash, size, CRC): refused,
     /// nothing imported, alerted.
     #[error("refused: {0}")]

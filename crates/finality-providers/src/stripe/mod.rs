@@ -41,6 +41,9 @@ pub struct StripeAdapter {
     /// The configured environment (`mode`; `Some(true)` live); unset: the
     /// key's prefix says.
     live: Option<bool>,
+    /// Report runs made and not finished yet, by day (see `report_run`):
+    /// asked again by id rather than made again.
+    report_runs: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl StripeAdapter {
@@ -63,6 +66,7 @@ impl StripeAdapter {
             merchant_ref_key: DEFAULT_MERCHANT_REF_KEY.to_string(),
             account: None,
             live: None,
+            report_runs: Default::default(),
         })
     }
 

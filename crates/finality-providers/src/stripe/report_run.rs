@@ -5,8 +5,14 @@
 //!    `parameters[interval_start]` (inclusive) and `[interval_end]`
 //!    (exclusive) as Unix seconds, `parameters[timezone]` and an explicit
 //!    `parameters[columns]` (so the file's layout does not depend on the
-//!    report type's default set). An `Idempotency-Key` made of the day and
-//!    report makes every attempt the same run.
+//!    report type's default set). Each attempt has an `Idempotency-Key` of
+//!    its own: Stripe keeps "the resulting status code and body of the
+//!    first request made for any given idempotency key, regardless of
+//!    whether it succeeds or fails" for 24 hours (Stripe API reference,
+//!    Idempotent requests), so one key per day would answer every retry
+//!    of a day refused as "not available yet" with that refusal. A run made
+//!    and still `pending` is remembered by its id and asked again, not made
+//!    again.
 //! 2. `GET /v1/reporting/report_runs/{id}`: `pending` is "not ready yet",
 //!    `failed` names its `error`, `succeeded` carries `result`, a File
 //!    with its `size` and `url`.
@@ -44,6 +50,11 @@ pub const DEFAULTS: Defaults = Defaults {
 };
 
 /// The columns asked for, each one [`Format::StripeItemized`] reads.
+///
+/// `customer_facing_amount` and `customer_facing_currency` ("the amount of
+/// the original charge, refund or dispute as seen by the customer"): a
+/// payment presented in another currency than the account settles in is
+/// compared in the money it was registered with, not in `gross`.
 const COLUMNS: &[&str] = &[
     "balance_transaction_id",
     "created_utc",
@@ -55,6 +66,8 @@ const COLUMNS: &[&str] = &[
     "source_id",
     "charge_id",
     "payment_intent_id",
+    "customer_facing_amount",
+    "customer_facing_currency",
 ];
 
 const FILES_ORIGIN: &str = "https://files.stripe.com";
@@ -94,6 +107,43 @@ impl StripeAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))
     }
 
+    /// Make the day's report run: a key of this attempt's own (a refusal
+    /// is not replayed to the next attempt), the run remembered by its id
+    /// until it finishes.
+    async fn create_report_run(
+        &self,
+        day_key: &str,
+        form: &[(String, String)],
+    ) -> Result<String, FetchError> {
+        let attempt = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let create = self
+            .http
+            .post(format!("{}/v1/reporting/report_runs", self.base_url))
+            .header("idempotency-key", format!("finality-{day_key}-{attempt:x}"))
+            .form(form);
+        let run = match self.send_json(create).await {
+            Ok(run) => run,
+            Err(ProviderError::Refused { message }) if message.contains("available") => {
+                return Err(FetchError::NotReady(message))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let id = run["id"].as_str().unwrap_or_default().to_string();
+        if id.is_empty() {
+            return Err(ProviderError::Permanent {
+                message: "the report run Stripe answered has no id".into(),
+            }
+            .into());
+        }
+        self.report_runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(day_key.to_string(), id.clone());
+        Ok(id)
+    }
+
     pub(crate) async fn fetch_report_run(
         &self,
         day: &ReportDay,
@@ -126,36 +176,43 @@ impl StripeAdapter {
             }
             None => String::new(),
         };
-        let create = self
-            .http
-            .post(format!("{}/v1/reporting/report_runs", self.base_url))
-            .header(
-                "idempotency-key",
-                format!("finality-{report_type}{whose}-{date}-{tz}"),
-            )
-            .form(&form);
-        let run = match self.send_json(create).await {
-            Ok(run) => run,
-            Err(ProviderError::Refused { message }) if message.contains("available") => {
-                return Err(FetchError::NotReady(message))
-            }
-            Err(e) => return Err(e.into()),
+        let day_key = format!("{report_type}{whose}-{date}-{tz}");
+        let known = self
+            .report_runs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&day_key)
+            .cloned();
+        let id = match known {
+            Some(id) => id,
+            None => self.create_report_run(&day_key, &form).await?,
         };
-        let id = run["id"].as_str().unwrap_or_default().to_string();
-        if id.is_empty() {
-            return Err(ProviderError::Permanent {
-                message: "the report run Stripe answered has no id".into(),
-            }
-            .into());
-        }
-        let run = self
+        let asked = self
             .send_json(self.http.get(format!(
                 "{}/v1/reporting/report_runs/{}",
                 self.base_url,
                 crate::http::segment(&id)
             )))
-            .await?;
-        match run["status"].as_str().unwrap_or_default() {
+            .await;
+        let forget = || {
+            self.report_runs
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&day_key);
+        };
+        let run = match asked {
+            Ok(run) => run,
+            // Asked again by a new run next time, not by this id forever.
+            Err(e) => {
+                forget();
+                return Err(e.into());
+            }
+        };
+        let status = run["status"].as_str().unwrap_or_default();
+        if status != "pending" {
+            forget();
+        }
+        match status {
             "succeeded" => {}
             "failed" => {
                 return Err(ProviderError::Permanent {

@@ -7,7 +7,12 @@
 //! `tradebill.go`). WeChat Pay starts making the day before's bill at 09:00
 //! Beijing time and asks merchants to fetch it after 10:00, which is when
 //! finality does by default. Until it is made, the answer is 400
-//! `NO_STATEMENT_EXIST` (or `STATEMENT_CREATING`): not ready yet.
+//! `STATEMENT_CREATING` ("账单生成中": not ready yet). 400
+//! `NO_STATEMENT_EXIST` ("账单文件不存在", whose remedy WeChat Pay gives as
+//! "请检查当前商户号是否在指定日期有交易或退款发生": check whether the
+//! merchant had a trade or refund that day) is a day without trades or
+//! refunds: imported as an empty bill, so the days after it are fetched
+//! (WeChat Pay API v3 下载账单 error table).
 
 use super::WeChatAdapter;
 use crate::settlement::fetch::{download, same_origin, Defaults, FetchError, Fetched, ReportDay};
@@ -45,10 +50,14 @@ impl WeChatAdapter {
         let answer = match self.signed_get(&path).await {
             Ok(Some(v)) => v,
             Ok(None) => return Err(FetchError::NotReady(format!("no bill for {date} (404)"))),
-            Err(ProviderError::Refused { message })
-                if message.contains("NO_STATEMENT_EXIST")
-                    || message.contains("STATEMENT_CREATING") =>
-            {
+            Err(ProviderError::Refused { message }) if message.contains("NO_STATEMENT_EXIST") => {
+                return Err(FetchError::NoActivity {
+                    said: format!("WeChat Pay answers {message} (no trade or refund that day)"),
+                    certain: true,
+                    format: Box::new(Format::WechatTradeBill),
+                })
+            }
+            Err(ProviderError::Refused { message }) if message.contains("STATEMENT_CREATING") => {
                 return Err(FetchError::NotReady(message))
             }
             Err(e) => return Err(e.into()),

@@ -13,6 +13,7 @@ mod every_row;
 mod fuzz;
 mod hostile;
 mod isolation;
+mod money;
 mod no_false_final;
 mod observability;
 mod openapi;

@@ -524,12 +524,12 @@ async fn adyen_without_notification_reaches_review() {
     assert_eq!(app.sim.stats().status_calls, 0);
 }
 
-const ACME_KEY: &str = "acme_live_key_for_the_simulator";
-const ACME_SECRET: &str = "acme_webhook_secret";
+pub(crate) const ACME_KEY: &str = "acme_live_key_for_the_simulator";
+pub(crate) const ACME_SECRET: &str = "acme_webhook_secret";
 
 /// "Acme" through the generic adapter, configured as finality.toml would
 /// (here as the same structure in JSON): no Acme code anywhere in finality.
-fn acme_config(sim_url: &str) -> ProviderConfig {
+pub(crate) fn acme_config(sim_url: &str) -> ProviderConfig {
     let mut cfg: ProviderConfig = serde_json::from_value(json!({
         "adapter": "generic",
         "base_url": format!("{sim_url}/acme"),
@@ -596,8 +596,13 @@ async fn generic_adapter_settles_by_polls() {
 async fn generic_adapter_settles_by_hmac_webhooks_and_rejects_forgeries() {
     let app = acme_app(false).await;
     app.register_at("acme", "payout_2", "tr_7a1d").await;
-    let (body, forged_sig) =
-        finality_sim::wire::acme_webhook("not_the_secret", "ev_forged", "tr_7a1d", "succeeded");
+    let (body, forged_sig) = finality_sim::wire::acme_webhook(
+        "not_the_secret",
+        "ev_forged",
+        "tr_7a1d",
+        "succeeded",
+        finality_sim::wire::Money::NONE,
+    );
     let resp = app
         .http
         .post(format!("{}/webhooks/acme", app.base))

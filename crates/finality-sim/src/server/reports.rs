@@ -77,10 +77,12 @@ pub(crate) async fn wechat_tradebill(
         )
             .into_response();
     };
+    // Not made yet: "账单生成中"; made, for a day without a trade or a
+    // refund: "账单文件不存在" (WeChat Pay's 下载账单 error table).
     if !bill_made(&sim, "wechat", date) {
         return (
             StatusCode::BAD_REQUEST,
-            Json(json!({"code": "NO_STATEMENT_EXIST", "message": "账单文件不存在"})),
+            Json(json!({"code": "STATEMENT_CREATING", "message": "账单生成中"})),
         )
             .into_response();
     }
@@ -88,6 +90,13 @@ pub(crate) async fn wechat_tradebill(
     // A service provider's bill of one sub-merchant, or its own.
     let sub = q.get("sub_mchid").filter(|s| !s.is_empty());
     let whose = sub.map_or(Whose::Own, |s| Whose::Account(s));
+    if sim.nothing_settled(whose, from, until) {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"code": "NO_STATEMENT_EXIST", "message": "账单文件不存在"})),
+        )
+            .into_response();
+    }
     let body = match sim.make_report(&ReportKind::WeChat, whose, date, from, until) {
         Ok(b) => b,
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
@@ -152,17 +161,23 @@ pub(crate) async fn stripe_report_run_create(
     let date = chrono::DateTime::from_timestamp(start, 0)
         .map(|d| d.date_naive())
         .unwrap_or_default();
-    if end * 1000 > sim.now().millis() || sim.report_withheld("stripe", date) {
-        return stripe_error(
-            StatusCode::BAD_REQUEST,
-            "parameters[interval_end] must be before the report type's data_available_end: \
-             data for this interval is not available yet",
-        );
-    }
     let key = headers
         .get("idempotency-key")
         .and_then(|v| v.to_str().ok())
         .map_or_else(|| format!("run-{start}-{end}"), String::from);
+    // Stripe keeps the first answer to a key, a refusal too, and answers
+    // every later request with that key with it (for 24 hours).
+    if end * 1000 > sim.now().millis() || sim.report_withheld("stripe", date) {
+        let refused = sim.stripe_run(&key, || {
+            json!({"error": {"type": "invalid_request_error", "message":
+                "parameters[interval_end] must be before the report type's \
+                 data_available_end: data for this interval is not available yet"}})
+        });
+        if refused.get("error").is_some() {
+            return (StatusCode::BAD_REQUEST, Json(refused)).into_response();
+        }
+        return Json(refused).into_response();
+    }
     let report_type = form.get("report_type").cloned().unwrap_or_default();
     // The Connect report types cover connected accounts (one, by
     // `connected_account`, or all); the others the platform's own.
@@ -201,6 +216,9 @@ pub(crate) async fn stripe_report_run_create(
             "result": {"id": file, "object": "file", "size": size,
                        "url": format!("{host}/stripe/files/v1/files/{file}/contents")}})
     });
+    if made.get("error").is_some() {
+        return (StatusCode::BAD_REQUEST, Json(made)).into_response();
+    }
     Json(made).into_response()
 }
 
@@ -255,11 +273,16 @@ pub(crate) fn alipay_bill_url(
     let date = biz["bill_date"]
         .as_str()
         .and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
+    // Not made yet, or made for a day without trades: the same answer.
+    let not_exist = json!({"code": "40004", "msg": "Business Failed",
+                           "sub_code": "isp.bill_not_exist", "sub_msg": "账单不存在"});
     let Some(date) = date.filter(|d| bill_made(sim, "alipay", *d)) else {
-        return json!({"code": "40004", "msg": "Business Failed",
-                      "sub_code": "isp.bill_not_exist", "sub_msg": "账单不存在"});
+        return not_exist;
     };
     let (from, until) = day_bounds(date, BEIJING_MS);
+    if sim.nothing_settled(whose, from, until) {
+        return not_exist;
+    }
     match sim.make_report(&ReportKind::Alipay, whose, date, from, until) {
         Ok(zip) => {
             let id = format!("ali-{date}-{}", merchant.as_deref().unwrap_or("own"));

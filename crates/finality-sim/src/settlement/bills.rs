@@ -18,6 +18,10 @@ pub struct StripeItemized<W: Write> {
     w: csv::Writer<W>,
     columns: Vec<String>,
     n: u64,
+    /// The currency the account settles in and units of it per 10,000 of
+    /// a payment's currency: `gross`, `fee` and `net` are in it, and the
+    /// payment's own money is in `customer_facing_*`.
+    settles_in: Option<(String, i64)>,
 }
 
 /// The columns written when a run names none.
@@ -33,7 +37,11 @@ pub const STRIPE_COLUMNS: [&str; 8] = [
 ];
 
 impl<W: Write> StripeItemized<W> {
-    pub fn new(out: W, columns: &[String]) -> std::io::Result<Self> {
+    pub fn new(
+        out: W,
+        columns: &[String],
+        settles_in: Option<(String, i64)>,
+    ) -> std::io::Result<Self> {
         let columns: Vec<String> = if columns.is_empty() {
             STRIPE_COLUMNS.iter().map(|c| c.to_string()).collect()
         } else {
@@ -41,7 +49,12 @@ impl<W: Write> StripeItemized<W> {
         };
         let mut w = csv::Writer::from_writer(out);
         w.write_record(&columns)?;
-        Ok(StripeItemized { w, columns, n: 0 })
+        Ok(StripeItemized {
+            w,
+            columns,
+            n: 0,
+            settles_in,
+        })
     }
 }
 
@@ -53,7 +66,13 @@ impl<W: Write> Layout for StripeItemized<W> {
         } else {
             ("charge", gross, format!("ch_{}", s.psp_reference))
         };
-        let ccy = &s.currency;
+        let facing = (gross, s.currency.as_str());
+        let (ccy, gross, fee) = match &self.settles_in {
+            Some((c, rate)) if !c.eq_ignore_ascii_case(&s.currency) => {
+                (c.as_str(), gross * rate / 10_000, fee * rate / 10_000)
+            }
+            _ => (s.currency.as_str(), gross, fee),
+        };
         let value = |c: &str| match c {
             "balance_transaction_id" => format!("txn_{:012}", self.n),
             "created_utc" | "created" => date(s.at),
@@ -61,6 +80,8 @@ impl<W: Write> Layout for StripeItemized<W> {
             "gross" => decimal(gross, ccy),
             "fee" => decimal(-fee, ccy),
             "net" => decimal(gross - fee, ccy),
+            "customer_facing_amount" => decimal(facing.0, facing.1),
+            "customer_facing_currency" => facing.1.to_lowercase(),
             "reporting_category" => category.to_string(),
             "source_id" => source.clone(),
             "charge_id" => format!("ch_{}", s.psp_reference),
