@@ -21,8 +21,11 @@
 //!   of every payment and every fact.
 //! - [`reported`]: the amount, currency and account a provider reports, and
 //!   the one check that a final answer is about the registered money.
+//! - [`amounts`]: a payment's sub-objects (captures, refunds, disputes) by
+//!   their ids, the counters they sum to, and the status those say.
 #![forbid(unsafe_code)]
 
+pub mod amounts;
 pub mod clock;
 mod config_error;
 pub mod cost;
