@@ -63,13 +63,20 @@ impl PieceKind {
     }
 }
 
+/// A stored sub-object kind this build does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`{0}` is not a sub-object kind (authorisation, capture, refund, dispute, dispute_reversal)"
+)]
+pub struct UnknownPieceKind(pub String);
+
 impl std::str::FromStr for PieceKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPieceKind;
+    fn from_str(s: &str) -> Result<Self, UnknownPieceKind> {
         PieceKind::ALL
             .into_iter()
             .find(|k| k.as_str() == s)
-            .ok_or_else(|| format!("`{s}` is not a sub-object kind"))
+            .ok_or_else(|| UnknownPieceKind(s.to_string()))
     }
 }
 
