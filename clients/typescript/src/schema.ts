@@ -1451,7 +1451,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Neither or both of to_seq and to_time, or out of the feed */
+            /** @description Neither or both of to_seq and to_time, out of the feed, or after what the destination has delivered (a rewind only moves back) */
             422: {
                 headers: {
                     [name: string]: unknown;

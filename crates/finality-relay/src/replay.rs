@@ -20,6 +20,14 @@ pub enum RewindTo {
 }
 
 impl RewindTo {
+    /// The field of the request that says where (named in a refusal).
+    pub fn field(&self) -> &'static str {
+        match self {
+            RewindTo::Seq(_) => "to_seq",
+            RewindTo::Time(_) => "to_time",
+        }
+    }
+
     /// What was asked, for the audit trail.
     pub fn asked(&self, destination: &str) -> serde_json::Value {
         match self {
@@ -103,6 +111,18 @@ pub enum ReplayError {
     UnknownEvent(String),
     #[error("position {to} is not in the feed (its head is {head})")]
     OutOfRange { to: i64, head: i64 },
+    /// A rewind only ever moves back: one to a position after what the
+    /// destination has delivered would skip its backlog.
+    #[error(
+        "{field} means position {to}, after position {cursor} the destination has delivered: a \
+         rewind only moves back (it would skip {} waiting event(s))",
+        to - cursor
+    )]
+    Forward {
+        field: &'static str,
+        to: i64,
+        cursor: i64,
+    },
     #[error(
         "events before position {oldest_seq} (which occurred at {oldest_at}) were deleted by \
          retention: rewind to position {keep} or to {oldest_at} or later"
@@ -174,6 +194,16 @@ pub async fn rewind(
             }
         }
     };
+    // Pushers only move a cursor forward: a target at or below it now is
+    // at or below it when the rewind is written.
+    let cursor = known(feed, name).await?.delivered_seq;
+    if target > cursor {
+        return Err(ReplayError::Forward {
+            field: to.field(),
+            to: target,
+            cursor,
+        });
+    }
     let from = feed
         .destination_rewind(name, target)
         .await?

@@ -36,6 +36,7 @@ impl From<ReplayError> for ApiError {
                 ApiError::NotFound(e.to_string())
             }
             ReplayError::OutOfRange { .. } => ApiError::invalid("to_seq", e.to_string()),
+            ReplayError::Forward { field, .. } => ApiError::invalid(field, e.to_string()),
             ReplayError::Pruned { .. } | ReplayError::Empty => ApiError::Conflict {
                 code: "events_pruned",
                 message: e.to_string(),
@@ -291,7 +292,7 @@ fn body<T>(b: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
         (status = 403, description = "Only an admin may", body = ErrorBody),
         (status = 404, description = "No such destination", body = ErrorBody),
         (status = 409, description = "The events it would need were deleted by retention", body = ErrorBody),
-        (status = 422, description = "Neither or both of to_seq and to_time, or out of the feed", body = ErrorBody),
+        (status = 422, description = "Neither or both of to_seq and to_time, out of the feed, or after what the destination has delivered (a rewind only moves back)", body = ErrorBody),
     ))]
 async fn rewind(
     State(app): State<App>,

@@ -299,6 +299,28 @@ async fn rewind_redeliver_pause_and_resume_through_the_api() {
     );
     assert_eq!(d["attempts"], 0, "a pause is not a failure");
     assert_eq!(list["redeliveries"][0]["outcome"], "delivered");
+    // A rewind only moves back: past what was delivered (a position, or a
+    // time after every event) it would skip the backlog, and is refused.
+    for (ask, field) in [
+        (json!({"to_seq": 7}), "to_seq"),
+        (json!({"to_time": "2099-01-01T00:00:00Z"}), "to_time"),
+    ] {
+        let (s, v) = call(&app, ADMIN, Method::POST, &path("rewind"), Some(ask)).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+        assert_eq!(v["error"]["field"], field, "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("after position 6 the destination has delivered"),
+            "{v}"
+        );
+    }
+    let (_, list) = call(&app, ALICE, Method::GET, "/v1/events/destinations", None).await;
+    assert_eq!(
+        list["destinations"][0]["backlog"], 1,
+        "nothing skipped: {list}"
+    );
     // Resume: it arrives.
     let (s, _) = call(&app, ADMIN, Method::POST, &path("resume"), None).await;
     assert_eq!(s, StatusCode::OK);
@@ -309,7 +331,7 @@ async fn rewind_redeliver_pause_and_resume_through_the_api() {
     // Every action, accepted or refused, in the audit trail.
     let actions = audit_actions(&app).await;
     let count = |a: &str| actions.iter().filter(|(x, _)| x == a).count();
-    assert_eq!(count("events_rewind"), 4, "{actions:?}");
+    assert_eq!(count("events_rewind"), 6, "{actions:?}");
     assert_eq!(count("events_redeliver"), 2);
     assert_eq!(count("events_pause"), 1);
     assert_eq!(count("events_resume"), 1);
