@@ -1169,7 +1169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A parameter is invalid */
+            /** @description A parameter is invalid, or `after` is past the feed's head */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -129,7 +129,7 @@ pub const REPLICA_IDLE_LOOK: std::time::Duration = std::time::Duration::from_sec
     responses(
         (status = 200, description = "Events after the cursor (none when the wait ran out)", body = FeedPage),
         (status = 401, description = "No valid token", body = ErrorBody),
-        (status = 422, description = "A parameter is invalid", body = ErrorBody),
+        (status = 422, description = "A parameter is invalid, or `after` is past the feed's head", body = ErrorBody),
     ))]
 async fn feed(
     reads: Reads,
@@ -161,6 +161,22 @@ async fn feed(
     // the wait is not missed. Announcements are the primary's, also when
     // the events are read from a replica (which relays no NOTIFY).
     let primary = reads.primary();
+    // A position past the head was never given by this feed (a cursor of
+    // another database, or kept from before a restore): refused, rather
+    // than answered "nothing new" for ever. The primary is asked only when
+    // the head this node knows does not already cover the position.
+    if after > 0 && primary.feed_head().is_none_or(|head| after > head) {
+        let head = primary.feed_bounds().await?.head;
+        if after > head {
+            return Err(ApiError::invalid(
+                "after",
+                format!(
+                    "position {after} is past the feed's head ({head}): not a position this \
+                     feed gave (a cursor of another database, or kept from before a restore)"
+                ),
+            ));
+        }
+    }
     let mut grew = primary.subscribe_feed();
     // A reader already at the head this process knows waits without a
     // read: the feed growing past it wakes `grew`.

@@ -309,6 +309,29 @@ async fn event_feed_pages_transitions(b: Backend) {
         (s, v["error"]["field"].clone()),
         (StatusCode::UNPROCESSABLE_ENTITY, json!("after"))
     );
+    // A position this feed never gave (past its head) is refused, not
+    // answered "nothing new" for ever; waiting or not.
+    let past: i64 = end.parse::<i64>().unwrap() + 1;
+    for wait in ["", "&wait=5s"] {
+        let t = std::time::Instant::now();
+        let (s, v) = app.get(&format!("/v1/events?after={past}{wait}")).await;
+        assert_eq!(
+            (s, v["error"]["field"].clone()),
+            (StatusCode::UNPROCESSABLE_ENTITY, json!("after")),
+            "{v}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("past the feed's head ({end})")),
+            "{v}"
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(4),
+            "refused without waiting"
+        );
+    }
 
     // Long poll: at the head, an empty page once the wait is over…
     let t = std::time::Instant::now();
