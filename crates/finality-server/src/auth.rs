@@ -36,6 +36,18 @@ pub(crate) async fn require_token(
     Ok(next.run(req).await)
 }
 
+/// Whether `headers` carry a token this node knows (any role): what an
+/// endpoint open to all (`/readyz`) needs before it says more than a
+/// stranger may read.
+pub(crate) fn known_token(app: &AppState, headers: &axum::http::HeaderMap) -> bool {
+    let given = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer)
+        .unwrap_or_default();
+    !given.is_empty() && app.tokens.find(given.as_bytes()).is_some()
+}
+
 /// The token of an `Authorization: Bearer <token>` value. The scheme is
 /// case-insensitive (RFC 9110 §11.1): `bearer` is as good as `Bearer`.
 fn bearer(value: &str) -> Option<&str> {

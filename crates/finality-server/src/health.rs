@@ -3,7 +3,7 @@
 use crate::replica::Condition;
 use crate::App;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
@@ -19,14 +19,23 @@ pub(crate) fn router() -> Router<App> {
 /// to the primary) make it `degraded` with the reason, but still 200: webhooks and
 /// the API keep working, and taking the node out of rotation would not bring
 /// the provider back.
-async fn readyz(State(app): State<App>) -> (StatusCode, Json<Value>) {
+///
+/// Anyone may ask (load balancers send no token), so without a known
+/// bearer token the answer names what is paused, open or down and its
+/// class, never the reason's words: those quote providers' and databases'
+/// own error bodies, which may echo a credential.
+async fn readyz(State(app): State<App>, headers: HeaderMap) -> (StatusCode, Json<Value>) {
+    let detailed = crate::auth::known_token(&app, &headers);
     let now = app.clock.now();
     let pauses: serde_json::Map<String, Value> = app
         .health
         .pauses(now)
         .into_iter()
         .map(|(name, p)| {
-            let v = json!({"paused_until": p.until.to_rfc3339(), "class": p.class.as_str(), "reason": p.reason});
+            let mut v = json!({"paused_until": p.until.to_rfc3339(), "class": p.class.as_str()});
+            if detailed {
+                v["reason"] = json!(p.reason);
+            }
             (name, v)
         })
         .collect();
@@ -58,7 +67,8 @@ async fn readyz(State(app): State<App>) -> (StatusCode, Json<Value>) {
             Condition::Serving(lag) | Condition::Lagging(lag) => {
                 v["lag_seconds"] = json!(lag.as_secs_f64());
             }
-            Condition::Down(why) => v["reason"] = json!(why),
+            Condition::Down(why) if detailed => v["reason"] = json!(why),
+            Condition::Down(_) => {}
             Condition::Starting => {}
         }
         v

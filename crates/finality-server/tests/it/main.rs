@@ -267,6 +267,7 @@ impl TestApp {
             let ready: Value = self
                 .http
                 .get(format!("{}/readyz", self.base))
+                .bearer_auth(TOKEN)
                 .send()
                 .await
                 .unwrap()

@@ -339,6 +339,13 @@ async fn stripe_401_pauses_the_provider_and_alerts() {
         ready["paused_providers"]["stripe"]["class"], "permanent",
         "{ready}"
     );
+    // Asked without a token (a load balancer), the provider's own words
+    // are not shown; with one, they are.
+    assert!(
+        ready["paused_providers"]["stripe"]["reason"].is_null(),
+        "{ready}"
+    );
+    let (_, ready) = app.get("/readyz").await;
     assert!(
         ready["paused_providers"]["stripe"]["reason"]
             .as_str()
