@@ -47,6 +47,12 @@ fn entry_name(raw: &[u8]) -> String {
 /// Copy the detail CSV out of the zip at `zip_path` into `dest`; every
 /// byte read out is checked against its entry's CRC-32 by the zip reader.
 pub fn detail_from_zip(zip_path: &Path, dest: &Path) -> Result<u64, FetchError> {
+    detail_from_zip_capped(zip_path, dest, crate::settlement::fetch::MAX_REPORT_BYTES)
+}
+
+/// [`detail_from_zip`] with its bound: an entry that expands past `cap`
+/// bytes (a zip bomb, whatever its header claims) is refused there.
+fn detail_from_zip_capped(zip_path: &Path, dest: &Path, cap: u64) -> Result<u64, FetchError> {
     let refused = |why: String| FetchError::Refused(why);
     let mut archive = zip::ZipArchive::new(std::fs::File::open(zip_path)?)
         .map_err(|e| refused(format!("the bill is not a readable zip: {e}")))?;
@@ -76,6 +82,11 @@ pub fn detail_from_zip(zip_path: &Path, dest: &Path) -> Result<u64, FetchError> 
             break;
         }
         total += n as u64;
+        if total > cap {
+            return Err(refused(format!(
+                "zip entry `{name}` expands past the bound of {cap} bytes: not imported"
+            )));
+        }
         out.write_all(&buf[..n])?;
     }
     out.flush()?;
@@ -134,5 +145,42 @@ impl AlipayAdapter {
             bytes,
             checked: "zip CRC-32 of the detail entry".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bill zip whose detail entry is a megabyte of one byte repeated (a
+    /// few kilobytes zipped): past a smaller bound it is refused, not
+    /// expanded onto the disk.
+    #[test]
+    fn a_zip_entry_past_its_bound_is_refused() {
+        let dir = std::env::temp_dir();
+        let tag = std::process::id();
+        let zip_path = dir.join(format!("finality-bomb-{tag}.zip"));
+        let dest = dir.join(format!("finality-bomb-{tag}.csv"));
+        {
+            let mut w = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+            let opts = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated);
+            w.start_file("20881234_20261203_业务明细.csv", opts)
+                .unwrap();
+            w.write_all(&vec![b'0'; 1 << 20]).unwrap();
+            w.finish().unwrap();
+        }
+        assert!(std::fs::metadata(&zip_path).unwrap().len() < 64 * 1024);
+        let got = detail_from_zip_capped(&zip_path, &dest, 64 * 1024);
+        assert!(
+            matches!(&got, Err(FetchError::Refused(why)) if why.contains("expands past the bound")),
+            "{got:?}"
+        );
+        assert_eq!(
+            detail_from_zip_capped(&zip_path, &dest, 1 << 20).unwrap(),
+            1 << 20
+        );
+        std::fs::remove_file(&zip_path).ok();
+        std::fs::remove_file(&dest).ok();
     }
 }

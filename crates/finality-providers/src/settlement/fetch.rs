@@ -262,6 +262,7 @@ impl From<super::sftp::SftpError> for FetchError {
 }
 
 /// What a download was, as it passed into its file.
+#[derive(Debug)]
 pub struct Downloaded {
     pub bytes: u64,
     pub sha1: [u8; 20],
@@ -276,6 +277,24 @@ pub async fn download(
     dest: &Path,
     timeouts: Timeouts,
 ) -> Result<Downloaded, FetchError> {
+    download_capped(req, dest, timeouts, MAX_REPORT_BYTES).await
+}
+
+/// The most a settlement report (or a bill's zip entry, expanded) may be:
+/// a day of a million payments is a few hundred megabytes in every
+/// provider's layout, so 4 GiB is room for the largest merchant, and an
+/// answer past it (a misbehaving server, a zip bomb) is refused before it
+/// fills the disk.
+pub const MAX_REPORT_BYTES: u64 = 4 << 30;
+
+/// [`download`] with its bound: an answer that announces more than `cap`
+/// bytes is refused before reading, one that sends more is cut off there.
+pub async fn download_capped(
+    req: reqwest::RequestBuilder,
+    dest: &Path,
+    timeouts: Timeouts,
+    cap: u64,
+) -> Result<Downloaded, FetchError> {
     use sha1::Digest;
     let mut resp = req
         .send()
@@ -285,6 +304,14 @@ pub async fn download(
         return Err(failure(resp).await.into());
     }
     let content_length = resp.content_length();
+    let too_large = |n: u64| {
+        FetchError::Refused(format!(
+            "the report is {n} bytes or more, past the bound of {cap} bytes: not downloaded"
+        ))
+    };
+    if let Some(n) = content_length.filter(|n| *n > cap) {
+        return Err(too_large(n));
+    }
     let mut file = std::io::BufWriter::new(std::fs::File::create(dest)?);
     let mut hash = sha1::Sha1::new();
     let mut bytes = 0u64;
@@ -295,6 +322,9 @@ pub async fn download(
     {
         hash.update(&chunk);
         bytes += chunk.len() as u64;
+        if bytes > cap {
+            return Err(too_large(bytes));
+        }
         file.write_all(&chunk)?;
     }
     file.flush()?;
@@ -354,6 +384,52 @@ mod tests {
         let mut c = cfg();
         c.ready_at = Some("25:00".into());
         assert_eq!(c.schedule(WECHAT).unwrap_err().field, "ready_at");
+    }
+
+    /// A server on loopback answering `body` with or without announcing
+    /// its length, once.
+    async fn serve_once(body: Vec<u8>, announce: bool) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut req = [0u8; 1024];
+            let _ = s.read(&mut req).await;
+            let head = if announce {
+                format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len())
+            } else {
+                "HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n".to_string()
+            };
+            let _ = s.write_all(head.as_bytes()).await;
+            let _ = s.write_all(&body).await;
+            let _ = s.shutdown().await;
+        });
+        format!("http://{addr}/report.csv")
+    }
+
+    #[tokio::test]
+    async fn a_download_past_its_bound_is_refused() {
+        let dest = std::env::temp_dir().join(format!("finality-cap-{}.part", std::process::id()));
+        let timeouts = Timeouts {
+            connect: Duration::from_secs(5),
+            total: Duration::from_secs(10),
+        };
+        let http = reqwest::Client::new();
+        for announce in [true, false] {
+            let url = serve_once(vec![b'x'; 5000], announce).await;
+            let got = download_capped(http.get(&url), &dest, timeouts, 4096).await;
+            assert!(
+                matches!(&got, Err(FetchError::Refused(why)) if why.contains("past the bound of 4096 bytes")),
+                "announced {announce}: {got:?}"
+            );
+        }
+        let url = serve_once(vec![b'x'; 4096], true).await;
+        let got = download_capped(http.get(&url), &dest, timeouts, 4096)
+            .await
+            .unwrap();
+        assert_eq!(got.bytes, 4096);
+        std::fs::remove_file(&dest).ok();
     }
 
     #[test]
