@@ -14,12 +14,7 @@ pub(crate) async fn require_token(
     mut req: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    let given = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer)
-        .unwrap_or_default();
+    let given = given_token(req.headers());
     let identity: Identity = match app.tokens.find(given.as_bytes()) {
         Some(t) if !given.is_empty() => app.tokens.identity(t),
         _ => {
@@ -40,12 +35,17 @@ pub(crate) async fn require_token(
 /// endpoint open to all (`/readyz`) needs before it says more than a
 /// stranger may read.
 pub(crate) fn known_token(app: &AppState, headers: &axum::http::HeaderMap) -> bool {
-    let given = headers
+    let given = given_token(headers);
+    !given.is_empty() && app.tokens.find(given.as_bytes()).is_some()
+}
+
+/// The bearer token `headers` carry (empty: none).
+fn given_token(headers: &axum::http::HeaderMap) -> &str {
+    headers
         .get(AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(bearer)
-        .unwrap_or_default();
-    !given.is_empty() && app.tokens.find(given.as_bytes()).is_some()
+        .unwrap_or_default()
 }
 
 /// The token of an `Authorization: Bearer <token>` value. The scheme is

@@ -161,11 +161,22 @@ async fn feed(
     // the wait is not missed. Announcements are the primary's, also when
     // the events are read from a replica (which relays no NOTIFY).
     let primary = reads.primary();
+    let mut grew = primary.subscribe_feed();
+    // A reader already at the head this process knows waits without a
+    // read: the feed growing past it wakes `grew`.
+    let at_head =
+        wait > std::time::Duration::ZERO && primary.feed_head().is_some_and(|head| after >= head);
+    let mut events = if at_head {
+        Vec::new()
+    } else {
+        reads.store.feed_after(after, limit).await?
+    };
     // A position past the head was never given by this feed (a cursor of
     // another database, or kept from before a restore): refused, rather
-    // than answered "nothing new" for ever. The primary is asked only when
-    // the head this node knows does not already cover the position.
-    if after > 0 && primary.feed_head().is_none_or(|head| after > head) {
+    // than answered "nothing new" for ever. Only an empty first page can
+    // be past the head, and the primary is asked only when the head this
+    // node knows does not already cover the position.
+    if events.is_empty() && after > 0 && primary.feed_head().is_none_or(|head| after > head) {
         let head = primary.feed_bounds().await?.head;
         if after > head {
             return Err(ApiError::invalid(
@@ -177,16 +188,6 @@ async fn feed(
             ));
         }
     }
-    let mut grew = primary.subscribe_feed();
-    // A reader already at the head this process knows waits without a
-    // read: the feed growing past it wakes `grew`.
-    let at_head =
-        wait > std::time::Duration::ZERO && primary.feed_head().is_some_and(|head| after >= head);
-    let mut events = if at_head {
-        Vec::new()
-    } else {
-        reads.store.feed_after(after, limit).await?
-    };
     while events.is_empty() && tokio::time::Instant::now() < deadline {
         // A replica may not have replayed what the primary announced: it
         // is looked at again every REPLICA_LOOK while the primary's head

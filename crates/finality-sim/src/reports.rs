@@ -171,10 +171,21 @@ impl Simulator {
         from: Timestamp,
         until: Timestamp,
     ) -> bool {
-        !self
-            .settled_until(Timestamp(until.millis() - 1))
+        self.settled_in(whose, from, until).is_empty()
+    }
+
+    /// `whose` payments settled in `[from, until)`: what a report lists.
+    fn settled_in(
+        &self,
+        whose: Whose<'_>,
+        from: Timestamp,
+        until: Timestamp,
+    ) -> Vec<crate::settlement::Settled> {
+        self.settled_until(Timestamp(until.millis() - 1))
             .into_iter()
-            .any(|s| s.at >= from && whose.covers(self.account_of(&s.psp_reference).as_deref()))
+            .filter(|s| s.at >= from)
+            .filter(|s| whose.covers(self.account_of(&s.psp_reference).as_deref()))
+            .collect()
     }
 
     /// Make the report of `whose` payments settled in `[from, until)` in
@@ -198,12 +209,7 @@ impl Simulator {
                 seed: r.seed,
             }
         };
-        let settled: Vec<_> = self
-            .settled_until(Timestamp(until.millis() - 1))
-            .into_iter()
-            .filter(|s| s.at >= from)
-            .filter(|s| whose.covers(self.account_of(&s.psp_reference).as_deref()))
-            .collect();
+        let settled = self.settled_in(whose, from, until);
         let settles_in = self.lock_reports().stripe_settles_in.clone();
         let mut body = Vec::new();
         let done = {

@@ -67,6 +67,16 @@ pub enum DayOutcome {
 }
 
 impl DayOutcome {
+    /// An import's outcome, checked by `checked`.
+    fn imported(r: crate::reconcile::Reconciled, checked: String) -> Self {
+        DayOutcome::Imported {
+            run_id: r.run_id,
+            already: r.already_imported,
+            counts: r.counts,
+            checked,
+        }
+    }
+
     /// The `outcome` label of `finality_settlement_reports_total`.
     pub fn label(&self) -> &'static str {
         match self {
@@ -348,22 +358,11 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         if let Err(e) = std::fs::rename(&part, &path) {
             return DayOutcome::Failed(format!("{}: {e}", path.display()));
         }
-        let import = Import {
-            provider: &s.name,
-            owner: s.accounts.report_owner(account),
-            name,
-            format: &fetched.format,
-            period,
-        };
+        let import = import_of(s, account, name, &fetched.format, period);
         match crate::reconcile::reconcile(&*self.store, &import, &path, self.clock.now()).await {
             Ok(r) => {
                 tracing::info!(provider = %s.name, report = %what, run_id = r.run_id, lines = r.lines, already = r.already_imported, checked = %fetched.checked, "settlement report fetched and reconciled");
-                DayOutcome::Imported {
-                    run_id: r.run_id,
-                    already: r.already_imported,
-                    counts: r.counts,
-                    checked: fetched.checked,
-                }
+                DayOutcome::imported(r, fetched.checked)
             }
             // A file that does not read is the provider's, as refused as
             // one whose hash is wrong: nothing of it was applied.
@@ -387,22 +386,11 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
         format: &finality_providers::settlement::Format,
         period: Option<Period>,
     ) -> DayOutcome {
-        let import = Import {
-            provider: &s.name,
-            owner: s.accounts.report_owner(account),
-            name,
-            format,
-            period,
-        };
+        let import = import_of(s, account, name, format, period);
         match crate::reconcile::reconcile_nothing(&*self.store, &import, said, self.clock.now())
             .await
         {
-            Ok(r) => DayOutcome::Imported {
-                run_id: r.run_id,
-                already: r.already_imported,
-                counts: r.counts,
-                checked: format!("no report: {said}"),
-            },
+            Ok(r) => DayOutcome::imported(r, format!("no report: {said}")),
             Err(e) => DayOutcome::Failed(e.to_string()),
         }
     }
@@ -543,6 +531,24 @@ impl<S: ?Sized + Cursors + ReconcileStore + 'static> Fetcher<S> {
             Some(period),
         )
         .await
+    }
+}
+
+/// The import of `s`'s report `name` of `account` (whose payments its
+/// lines reach), read as `format`, covering `period`.
+fn import_of<'a>(
+    s: &'a Source,
+    account: Option<&'a str>,
+    name: &'a str,
+    format: &'a finality_providers::settlement::Format,
+    period: Option<Period>,
+) -> Import<'a> {
+    Import {
+        provider: &s.name,
+        owner: s.accounts.report_owner(account),
+        name,
+        format,
+        period,
     }
 }
 

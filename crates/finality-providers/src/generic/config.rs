@@ -186,28 +186,20 @@ impl GenericConfig {
     /// Why `config check` warns about a generic provider: nothing it says
     /// about a success is compared with the registered money.
     pub fn money_unchecked(&self) -> Option<String> {
-        let webhook_unchecked = self
+        let poll = self.amount_pointer.is_none();
+        let webhook = self
             .webhook
             .as_ref()
             .is_some_and(|w| w.amount_pointer.is_none());
-        match (self.amount_pointer.is_none(), webhook_unchecked) {
-            (false, false) => None,
-            (true, true) => Some(
-                "no amount_pointer in [generic] or [generic.webhook]: a success is not checked \
-                 against the registered amount (a payment of 1 cent would settle a payment of 100)"
-                    .into(),
-            ),
-            (true, false) => Some(
-                "no amount_pointer in [generic]: a success read by a status query is not checked \
-                 against the registered amount"
-                    .into(),
-            ),
-            (false, true) => Some(
-                "no amount_pointer in [generic.webhook]: a success a webhook reports is not \
-                 checked against the registered amount"
-                    .into(),
-            ),
-        }
+        let (tables, what) = match (poll, webhook) {
+            (false, false) => return None,
+            (true, true) => ("[generic] or [generic.webhook]", "a success"),
+            (true, false) => ("[generic]", "a success read by a status query"),
+            (false, true) => ("[generic.webhook]", "a success a webhook reports"),
+        };
+        Some(format!(
+            "no amount_pointer in {tables}: {what} is not checked against the registered amount"
+        ))
     }
 
     /// Returns the offending field (relative to the `generic` table) and why.

@@ -107,6 +107,11 @@ impl StripeAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))
     }
 
+    /// The report runs made and not finished, by day.
+    fn report_runs(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, String>> {
+        self.report_runs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Make the day's report run: a key of this attempt's own (a refusal
     /// is not replayed to the next attempt), the run remembered by its id
     /// until it finishes.
@@ -137,10 +142,7 @@ impl StripeAdapter {
             }
             .into());
         }
-        self.report_runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(day_key.to_string(), id.clone());
+        self.report_runs().insert(day_key.to_string(), id.clone());
         Ok(id)
     }
 
@@ -177,12 +179,7 @@ impl StripeAdapter {
             None => String::new(),
         };
         let day_key = format!("{report_type}{whose}-{date}-{tz}");
-        let known = self
-            .report_runs
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&day_key)
-            .cloned();
+        let known = self.report_runs().get(&day_key).cloned();
         let id = match known {
             Some(id) => id,
             None => self.create_report_run(&day_key, &form).await?,
@@ -195,10 +192,7 @@ impl StripeAdapter {
             )))
             .await;
         let forget = || {
-            self.report_runs
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&day_key);
+            self.report_runs().remove(&day_key);
         };
         let run = match asked {
             Ok(run) => run,
