@@ -85,7 +85,16 @@ async fn an_announced_report_is_fetched_and_reconciled() {
     assert!(dir
         .join("adyen/settlement_detail_report_batch_7.csv")
         .exists());
-    let files = app.db.store.files_recent("adyen", 10).await.unwrap();
+    // The file's outcome is written just after its import commits (the
+    // payment above can be seen first), so it is waited for.
+    let mut files = Vec::new();
+    for _ in 0..100 {
+        files = app.db.store.files_recent("adyen", 10).await.unwrap();
+        if files[0].outcome.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(files[0].outcome.as_deref(), Some("imported"), "{files:?}");
 
     // Adyen's redelivery is acknowledged the same and changes nothing.
