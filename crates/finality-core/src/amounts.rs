@@ -27,7 +27,20 @@ use crate::status::{Kind, Status};
 use std::collections::BTreeMap;
 
 /// What a sub-object is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum PieceKind {
     /// One authorisation attempt (Adyen `AUTHORISATION` by its
     /// `pspReference`): money reserved, not yet taken.
@@ -81,7 +94,20 @@ impl std::str::FromStr for PieceKind {
 }
 
 /// Where a sub-object stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum PieceState {
     Pending,
     Succeeded,
@@ -108,7 +134,7 @@ impl PieceState {
 }
 
 /// One sub-object as the provider reported it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Piece {
     pub kind: PieceKind,
     /// The provider's own id for it (a capture's `pspReference`, a refund
@@ -123,7 +149,17 @@ pub struct Piece {
 
 /// The counters of one payment: each the sum of its succeeded
 /// sub-objects of that kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    utoipa::ToSchema,
+)]
 pub struct Counters {
     pub authorised: i64,
     pub captured: i64,
@@ -254,6 +290,16 @@ impl Ledger {
         c
     }
 
+    /// The ledger of a payment in `currency` holding `stored`, as kept
+    /// (each taken in turn, so a stored list is read by the same rules).
+    pub fn of(currency: &str, stored: Vec<Piece>) -> Self {
+        let mut l = Ledger::new(currency);
+        for p in stored {
+            l.take(p);
+        }
+        l
+    }
+
     /// Every sub-object, by kind then id.
     pub fn pieces(&self) -> impl Iterator<Item = &Piece> {
         self.pieces.values()
@@ -309,6 +355,23 @@ pub fn derive(kind: Kind, registered: i64, c: &Counters) -> Derived {
     Derived {
         status: Some(status),
         review: None,
+    }
+}
+
+/// The status a counted report applies: the adapter's word `said`, unless
+/// the counters say money moved. Money captured is `succeeded` whatever
+/// the authorisation's remainder did (expired, cancelled, a declined
+/// second capture), and all of it back with the payer is `reversed`
+/// whatever the last event said; counters that say only "authorised"
+/// never replace the adapter's word (an automatic capture's
+/// authorisation is itself the money). A fact the adapter sends to a
+/// person (`needs_review`: a capture that failed after one succeeded)
+/// stays that person's.
+pub fn decided(said: Status, d: &Derived) -> Status {
+    match (said, d.status) {
+        (Status::NeedsReview, _) => said,
+        (_, Some(s @ (Status::Reversed | Status::Succeeded))) => s,
+        _ => said,
     }
 }
 

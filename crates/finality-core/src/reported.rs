@@ -27,6 +27,13 @@ pub struct Reported {
     /// (`account_mismatch: …`, both values), or an amount it could not
     /// read (`amount_mismatch: …`).
     pub mismatch: Option<String>,
+    /// The provider's sub-objects this answer names (an authorisation
+    /// attempt, a capture, a refund, a dispute, each by its own id): when
+    /// there are any and the operation is a payment, its amounts are
+    /// counted from them ([`crate::amounts`]) instead of the event's amount
+    /// being compared with the registration, so a partial capture or
+    /// refund is money, not a mismatch.
+    pub pieces: Vec<crate::amounts::Piece>,
 }
 
 impl Reported {
@@ -36,6 +43,7 @@ impl Reported {
             amount: Some(amount),
             currency: Some(currency.into()),
             mismatch: None,
+            pieces: Vec::new(),
         }
     }
 

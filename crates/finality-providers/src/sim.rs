@@ -91,6 +91,7 @@ impl SimAdapter {
             provider_status: Some(b.data.status),
             occurred_at: Some(Timestamp(ts.saturating_mul(1000))),
             reported: finality_core::Reported {
+                pieces: Vec::new(),
                 amount: b.data.amount,
                 currency: b.data.currency,
                 mismatch: None,
@@ -161,6 +162,7 @@ impl Provider for SimAdapter {
             .await
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let reported = finality_core::Reported {
+            pieces: Vec::new(),
             amount: body.amount,
             currency: body.currency,
             mismatch: None,

@@ -51,6 +51,7 @@
 #![forbid(unsafe_code)]
 
 mod accounts;
+mod amounts;
 mod cursors;
 mod driver;
 mod error;

@@ -134,6 +134,9 @@ pub struct PaymentView {
     pub payment: Payment,
     pub poll: Option<PollState>,
     pub history: Vec<HistoryEntry>,
+    /// The provider's sub-objects counted for it (captures, refunds,
+    /// attempts, disputes): its amounts are their sums.
+    pub pieces: Vec<finality_core::amounts::Piece>,
 }
 
 /// A status report from any source, on its way through `apply`.

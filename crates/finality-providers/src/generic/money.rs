@@ -83,6 +83,7 @@ pub(super) fn read(
         (AmountUnit::Decimal, None) => unreadable(at, &text, "no currency beside it"),
         (AmountUnit::Minor, c) => match text.parse::<i64>() {
             Ok(minor) => Reported {
+                pieces: Vec::new(),
                 amount: Some(minor),
                 currency: c,
                 mismatch: None,

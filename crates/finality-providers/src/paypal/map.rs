@@ -79,7 +79,27 @@ pub fn order_status(order: &Value) -> (Option<Status>, String) {
         };
         return (Some(Status::Processing), format!("COMPLETED ({what})"));
     }
-    // The least settled capture decides: all must be in for a success.
+    // Money captured decides: an order with a completed capture is a
+    // success for what was captured, whatever its other captures did (a
+    // declined one beside it moved nothing).
+    let moved = captures
+        .iter()
+        .filter(|c| {
+            map_capture(c["status"].as_str().unwrap_or_default()) == Some(Status::Succeeded)
+        })
+        .count();
+    if moved > 0 && moved < captures.len() {
+        let others: Vec<&str> = captures
+            .iter()
+            .map(|c| c["status"].as_str().unwrap_or("?"))
+            .collect();
+        return (
+            Some(Status::Succeeded),
+            format!("COMPLETED captures {}", others.join(", ")),
+        );
+    }
+    // Otherwise the least settled capture decides: all must be in for a
+    // success.
     let rank = |s: Option<Status>| match s {
         Some(Status::Failed) => 0,
         None | Some(Status::Pending | Status::Processing | Status::NeedsReview) => 1,
@@ -123,12 +143,25 @@ pub fn order_money(order: &Value) -> finality_core::Reported {
     let captures: Vec<&Value> = units
         .iter()
         .flat_map(|u| u["payments"]["captures"].as_array().into_iter().flatten())
+        .collect();
+    // The captures that moved money, when any did (a declined capture
+    // beside a completed one took nothing).
+    let moved: Vec<&Value> = captures
+        .iter()
+        .filter(|c| {
+            matches!(
+                c["status"].as_str(),
+                Some("COMPLETED" | "PARTIALLY_REFUNDED" | "REFUNDED")
+            )
+        })
         .map(|c| &c["amount"])
         .collect();
     let amounts: Vec<&Value> = if captures.is_empty() {
         units.iter().map(|u| &u["amount"]).collect()
+    } else if !moved.is_empty() {
+        moved
     } else {
-        captures
+        captures.iter().map(|c| &c["amount"]).collect()
     };
     let mut total = finality_core::Reported::default();
     for a in amounts.iter().map(|a| amount_of(a)) {
@@ -173,4 +206,38 @@ pub(crate) fn money(v: &Value) -> String {
         (Some(a), Some(c)) => format!("{a} {c}"),
         _ => "an unknown amount".into(),
     }
+}
+
+/// One capture as a counted piece ([`finality_core::amounts`]): by its
+/// `id`, for its `amount`; `COMPLETED` (and, later, `PARTIALLY_REFUNDED`
+/// or `REFUNDED`: the refunds are their own objects) is money taken,
+/// `DECLINED` and `FAILED` took nothing, `PENDING` not yet. `None` when
+/// it names no id or no readable amount.
+pub fn capture_piece(c: &Value) -> Option<finality_core::amounts::Piece> {
+    use finality_core::amounts::{Piece, PieceKind, PieceState};
+    let state = match c["status"].as_str()? {
+        "COMPLETED" | "PARTIALLY_REFUNDED" | "REFUNDED" => PieceState::Succeeded,
+        "DECLINED" | "FAILED" => PieceState::Failed,
+        "PENDING" => PieceState::Pending,
+        _ => return None,
+    };
+    let money = amount_of(&c["amount"]);
+    Some(Piece {
+        kind: PieceKind::Capture,
+        id: c["id"].as_str()?.to_string(),
+        state,
+        amount: money.amount?,
+        currency: money.currency?.to_ascii_uppercase(),
+    })
+}
+
+/// Every capture of an order, as pieces.
+pub fn order_pieces(order: &Value) -> Vec<finality_core::amounts::Piece> {
+    order["purchase_units"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|u| u["payments"]["captures"].as_array().into_iter().flatten())
+        .filter_map(capture_piece)
+        .collect()
 }

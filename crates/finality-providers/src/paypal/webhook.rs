@@ -229,10 +229,22 @@ pub(crate) fn events_of(
     // The money the event is about: an order's captures, a capture's
     // amount. A refund or reversal resource's amount is not the payment's
     // (a partial refund is for less): the capture's status decides those.
-    let reported = match kind {
+    let mut reported = match kind {
         "CHECKOUT.ORDER.COMPLETED" => order_money(resource),
         "PAYMENT.CAPTURE.COMPLETED" => amount_of(&resource["amount"]),
         _ => finality_core::Reported::default(),
+    };
+    // The captures it names, counted by their ids (see
+    // `docs/PROVIDERS.md`, PayPal money).
+    reported.pieces = match kind {
+        "CHECKOUT.ORDER.COMPLETED" => crate::paypal::map::order_pieces(resource),
+        "PAYMENT.CAPTURE.COMPLETED"
+        | "PAYMENT.CAPTURE.DECLINED"
+        | "PAYMENT.CAPTURE.DENIED"
+        | "PAYMENT.CAPTURE.PENDING" => crate::paypal::map::capture_piece(resource)
+            .into_iter()
+            .collect(),
+        _ => Vec::new(),
     };
     let mut events = vec![WebhookEvent {
         event_id: id.clone(),

@@ -364,6 +364,7 @@ impl Provider for StripeAdapter {
             .map_err(|e| classify_transport(&e, self.timeouts))?;
         let provider_status = describe(&body);
         let reported = finality_core::Reported {
+            pieces: Vec::new(),
             amount: body.amount_received.or(body.amount),
             currency: body.currency.clone(),
             // Never applied, whatever it says: another environment's object.

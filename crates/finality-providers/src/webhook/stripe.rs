@@ -218,9 +218,17 @@ fn event_of(v: &serde_json::Value, merchant_ref_key: &str) -> Result<WebhookEven
             };
             ev.provider_ref = Some(pi.to_string());
             ev.merchant_ref = None;
+            if event_type == "charge.refunded" {
+                ev.reported.pieces = charge_pieces(obj);
+            }
             let (status, why) = match (row.action, event_type) {
                 (Action::Review, _) => (Some(Status::NeedsReview), None),
                 (_, "charge.refunded") if obj["refunded"] == true => (Some(Status::Reversed), None),
+                // The refunds listed: counted by their ids, so the payment
+                // stays succeeded with its refunded amount stated.
+                (_, "charge.refunded") if !ev.reported.pieces.is_empty() => {
+                    (Some(Status::Succeeded), None)
+                }
                 (_, "charge.refunded") => (
                     None,
                     Some(format!(
@@ -273,10 +281,62 @@ pub fn money(obj: &serde_json::Value) -> finality_core::Reported {
         _ => obj["amount"].as_i64(),
     };
     finality_core::Reported {
+        pieces: Vec::new(),
         amount,
         currency: obj["currency"].as_str().map(String::from),
         mismatch: None,
     }
+}
+
+/// A charge's money as counted pieces ([`finality_core::amounts`]): the
+/// capture (`amount_captured`, by the charge's id) and each refund the
+/// charge lists (`refunds.data[]`, by its `re_` id, `succeeded`, `pending`,
+/// or `failed`/`canceled`), so a refund named by two events counts once.
+/// Stripe lists the refunds only where the account's API version expands
+/// them (before 2022-11-15, or with `expand[]=refunds`); without them no
+/// piece is named and the event decides by `refunded` alone.
+pub fn charge_pieces(obj: &serde_json::Value) -> Vec<finality_core::amounts::Piece> {
+    use finality_core::amounts::{Piece, PieceKind, PieceState};
+    let (Some(refunds), Some(charge), Some(currency)) = (
+        obj["refunds"]["data"].as_array(),
+        obj["id"].as_str(),
+        obj["currency"].as_str(),
+    ) else {
+        return Vec::new();
+    };
+    let currency = currency.to_ascii_uppercase();
+    let mut out = Vec::new();
+    if let Some(captured) = obj["amount_captured"].as_i64().filter(|a| *a > 0) {
+        out.push(Piece {
+            kind: PieceKind::Capture,
+            id: charge.to_string(),
+            state: PieceState::Succeeded,
+            amount: captured,
+            currency: currency.clone(),
+        });
+    }
+    for r in refunds {
+        let state = match r["status"].as_str() {
+            Some("succeeded") => PieceState::Succeeded,
+            Some("pending" | "requires_action") => PieceState::Pending,
+            Some("failed" | "canceled") => PieceState::Failed,
+            _ => continue,
+        };
+        let (Some(id), Some(amount)) = (r["id"].as_str(), r["amount"].as_i64()) else {
+            continue;
+        };
+        out.push(Piece {
+            kind: PieceKind::Refund,
+            id: id.to_string(),
+            state,
+            amount,
+            currency: r["currency"]
+                .as_str()
+                .map(str::to_ascii_uppercase)
+                .unwrap_or_else(|| currency.clone()),
+        });
+    }
+    out
 }
 
 /// A refund that fails or is canceled after its payment was reversed by

@@ -399,6 +399,7 @@ impl WeChatAdapter {
             amount["total"].as_i64()
         };
         let r = finality_core::Reported {
+            pieces: Vec::new(),
             amount: minor,
             currency: amount["currency"].as_str().map(String::from),
             mismatch: None,

@@ -35,6 +35,42 @@ pub(crate) struct HistoryOut {
     pub(crate) at: String,
 }
 
+/// A payment's money as the provider moved it: each counter the sum of
+/// the provider's sub-objects of that kind that succeeded, every one
+/// listed (a capture, a refund, an authorisation attempt, a dispute, by
+/// the provider's own id), so a duplicate never counts twice. In the
+/// payment's currency, in minor units. All zero where the provider's
+/// events name no sub-objects (see docs/AMOUNTS.md).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AmountsOut {
+    pub(crate) currency: String,
+    pub(crate) authorised: i64,
+    pub(crate) captured: i64,
+    pub(crate) refunded: i64,
+    /// Taken back by chargebacks.
+    pub(crate) disputed: i64,
+    /// Chargebacks won back.
+    pub(crate) dispute_reversed: i64,
+    pub(crate) pieces: Vec<finality_core::amounts::Piece>,
+}
+
+impl AmountsOut {
+    fn of(currency: &str, pieces: Vec<finality_core::amounts::Piece>) -> Self {
+        let ledger = finality_core::amounts::Ledger::of(currency, pieces);
+        let c = ledger.counters();
+        AmountsOut {
+            currency: ledger.currency().to_string(),
+            authorised: c.authorised,
+            captured: c.captured,
+            refunded: c.refunded,
+            disputed: c.disputed,
+            dispute_reversed: c.dispute_reversed,
+            pieces: ledger.pieces().cloned().collect(),
+        }
+    }
+}
+
 /// The payment resource, as `GET /v1/payments/{id}` returns it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -64,6 +100,10 @@ pub(crate) struct PaymentOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false)]
     pub(crate) history: Option<Vec<HistoryOut>>,
+    /// On the single resource: the money counted. Absent in lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub(crate) amounts: Option<AmountsOut>,
 }
 
 impl PaymentOut {
@@ -85,6 +125,7 @@ impl PaymentOut {
             finalized_at: p.finalized_at.map(|t| t.to_rfc3339()),
             poll: None,
             history: None,
+            amounts: None,
         }
     }
 
@@ -109,9 +150,11 @@ impl PaymentOut {
                 at: h.at.to_rfc3339(),
             })
             .collect();
+        let amounts = AmountsOut::of(&v.payment.currency, v.pieces);
         PaymentOut {
             poll: Some(poll),
             history: Some(history),
+            amounts: Some(amounts),
             ..PaymentOut::summary(v.payment)
         }
     }

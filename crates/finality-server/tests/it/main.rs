@@ -3,6 +3,7 @@
 
 mod accounts;
 mod accounts_platforms;
+mod amounts;
 mod api;
 mod catch_up;
 mod console;

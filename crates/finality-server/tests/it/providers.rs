@@ -12,7 +12,7 @@ use finality_providers::webhook::stripe::{sign as stripe_sign, StripeSignature};
 use finality_sim::webhooks::WebhookTarget;
 use finality_sim::wire::Money;
 
-const STRIPE_KEY: &str = "sk_test_finality_simulator";
+pub(crate) const STRIPE_KEY: &str = "sk_test_finality_simulator";
 pub(crate) const STRIPE_WHSEC: &str = "whsec_stripe_simulator_secret";
 
 /// Settles 1.5 s after creation, `processing` from 0.45 s; webhooks arrive
@@ -45,37 +45,42 @@ async fn stripe_app_full(
     key: &str,
     max_attempts: u32,
 ) -> TestApp {
+    stripe_app_on(Backend::Postgres, engine, outcome_failed, key, max_attempts).await
+}
+
+pub(crate) async fn stripe_app_on(
+    backend: Backend,
+    engine: bool,
+    outcome_failed: bool,
+    key: &str,
+    max_attempts: u32,
+) -> TestApp {
     let key = key.to_string();
-    spawn_app_custom(
-        Backend::Postgres,
-        sim_config(outcome_failed),
-        engine,
-        |sim_url| {
-            let mut cfg = ProviderConfig::sim(&format!("{sim_url}/stripe"));
-            cfg.schedule_override = Some(Schedule::Fixed {
-                delays: vec![Duration::from_millis(250)],
-            });
-            cfg.max_attempts = max_attempts;
-            let adapter = StripeAdapter::new(
-                &cfg.base_url,
-                key,
-                Timeouts {
-                    connect: cfg.connect_timeout,
-                    total: cfg.timeout,
-                },
-            )
-            .unwrap()
-            .with_webhooks(
-                StripeSignature::new(vec![STRIPE_WHSEC.into()], cfg.webhook_tolerance).unwrap(),
-            );
-            let mut providers = Providers::new();
-            providers.insert(
-                "stripe".into(),
-                ProviderEntry::from_config(Arc::new(adapter), &cfg),
-            );
-            providers
-        },
-    )
+    spawn_app_custom(backend, sim_config(outcome_failed), engine, |sim_url| {
+        let mut cfg = ProviderConfig::sim(&format!("{sim_url}/stripe"));
+        cfg.schedule_override = Some(Schedule::Fixed {
+            delays: vec![Duration::from_millis(250)],
+        });
+        cfg.max_attempts = max_attempts;
+        let adapter = StripeAdapter::new(
+            &cfg.base_url,
+            key,
+            Timeouts {
+                connect: cfg.connect_timeout,
+                total: cfg.timeout,
+            },
+        )
+        .unwrap()
+        .with_webhooks(
+            StripeSignature::new(vec![STRIPE_WHSEC.into()], cfg.webhook_tolerance).unwrap(),
+        );
+        let mut providers = Providers::new();
+        providers.insert(
+            "stripe".into(),
+            ProviderEntry::from_config(Arc::new(adapter), &cfg),
+        );
+        providers
+    })
     .await
 }
 
@@ -384,7 +389,16 @@ pub(crate) async fn adyen_app_with(
     max_attempts: u32,
     capture: Capture,
 ) -> TestApp {
-    spawn_app_custom(Backend::Postgres, sim_config(false), true, |sim_url| {
+    adyen_app_on(Backend::Postgres, delay, max_attempts, capture).await
+}
+
+pub(crate) async fn adyen_app_on(
+    backend: Backend,
+    delay: Duration,
+    max_attempts: u32,
+    capture: Capture,
+) -> TestApp {
+    spawn_app_custom(backend, sim_config(false), true, |sim_url| {
         let mut cfg = ProviderConfig::sim(sim_url);
         cfg.adapter = finality_providers::config::Adapter::Adyen {
             adyen: Default::default(),
@@ -741,10 +755,20 @@ async fn paypal_app_full(
     payments: PaymentObject,
     max_attempts: u32,
 ) -> TestApp {
+    paypal_app_on(Backend::Postgres, engine, token_ttl, payments, max_attempts).await
+}
+
+pub(crate) async fn paypal_app_on(
+    backend: Backend,
+    engine: bool,
+    token_ttl: Option<Duration>,
+    payments: PaymentObject,
+    max_attempts: u32,
+) -> TestApp {
     let mut config = sim_config(false);
     config.api_key = Some(PAYPAL_CREDENTIALS.into());
     config.token_ttl = token_ttl;
-    spawn_app_custom(Backend::Postgres, config, engine, |sim_url| {
+    spawn_app_custom(backend, config, engine, |sim_url| {
         let mut cfg = ProviderConfig::sim(&format!("{sim_url}/paypal"));
         cfg.adapter = finality_providers::config::Adapter::PayPal {
             paypal: Default::default(),

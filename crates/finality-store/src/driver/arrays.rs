@@ -27,6 +27,8 @@ pub(crate) enum Param<'a> {
     Strs(&'a [&'a str]),
     OptStrings(&'a [Option<String>]),
     OptTexts(Vec<Option<&'a str>>),
+    /// A column made for the statement (rows' JSON written out).
+    OwnedOptTexts(Vec<Option<String>>),
     Int8s(Cow<'a, [i64]>),
     OptInt8s(Cow<'a, [Option<i64>]>),
     Int4s(&'a [i32]),
@@ -45,7 +47,8 @@ impl<'a> Param<'a> {
             | Param::Texts(_)
             | Param::Strs(_)
             | Param::OptStrings(_)
-            | Param::OptTexts(_) => "text[]",
+            | Param::OptTexts(_)
+            | Param::OwnedOptTexts(_) => "text[]",
             Param::Int8s(_) | Param::OptInt8s(_) => "int8[]",
             Param::Int4s(_) => "int4[]",
             Param::Bools(_) => "bool[]",
@@ -94,6 +97,7 @@ macro_rules! bind_all {
                 Param::Strs(v) => q.bind(v),
                 Param::OptStrings(v) => q.bind(v),
                 Param::OptTexts(v) => q.bind(v),
+                Param::OwnedOptTexts(v) => q.bind(v),
                 Param::Int8s(Cow::Borrowed(v)) => q.bind(v),
                 Param::Int8s(Cow::Owned(v)) => q.bind(v),
                 Param::OptInt8s(Cow::Borrowed(v)) => q.bind(v),

@@ -47,9 +47,9 @@ pub trait InboxRows: Conn {
                         "INSERT INTO webhook_inbox (provider, event_id, provider_ref, merchant_ref, \
                          observed_status, provider_status, occurred_at, raw_body, headers, \
                          received_at, state, reason, next_attempt_at, source, reported_amount, \
-                         reported_currency, account) \
+                         reported_currency, account, reported_pieces) \
                          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-                         $16, $17) ON CONFLICT DO NOTHING",
+                         $16, $17, $18) ON CONFLICT DO NOTHING",
                         "storing a webhook",
                     )
                     .text(&e.provider)
@@ -68,7 +68,8 @@ pub trait InboxRows: Conn {
                     .text(e.source.as_str())
                     .opt_int(e.reported.amount)
                     .opt_text(e.reported.currency.as_deref())
-                    .text(e.account.as_deref().unwrap_or_default()),
+                    .text(e.account.as_deref().unwrap_or_default())
+                    .opt_text(crate::amounts::to_text(&e.reported.pieces).as_deref()),
                 )
                 .await?;
             fresh.push(n == 1);

@@ -63,7 +63,7 @@ const INBOX_CLAIM: &str = "SELECT id FROM webhook_inbox \
         WHERE id IN ({keys}) ;; \
     SELECT id, provider, account, event_id, provider_ref, merchant_ref, observed_status, provider_status, \
         occurred_at, received_at, state, reason, attempts, source, reported_amount, \
-        reported_currency FROM webhook_inbox WHERE id IN ({keys})";
+        reported_currency, reported_pieces FROM webhook_inbox WHERE id IN ({keys})";
 
 /// The sequencer's numbering in two steps. The unsequenced rows are read
 /// by a plain (consistent) read, which sees committed rows and waits on

@@ -151,13 +151,14 @@ static INSERT_INBOX: ArrayStmt = ArrayStmt::new(
         "INSERT INTO webhook_inbox (provider, event_id, provider_ref, \
      merchant_ref, observed_status, provider_status, occurred_at, raw_body, headers, \
      received_at, state, reason, next_attempt_at, source, reported_amount, reported_currency, \
-     account) \
+     account, reported_pieces) \
      SELECT u.p, u.e, u.pr, u.mr, u.os, u.ps, u.oa, u.rb, u.h, {now}, u.st, u.r, u.d, u.src, \
-     u.ra, u.rc, u.acc \
+     u.ra, u.rc, u.acc, u.rp \
      FROM UNNEST({provider}, {event_id}, {provider_ref}, {merchant_ref}, {observed_status}, \
      {provider_status}, {occurred_at}, {raw_body}, {headers}, {state}, {reason}, \
-     {next_attempt_at}, {source}, {reported_amount}, {reported_currency}, {account}) \
-     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, ra, rc, acc, n) \
+     {next_attempt_at}, {source}, {reported_amount}, {reported_currency}, {account}, \
+     {reported_pieces}) \
+     WITH ORDINALITY AS u(p, e, pr, mr, os, ps, oa, rb, h, st, r, d, src, ra, rc, acc, rp, n) \
      ORDER BY u.n \
      ON CONFLICT DO NOTHING RETURNING provider, account, event_id",
     ],
@@ -273,6 +274,15 @@ fn inbox_params(events: &[NewInboxEvent], now: Timestamp) -> Params<'_> {
         .with("source", text(|e| e.source.as_str()))
         .with("reported_amount", opt_int(|e| e.reported.amount))
         .with("reported_currency", opt(|e| e.reported.currency.as_deref()))
+        .with(
+            "reported_pieces",
+            Param::OwnedOptTexts(
+                events
+                    .iter()
+                    .map(|e| crate::amounts::to_text(&e.reported.pieces))
+                    .collect(),
+            ),
+        )
         .with(
             "account",
             text(|e| e.account.as_deref().unwrap_or_default()),

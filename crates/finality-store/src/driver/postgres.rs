@@ -63,7 +63,7 @@ const INBOX_CLAIM: &str = "WITH due AS ( \
     FROM due WHERE w.id = due.id \
     RETURNING w.id, w.provider, w.account, w.event_id, w.provider_ref, w.merchant_ref, w.observed_status, w.provider_status, \
         w.occurred_at, w.received_at, w.state, w.reason, w.attempts, w.source, w.reported_amount, \
-        w.reported_currency";
+        w.reported_currency, w.reported_pieces";
 
 /// A `finality_feed` payload: the position reached and, from nodes since
 /// migration 0017, the announcing process (`"N origin"`); `None` when it

@@ -41,7 +41,7 @@ const INBOX_CLAIM: &str = "UPDATE webhook_inbox SET next_attempt_at = $3, attemp
         WHERE state IN ('received', 'failed') AND next_attempt_at <= $1 \
         ORDER BY next_attempt_at LIMIT $2) \
     RETURNING id, provider, account, event_id, provider_ref, merchant_ref, observed_status, provider_status, \
-        occurred_at, received_at, state, reason, attempts, source, reported_amount, reported_currency";
+        occurred_at, received_at, state, reason, attempts, source, reported_amount, reported_currency, reported_pieces";
 
 /// A store in one SQLite file.
 #[derive(Debug, Clone)]

@@ -34,17 +34,29 @@ pub(crate) fn checked_report(
     status: Status,
     amount: i64,
     currency: &str,
+    counted: bool,
 ) -> (Report, Option<String>) {
     let mut report = webhook_report(ev, payment_id, status);
-    let mismatch = finality_core::money_mismatch(status, &ev.reported, amount, currency);
+    let mismatch = if counted {
+        // Its pieces were checked by the ledger (currency, each piece's
+        // amount, over-refund), not against the registration as a whole.
+        finality_core::found_by_adapter(Some(status), &ev.reported).map(String::from)
+    } else {
+        finality_core::money_mismatch(status, &ev.reported, amount, currency)
+    };
     if let Some(why) = &mismatch {
-        report.status = Status::NeedsReview;
-        report.reason = Some(match &report.reason {
-            Some(words) => format!("{why} ({words})"),
-            None => why.clone(),
-        });
+        to_review(&mut report, why);
     }
     (report, mismatch)
+}
+
+/// `report` sent to a person for `why`, the provider's words kept.
+pub(crate) fn to_review(report: &mut Report, why: &str) {
+    report.status = Status::NeedsReview;
+    report.reason = Some(match &report.reason {
+        Some(words) => format!("{why} ({words})"),
+        None => why.to_string(),
+    });
 }
 
 /// What the inbox row records after its report was applied: the same for
@@ -172,4 +184,8 @@ pub(crate) enum ByMerchantRef {
     /// A payment has the merchant reference but tracks another provider
     /// object: the event is not about it.
     Other(String),
+    /// A payment with the merchant reference and no provider object yet;
+    /// the event is a refused attempt under it (see
+    /// [`crate::amounts::refused_attempt`]), so it is not adopted.
+    Attempt(String),
 }

@@ -129,17 +129,40 @@ impl WebhookInbox for MemStore {
                 s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
                 return Ok(InboxOutcome::Ignored { reason: why });
             }
+            ByMerchantRef::Attempt(id) => {
+                s.count(&id, ev, finality_core::Status::Failed);
+                let why = crate::amounts::attempt_note(
+                    ev,
+                    &id,
+                    ev.merchant_ref.as_deref().unwrap_or_default(),
+                );
+                s.set_inbox_state(i, InboxState::Ignored, Some(why.clone()));
+                return Ok(InboxOutcome::Ignored { reason: why });
+            }
         };
         let Some(status) = ev.observed else {
             let why = unknown_status(ev);
             s.set_inbox_state(i, InboxState::Review, Some(why.clone()));
             return Ok(InboxOutcome::Review { reason: why });
         };
+        let counted = if crate::amounts::counts(ev) {
+            s.count(&payment_id, ev, status)
+        } else {
+            None
+        };
+        let (status, review, noted) = crate::amounts::outcome(status, counted.as_ref());
         let (applied, mismatch) = match s.payments.get(&payment_id) {
             None => (ApplyOutcome::NotFound, None),
             Some(p) => {
-                let (report, mismatch) =
-                    checked_report(ev, &payment_id, status, p.amount, &p.currency);
+                let (mut report, mut mismatch) = checked_report(
+                    ev,
+                    &payment_id,
+                    status,
+                    p.amount,
+                    &p.currency,
+                    counted.is_some(),
+                );
+                crate::amounts::annotate(&mut report, &mut mismatch, review, noted);
                 let (out, change) = decide_report(&report, p.kind, p.status, now);
                 if let Some(change) = change {
                     write_changes(&mut *s, &[change]).await?;

@@ -13,7 +13,7 @@ use finality_core::{Scope, Status, Timestamp};
 pub(crate) const INBOX_COLUMNS: &str =
     "id, provider, account, event_id, provider_ref, merchant_ref, observed_status, \
      provider_status, occurred_at, received_at, state, reason, attempts, source, \
-     reported_amount, reported_currency";
+     reported_amount, reported_currency, reported_pieces";
 
 pub(crate) fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
     let t = "webhook_inbox";
@@ -31,6 +31,7 @@ pub(crate) fn inbox_from_row(r: &impl Fields) -> Result<InboxEvent> {
             amount: r.opt_int("reported_amount", t)?,
             currency: r.opt_text("reported_currency", t)?,
             mismatch: None,
+            pieces: crate::amounts::from_text(r.opt_text("reported_pieces", t)?.as_deref(), t)?,
         },
         received_at: Timestamp(r.int("received_at", t)?),
         state: r.parsed("state", t)?,
@@ -69,11 +70,13 @@ pub(crate) async fn adopt_by_merchant_ref<C: Conn>(
     scope: &Scope,
     merchant_ref: &str,
     provider_ref: Option<&str>,
+    attempt: bool,
 ) -> Result<ByMerchantRef> {
     let Some((id, known)) = by_ref::by_merchant_ref(conn, scope, merchant_ref).await? else {
         return Ok(ByMerchantRef::None);
     };
     match (known, provider_ref) {
+        (None, Some(_)) if attempt => Ok(ByMerchantRef::Attempt(id)),
         (None, Some(found)) => {
             // Not found by provider reference before this, so no other
             // payment of the scope holds it: safe to record.
@@ -164,9 +167,19 @@ pub(crate) async fn inbox_process_in<C: Conn>(
     let payment = match (payment, &ev.merchant_ref) {
         (Some(id), _) => Some(id),
         (None, Some(m)) => {
-            match adopt_by_merchant_ref(conn, &scope, m, ev.provider_ref.as_deref()).await? {
+            let attempt = crate::amounts::refused_attempt(ev);
+            match adopt_by_merchant_ref(conn, &scope, m, ev.provider_ref.as_deref(), attempt)
+                .await?
+            {
                 ByMerchantRef::Found(id) => Some(id),
                 ByMerchantRef::None => None,
+                ByMerchantRef::Attempt(id) => {
+                    crate::amounts::count_in(conn, &id, &ev.reported.pieces, Status::Failed)
+                        .await?;
+                    let why = crate::amounts::attempt_note(ev, &id, m);
+                    set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
+                    return Ok(InboxOutcome::Ignored { reason: why });
+                }
                 ByMerchantRef::Other(why) => {
                     set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
                     return Ok(InboxOutcome::Ignored { reason: why });
@@ -191,14 +204,31 @@ pub(crate) async fn inbox_process_in<C: Conn>(
         set_inbox_state(conn, ev.id, InboxState::Review, Some(&why), now).await?;
         return Ok(InboxOutcome::Review { reason: why });
     };
+    // Counted pieces first: the status they say is the one applied.
+    let counted = if crate::amounts::counts(ev) {
+        crate::amounts::count_in(conn, &payment_id, &ev.reported.pieces, status).await?
+    } else {
+        None
+    };
+    let (status, review, noted) = crate::amounts::outcome(status, counted.as_ref());
     // The registration is read only when there is money to compare.
-    let (amount, currency) =
-        if ev.reported.is_empty() || !finality_core::reported::is_checked(status) {
-            (0, String::new())
-        } else {
-            registered_money(conn, &payment_id).await?
-        };
-    let (report, mismatch) = checked_report(ev, &payment_id, status, amount, &currency);
+    let (amount, currency) = if ev.reported.is_empty()
+        || !finality_core::reported::is_checked(status)
+        || counted.is_some()
+    {
+        (0, String::new())
+    } else {
+        registered_money(conn, &payment_id).await?
+    };
+    let (mut report, mut mismatch) = checked_report(
+        ev,
+        &payment_id,
+        status,
+        amount,
+        &currency,
+        counted.is_some(),
+    );
+    crate::amounts::annotate(&mut report, &mut mismatch, review, noted);
     let applied = apply_in(conn, &report, now).await?;
     let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
     set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
@@ -331,6 +361,10 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
         else {
             continue;
         };
+        if crate::amounts::counts(ev) {
+            // Counted one at a time, under the payment's lock (below).
+            continue;
+        }
         if let Some(id) = by_ref.get(&(ev.scope(), r.to_string())) {
             if seen.insert(id.clone()) {
                 fast.push((i, id.clone(), status));
@@ -364,7 +398,7 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
             .filter_map(|(i, id, status)| {
                 let cur = current.get(id)?;
                 let (report, mismatch) =
-                    checked_report(&evs[*i], id, *status, cur.amount, &cur.currency);
+                    checked_report(&evs[*i], id, *status, cur.amount, &cur.currency, false);
                 Some((*i, cur, *status, report, mismatch))
             })
             .collect();

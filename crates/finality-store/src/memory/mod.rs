@@ -105,6 +105,8 @@ pub(crate) struct MemState {
     /// Payment ids by slot.
     pub(crate) names: Vec<String>,
     pub(crate) history: HashMap<String, Vec<HistoryEntry>>,
+    /// Each payment's counted sub-objects (`payments.pieces` on SQL).
+    pub(crate) pieces: HashMap<String, Vec<finality_core::amounts::Piece>>,
     pub(crate) attempts: HashMap<String, Vec<AttemptRecord>>,
     pub(crate) attempt_seq: i64,
     pub(crate) inbox: Vec<InboxRow>,
@@ -230,6 +232,30 @@ impl MemState {
     }
 
     /// The payment an event is about, as `inbox_process` on SQL finds it.
+    /// Take `ev`'s pieces into payment `id`'s ledger (see
+    /// [`crate::amounts::count`]).
+    pub(crate) fn count(
+        &mut self,
+        id: &str,
+        ev: &InboxEvent,
+        said: Status,
+    ) -> Option<crate::amounts::Counted> {
+        let p = self.payments.get(id)?;
+        let stored = self.pieces.get(id).cloned().unwrap_or_default();
+        let (counted, kept) = crate::amounts::count(
+            p.kind,
+            p.amount,
+            &p.currency,
+            stored,
+            &ev.reported.pieces,
+            said,
+        );
+        if let Some(kept) = kept {
+            self.pieces.insert(id.to_string(), kept);
+        }
+        counted
+    }
+
     pub(crate) fn find_for_event(&mut self, ev: &InboxEvent) -> ByMerchantRef {
         let scope = ev.scope();
         if let Some(r) = &ev.provider_ref {
@@ -245,6 +271,7 @@ impl MemState {
         };
         let known = self.payments.get(&id).and_then(|p| p.provider_ref.clone());
         match (known, ev.provider_ref.as_deref()) {
+            (None, Some(_)) if crate::amounts::refused_attempt(ev) => ByMerchantRef::Attempt(id),
             (None, Some(found)) => {
                 self.record_ref(&id, found);
                 ByMerchantRef::Found(id)

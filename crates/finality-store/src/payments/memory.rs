@@ -139,6 +139,7 @@ impl PaymentStore for MemStore {
             payment,
             poll,
             history,
+            pieces: s.pieces.get(id).cloned().unwrap_or_default(),
         }))
     }
 

@@ -261,10 +261,12 @@ impl<B: Backend> PaymentStore for B {
             .iter()
             .map(history_from_row)
             .collect::<Result<Vec<_>>>()?;
+        let pieces = crate::amounts::pieces_of(&mut *conn, id).await?;
         Ok(Some(PaymentView {
             payment,
             poll,
             history,
+            pieces,
         }))
     }
 

@@ -86,6 +86,7 @@ pub const WEBHOOK_INBOX: TableSpec = TableSpec {
         ("body_dropped_at", Col::OptInt),
         ("reported_amount", Col::OptInt),
         ("reported_currency", Col::OptText),
+        ("reported_pieces", Col::OptText),
         ("account", Col::Account),
     ],
 };
@@ -107,6 +108,7 @@ pub const PAYMENTS: TableSpec = TableSpec {
         ("updated_at", Col::Int),
         ("finalized_at", Col::OptInt),
         ("account", Col::Account),
+        ("pieces", Col::OptText),
     ],
 };
 

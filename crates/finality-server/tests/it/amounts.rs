@@ -1,0 +1,363 @@
+//! Money counted in the provider's own pieces, through the HTTP API on
+//! every backend: captures, refunds, attempts and chargebacks are summed by
+//! their ids (`amounts` on the payment's resource), and the status follows
+//! what moved: a partial capture whose remainder expired is `succeeded`
+//! for the captured amount; a refused attempt under a merchant reference
+//! is not the payment's end; a PayPal order with a completed capture
+//! beside a declined one took money; Adyen's CANCEL_OR_REFUND without the
+//! action reverses a captured payment; a refund named twice counts once.
+
+use super::providers::{
+    adyen_app_on, adyen_key, paypal_app_on, stripe_app_on, PAYPAL_WEBHOOK_ID, STRIPE_KEY,
+    STRIPE_WHSEC,
+};
+use super::webhooks::now_s;
+use super::*;
+use finality_providers::adyen::Capture;
+use finality_providers::paypal::PaymentObject;
+use finality_sim::wire::{adyen_item, AdyenItem, Money};
+
+finality_testkit::on_both_backends!(
+    an_adyen_partial_capture_then_expire_is_succeeded_for_what_was_captured,
+    a_refused_adyen_attempt_then_an_authorised_one_under_one_reference_is_succeeded,
+    adyen_cancel_or_refund_without_its_action_reverses_a_captured_payment,
+    a_paypal_order_with_a_completed_and_a_declined_capture_is_not_failed,
+    a_stripe_refund_named_by_two_events_counts_once,
+);
+
+/// One signed Adyen item posted as its own notification.
+async fn adyen(app: &TestApp, item: AdyenItem<'_>, action: Option<&str>) {
+    let mut item = adyen_item(&adyen_key(), "FinalitySimulator", item);
+    if let Some(a) = action {
+        // Not part of the signed string: added after signing.
+        item["additionalData"]["modification.action"] = json!(a);
+    }
+    let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/adyen", app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.text().await.unwrap(), "[accepted]");
+}
+
+fn item<'a>(
+    psp: &'a str,
+    original: &'a str,
+    code: &'a str,
+    success: bool,
+    amount: i64,
+) -> AdyenItem<'a> {
+    AdyenItem {
+        psp,
+        original,
+        merchant_ref: "order-amounts-1",
+        code,
+        success,
+        money: Money {
+            amount,
+            currency: "EUR",
+        },
+    }
+}
+
+/// Waits until the inbox has decided `event_id` (whatever it decided).
+async fn processed(app: &TestApp, provider: &str, event_id: &str) -> finality_store::InboxEvent {
+    for _ in 0..400 {
+        let row = app.db.store.inbox_get(provider, event_id).await.unwrap();
+        if let Some(r) = row.filter(|r| {
+            !matches!(
+                r.state,
+                finality_store::InboxState::Received | finality_store::InboxState::Failed
+            )
+        }) {
+            return r;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{provider} {event_id} never processed");
+}
+
+async fn register(app: &TestApp, body: Value) {
+    let (s, v) = app.post("/v1/payments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+}
+
+/// Waits until the payment's `amounts.captured` is `want`.
+async fn wait_captured(app: &TestApp, id: &str, want: i64) -> Value {
+    for _ in 0..200 {
+        let (_, v) = app.get(&format!("/v1/payments/{id}")).await;
+        if v["amounts"]["captured"] == want {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (_, v) = app.get(&format!("/v1/payments/{id}")).await;
+    panic!("captured never {want}: {v}");
+}
+
+/// Adyen's partial capture (Adyen, Capture: "You can capture the full
+/// authorised amount or a partial amount"), 5.00 of 11.30, then EXPIRE
+/// ("The remaining uncaptured amount expired", W): succeeded for 500.
+async fn an_adyen_partial_capture_then_expire_is_succeeded_for_what_was_captured(b: Backend) {
+    let app = adyen_app_on(b, Duration::from_secs(3600), 10, Capture::Manual).await;
+    register(
+        &app,
+        json!({"id": "pay_partial", "provider": "adyen", "provider_ref": "7914073381342284",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    adyen(
+        &app,
+        item("7914073381342284", "", "AUTHORISATION", true, 1130),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_partial", "processing").await;
+    adyen(
+        &app,
+        item("8825408195409505", "7914073381342284", "CAPTURE", true, 500),
+        None,
+    )
+    .await;
+    let v = app.wait_for_status("pay_partial", "succeeded").await;
+    let last = &v["history"][1];
+    assert!(
+        last["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("counted: captured 500 of 1130 EUR"),
+        "{v}"
+    );
+    adyen(
+        &app,
+        item("7914073381342284", "", "EXPIRE", true, 630),
+        None,
+    )
+    .await;
+    let ev = processed(&app, "adyen", "7914073381342284:EXPIRE:true").await;
+    let (_, v) = app.get("/v1/payments/pay_partial").await;
+    assert_eq!(v["status"], "succeeded", "{v} {ev:?}");
+    assert_eq!(v["amounts"]["authorised"], 1130, "{v}");
+    assert_eq!(v["amounts"]["captured"], 500, "{v}");
+    assert_eq!(v["amounts"]["currency"], "EUR", "{v}");
+    let pieces = v["amounts"]["pieces"].as_array().unwrap();
+    assert_eq!(pieces.len(), 2, "{v}");
+    assert!(
+        pieces.contains(&json!({"kind": "capture", "id": "8825408195409505",
+        "state": "succeeded", "amount": 500, "currency": "EUR"})),
+        "{v}"
+    );
+}
+
+/// A shopper's first card is refused, the second authorised, under one
+/// merchant reference (each attempt its own pspReference): the payment
+/// registered by that reference ends succeeded, with both attempts listed.
+async fn a_refused_adyen_attempt_then_an_authorised_one_under_one_reference_is_succeeded(
+    b: Backend,
+) {
+    let app = adyen_app_on(b, Duration::from_secs(3600), 10, Capture::Automatic).await;
+    register(
+        &app,
+        json!({"id": "pay_retry", "provider": "adyen", "merchant_ref": "order-amounts-1",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    adyen(
+        &app,
+        item("8535296650153317", "", "AUTHORISATION", false, 1130),
+        None,
+    )
+    .await;
+    let ev = processed(&app, "adyen", "8535296650153317:AUTHORISATION:false").await;
+    let why = ev.reason.clone().unwrap_or_default();
+    assert!(why.contains("stays open for the shopper's retry"), "{ev:?}");
+    let (_, v) = app.get("/v1/payments/pay_retry").await;
+    assert_eq!(v["status"], "pending", "{v}");
+    assert_eq!(
+        v["provider_ref"],
+        Value::Null,
+        "the refused attempt is not adopted: {v}"
+    );
+    adyen(
+        &app,
+        item("8835296650153328", "", "AUTHORISATION", true, 1130),
+        None,
+    )
+    .await;
+    let v = app.wait_for_status("pay_retry", "succeeded").await;
+    assert_eq!(v["provider_ref"], "8835296650153328", "{v}");
+    assert_eq!(v["amounts"]["authorised"], 1130, "{v}");
+    assert_eq!(v["amounts"]["captured"], 1130, "{v}");
+    let failed: Vec<&Value> = v["amounts"]["pieces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["state"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{v}");
+    assert_eq!(failed[0]["id"], "8535296650153317", "{v}");
+}
+
+/// CANCEL_OR_REFUND without `modification.action`: either way the merchant
+/// no longer holds the money ("The reversed amount is always the full
+/// payment amount", Checkout API /reversals); a captured payment is
+/// reversed, not left succeeded.
+async fn adyen_cancel_or_refund_without_its_action_reverses_a_captured_payment(b: Backend) {
+    let app = adyen_app_on(b, Duration::from_secs(3600), 10, Capture::Automatic).await;
+    register(
+        &app,
+        json!({"id": "pay_cor", "provider": "adyen", "provider_ref": "9913140798220028",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    adyen(
+        &app,
+        item("9913140798220028", "", "AUTHORISATION", true, 1130),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_cor", "succeeded").await;
+    adyen(
+        &app,
+        item(
+            "8412534564722331",
+            "9913140798220028",
+            "CANCEL_OR_REFUND",
+            true,
+            1130,
+        ),
+        None,
+    )
+    .await;
+    let v = app.wait_for_status("pay_cor", "reversed").await;
+    assert_eq!(v["amounts"]["refunded"], 1130, "{v}");
+    assert_eq!(v["amounts"]["captured"], 1130, "{v}");
+}
+
+/// PayPal's order with two captures, one `COMPLETED` ("The funds for this
+/// captured payment were credited to the payee's PayPal account") and one
+/// `DECLINED` ("The funds could not be captured"): money was captured, so
+/// it is succeeded, not failed.
+async fn a_paypal_order_with_a_completed_and_a_declined_capture_is_not_failed(b: Backend) {
+    let app = paypal_app_on(b, false, None, PaymentObject::Orders, 60).await;
+    register(
+        &app,
+        json!({"id": "pay_pp2", "provider": "paypal", "provider_ref": "5O190127TN364715T",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    let capture = |id: &str, status: &str| json!({"id": id, "status": status, "amount": {"currency_code": "EUR", "value": "11.30"}});
+    let order = json!({"id": "5O190127TN364715T", "status": "COMPLETED", "intent": "CAPTURE",
+        "purchase_units": [{"amount": {"currency_code": "EUR", "value": "11.30"},
+            "payments": {"captures": [capture("3C679366HH908993F", "DECLINED"),
+                                      capture("8MC585209K746392H", "COMPLETED")]}}]});
+    let time = SystemClock.now().to_rfc3339();
+    let (event, headers) = finality_sim::wire::paypal_event_of(
+        "WH-2CAP",
+        "CHECKOUT.ORDER.COMPLETED",
+        &order,
+        PAYPAL_WEBHOOK_ID,
+        &time,
+    );
+    let mut req = app
+        .http
+        .post(format!("{}/webhooks/paypal", app.base))
+        .body(event);
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let resp = req.send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let v = app.wait_for_status("pay_pp2", "succeeded").await;
+    assert_eq!(v["amounts"]["captured"], 1130, "{v}");
+    assert_eq!(v["amounts"]["pieces"].as_array().unwrap().len(), 2, "{v}");
+    // The declined capture's own event later changes nothing.
+    let (event, headers) = finality_sim::wire::paypal_event_of(
+        "WH-2CAP-D",
+        "PAYMENT.CAPTURE.DENIED",
+        &json!({"id": "3C679366HH908993F", "status": "DECLINED",
+                "amount": {"currency_code": "EUR", "value": "11.30"},
+                "supplementary_data": {"related_ids": {"order_id": "5O190127TN364715T"}}}),
+        PAYPAL_WEBHOOK_ID,
+        &time,
+    );
+    let mut req = app
+        .http
+        .post(format!("{}/webhooks/paypal", app.base))
+        .body(event);
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    assert_eq!(req.send().await.unwrap().status(), StatusCode::OK);
+    processed(&app, "paypal", "WH-2CAP-D").await;
+    let (_, v) = app.get("/v1/payments/pay_pp2").await;
+    assert_eq!(v["status"], "succeeded", "{v}");
+    assert_eq!(v["amounts"]["captured"], 1130, "{v}");
+}
+
+/// Stripe's `charge.refunded` lists the charge's refunds (`refunds.data[]`
+/// where the API version expands them): a second event naming the first
+/// refund again beside a new one counts the first once. 4.00 then 3.00 of
+/// 10.00 refunded is 7.00, the payment still succeeded.
+async fn a_stripe_refund_named_by_two_events_counts_once(b: Backend) {
+    let app = stripe_app_on(b, false, false, STRIPE_KEY, 60).await;
+    register(
+        &app,
+        json!({"id": "pay_refunds", "provider": "stripe", "provider_ref": "pi_3Refunds1",
+               "amount": 1000, "currency": "EUR"}),
+    )
+    .await;
+    let refund = |id: &str, amount: i64| {
+        json!({"id": id, "object": "refund", "amount": amount, "currency": "eur",
+               "status": "succeeded", "charge": "ch_3Refunds1"})
+    };
+    let post = |event: &str, refunds: Vec<Value>, total: i64| {
+        let body = json!({"id": event, "object": "event", "type": "charge.refunded",
+            "created": now_s(), "data": {"object": {
+                "id": "ch_3Refunds1", "object": "charge", "amount": 1000,
+                "amount_captured": 1000, "amount_refunded": total, "currency": "eur",
+                "captured": true, "refunded": total == 1000, "status": "succeeded",
+                "payment_intent": "pi_3Refunds1",
+                "refunds": {"object": "list", "data": refunds}}}})
+        .to_string();
+        let sig = finality_providers::webhook::stripe::sign(STRIPE_WHSEC, now_s(), body.as_bytes());
+        let req = app
+            .http
+            .post(format!("{}/webhooks/stripe", app.base))
+            .header("stripe-signature", sig)
+            .body(body);
+        async move {
+            let resp = req.send().await.unwrap();
+            assert_eq!(resp.status(), StatusCode::OK);
+        }
+    };
+    // The payment succeeds first (its PaymentIntent event).
+    let (s, v) = app
+        .post(
+            &format!("/v1/payments/pay_refunds/resolve"),
+            json!({"status": "succeeded", "reason": "test: paid", "actor": "ana"}),
+        )
+        .await;
+    assert!(s.is_success(), "{v}");
+    post("evt_refund_1", vec![refund("re_1", 400)], 400).await;
+    wait_captured(&app, "pay_refunds", 1000).await;
+    post(
+        "evt_refund_2",
+        vec![refund("re_2", 300), refund("re_1", 400)],
+        700,
+    )
+    .await;
+    processed(&app, "stripe", "evt_refund_2").await;
+    // The same refund named again by a third event: still counted once.
+    post("evt_refund_3", vec![refund("re_1", 400)], 700).await;
+    processed(&app, "stripe", "evt_refund_3").await;
+    let (_, v) = app.get("/v1/payments/pay_refunds").await;
+    assert_eq!(v["amounts"]["refunded"], 700, "{v}");
+    assert_eq!(v["amounts"]["captured"], 1000, "{v}");
+    assert_eq!(v["status"], "succeeded", "{v}");
+}
