@@ -420,6 +420,34 @@ export interface components {
         AccountsOut: {
             accounts: components["schemas"]["AccountOut"][];
         };
+        /**
+         * @description A payment's money as the provider moved it: each counter the sum of
+         *     the provider's sub-objects of that kind that succeeded, every one
+         *     listed (a capture, a refund, an authorisation attempt, a dispute, by
+         *     the provider's own id), so a duplicate never counts twice. In the
+         *     payment's currency, in minor units. All zero where the provider's
+         *     events name no sub-objects (see docs/AMOUNTS.md).
+         */
+        AmountsOut: {
+            /** Format: int64 */
+            authorised: number;
+            /** Format: int64 */
+            captured: number;
+            currency: string;
+            /**
+             * Format: int64
+             * @description Chargebacks won back.
+             */
+            dispute_reversed: number;
+            /**
+             * Format: int64
+             * @description Taken back by chargebacks.
+             */
+            disputed: number;
+            pieces: components["schemas"]["Piece"][];
+            /** Format: int64 */
+            refunded: number;
+        };
         /** @description One status query to the provider. */
         AttemptOut: {
             error?: string | null;
@@ -654,6 +682,7 @@ export interface components {
             account?: string | null;
             /** Format: int64 */
             amount: number;
+            amounts?: components["schemas"]["AmountsOut"] | null;
             created_at: string;
             currency: string;
             finalized_at?: string | null;
@@ -677,6 +706,33 @@ export interface components {
             next_cursor?: string | null;
             payments: components["schemas"]["PaymentOut"][];
         };
+        /** @description One sub-object as the provider reported it. */
+        Piece: {
+            /**
+             * Format: int64
+             * @description Minor units of `currency`, never negative.
+             */
+            amount: number;
+            /** @description ISO 4217, upper case. */
+            currency: string;
+            /**
+             * @description The provider's own id for it (a capture's `pspReference`, a refund
+             *     id): what makes a duplicate a duplicate.
+             */
+            id: string;
+            kind: components["schemas"]["PieceKind"];
+            state: components["schemas"]["PieceState"];
+        };
+        /**
+         * @description What a sub-object is.
+         * @enum {string}
+         */
+        PieceKind: "authorisation" | "capture" | "refund" | "dispute" | "dispute_reversal";
+        /**
+         * @description Where a sub-object stands.
+         * @enum {string}
+         */
+        PieceState: "pending" | "succeeded" | "failed";
         /** @description What a poll-now request did. */
         PollAnswer: {
             /** @description `scheduled`, or `in_flight` when a worker is asking right now. */

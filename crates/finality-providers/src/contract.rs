@@ -180,3 +180,44 @@ mod tests {
         );
     }
 }
+
+/// One money rule: a published value of `list` (a capture's or a
+/// refund's status) names a piece of `kind` in `state`, counted into the
+/// payment's amounts ([`finality_core::amounts`]); `None`: named, not
+/// counted. The adapter reads its piece by looking the row up, so the
+/// "money" tables of `docs/PROVIDERS.md` are the behaviour.
+#[derive(Debug, Clone, Copy)]
+pub struct MoneyRow {
+    pub list: &'static str,
+    pub value: &'static str,
+    pub kind: finality_core::amounts::PieceKind,
+    pub state: Option<finality_core::amounts::PieceState>,
+    /// Where the piece's id and amount are read from.
+    pub fields: &'static str,
+    pub source: &'static str,
+}
+
+/// The row for `value` of `list`.
+pub fn money_lookup<'a>(rows: &'a [MoneyRow], list: &str, value: &str) -> Option<&'a MoneyRow> {
+    rows.iter().find(|r| r.list == list && r.value == value)
+}
+
+/// Money rows as one Markdown table, for `docs/PROVIDERS.md`.
+pub fn render_money(rows: &[MoneyRow]) -> String {
+    let mut out =
+        String::from("\n| value | counts as | from | source |\n| --- | --- | --- | --- |\n");
+    for r in rows {
+        let counts = match r.state {
+            Some(s) => format!("{} {}", r.kind.as_str(), s.as_str()),
+            None => "not counted".to_string(),
+        };
+        out.push_str(&format!(
+            "| `{}` {} | {counts} | {} | {} |\n",
+            r.value,
+            r.list,
+            r.fields.replace('|', "\\|"),
+            r.source.replace('|', "\\|")
+        ));
+    }
+    out
+}

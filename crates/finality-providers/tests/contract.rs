@@ -12,7 +12,7 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is how a test reports
 
-use finality_providers::contract::{lookup, render, Row};
+use finality_providers::contract::{lookup, money_lookup, render, render_money, MoneyRow, Row};
 use serde_json::Value;
 
 mod common;
@@ -371,6 +371,114 @@ fn providers_md_shows_the_rows() {
     assert!(
         stale.is_empty(),
         "docs/PROVIDERS.md's tables for {stale:?} differ from the adapters' rows: run \
+         FINALITY_BLESS_DOCS=1 cargo test -p finality-providers --test contract"
+    );
+}
+
+/// Every adapter's money rows (what a published object names as a piece of
+/// the payment's amounts), beside the published lists they cover.
+fn money() -> Vec<(&'static str, &'static [MoneyRow], Vec<Published>)> {
+    let of = |list: &str, all: Vec<Published>| {
+        all.into_iter()
+            .filter(|p| p.list == list)
+            .collect::<Vec<_>>()
+    };
+    vec![
+        (
+            "paypal",
+            finality_providers::paypal::contract::MONEY,
+            of(finality_providers::paypal::contract::CAPTURE, paypal()),
+        ),
+        (
+            "stripe",
+            finality_providers::stripe::contract::MONEY,
+            of(
+                finality_providers::stripe::contract::REFUND_STATUS,
+                stripe(),
+            ),
+        ),
+    ]
+}
+
+fn money_missing(rows: &[MoneyRow], published: &[Published]) -> Vec<String> {
+    published
+        .iter()
+        .flat_map(|p| {
+            p.values
+                .iter()
+                .filter(|v| money_lookup(rows, p.list, v).is_none())
+                .map(move |v| format!("`{v}` ({})", p.list))
+        })
+        .collect()
+}
+
+/// Every published capture status (PayPal) and refund status (Stripe) says
+/// what it counts as, and taking any one row out is noticed.
+#[test]
+fn every_published_money_value_has_a_row_and_a_deleted_one_is_found() {
+    for (name, rows, published) in money() {
+        assert!(!published.is_empty(), "{name}: no published list");
+        let missing = money_missing(rows, &published);
+        assert!(
+            missing.is_empty(),
+            "{name}: without a money row: {missing:?}"
+        );
+        for i in 0..rows.len() {
+            let fewer: Vec<MoneyRow> = rows
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, r)| *r)
+                .collect();
+            assert!(
+                !money_missing(&fewer, &published).is_empty(),
+                "{name}: deleting the money row for `{}` went unnoticed",
+                rows[i].value
+            );
+        }
+        for r in rows {
+            assert!(!r.source.trim().is_empty(), "{name} {}: no source", r.value);
+        }
+    }
+}
+
+/// `docs/PROVIDERS.md` holds each adapter's money table as rendered from
+/// its rows.
+#[test]
+fn providers_md_shows_the_money_rows() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROVIDERS.md");
+    let mut doc = std::fs::read_to_string(&path).unwrap();
+    let bless = std::env::var("FINALITY_BLESS_DOCS").is_ok_and(|v| v == "1");
+    let mut tables: Vec<(&str, String)> = money()
+        .into_iter()
+        .map(|(n, rows, _)| (n, render_money(rows)))
+        .collect();
+    tables.push((
+        "adyen",
+        finality_providers::adyen::pieces::render(finality_providers::adyen::pieces::ROWS),
+    ));
+    let mut stale = Vec::new();
+    for (name, want) in tables {
+        let (open, close) = (
+            format!("<!-- money:{name} -->"),
+            format!("<!-- /money:{name} -->"),
+        );
+        let (Some(a), Some(b)) = (doc.find(&open), doc.find(&close)) else {
+            panic!("docs/PROVIDERS.md has no {open} … {close} section");
+        };
+        let start = a + open.len();
+        if doc[start..b] != want {
+            stale.push(name);
+            doc.replace_range(start..b, &want);
+        }
+    }
+    if bless {
+        std::fs::write(&path, doc).unwrap();
+        return;
+    }
+    assert!(
+        stale.is_empty(),
+        "docs/PROVIDERS.md's money tables for {stale:?} differ from the adapters' rows: run \
          FINALITY_BLESS_DOCS=1 cargo test -p finality-providers --test contract"
     );
 }

@@ -411,20 +411,45 @@ mod adyen {
     async fn documented_notifications_map_as_adyen_describes() {
         let key =
             decode_key("44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056").unwrap();
-        let cases: &[(&str, Option<Status>, &str)] = &[
-            ("AUTHORISATION", Some(Status::Succeeded), "psp"),
-            ("CAPTURE", Some(Status::Succeeded), "original"),
+        // With the pieces each names, by its own pspReference, counted into
+        // the payment's amounts (automatic capture: the authorisation is
+        // also the capture).
+        let cases: &[(&str, Option<Status>, &str, &[&str])] = &[
+            (
+                "AUTHORISATION",
+                Some(Status::Succeeded),
+                "psp",
+                &["authorisation succeeded", "capture succeeded"],
+            ),
+            (
+                "CAPTURE",
+                Some(Status::Succeeded),
+                "original",
+                &["capture succeeded"],
+            ),
             // Never final on its own: "Adyen will try to fix the issue and
             // re-capture the transaction" (CAPTURE_FAILED and REFUND_FAILED
             // reasons page).
-            ("CAPTURE_FAILED", Some(Status::NeedsReview), "original"),
-            ("REFUND", Some(Status::Failed), "psp"),
-            ("REFUND_FAILED", Some(Status::NeedsReview), "psp"),
-            ("CHARGEBACK", Some(Status::Reversed), "original"),
-            ("CHARGEBACK_REVERSED", None, "original"),
-            ("CANCELLATION", Some(Status::Cancelled), "original"),
+            (
+                "CAPTURE_FAILED",
+                Some(Status::NeedsReview),
+                "original",
+                &["capture failed"],
+            ),
+            // A refund finality tracks by its own pspReference: compared
+            // with its registration, not counted.
+            ("REFUND", Some(Status::Failed), "psp", &[]),
+            ("REFUND_FAILED", Some(Status::NeedsReview), "psp", &[]),
+            (
+                "CHARGEBACK",
+                Some(Status::Reversed),
+                "original",
+                &["dispute succeeded"],
+            ),
+            ("CHARGEBACK_REVERSED", None, "original", &[]),
+            ("CANCELLATION", Some(Status::Cancelled), "original", &[]),
         ];
-        for (code, want, by) in cases {
+        for (code, want, by, pieces) in cases {
             let mut body = json(&format!("adyen/{code}.json"));
             let item = &mut body["notificationItems"][0]["NotificationRequestItem"];
             let sig = sign(&key, item);
@@ -434,6 +459,13 @@ mod adyen {
                 _ => item["pspReference"].as_str().map(String::from),
             };
             let success = item["success"] == "true";
+            let psp = item["pspReference"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            // Under automatic capture (this adapter's), a capture is the
+            // payment's own: named by the payment's pspReference.
+            let payment = expected_ref.clone().unwrap_or_default();
             let evs = adapter()
                 .verify_webhook(&HeaderMap::new(), body.to_string().as_bytes(), at(0))
                 .await
@@ -442,7 +474,27 @@ mod adyen {
             assert_eq!(ev.provider_ref, expected_ref, "{code}");
             // Every documented item names its money (minor units).
             let amount = &item_money(code);
-            assert_eq!(ev.reported, *amount, "{code}");
+            assert_eq!(
+                (ev.reported.amount, &ev.reported.currency),
+                (amount.amount, &amount.currency),
+                "{code}"
+            );
+            let named: Vec<String> = ev
+                .reported
+                .pieces
+                .iter()
+                .map(|p| {
+                    let want = if p.kind == finality_core::amounts::PieceKind::Capture {
+                        &payment
+                    } else {
+                        &psp
+                    };
+                    assert_eq!(&p.id, want, "{code}: the piece's id");
+                    assert_eq!(Some(p.amount), amount.amount, "{code}");
+                    format!("{} {}", p.kind.as_str(), p.state.as_str())
+                })
+                .collect();
+            assert_eq!(named, *pieces, "{code}");
             match (code, want) {
                 // The documented REFUND example has success "false".
                 (&"REFUND", _) => {
@@ -905,8 +957,22 @@ mod paypal {
             PaymentObject::Captures,
         );
         assert_eq!(
-            zencart.reported,
-            finality_core::Reported::money(5700, "USD")
+            (
+                zencart.reported.amount,
+                zencart.reported.currency.as_deref()
+            ),
+            (Some(5700), Some("USD"))
+        );
+        // …and is counted as a capture, by its own id.
+        let piece = &zencart.reported.pieces[..];
+        assert_eq!(piece.len(), 1);
+        assert_eq!(
+            (piece[0].id.as_str(), piece[0].amount, piece[0].state),
+            (
+                "42311647XV020574X",
+                5700,
+                finality_core::amounts::PieceState::Succeeded
+            )
         );
         let ev = one(
             "docs_trustly_PAYMENT.CAPTURE.PENDING.json",

@@ -119,9 +119,15 @@ pub(crate) fn annotate(
     review: Option<String>,
     note: Option<String>,
 ) {
+    if mismatch.is_some() {
+        // The registration's own check said it first (and sent it to
+        // review): its words stand.
+        return;
+    }
     if let Some(why) = review {
         crate::inbox::decide::to_review(report, &why);
-        *mismatch = Some(why);
+        // The row's reason keeps the provider's words beside ours.
+        *mismatch = report.reason.clone().or(Some(why));
     } else if let Some(n) = note {
         report.reason = Some(match report.reason.take() {
             Some(words) => format!("{words}; {n}"),

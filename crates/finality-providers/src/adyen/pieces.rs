@@ -5,14 +5,12 @@
 //! to payments name pieces; a refund operation finality tracks by its own
 //! pspReference keeps its money compared with its registration.
 //!
-//! Sources (quotes in `testdata/research/adyen_contract.md`): "W" is
-//! Adyen's webhook description per code (Webhooks-v1.json); the capture
-//! page: "You can capture the full authorised amount or a partial amount
-//! … If you make a partial capture, the remaining amount expires" (Adyen,
-//! Capture, "Partial capture"); EXPIRE: "The remaining uncaptured amount
-//! has expired" (W); AUTHORISATION with automatic capture is the money
-//! ("with automatic capture, the payment is captured without the need for
-//! a capture request", Adyen, Capture).
+//! Sources (quotes and their pages in `testdata/research/adyen_contract.md`):
+//! "W" is Adyen's webhook description per code (Webhooks-v1.json); "CO"
+//! is the Checkout API's captures and reversals pages; "FR" is "CAPTURE_FAILED
+//! and REFUND_FAILED reasons"; "WX" the webhook examples. Not sourced, and
+//! said so in the rows: that a re-capture names the first capture's
+//! `pspReference` (the research found no sentence either way).
 
 use super::Capture;
 use finality_core::amounts::{Piece, PieceKind, PieceState};
@@ -41,8 +39,11 @@ pub const ROWS: &[PieceRow] = &[
         success: true,
         capture: Some(Capture::Automatic),
         pieces: &[(K::Authorisation, S::Succeeded), (K::Capture, S::Succeeded)],
-        source: "\"with automatic capture, the payment is captured without the need for a capture \
-                 request\" (Adyen, Capture)",
+        source:
+            "\"If `true`: The payment request was successful.\" (W); Authorised: \"The payment \
+                 was successfully authorised. This state serves as an indicator to proceed with \
+                 the delivery of goods and services.\" (CO): with automatic capture no CAPTURE \
+                 follows, so the authorisation is the capture",
     },
     PieceRow {
         code: "AUTHORISATION",
@@ -57,25 +58,28 @@ pub const ROWS: &[PieceRow] = &[
         success: false,
         capture: None,
         pieces: &[(K::Authorisation, S::Failed)],
-        source: "\"If `false`: The payment request failed.\" (W); a shopper's retry is a new \
-                 payment request with its own pspReference under the same merchantReference \
-                 (\"Your unique reference for this payment\", W, merchantReference)",
+        source: "\"If `false`: The payment request failed.\" (W); the pspReference is the \
+                 payment request's own (WX), so a shopper's retry is another attempt, counted \
+                 apart",
     },
     PieceRow {
         code: "CAPTURE",
         success: true,
         capture: None,
         pieces: &[(K::Capture, S::Succeeded)],
-        source: "\"You can capture the full authorised amount or a partial amount\" … \"the \
-                 remaining amount expires\" (Adyen, Capture, partial capture); a re-capture names \
-                 the same capture (`Transaction Recaptured`, FR)",
+        source: "\"You can capture either the full authorised amount or a part of the authorised \
+                 amount. By default, any unclaimed amount after a partial capture gets \
+                 cancelled.\" (CO, captures); a re-capture (\"you receive a webhook event with: \
+                 eventCode CAPTURE, success true\", FR) is taken to name the same capture (not \
+                 sourced)",
     },
     PieceRow {
         code: "CAPTURE_FAILED",
         success: true,
         capture: None,
         pieces: &[(K::Capture, S::Failed)],
-        source: "\"the capture failed\" … \"we automatically retry\" (FR)",
+        source: "\"The capture request failed due to rejection by the card scheme.\" (W); \"Adyen \
+                 will try to fix the issue and re-capture the transaction.\" (FR)",
     },
     PieceRow {
         code: "CANCEL_OR_REFUND",
@@ -98,7 +102,8 @@ pub const ROWS: &[PieceRow] = &[
 
 /// The pieces `item` names (none when it names no amount, or is not about
 /// a payment's money): its row in [`ROWS`], each piece by its
-/// `pspReference`.
+/// `pspReference`, except a capture under automatic capture (by the
+/// payment's, see below).
 pub fn pieces(item: &Value, capture: Capture) -> Vec<Piece> {
     let text = |f: &str| item[f].as_str().unwrap_or_default();
     let (Some(amount), Some(currency)) = (
@@ -121,16 +126,56 @@ pub fn pieces(item: &Value, capture: Capture) -> Vec<Piece> {
     else {
         return Vec::new();
     };
+    // Under automatic capture a payment has one capture, the payment's
+    // own: named by the payment's pspReference (the AUTHORISATION's, a
+    // CAPTURE's `originalReference`), so an account that also receives
+    // CAPTURE notifications counts it once, not twice.
+    let original = text("originalReference");
     row.pieces
         .iter()
         .map(|(kind, state)| Piece {
             kind: *kind,
-            id: psp.to_string(),
+            id: if *kind == PieceKind::Capture
+                && capture == Capture::Automatic
+                && !original.is_empty()
+            {
+                original.to_string()
+            } else {
+                psp.to_string()
+            },
             state: *state,
             amount,
             currency: currency.to_ascii_uppercase(),
         })
         .collect()
+}
+
+/// The rows as one Markdown table, for `docs/PROVIDERS.md`.
+pub fn render(rows: &[PieceRow]) -> String {
+    let mut out = String::from(
+        "\n| eventCode | counts as (by `pspReference`; under automatic capture, a capture by \
+         the payment's) | source |\n| --- | --- | --- |\n",
+    );
+    for r in rows {
+        let when = match r.capture {
+            Some(Capture::Automatic) => " (automatic capture)",
+            Some(Capture::Manual) => " (`capture = \"manual\"`)",
+            None => "",
+        };
+        let counts: Vec<String> = r
+            .pieces
+            .iter()
+            .map(|(k, s)| format!("{} {}", k.as_str(), s.as_str()))
+            .collect();
+        out.push_str(&format!(
+            "| `{}` success={}{when} | {} | {} |\n",
+            r.code,
+            r.success,
+            counts.join(" + "),
+            r.source.replace('|', "\\|")
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -179,6 +224,26 @@ mod tests {
             assert_eq!(&got, want, "{code} success={success} {capture:?}");
         }
         assert_eq!(ROWS.len(), 7, "a row without its case above");
+    }
+
+    /// Automatic capture: the AUTHORISATION's capture and a CAPTURE
+    /// notification about the same payment are one capture.
+    #[test]
+    fn an_automatic_capture_is_the_payments_own() {
+        let auth = pieces(
+            &item("AUTHORISATION", "true", "7914073381342284", 1130),
+            super::Capture::Automatic,
+        );
+        let mut cap = item("CAPTURE", "true", "8825408195409505", 1130);
+        cap["originalReference"] = json!("7914073381342284");
+        let cap = pieces(&cap, super::Capture::Automatic);
+        assert_eq!(auth[1], cap[0]);
+        let mut manual = item("CAPTURE", "true", "8825408195409505", 500);
+        manual["originalReference"] = json!("7914073381342284");
+        assert_eq!(
+            pieces(&manual, super::Capture::Manual)[0].id,
+            "8825408195409505"
+        );
     }
 
     /// Every row is read: deleting one changes what an item names.

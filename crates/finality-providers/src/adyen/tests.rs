@@ -47,7 +47,7 @@ fn cancel_or_refund_by_its_modification_action() {
     for (action, want) in [
         (json!("cancel"), Status::Cancelled),
         (json!("refund"), Status::Reversed),
-        (json!(null), Status::NeedsReview),
+        (json!(null), Status::Cancelled),
     ] {
         i["additionalData"]["modification.action"] = action;
         assert_eq!(decide(&i, Capture::Automatic).0, Some(want));
@@ -201,7 +201,13 @@ async fn late_failures_and_chargebacks() {
     assert!(
         matches!(&evs[4].disposition, Disposition::Ignore(w) if w.contains("REPORT_AVAILABLE"))
     );
-    assert_eq!(evs[2].reported, finality_core::Reported::money(1130, "EUR"));
+    assert_eq!(
+        (evs[2].reported.amount, evs[2].reported.currency.as_deref()),
+        (Some(1130), Some("EUR"))
+    );
+    // The chargeback is counted as a dispute by its pspReference.
+    let kinds: Vec<_> = evs[2].reported.pieces.iter().map(|p| p.kind).collect();
+    assert_eq!(kinds, vec![finality_core::amounts::PieceKind::Dispute]);
 }
 
 #[tokio::test]

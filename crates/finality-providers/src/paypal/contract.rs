@@ -73,3 +73,31 @@ pub const ROWS: &[Row] = &[
     row(EVENT, "INVOICING.*", ANY, Ignore, "invoices, not a payment's status", "EV, older page"),
     row(EVENT, "IDENTITY.*", ANY, Ignore, "consents, not a payment's status", "EV, older page"),
 ];
+
+use crate::contract::MoneyRow;
+use finality_core::amounts::{PieceKind, PieceState};
+
+const CAPTURE_FIELDS: &str = "`id`, `amount` (`value` in `currency_code`)";
+
+const fn capture(value: &'static str, state: Option<PieceState>, source: &'static str) -> MoneyRow {
+    MoneyRow {
+        list: CAPTURE,
+        value,
+        kind: PieceKind::Capture,
+        state,
+        fields: CAPTURE_FIELDS,
+        source,
+    }
+}
+
+/// Every published capture status as a piece: a capture is money taken
+/// once it completed (its refunds are their own objects, so a refunded
+/// capture was still taken), nothing when declined or failed.
+pub const MONEY: &[MoneyRow] = &[
+    capture("COMPLETED", Some(PieceState::Succeeded), "\"The funds for this captured payment were credited to the payee's PayPal account.\" (TS)"),
+    capture("PARTIALLY_REFUNDED", Some(PieceState::Succeeded), "\"An amount less than this captured payment's amount was partially refunded to the payer.\" (TS): captured first"),
+    capture("REFUNDED", Some(PieceState::Succeeded), "\"An amount greater than or equal to this captured payment's amount was refunded to the payer.\" (TS): captured first"),
+    capture("PENDING", Some(PieceState::Pending), "\"The funds for this captured payment was not yet credited to the payee's PayPal account.\" (TS)"),
+    capture("DECLINED", Some(PieceState::Failed), "\"The funds could not be captured.\" (TS)"),
+    capture("FAILED", None, "\"There was an error while capturing payment.\" (TS): an error does not say that no money moved, so its status row sends it to a person"),
+];

@@ -209,23 +209,18 @@ pub(crate) fn money(v: &Value) -> String {
 }
 
 /// One capture as a counted piece ([`finality_core::amounts`]): by its
-/// `id`, for its `amount`; `COMPLETED` (and, later, `PARTIALLY_REFUNDED`
-/// or `REFUNDED`: the refunds are their own objects) is money taken,
-/// `DECLINED` and `FAILED` took nothing, `PENDING` not yet. `None` when
-/// it names no id or no readable amount.
+/// `id`, for its `amount`, in the state its status's row in
+/// [`contract::MONEY`] says. `None` when it names no id, no readable
+/// amount, or a status with no row.
 pub fn capture_piece(c: &Value) -> Option<finality_core::amounts::Piece> {
-    use finality_core::amounts::{Piece, PieceKind, PieceState};
-    let state = match c["status"].as_str()? {
-        "COMPLETED" | "PARTIALLY_REFUNDED" | "REFUNDED" => PieceState::Succeeded,
-        "DECLINED" | "FAILED" => PieceState::Failed,
-        "PENDING" => PieceState::Pending,
-        _ => return None,
-    };
+    use finality_core::amounts::Piece;
+    let row =
+        crate::contract::money_lookup(contract::MONEY, contract::CAPTURE, c["status"].as_str()?)?;
     let money = amount_of(&c["amount"]);
     Some(Piece {
-        kind: PieceKind::Capture,
+        kind: row.kind,
+        state: row.state?,
         id: c["id"].as_str()?.to_string(),
-        state,
         amount: money.amount?,
         currency: money.currency?.to_ascii_uppercase(),
     })

@@ -139,3 +139,30 @@ pub const ROWS: &[Row] = &[
     row(EVENT, "transfer.*", ANY, Ignore, "not a payment, refund or payout finality tracks", FAMILY),
     row(EVENT, "treasury.*", ANY, Ignore, "not a payment, refund or payout finality tracks", FAMILY),
 ];
+
+use crate::contract::MoneyRow;
+use finality_core::amounts::{PieceKind, PieceState};
+
+const REFUND_FIELDS: &str = "`charge.refunds.data[]`: `id`, `amount`, `currency`";
+
+const fn refund(value: &'static str, state: Option<PieceState>, source: &'static str) -> MoneyRow {
+    MoneyRow {
+        list: REFUND_STATUS,
+        value,
+        kind: PieceKind::Refund,
+        state,
+        fields: REFUND_FIELDS,
+        source,
+    }
+}
+
+/// Every published refund status as a piece of the payment a
+/// `charge.refunded` names (with the charge's own capture,
+/// `amount_captured`, by the charge's id).
+pub const MONEY: &[MoneyRow] = &[
+    refund("succeeded", Some(PieceState::Succeeded), "\"Status of the refund. This can be `pending`, `requires_action`, `succeeded`, `failed`, or `canceled`.\" (S)"),
+    refund("pending", Some(PieceState::Pending), "\"If the status of a refund is pending, you can inspect the pending_reason field to understand why\" (Stripe changelog, refund pending reason)"),
+    refund("requires_action", Some(PieceState::Pending), "\"Only refunds for payment methods that require customer action can enter the requires_action state.\" (RC)"),
+    refund("failed", Some(PieceState::Failed), "\"After the refund fails, this balance transaction describes the adjustment made on your account balance that reverses the initial balance transaction.\" (S, failure_balance_transaction): nothing went back"),
+    refund("canceled", Some(PieceState::Failed), "\"Only refunds for payment methods that require customer action can enter the requires_action state.\" (RC: a refund awaiting action can be canceled): nothing went back"),
+];

@@ -290,8 +290,9 @@ pub fn money(obj: &serde_json::Value) -> finality_core::Reported {
 
 /// A charge's money as counted pieces ([`finality_core::amounts`]): the
 /// capture (`amount_captured`, by the charge's id) and each refund the
-/// charge lists (`refunds.data[]`, by its `re_` id, `succeeded`, `pending`,
-/// or `failed`/`canceled`), so a refund named by two events counts once.
+/// charge lists (`refunds.data[]`, by its `re_` id, in the state its
+/// status's row in [`crate::stripe::contract::MONEY`] says), so a refund
+/// named by two events counts once.
 /// Stripe lists the refunds only where the account's API version expands
 /// them (before 2022-11-15, or with `expand[]=refunds`); without them no
 /// piece is named and the event decides by `refunded` alone.
@@ -316,11 +317,13 @@ pub fn charge_pieces(obj: &serde_json::Value) -> Vec<finality_core::amounts::Pie
         });
     }
     for r in refunds {
-        let state = match r["status"].as_str() {
-            Some("succeeded") => PieceState::Succeeded,
-            Some("pending" | "requires_action") => PieceState::Pending,
-            Some("failed" | "canceled") => PieceState::Failed,
-            _ => continue,
+        use crate::stripe::contract::{MONEY, REFUND_STATUS};
+        let Some(state) = r["status"]
+            .as_str()
+            .and_then(|s| crate::contract::money_lookup(MONEY, REFUND_STATUS, s))
+            .and_then(|row| row.state)
+        else {
+            continue;
         };
         let (Some(id), Some(amount)) = (r["id"].as_str(), r["amount"].as_i64()) else {
             continue;

@@ -104,6 +104,21 @@ pub struct CallRow {
     pub error: String,
 }
 
+pub struct CountersView {
+    pub authorised: String,
+    pub captured: String,
+    pub refunded: String,
+    pub disputed: String,
+    pub dispute_reversed: String,
+}
+
+pub struct PieceRow {
+    pub kind: &'static str,
+    pub id: String,
+    pub state: &'static str,
+    pub amount: String,
+}
+
 pub struct HookRow {
     pub received: String,
     pub provider: String,
@@ -137,6 +152,9 @@ pub struct PaymentPage {
     pub can_resolve: bool,
     pub statuses: Vec<&'static str>,
     pub history: Vec<HistRow>,
+    /// The counted money, each counter with its currency.
+    pub counters: CountersView,
+    pub pieces: Vec<PieceRow>,
     pub calls: Vec<CallRow>,
     pub hooks: Vec<HookRow>,
     /// Only for roles that may read the audit trail.

@@ -903,3 +903,75 @@ async fn review_queue_in_headless_chromium() {
     assert_eq!(v.history.last().unwrap().actor.as_deref(), Some("alice"));
     b.client.clone().close().await.unwrap();
 }
+
+/// The payment page shows the counted money: a partial capture's 25.00 of
+/// 42.00, with the capture listed by the provider's id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payment_amounts_in_headless_chromium() {
+    use finality_core::amounts::{Piece, PieceKind, PieceState};
+    let app = spawn_console(Backend::Sqlite).await;
+    let plan = app.sim.create_priced(None, None, 4200, "EUR");
+    let body = json!({"id": "pay_amt", "provider": "sim", "provider_ref": plan.id,
+        "amount": 4200, "currency": "EUR"});
+    register(&app, &body).await;
+    let capture = Piece {
+        kind: PieceKind::Capture,
+        id: "cap_8825408195409505".into(),
+        state: PieceState::Succeeded,
+        amount: 2500,
+        currency: "EUR".into(),
+    };
+    let ev = NewInboxEvent {
+        provider: "sim".into(),
+        account: None,
+        event_id: "evt_capture_part".into(),
+        provider_ref: Some(plan.id.clone()),
+        merchant_ref: None,
+        observed: Some(Status::Succeeded),
+        provider_status: Some("capture succeeded".into()),
+        occurred_at: Some(Timestamp(1_700_000_000_000)),
+        reported: finality_core::Reported {
+            pieces: vec![capture],
+            ..finality_core::Reported::money(2500, "EUR")
+        },
+        raw_body: b"{}".to_vec(),
+        headers: json!({}),
+        state: InboxState::Received,
+        reason: None,
+        source: Source::Webhook,
+    };
+    app.db
+        .store
+        .inbox_insert(&[ev], finality_core::SystemClock.now())
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while app
+        .db
+        .store
+        .get("pay_amt")
+        .await
+        .unwrap()
+        .unwrap()
+        .payment
+        .status
+        != Status::Succeeded
+    {
+        assert!(std::time::Instant::now() < deadline, "never succeeded");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let b = browser().await;
+    let c = &b.client;
+    browser_sign_in(c, &app, ALICE).await;
+    c.goto(&format!("{}/console/payments/pay_amt", app.base))
+        .await
+        .unwrap();
+    assert_eq!(text(c, "#status").await, "succeeded");
+    let captured = text(c, "#captured").await;
+    assert!(captured.contains("25.00"), "{captured}");
+    assert_eq!(rows(c, "#pieces tbody tr").await, 1);
+    let pieces = text(c, "#pieces").await;
+    assert!(pieces.contains("cap_8825408195409505"), "{pieces}");
+    let history = text(c, "#history").await;
+    assert!(history.contains("captured 2500 of 4200 EUR"), "{history}");
+}

@@ -37,10 +37,16 @@ pub(crate) fn checked_report(
     counted: bool,
 ) -> (Report, Option<String>) {
     let mut report = webhook_report(ev, payment_id, status);
-    let mismatch = if counted {
-        // Its pieces were checked by the ledger (currency, each piece's
-        // amount, over-refund), not against the registration as a whole.
-        finality_core::found_by_adapter(Some(status), &ev.reported).map(String::from)
+    let r = &ev.reported;
+    let more_or_other = r.amount.is_some_and(|a| a > amount)
+        || r.currency
+            .as_deref()
+            .is_some_and(|c| !c.eq_ignore_ascii_case(currency));
+    let mismatch = if counted && !more_or_other {
+        // Its pieces were counted by the ledger (each piece's currency and
+        // amount, over-refund): a part of the registered amount is money,
+        // not a mismatch. More, or another currency, still is.
+        finality_core::found_by_adapter(Some(status), r).map(String::from)
     } else {
         finality_core::money_mismatch(status, &ev.reported, amount, currency)
     };

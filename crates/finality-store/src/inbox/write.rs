@@ -212,14 +212,12 @@ pub(crate) async fn inbox_process_in<C: Conn>(
     };
     let (status, review, noted) = crate::amounts::outcome(status, counted.as_ref());
     // The registration is read only when there is money to compare.
-    let (amount, currency) = if ev.reported.is_empty()
-        || !finality_core::reported::is_checked(status)
-        || counted.is_some()
-    {
-        (0, String::new())
-    } else {
-        registered_money(conn, &payment_id).await?
-    };
+    let (amount, currency) =
+        if ev.reported.is_empty() || !finality_core::reported::is_checked(status) {
+            (0, String::new())
+        } else {
+            registered_money(conn, &payment_id).await?
+        };
     let (mut report, mut mismatch) = checked_report(
         ev,
         &payment_id,

@@ -3,6 +3,7 @@
 from .account_in import AccountIn
 from .account_out import AccountOut
 from .accounts_out import AccountsOut
+from .amounts_out import AmountsOut
 from .attempt_out import AttemptOut
 from .attempts_out import AttemptsOut
 from .audit_out import AuditOut
@@ -25,6 +26,9 @@ from .payment_in_metadata_type_0 import PaymentInMetadataType0
 from .payment_out import PaymentOut
 from .payment_out_metadata import PaymentOutMetadata
 from .payment_page import PaymentPage
+from .piece import Piece
+from .piece_kind import PieceKind
+from .piece_state import PieceState
 from .poll_answer import PollAnswer
 from .poll_out import PollOut
 from .provider_stats import ProviderStats
@@ -54,6 +58,7 @@ __all__ = (
     "AccountIn",
     "AccountOut",
     "AccountsOut",
+    "AmountsOut",
     "AttemptOut",
     "AttemptsOut",
     "AuditOut",
@@ -76,6 +81,9 @@ __all__ = (
     "PaymentOut",
     "PaymentOutMetadata",
     "PaymentPage",
+    "Piece",
+    "PieceKind",
+    "PieceState",
     "PollAnswer",
     "PollOut",
     "ProviderStats",

@@ -15,6 +15,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.amounts_out import AmountsOut
   from ..models.history_out import HistoryOut
   from ..models.payment_out_metadata import PaymentOutMetadata
   from ..models.poll_out import PollOut
@@ -43,6 +44,7 @@ class PaymentOut:
                 vocabularies are mapped onto these by the provider adapters.
             updated_at (str):
             account (None | str | Unset): The provider's account it belongs to; `null`: the provider's own.
+            amounts (AmountsOut | None | Unset):
             finalized_at (None | str | Unset):
             history (list[HistoryOut] | None | Unset): On the single resource: every status change, oldest first. Absent in
                 lists.
@@ -62,6 +64,7 @@ class PaymentOut:
     status: Status
     updated_at: str
     account: None | str | Unset = UNSET
+    amounts: AmountsOut | None | Unset = UNSET
     finalized_at: None | str | Unset = UNSET
     history: list[HistoryOut] | None | Unset = UNSET
     merchant_ref: None | str | Unset = UNSET
@@ -74,6 +77,7 @@ class PaymentOut:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.amounts_out import AmountsOut # noqa: PLC0415
         from ..models.history_out import HistoryOut # noqa: PLC0415
         from ..models.payment_out_metadata import PaymentOutMetadata # noqa: PLC0415
         from ..models.poll_out import PollOut # noqa: PLC0415
@@ -100,6 +104,14 @@ class PaymentOut:
             account = UNSET
         else:
             account = self.account
+
+        amounts: dict[str, Any] | None | Unset
+        if isinstance(self.amounts, Unset):
+            amounts = UNSET
+        elif isinstance(self.amounts, AmountsOut):
+            amounts = self.amounts.to_dict()
+        else:
+            amounts = self.amounts
 
         finalized_at: None | str | Unset
         if isinstance(self.finalized_at, Unset):
@@ -164,6 +176,8 @@ class PaymentOut:
         })
         if account is not UNSET:
             field_dict["account"] = account
+        if amounts is not UNSET:
+            field_dict["amounts"] = amounts
         if finalized_at is not UNSET:
             field_dict["finalized_at"] = finalized_at
         if history is not UNSET:
@@ -183,6 +197,7 @@ class PaymentOut:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.amounts_out import AmountsOut # noqa: PLC0415
         from ..models.history_out import HistoryOut # noqa: PLC0415
         from ..models.payment_out_metadata import PaymentOutMetadata # noqa: PLC0415
         from ..models.poll_out import PollOut # noqa: PLC0415
@@ -222,6 +237,26 @@ class PaymentOut:
             return cast(None | str | Unset, data)
 
         account = _parse_account(d.pop("account", UNSET))
+
+
+        def _parse_amounts(data: object) -> AmountsOut | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                amounts_type_0 = AmountsOut.from_dict(data)
+
+
+
+                return amounts_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AmountsOut | None | Unset, data)
+
+        amounts = _parse_amounts(d.pop("amounts", UNSET))
 
 
         def _parse_finalized_at(data: object) -> None | str | Unset:
@@ -330,6 +365,7 @@ class PaymentOut:
             status=status,
             updated_at=updated_at,
             account=account,
+            amounts=amounts,
             finalized_at=finalized_at,
             history=history,
             merchant_ref=merchant_ref,

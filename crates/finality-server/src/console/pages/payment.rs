@@ -82,6 +82,24 @@ pub async fn payment(
             ),
         },
     };
+    let ledger = finality_core::amounts::Ledger::of(&p.currency, view.pieces.clone());
+    let c = ledger.counters();
+    let counters = CountersView {
+        authorised: amount(c.authorised, &p.currency),
+        captured: amount(c.captured, &p.currency),
+        refunded: amount(c.refunded, &p.currency),
+        disputed: amount(c.disputed, &p.currency),
+        dispute_reversed: amount(c.dispute_reversed, &p.currency),
+    };
+    let pieces = ledger
+        .pieces()
+        .map(|x| PieceRow {
+            kind: x.kind.as_str(),
+            id: x.id.clone(),
+            state: x.state.as_str(),
+            amount: amount(x.amount, &x.currency),
+        })
+        .collect();
     let page = PaymentPage {
         chrome: chrome(&s, "review", q.get("flash").map(String::as_str)),
         p: PaymentFacts {
@@ -118,6 +136,8 @@ pub async fn payment(
                 actor: h.actor.clone().unwrap_or_default(),
             })
             .collect(),
+        counters,
+        pieces,
         calls: calls
             .into_iter()
             .map(|c| {
