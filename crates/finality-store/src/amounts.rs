@@ -54,8 +54,11 @@ pub(crate) fn counts(ev: &InboxEvent) -> bool {
 /// Take `pieces` into the ledger of a payment of `kind` registered for
 /// `amount` of `currency` holding `stored`: what to apply instead of
 /// `said` (`None`: not a payment, nothing counted), and the new stored
-/// list when it changed. A refused piece changes nothing (all or none of
-/// an event is counted).
+/// list when it changed. A refused piece (another currency, another amount
+/// for an id already counted, a state going back) counts for nothing and
+/// sends the event to review; the event's other pieces are still counted
+/// (nothing the provider reported consistently is lost). The first report
+/// of a piece stands: a later contradicting one is the one reviewed.
 pub(crate) fn count(
     kind: Kind,
     amount: i64,
@@ -69,14 +72,18 @@ pub(crate) fn count(
     }
     let mut ledger = Ledger::of(currency, stored);
     let mut changed = false;
+    let mut refused = Vec::new();
     for p in pieces {
         match ledger.take(p.clone()) {
             Taken::New | Taken::Moved { .. } => changed = true,
             Taken::Duplicate => {}
-            Taken::Refused(why) => return (Some(Counted::Review(why)), None),
+            Taken::Refused(why) => refused.push(why),
         }
     }
     let kept = changed.then(|| ledger.pieces().cloned().collect());
+    if !refused.is_empty() {
+        return (Some(Counted::Review(refused.join("; "))), kept);
+    }
     let c = ledger.counters();
     let d = derive(kind, amount, &c);
     if let Some(why) = d.review {

@@ -75,5 +75,6 @@ conformance_by_role!(
     gauges,
     retention,
     accounts,
-    scopes
+    scopes,
+    amounts
 );

@@ -17,6 +17,7 @@ macro_rules! cases {
 }
 
 pub mod accounts;
+pub mod amounts;
 pub mod cursors;
 pub mod feed;
 pub mod gauges;
@@ -48,6 +49,7 @@ pub const ROLES: &[(&str, &[(&str, Case)])] = &[
     ("retention", retention::CASES),
     ("accounts", accounts::CASES),
     ("scopes", scopes::CASES),
+    ("amounts", amounts::CASES),
 ];
 
 /// The cases of `role`.
