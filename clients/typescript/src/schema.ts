@@ -170,6 +170,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/flags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open flags of every payment, oldest first: the facts after final that
+         *     wait for a person, beside the review queue of open payments.
+         */
+        get: operations["list_open_flags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -236,6 +256,27 @@ export interface paths {
         get: operations["list_attempts"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/flags/{flag}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close a flag by hand: who (the token's name) and why are kept on it and
+         *     in the audit trail, in one transaction. A flag closed already (by a
+         *     person or by the provider's later report) is answered as it is.
+         */
+        post: operations["resolve_flag"];
         delete?: never;
         options?: never;
         head?: never;
@@ -613,6 +654,46 @@ export interface components {
             /** @description Pass as `after` to read on; the same value when nothing was new. */
             next_cursor: string;
         };
+        /** @description A fact about a final payment that needs a person. */
+        FlagOut: {
+            /** @description `null` while open. */
+            closed_at?: string | null;
+            /** @description The token's name of whoever resolved it, or `provider`. */
+            closed_by?: string | null;
+            /** @description The provider's event that raised it. */
+            event_id?: string | null;
+            /** Format: int64 */
+            id: number;
+            opened_at: string;
+            payment_id: string;
+            /**
+             * @description The provider's sub-object it is about (`capture:8825408195409505`);
+             *     a later report of it succeeding closes the flag by itself.
+             */
+            piece?: string | null;
+            provider_status?: string | null;
+            /** @description Why a person must look. */
+            reason: string;
+            resolution?: string | null;
+        };
+        /** @description A page of open flags. */
+        FlagPage: {
+            flags: components["schemas"]["FlagOut"][];
+            /**
+             * Format: int64
+             * @description Pass as `after` for the next page; `null` on the last.
+             */
+            next_after?: number | null;
+        };
+        FlagResolveIn: {
+            /**
+             * @description Only with the one shared token; with named tokens the actor is the
+             *     token's name.
+             */
+            actor?: string | null;
+            /** @description What was done or checked (kept on the flag and in the audit trail). */
+            reason: string;
+        };
         /** @description One status change. */
         HistoryOut: {
             actor?: string | null;
@@ -686,6 +767,11 @@ export interface components {
             created_at: string;
             currency: string;
             finalized_at?: string | null;
+            /**
+             * @description On the single resource: facts after final that needed a person,
+             *     open (`closed_at` null) and closed, oldest first. Absent in lists.
+             */
+            flags?: components["schemas"]["FlagOut"][] | null;
             /** @description On the single resource: every status change, oldest first. Absent in lists. */
             history?: components["schemas"]["HistoryOut"][] | null;
             id: string;
@@ -1518,6 +1604,49 @@ export interface operations {
             };
         };
     };
+    list_open_flags: {
+        parameters: {
+            query?: {
+                /** @description Flags with a larger id than this (the previous page's `next_after`). */
+                after?: number;
+                /** @description 1 to 500; 100 when absent. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Open flags, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagPage"];
+                };
+            };
+            /** @description No valid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     openapi_document: {
         parameters: {
             query?: never;
@@ -1753,6 +1882,80 @@ export interface operations {
             };
             /** @description Archived by retention: `error.archive` names the file */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    resolve_flag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The payment's id */
+                id: string;
+                /** @description The flag's id */
+                flag: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FlagResolveIn"];
+            };
+        };
+        responses: {
+            /** @description Resolved, or closed already */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlagOut"];
+                };
+            };
+            /** @description Not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No valid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The token's role may not resolve */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such flag on that payment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A field is missing or invalid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

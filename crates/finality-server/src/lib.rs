@@ -26,6 +26,7 @@ pub mod console;
 mod destinations;
 pub mod error;
 mod events;
+mod flags;
 mod front;
 mod health;
 pub mod identity;
@@ -169,6 +170,7 @@ pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(3
 fn v1(state: Option<&App>) -> utoipa_axum::router::OpenApiRouter<App> {
     let mut authed = payments::router()
         .merge(events::router())
+        .merge(flags::router())
         .merge(destinations::router())
         .merge(accounts::router())
         .merge(stats::router())

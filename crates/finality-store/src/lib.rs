@@ -56,6 +56,7 @@ mod cursors;
 mod driver;
 mod error;
 mod feed;
+pub mod flags;
 pub mod gauges;
 mod inbox;
 pub mod manual;
@@ -140,6 +141,7 @@ pub trait Store:
     + Cursors
     + Accounts
     + Review
+    + flags::Flags
     + Sweep
     + Reconciliations
     + Gauges

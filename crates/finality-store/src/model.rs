@@ -137,6 +137,8 @@ pub struct PaymentView {
     /// The provider's sub-objects counted for it (captures, refunds,
     /// attempts, disputes): its amounts are their sums.
     pub pieces: Vec<finality_core::amounts::Piece>,
+    /// Facts after final, open and closed, oldest first.
+    pub flags: Vec<Flag>,
 }
 
 /// A status report from any source, on its way through `apply`.
@@ -619,4 +621,24 @@ pub enum RefRecorded {
     Taken { other_id: String },
     /// The claim's lease was lost: nothing written.
     LeaseLost,
+}
+
+/// One flag on a payment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flag {
+    pub id: i64,
+    pub payment_id: String,
+    /// Why a person must look (the webhook's review reason).
+    pub reason: String,
+    /// The provider's event that raised it.
+    pub event_id: Option<String>,
+    pub provider_status: Option<String>,
+    /// The provider's sub-object it is about (`capture:8825408195409505`):
+    /// a later report of it succeeding closes the flag.
+    pub piece_key: Option<String>,
+    pub opened_at: Timestamp,
+    pub closed_at: Option<Timestamp>,
+    /// The token's name of the person, or `provider`.
+    pub closed_by: Option<String>,
+    pub resolution: Option<String>,
 }

@@ -67,6 +67,18 @@ pub struct Review {
     pub next: Option<String>,
     pub can_resolve: bool,
     pub statuses: Vec<&'static str>,
+    /// Facts after final waiting for a person (flags), oldest first.
+    pub flags: Vec<FlagRow>,
+}
+
+pub struct FlagRow {
+    pub id: i64,
+    pub payment_id: String,
+    pub href: String,
+    pub reason: String,
+    pub opened: String,
+    /// `open`, or who closed it and how.
+    pub state: String,
 }
 
 pub struct PaymentFacts {
@@ -155,6 +167,7 @@ pub struct PaymentPage {
     /// The counted money, each counter with its currency.
     pub counters: CountersView,
     pub pieces: Vec<PieceRow>,
+    pub flags: Vec<FlagRow>,
     pub calls: Vec<CallRow>,
     pub hooks: Vec<HookRow>,
     /// Only for roles that may read the audit trail.

@@ -71,28 +71,7 @@ pub(crate) async fn resolve_as(
         return Err(ApiError::invalid("reason", "missing field `reason`"));
     }
     check_resolve_text(&ask)?;
-    let given = ask.actor.map(str::trim).filter(|a| !a.is_empty());
-    let actor = if caller.identity.shared {
-        // One token for everyone: the caller says who they are, as before
-        // named tokens existed.
-        given
-            .ok_or_else(|| ApiError::invalid("actor", "missing field `actor`"))?
-            .to_string()
-    } else {
-        match given {
-            Some(a) if a != &*caller.identity.name => {
-                return Err(ApiError::invalid(
-                    "actor",
-                    format!(
-                        "the actor is the name of the token used (`{}`), not chosen in the body; \
-                         leave `actor` out and put remarks in `note`",
-                        caller.identity.name
-                    ),
-                ))
-            }
-            _ => caller.identity.name.to_string(),
-        }
-    };
+    let actor = actor_of(caller, ask.actor)?;
     let now = app.clock.now();
     let mut audit = caller.audit(
         "resolve",
@@ -139,4 +118,28 @@ pub(crate) async fn poll_now_as(
 pub(crate) struct PollAnswer {
     /// `scheduled`, or `in_flight` when a worker is asking right now.
     pub(crate) poll: &'static str,
+}
+
+/// Who acts: the token's name; with the one shared token (which cannot
+/// tell people apart), the `actor` the caller gives, required.
+pub(crate) fn actor_of(caller: &Caller, given: Option<&str>) -> Result<String, ApiError> {
+    let given = given.map(str::trim).filter(|a| !a.is_empty());
+    if caller.identity.shared {
+        // One token for everyone: the caller says who they are, as before
+        // named tokens existed.
+        return Ok(given
+            .ok_or_else(|| ApiError::invalid("actor", "missing field `actor`"))?
+            .to_string());
+    }
+    match given {
+        Some(a) if a != &*caller.identity.name => Err(ApiError::invalid(
+            "actor",
+            format!(
+                "the actor is the name of the token used (`{}`), not chosen in the body; \
+                 leave `actor` out and put remarks in `note`",
+                caller.identity.name
+            ),
+        )),
+        _ => Ok(caller.identity.name.to_string()),
+    }
 }

@@ -5,13 +5,13 @@ mod input;
 mod output;
 
 use crate::payments::actions::{PollAnswer, ResolveIn};
-use crate::payments::input::{differences, parse_body, required, PaymentIn};
+use crate::payments::input::{differences, required, PaymentIn};
 use crate::payments::output::{
     load, view, AttemptOut, AttemptsOut, ListParams, PaymentOut, PaymentPage,
 };
 use crate::replica::Reads;
-pub(crate) use actions::{check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
-pub(crate) use input::parse_limit;
+pub(crate) use actions::{actor_of, check_resolve_text, poll_now_as, resolve_as, ResolveAsk};
+pub(crate) use input::{parse_body, parse_limit};
 
 use crate::auth::Caller;
 use crate::identity::Permission;

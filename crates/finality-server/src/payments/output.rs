@@ -104,6 +104,11 @@ pub(crate) struct PaymentOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(required = false)]
     pub(crate) amounts: Option<AmountsOut>,
+    /// On the single resource: facts after final that needed a person,
+    /// open (`closed_at` null) and closed, oldest first. Absent in lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false)]
+    pub(crate) flags: Option<Vec<crate::flags::FlagOut>>,
 }
 
 impl PaymentOut {
@@ -126,6 +131,7 @@ impl PaymentOut {
             poll: None,
             history: None,
             amounts: None,
+            flags: None,
         }
     }
 
@@ -151,10 +157,12 @@ impl PaymentOut {
             })
             .collect();
         let amounts = AmountsOut::of(&v.payment.currency, v.pieces);
+        let flags = v.flags.into_iter().map(Into::into).collect();
         PaymentOut {
             poll: Some(poll),
             history: Some(history),
             amounts: Some(amounts),
+            flags: Some(flags),
             ..PaymentOut::summary(v.payment)
         }
     }

@@ -23,6 +23,7 @@ finality_testkit::on_both_backends!(
     adyen_cancel_or_refund_without_its_action_reverses_a_captured_payment,
     a_paypal_order_with_a_completed_and_a_declined_capture_is_not_failed,
     a_stripe_refund_named_by_two_events_counts_once,
+    a_capture_failure_beside_a_succeeded_payment_is_a_flag_the_recapture_closes,
 );
 
 /// One signed Adyen item posted as its own notification.
@@ -43,6 +44,24 @@ async fn adyen(app: &TestApp, item: AdyenItem<'_>, action: Option<&str>) {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.text().await.unwrap(), "[accepted]");
+}
+
+/// An item with `reason` and `eventDate` set (after signing: neither is in
+/// the signed string).
+async fn adyen_with(app: &TestApp, item: AdyenItem<'_>, reason: &str, date: &str) {
+    let mut item = adyen_item(&adyen_key(), "FinalitySimulator", item);
+    item["reason"] = json!(reason);
+    item["eventDate"] = json!(date);
+    let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
+    let resp = app
+        .http
+        .post(format!("{}/webhooks/adyen", app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
 }
 
 fn item<'a>(
@@ -360,4 +379,144 @@ async fn a_stripe_refund_named_by_two_events_counts_once(b: Backend) {
     assert_eq!(v["amounts"]["refunded"], 700, "{v}");
     assert_eq!(v["amounts"]["captured"], 1000, "{v}");
     assert_eq!(v["status"], "succeeded", "{v}");
+}
+
+/// Automatic capture: the payment succeeded on its authorisation; Adyen
+/// then reports the capture failed ("Adyen will try to fix the issue and
+/// re-capture the transaction", FR). That is a flag on the succeeded
+/// payment, in its resource and in `GET /v1/flags`, which the re-capture
+/// ("eventCode CAPTURE, success true, reason Transaction Recaptured", FR)
+/// closes by itself. A second failure's flag is resolved by a person,
+/// audited.
+async fn a_capture_failure_beside_a_succeeded_payment_is_a_flag_the_recapture_closes(b: Backend) {
+    let app = adyen_app_on(b, Duration::from_secs(3600), 10, Capture::Automatic).await;
+    register(
+        &app,
+        json!({"id": "pay_flag", "provider": "adyen", "provider_ref": "7914073381342284",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    adyen(
+        &app,
+        item("7914073381342284", "", "AUTHORISATION", true, 1130),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_flag", "succeeded").await;
+    let failed = item(
+        "8825408195409505",
+        "7914073381342284",
+        "CAPTURE_FAILED",
+        true,
+        1130,
+    );
+    adyen_with(&app, failed, "Capture Failed", "2026-12-01T09:00:00+01:00").await;
+    processed(&app, "adyen", "8825408195409505:CAPTURE_FAILED:true").await;
+    let (_, v) = app.get("/v1/payments/pay_flag").await;
+    assert_eq!(v["status"], "succeeded", "{v}");
+    let flags = v["flags"].as_array().unwrap();
+    assert_eq!(flags.len(), 1, "{v}");
+    assert_eq!(flags[0]["closed_at"], Value::Null, "{v}");
+    assert_eq!(flags[0]["piece"], "capture:7914073381342284", "{v}");
+    assert!(
+        flags[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("CAPTURE_FAILED"),
+        "{v}"
+    );
+    let (s, open) = app.get("/v1/flags").await;
+    assert_eq!(s, StatusCode::OK, "{open}");
+    assert_eq!(open["flags"].as_array().unwrap().len(), 1, "{open}");
+    assert_eq!(open["flags"][0]["payment_id"], "pay_flag", "{open}");
+
+    // The re-capture closes it, with the report that did.
+    let recapture = item(
+        "8825408195409505",
+        "7914073381342284",
+        "CAPTURE",
+        true,
+        1130,
+    );
+    adyen_with(
+        &app,
+        recapture,
+        "Transaction Recaptured",
+        "2026-12-02T09:00:00+01:00",
+    )
+    .await;
+    processed(
+        &app,
+        "adyen",
+        "8825408195409505:CAPTURE:true:recaptured:2026-12-02T09:00:00+01:00",
+    )
+    .await;
+    let (_, v) = app.get("/v1/payments/pay_flag").await;
+    let flag = &v["flags"][0];
+    assert_eq!(flag["closed_by"], "provider", "{v}");
+    assert!(
+        flag["resolution"]
+            .as_str()
+            .unwrap()
+            .contains("Transaction Recaptured"),
+        "{v}"
+    );
+    let (_, open) = app.get("/v1/flags").await;
+    assert_eq!(open["flags"].as_array().unwrap().len(), 0, "{open}");
+    assert_eq!(v["status"], "succeeded", "{v}");
+
+    // Another failure, which no re-capture follows: a person resolves it.
+    let again = item(
+        "8825408195409999",
+        "7914073381342284",
+        "CAPTURE_FAILED",
+        true,
+        1130,
+    );
+    adyen_with(&app, again, "Capture Failed", "2026-12-03T09:00:00+01:00").await;
+    processed(&app, "adyen", "8825408195409999:CAPTURE_FAILED:true").await;
+    let (_, open) = app.get("/v1/flags").await;
+    let id = open["flags"][0]["id"].as_i64().expect("an open flag");
+    let (s, v) = app
+        .post(
+            &format!("/v1/payments/pay_flag/flags/{id}/resolve"),
+            json!({"actor": "ana"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "reason", "{v}");
+    let (s, v) = app
+        .post(
+            "/v1/payments/pay_flag/flags/999999/resolve",
+            json!({"reason": "x", "actor": "ana"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    let (s, v) = app
+        .post(
+            &format!("/v1/payments/pay_flag/flags/{id}/resolve"),
+            json!({"reason": "settled in the Customer Area", "actor": "ana"}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["closed_by"], "ana", "{v}");
+    assert_eq!(v["resolution"], "settled in the Customer Area", "{v}");
+    let (_, open) = app.get("/v1/flags").await;
+    assert_eq!(open["flags"].as_array().unwrap().len(), 0, "{open}");
+    let audit = app
+        .db
+        .store
+        .audit_list(&finality_store::review::AuditFilter {
+            payment_id: Some("pay_flag".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.entry.action == "resolve_flag" && a.entry.outcome == "resolved"),
+        "{audit:?}"
+    );
 }

@@ -914,14 +914,15 @@ async fn payment_amounts_in_headless_chromium() {
     let body = json!({"id": "pay_amt", "provider": "sim", "provider_ref": plan.id,
         "amount": 4200, "currency": "EUR"});
     register(&app, &body).await;
-    let capture = Piece {
+    let capture_piece = || Piece {
         kind: PieceKind::Capture,
         id: "cap_8825408195409505".into(),
         state: PieceState::Succeeded,
         amount: 2500,
         currency: "EUR".into(),
     };
-    let ev = NewInboxEvent {
+    let capture = capture_piece();
+    let template = NewInboxEvent {
         provider: "sim".into(),
         account: None,
         event_id: "evt_capture_part".into(),
@@ -942,7 +943,7 @@ async fn payment_amounts_in_headless_chromium() {
     };
     app.db
         .store
-        .inbox_insert(&[ev], finality_core::SystemClock.now())
+        .inbox_insert(&[template.clone()], finality_core::SystemClock.now())
         .await
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -974,4 +975,41 @@ async fn payment_amounts_in_headless_chromium() {
     assert!(pieces.contains("cap_8825408195409505"), "{pieces}");
     let history = text(c, "#history").await;
     assert!(history.contains("captured 2500 of 4200 EUR"), "{history}");
+
+    // The provider then says that capture failed: a fact beside the
+    // succeeded payment, listed under the review queue and on its page.
+    let failed = Piece {
+        state: PieceState::Failed,
+        ..capture_piece()
+    };
+    let ev = NewInboxEvent {
+        event_id: "evt_capture_failed".into(),
+        observed: Some(Status::NeedsReview),
+        provider_status: Some("CAPTURE_FAILED:true".into()),
+        reported: finality_core::Reported {
+            pieces: vec![failed],
+            ..finality_core::Reported::money(2500, "EUR")
+        },
+        ..template.clone()
+    };
+    app.db
+        .store
+        .inbox_insert(&[ev], finality_core::SystemClock.now())
+        .await
+        .unwrap();
+    // Processed by the inbox within moments: the page is reloaded until
+    // the flag is there.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while rows(c, "#payment-flags .flag-state").await == 0 {
+        assert!(std::time::Instant::now() < deadline, "no flag shown");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        c.refresh().await.unwrap();
+    }
+    assert_eq!(text(c, "#payment-flags .flag-state").await, "open");
+    c.goto(&format!("{}/console/review", app.base))
+        .await
+        .unwrap();
+    wait_text(c, "#flags-total", "1 open").await;
+    let listed = text(c, "#flags").await;
+    assert!(listed.contains("pay_amt"), "{listed}");
 }

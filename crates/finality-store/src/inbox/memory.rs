@@ -170,7 +170,13 @@ impl WebhookInbox for MemStore {
                 (out, mismatch)
             }
         };
+        s.settle_flags(&payment_id, ev, now);
+        let applied_then = applied.clone();
+        let id = payment_id.clone();
         let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
+        if let Some(f) = crate::flags::raised(ev, &id, &applied_then, state, reason.as_deref()) {
+            s.raise_flag(f, now);
+        }
         s.set_inbox_state(i, state, reason);
         drop(s);
         if matches!(out, InboxOutcome::Applied { .. }) {

@@ -228,7 +228,13 @@ pub(crate) async fn inbox_process_in<C: Conn>(
     );
     crate::amounts::annotate(&mut report, &mut mismatch, review, noted);
     let applied = apply_in(conn, &report, now).await?;
+    crate::flags::sql::settle_in(conn, &payment_id, ev, now).await?;
+    let applied_then = applied.clone();
+    let id = payment_id.clone();
     let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
+    if let Some(f) = crate::flags::raised(ev, &id, &applied_then, state, reason.as_deref()) {
+        crate::flags::sql::raise_in(conn, &f, now).await?;
+    }
     set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
     Ok(out)
 }
@@ -416,7 +422,14 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
         }
         // 6. The rows' outcomes: written by the caller (see [`Pending`]).
         for (i, id, status, applied, mismatch) in decided {
+            let applied_then = applied.clone();
+            let pid = id.clone();
             let (state, reason, o) = verdict(&evs[i], status, id, applied, mismatch);
+            let flag = crate::flags::raised(&evs[i], &pid, &applied_then, state, reason.as_deref());
+            if let Some(f) = flag {
+                // Rare (a fact beside a final payment): written at once.
+                crate::flags::sql::raise_in(conn, &f, now).await?;
+            }
             pending
                 .marks
                 .entry((state, reason))

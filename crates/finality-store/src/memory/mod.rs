@@ -107,6 +107,8 @@ pub(crate) struct MemState {
     pub(crate) history: HashMap<String, Vec<HistoryEntry>>,
     /// Each payment's counted sub-objects (`payments.pieces` on SQL).
     pub(crate) pieces: HashMap<String, Vec<finality_core::amounts::Piece>>,
+    /// Facts after final, by id (`payment_flags` on SQL).
+    pub(crate) flags: Vec<crate::flags::Flag>,
     pub(crate) attempts: HashMap<String, Vec<AttemptRecord>>,
     pub(crate) attempt_seq: i64,
     pub(crate) inbox: Vec<InboxRow>,

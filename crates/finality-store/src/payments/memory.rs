@@ -140,6 +140,12 @@ impl PaymentStore for MemStore {
             poll,
             history,
             pieces: s.pieces.get(id).cloned().unwrap_or_default(),
+            flags: s
+                .flags
+                .iter()
+                .filter(|f| f.payment_id == id)
+                .cloned()
+                .collect(),
         }))
     }
 

@@ -262,11 +262,13 @@ impl<B: Backend> PaymentStore for B {
             .map(history_from_row)
             .collect::<Result<Vec<_>>>()?;
         let pieces = crate::amounts::pieces_of(&mut *conn, id).await?;
+        let flags = crate::flags::sql::flags_of_in(&mut *conn, id).await?;
         Ok(Some(PaymentView {
             payment,
             poll,
             history,
             pieces,
+            flags,
         }))
     }
 

@@ -3,6 +3,7 @@
 //! webhooks received for one payment, the inbox rows that failed or found
 //! no payment, and the audit trail of every manual action.
 
+pub(crate) mod audit_sql;
 mod memory;
 pub(crate) mod sql;
 

@@ -6,6 +6,7 @@ use crate::error::{DbContext, Result};
 use crate::inbox::write::{inbox_from_row, INBOX_COLUMNS};
 use crate::model::*;
 use crate::payments::sql::{apply_in, payment_from_row, PAYMENT_COLUMNS};
+use crate::review::audit_sql::insert_audit;
 use crate::review::{
     outcome_text, poll_now_outcome, AuditFilter, AuditRecord, NewAudit, ReviewFilter, ReviewItem,
 };
@@ -43,34 +44,6 @@ pub(crate) fn audit_from_row(r: &impl Fields) -> Result<AuditRecord> {
             remote_addr: r.opt_text("remote_addr", t)?,
         },
     })
-}
-
-pub(crate) async fn insert_audit<C: Conn>(
-    conn: &mut C,
-    a: &NewAudit,
-    outcome: &str,
-) -> Result<i64> {
-    let row = conn
-        .opt(
-            stmt(
-                "INSERT INTO audit_log (at, actor, role, action, payment_id, detail, outcome, \
-                 remote_addr) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                "recording a manual action",
-            )
-            .int(a.at.0)
-            .text(&a.actor)
-            .text(&a.role)
-            .text(&a.action)
-            .opt_text(a.payment_id.as_deref())
-            .json(&a.detail)
-            .text(outcome)
-            .opt_text(a.remote_addr.as_deref()),
-        )
-        .await?;
-    match row {
-        Some(r) => r.int("id", "audit_log"),
-        None => Ok(0),
-    }
 }
 
 #[async_trait::async_trait]

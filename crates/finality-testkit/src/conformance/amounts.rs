@@ -19,7 +19,10 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::sync::Arc;
 
-pub const CASES: &[(&str, super::Case)] = cases!(amounts_are_each_piece_once_whatever_the_telling);
+pub const CASES: &[(&str, super::Case)] = cases!(
+    amounts_are_each_piece_once_whatever_the_telling,
+    flags_are_raised_beside_final_payments_and_closed_once
+);
 
 /// How many worlds each store is given.
 const WORLDS: u32 = 64;
@@ -274,4 +277,164 @@ pub async fn amounts_are_each_piece_once_whatever_the_telling(db: Arc<dyn Store>
             );
         }
     }
+}
+
+/// A fact kept for review beside a final payment is a flag on it (not on an
+/// open payment, whose status carries it): listed open, closed by the
+/// provider's later report of the same piece succeeding, or by a person
+/// (audited, once: a second resolution changes nothing).
+pub async fn flags_are_raised_beside_final_payments_and_closed_once(db: Arc<dyn Store>) {
+    use finality_store::flags::FlagResolve;
+    use finality_store::review::{AuditFilter, NewAudit};
+    let capture = |state| Piece {
+        kind: PieceKind::Capture,
+        id: "cap_1".into(),
+        state,
+        amount: 1250,
+        currency: "USD".into(),
+    };
+    let told = |event: &str, status: Status, piece: Piece| {
+        let mut ev = inbox_event(event, "ref_pay_f", status);
+        ev.reported.pieces = vec![piece];
+        ev
+    };
+    let drain = || async {
+        loop {
+            let evs = db
+                .inbox_claim(T0, 10, Timestamp(T0.0 + LEASE_MS))
+                .await
+                .unwrap();
+            if evs.is_empty() {
+                break;
+            }
+            for ev in &evs {
+                db.inbox_process(ev, T0).await.unwrap();
+            }
+        }
+    };
+    register(&*db, "pay_f", Timestamp(T0.0 + 3_600_000)).await;
+    // Open payment: the failure is its status, not a flag.
+    db.inbox_insert(
+        &[told(
+            "evt_f0",
+            Status::NeedsReview,
+            capture(PieceState::Failed),
+        )],
+        T0,
+    )
+    .await
+    .unwrap();
+    drain().await;
+    assert_eq!(
+        db.get("pay_f").await.unwrap().unwrap().payment.status,
+        Status::NeedsReview
+    );
+    assert!(db.flags_of("pay_f").await.unwrap().is_empty());
+    // Re-captured: succeeded.
+    db.inbox_insert(
+        &[told(
+            "evt_f1",
+            Status::Succeeded,
+            capture(PieceState::Succeeded),
+        )],
+        T0,
+    )
+    .await
+    .unwrap();
+    drain().await;
+    let v = db.get("pay_f").await.unwrap().unwrap();
+    assert_eq!(v.payment.status, Status::Succeeded);
+    // Failed again after it succeeded: a flag beside it.
+    db.inbox_insert(
+        &[told(
+            "evt_f2",
+            Status::NeedsReview,
+            capture(PieceState::Failed),
+        )],
+        T0,
+    )
+    .await
+    .unwrap();
+    drain().await;
+    let flags = db.flags_of("pay_f").await.unwrap();
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(flags[0].piece_key.as_deref(), Some("capture:cap_1"));
+    assert_eq!(flags[0].event_id.as_deref(), Some("evt_f2"));
+    assert_eq!(db.flags_open(0, 10).await.unwrap().len(), 1);
+    assert_eq!(db.get("pay_f").await.unwrap().unwrap().flags, flags);
+    // The provider's later success of the same capture closes it.
+    db.inbox_insert(
+        &[told(
+            "evt_f3",
+            Status::Succeeded,
+            capture(PieceState::Succeeded),
+        )],
+        T0,
+    )
+    .await
+    .unwrap();
+    drain().await;
+    let f = &db.flags_of("pay_f").await.unwrap()[0];
+    assert_eq!(f.closed_by.as_deref(), Some("provider"), "{f:?}");
+    assert!(
+        f.resolution
+            .as_deref()
+            .unwrap_or_default()
+            .contains("evt_f3"),
+        "{f:?}"
+    );
+    assert!(db.flags_open(0, 10).await.unwrap().is_empty());
+    // Another fact (a failure after success) is resolved by a person.
+    db.inbox_insert(&[inbox_event("evt_f4", "ref_pay_f", Status::Failed)], T0)
+        .await
+        .unwrap();
+    drain().await;
+    let open = db.flags_open(0, 10).await.unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    let audit = NewAudit {
+        at: T0,
+        actor: "ana".into(),
+        role: "reviewer".into(),
+        action: "resolve_flag".into(),
+        payment_id: Some("pay_f".into()),
+        detail: serde_json::json!({"flag": open[0].id}),
+        outcome: String::new(),
+        remote_addr: None,
+    };
+    let r = db
+        .flag_resolve("pay_f", open[0].id, "checked the bank", &audit, T0)
+        .await
+        .unwrap();
+    let FlagResolve::Resolved(f) = r else {
+        panic!("{r:?}")
+    };
+    assert_eq!(f.closed_by.as_deref(), Some("ana"));
+    let again = db
+        .flag_resolve("pay_f", open[0].id, "twice", &audit, T0)
+        .await
+        .unwrap();
+    assert!(
+        matches!(again, FlagResolve::AlreadyClosed(ref f) if f.resolution.as_deref() == Some("checked the bank")),
+        "{again:?}"
+    );
+    assert_eq!(
+        db.flag_resolve("pay_other", open[0].id, "x", &audit, T0)
+            .await
+            .unwrap(),
+        FlagResolve::NotFound
+    );
+    let trail = db
+        .audit_list(&AuditFilter {
+            payment_id: Some("pay_f".into()),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let outcomes: Vec<&str> = trail.iter().map(|a| a.entry.outcome.as_str()).collect();
+    assert_eq!(
+        outcomes,
+        ["no such flag", "already closed", "resolved"],
+        "{trail:?}"
+    );
 }

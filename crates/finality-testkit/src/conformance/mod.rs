@@ -120,6 +120,7 @@ mod tests {
             ("retention", include_str!("retention.rs")),
             ("accounts", include_str!("accounts.rs")),
             ("scopes", include_str!("scopes.rs")),
+            ("amounts", include_str!("amounts.rs")),
         ];
         assert_eq!(sources.len(), super::ROLES.len());
         let mut total = 0;

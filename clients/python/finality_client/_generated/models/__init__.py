@@ -16,6 +16,9 @@ from .error_detail import ErrorDetail
 from .event_out import EventOut
 from .event_out_metadata_type_0 import EventOutMetadataType0
 from .feed_page import FeedPage
+from .flag_out import FlagOut
+from .flag_page import FlagPage
+from .flag_resolve_in import FlagResolveIn
 from .history_out import HistoryOut
 from .import_out import ImportOut
 from .import_out_counts import ImportOutCounts
@@ -71,6 +74,9 @@ __all__ = (
     "EventOut",
     "EventOutMetadataType0",
     "FeedPage",
+    "FlagOut",
+    "FlagPage",
+    "FlagResolveIn",
     "HistoryOut",
     "ImportOut",
     "ImportOutCounts",

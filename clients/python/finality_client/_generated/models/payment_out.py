@@ -16,6 +16,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.amounts_out import AmountsOut
+  from ..models.flag_out import FlagOut
   from ..models.history_out import HistoryOut
   from ..models.payment_out_metadata import PaymentOutMetadata
   from ..models.poll_out import PollOut
@@ -46,6 +47,8 @@ class PaymentOut:
             account (None | str | Unset): The provider's account it belongs to; `null`: the provider's own.
             amounts (AmountsOut | None | Unset):
             finalized_at (None | str | Unset):
+            flags (list[FlagOut] | None | Unset): On the single resource: facts after final that needed a person,
+                open (`closed_at` null) and closed, oldest first. Absent in lists.
             history (list[HistoryOut] | None | Unset): On the single resource: every status change, oldest first. Absent in
                 lists.
             merchant_ref (None | str | Unset):
@@ -66,6 +69,7 @@ class PaymentOut:
     account: None | str | Unset = UNSET
     amounts: AmountsOut | None | Unset = UNSET
     finalized_at: None | str | Unset = UNSET
+    flags: list[FlagOut] | None | Unset = UNSET
     history: list[HistoryOut] | None | Unset = UNSET
     merchant_ref: None | str | Unset = UNSET
     poll: None | PollOut | Unset = UNSET
@@ -78,6 +82,7 @@ class PaymentOut:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.amounts_out import AmountsOut # noqa: PLC0415
+        from ..models.flag_out import FlagOut # noqa: PLC0415
         from ..models.history_out import HistoryOut # noqa: PLC0415
         from ..models.payment_out_metadata import PaymentOutMetadata # noqa: PLC0415
         from ..models.poll_out import PollOut # noqa: PLC0415
@@ -118,6 +123,19 @@ class PaymentOut:
             finalized_at = UNSET
         else:
             finalized_at = self.finalized_at
+
+        flags: list[dict[str, Any]] | None | Unset
+        if isinstance(self.flags, Unset):
+            flags = UNSET
+        elif isinstance(self.flags, list):
+            flags = []
+            for flags_type_0_item_data in self.flags:
+                flags_type_0_item = flags_type_0_item_data.to_dict()
+                flags.append(flags_type_0_item)
+
+
+        else:
+            flags = self.flags
 
         history: list[dict[str, Any]] | None | Unset
         if isinstance(self.history, Unset):
@@ -180,6 +198,8 @@ class PaymentOut:
             field_dict["amounts"] = amounts
         if finalized_at is not UNSET:
             field_dict["finalized_at"] = finalized_at
+        if flags is not UNSET:
+            field_dict["flags"] = flags
         if history is not UNSET:
             field_dict["history"] = history
         if merchant_ref is not UNSET:
@@ -198,6 +218,7 @@ class PaymentOut:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.amounts_out import AmountsOut # noqa: PLC0415
+        from ..models.flag_out import FlagOut # noqa: PLC0415
         from ..models.history_out import HistoryOut # noqa: PLC0415
         from ..models.payment_out_metadata import PaymentOutMetadata # noqa: PLC0415
         from ..models.poll_out import PollOut # noqa: PLC0415
@@ -267,6 +288,31 @@ class PaymentOut:
             return cast(None | str | Unset, data)
 
         finalized_at = _parse_finalized_at(d.pop("finalized_at", UNSET))
+
+
+        def _parse_flags(data: object) -> list[FlagOut] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                flags_type_0 = []
+                _flags_type_0 = data
+                for flags_type_0_item_data in (_flags_type_0):
+                    flags_type_0_item = FlagOut.from_dict(flags_type_0_item_data)
+
+
+
+                    flags_type_0.append(flags_type_0_item)
+
+                return flags_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[FlagOut] | None | Unset, data)
+
+        flags = _parse_flags(d.pop("flags", UNSET))
 
 
         def _parse_history(data: object) -> list[HistoryOut] | None | Unset:
@@ -367,6 +413,7 @@ class PaymentOut:
             account=account,
             amounts=amounts,
             finalized_at=finalized_at,
+            flags=flags,
             history=history,
             merchant_ref=merchant_ref,
             poll=poll,

@@ -4,7 +4,7 @@ use crate::console::pages::respond::{
     api_error, chrome, enc, error_page, final_names, public_message, redirect, render, Form,
     BULK_MAX,
 };
-use crate::console::pages::review::{audit_row, hook_row};
+use crate::console::pages::review::{audit_row, flag_row, hook_row};
 use crate::console::session::Session;
 use crate::console::views::*;
 use crate::identity::Permission;
@@ -138,6 +138,7 @@ pub async fn payment(
             .collect(),
         counters,
         pieces,
+        flags: view.flags.iter().cloned().map(flag_row).collect(),
         calls: calls
             .into_iter()
             .map(|c| {

@@ -141,6 +141,10 @@ pub async fn review(
         .collect();
     let mut providers: Vec<String> = app.providers.keys().cloned().collect();
     providers.sort();
+    let flags = match reads.store.flags_open(0, 200).await {
+        Ok(f) => f.into_iter().map(flag_row).collect(),
+        Err(e) => return api_error(e.into(), "/console"),
+    };
     render(&Review {
         chrome: chrome(&s, "review", q.get("flash").map(String::as_str)),
         total,
@@ -157,6 +161,7 @@ pub async fn review(
         next,
         can_resolve: s.identity.role.allows(Permission::Resolve),
         statuses: final_names(),
+        flags,
     })
 }
 
@@ -189,5 +194,22 @@ pub(crate) fn audit_row(r: AuditRecord) -> AuditRow {
         detail: e.detail.to_string(),
         outcome: e.outcome,
         remote: or_dash(e.remote_addr),
+    }
+}
+
+/// One flag as the console lists it.
+pub(crate) fn flag_row(f: finality_store::flags::Flag) -> FlagRow {
+    let state = match (&f.closed_by, &f.resolution) {
+        (None, _) => "open".to_string(),
+        (Some(by), Some(r)) => format!("closed by {by}: {r}"),
+        (Some(by), None) => format!("closed by {by}"),
+    };
+    FlagRow {
+        id: f.id,
+        href: format!("/console/payments/{}", enc(&f.payment_id)),
+        payment_id: f.payment_id,
+        reason: f.reason,
+        opened: time(f.opened_at),
+        state,
     }
 }
