@@ -24,6 +24,7 @@ finality_testkit::on_both_backends!(
     a_paypal_order_with_a_completed_and_a_declined_capture_is_not_failed,
     a_stripe_refund_named_by_two_events_counts_once,
     a_capture_failure_beside_a_succeeded_payment_is_a_flag_the_recapture_closes,
+    more_returned_than_captured_or_another_currency_is_decided_by_a_person,
 );
 
 /// One signed Adyen item posted as its own notification.
@@ -518,5 +519,93 @@ async fn a_capture_failure_beside_a_succeeded_payment_is_a_flag_the_recapture_cl
             .iter()
             .any(|a| a.entry.action == "resolve_flag" && a.entry.outcome == "resolved"),
         "{audit:?}"
+    );
+}
+
+/// A chargeback took the whole 11.30 back, then a refund of it is reported
+/// too: more returned than captured is never summed silently; it is a
+/// flag on the reversed payment naming both amounts. A refund in another
+/// currency than the payment's is one too.
+async fn more_returned_than_captured_or_another_currency_is_decided_by_a_person(b: Backend) {
+    let app = adyen_app_on(b, Duration::from_secs(3600), 10, Capture::Automatic).await;
+    register(
+        &app,
+        json!({"id": "pay_over", "provider": "adyen", "provider_ref": "7914073381342284",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    adyen(
+        &app,
+        item("7914073381342284", "", "AUTHORISATION", true, 1130),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_over", "succeeded").await;
+    adyen(
+        &app,
+        item(
+            "9915555555555555",
+            "7914073381342284",
+            "CHARGEBACK",
+            true,
+            1130,
+        ),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_over", "reversed").await;
+    adyen(
+        &app,
+        item(
+            "8412534564722331",
+            "7914073381342284",
+            "CANCEL_OR_REFUND",
+            true,
+            1130,
+        ),
+        Some("refund"),
+    )
+    .await;
+    processed(&app, "adyen", "8412534564722331:CANCEL_OR_REFUND:true").await;
+    let (_, v) = app.get("/v1/payments/pay_over").await;
+    assert_eq!(v["status"], "reversed", "{v}");
+    let reason = v["flags"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("over_refund: refunded 1130 and lost to disputes 1130 of 1130 captured"),
+        "{v}"
+    );
+    // Another currency: kept apart, both named.
+    let usd = AdyenItem {
+        money: Money {
+            amount: 500,
+            currency: "USD",
+        },
+        ..item(
+            "8412534564729999",
+            "7914073381342284",
+            "CANCEL_OR_REFUND",
+            true,
+            500,
+        )
+    };
+    adyen(&app, usd, Some("refund")).await;
+    let ev = processed(&app, "adyen", "8412534564729999:CANCEL_OR_REFUND:true").await;
+    assert_eq!(ev.state, finality_store::InboxState::Review, "{ev:?}");
+    let (_, v) = app.get("/v1/payments/pay_over").await;
+    assert_eq!(
+        v["amounts"]["refunded"], 1130,
+        "the USD refund is not summed: {v}"
+    );
+    let reasons: Vec<&str> = v["flags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["reason"].as_str())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("500 USD") && r.contains("EUR")),
+        "{reasons:?}"
     );
 }
