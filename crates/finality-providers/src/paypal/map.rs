@@ -236,3 +236,40 @@ pub fn order_pieces(order: &Value) -> Vec<finality_core::amounts::Piece> {
         .filter_map(capture_piece)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The poll path reads the same order: a completed capture beside a
+    /// declined one is a success for the completed capture's money
+    /// (`COMPLETED` capture: "The funds for this captured payment were
+    /// credited to the payee's PayPal account"; `DECLINED`: "The funds
+    /// could not be captured", PayPal's capture_status), not the least
+    /// settled capture's `failed`.
+    #[test]
+    fn a_completed_capture_beside_a_declined_one_is_money_taken() {
+        let capture = |id: &str, status: &str, value: &str| {
+            json!({"id": id, "status": status,
+                   "amount": {"currency_code": "EUR", "value": value}})
+        };
+        let order = json!({"id": "5O190127TN364715T", "status": "COMPLETED",
+            "purchase_units": [{"amount": {"currency_code": "EUR", "value": "11.30"},
+                "payments": {"captures": [capture("3C679366HH908993F", "DECLINED", "11.30"),
+                                          capture("8MC585209K746392H", "COMPLETED", "11.30")]}}]});
+        let (status, word) = order_status(&order);
+        assert_eq!(status, Some(Status::Succeeded), "{word}");
+        let money = order_money(&order);
+        assert_eq!(
+            (money.amount, money.currency.as_deref()),
+            (Some(1130), Some("EUR"))
+        );
+        let pieces = order_pieces(&order);
+        assert_eq!(pieces.len(), 2);
+        // Only declined captures: failed, as before.
+        let declined = json!({"id": "X", "status": "COMPLETED",
+            "purchase_units": [{"payments": {"captures": [capture("A", "DECLINED", "11.30")]}}]});
+        assert_eq!(order_status(&declined).0, Some(Status::Failed));
+    }
+}

@@ -359,7 +359,7 @@ async fn a_stripe_refund_named_by_two_events_counts_once(b: Backend) {
     // The payment succeeds first (its PaymentIntent event).
     let (s, v) = app
         .post(
-            &format!("/v1/payments/pay_refunds/resolve"),
+            "/v1/payments/pay_refunds/resolve",
             json!({"status": "succeeded", "reason": "test: paid", "actor": "ana"}),
         )
         .await;

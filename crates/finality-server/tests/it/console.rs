@@ -943,7 +943,10 @@ async fn payment_amounts_in_headless_chromium() {
     };
     app.db
         .store
-        .inbox_insert(&[template.clone()], finality_core::SystemClock.now())
+        .inbox_insert(
+            std::slice::from_ref(&template),
+            finality_core::SystemClock.now(),
+        )
         .await
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
