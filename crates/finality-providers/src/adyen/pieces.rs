@@ -189,6 +189,14 @@ mod tests {
                "amount": {"value": value, "currency": "EUR"}})
     }
 
+    /// A code, its `success`, the capture mode, and the pieces it names.
+    type Case = (
+        &'static str,
+        &'static str,
+        super::Capture,
+        &'static [(PieceKind, PieceState)],
+    );
+
     /// What each documented case names, written apart from [`ROWS`]: a
     /// row deleted or changed there fails here.
     #[test]
@@ -197,19 +205,18 @@ mod tests {
         use PieceState::*;
         let a = super::Capture::Automatic;
         let m = super::Capture::Manual;
-        let cap = PieceKind::Capture;
-        let cases: &[(&str, &str, super::Capture, &[(PieceKind, PieceState)])] = &[
+        let cases: &[Case] = &[
             (
                 "AUTHORISATION",
                 "true",
                 a,
-                &[(Authorisation, Succeeded), (cap, Succeeded)],
+                &[(Authorisation, Succeeded), (PieceKind::Capture, Succeeded)],
             ),
             ("AUTHORISATION", "true", m, &[(Authorisation, Succeeded)]),
             ("AUTHORISATION", "false", a, &[(Authorisation, Failed)]),
             ("AUTHORISATION", "false", m, &[(Authorisation, Failed)]),
-            ("CAPTURE", "true", m, &[(cap, Succeeded)]),
-            ("CAPTURE_FAILED", "true", m, &[(cap, Failed)]),
+            ("CAPTURE", "true", m, &[(PieceKind::Capture, Succeeded)]),
+            ("CAPTURE_FAILED", "true", m, &[(PieceKind::Capture, Failed)]),
             ("CANCEL_OR_REFUND", "true", a, &[(Refund, Succeeded)]),
             ("CHARGEBACK", "true", a, &[(Dispute, Succeeded)]),
             ("EXPIRE", "true", m, &[]),
