@@ -31,6 +31,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/reconciliations"),
     ("post", "/v1/reconciliations"),
     ("get", "/v1/reconciliations/{id}"),
+    ("get", "/v1/flags"),
+    ("post", "/v1/payments/{id}/flags/{flag}/resolve"),
     ("get", "/v1/openapi.json"),
 ];
 
@@ -254,12 +256,58 @@ async fn every_answer_is_documented_with_its_fields() {
         )
         .await
         .unwrap();
+    // A flag: a failure reported after a payment succeeded.
+    {
+        use finality_core::{Source, Status, Timestamp};
+        use finality_testkit::conformance::{drain_inbox, inbox_event, new_payment};
+        let now = finality_core::SystemClock.now();
+        let store = &app.db.store;
+        store
+            .register(&new_payment("oa_flag"), now, Timestamp(now.0 + 3_600_000))
+            .await
+            .unwrap();
+        let paid = finality_store::Report {
+            payment_id: "oa_flag".into(),
+            status: Status::Succeeded,
+            source: Source::Webhook,
+            event_id: Some("evt_oa_paid".into()),
+            observed_at: now,
+            reason: None,
+            actor: None,
+        };
+        store.apply(&paid, now).await.unwrap();
+        store
+            .inbox_insert(
+                &[inbox_event("evt_oa_late", "ref_oa_flag", Status::Failed)],
+                now,
+            )
+            .await
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while store.flags_open(0, 10).await.unwrap().is_empty() {
+            assert!(std::time::Instant::now() < deadline, "no flag raised");
+            drain_inbox(&**store, now).await;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let flag = app.db.store.flags_open(0, 10).await.unwrap()[0].id;
+    let flag_path = format!("/v1/payments/oa_flag/flags/{flag}/resolve");
     let p = |id: &str| {
         json!({"id": id, "provider": "sim", "provider_ref": format!("sim_{id}"),
         "amount": 1200, "currency": "EUR", "metadata": {"order": 7}})
     };
     use Method as M;
+    const FLAG: &str = "/v1/payments/{id}/flags/{flag}/resolve";
     let calls = vec![
+        call(ALICE, M::GET, "/v1/flags", "/v1/flags", 200),
+        call(ALICE, M::GET, "/v1/flags?limit=0", "/v1/flags", 422),
+        call(ALICE, M::GET, "/v1/flags", "/v1/flags", 401).anonymous(),
+        call(SERVICE, M::POST, &flag_path, FLAG, 403).json(json!({"reason": "r"})),
+        call(ALICE, M::POST, &flag_path, FLAG, 400).raw("nope"),
+        call(ALICE, M::POST, &flag_path, FLAG, 422).json(json!({})),
+        call(ALICE, M::POST, "/v1/payments/oa_flag/flags/999999/resolve", FLAG, 404)
+            .json(json!({"reason": "r"})),
+        call(ALICE, M::POST, &flag_path, FLAG, 200).json(json!({"reason": "the bank shows it paid"})),
         call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 201).json(p("oa_1")),
         call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 200).json(p("oa_1")),
         call(SERVICE, M::POST, "/v1/payments", "/v1/payments", 201).json(p("oa_2")),

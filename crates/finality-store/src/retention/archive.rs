@@ -20,7 +20,9 @@ pub(crate) fn archivable() -> String {
         "p.finalized_at IS NOT NULL AND p.finalized_at < $1 \
          AND p.status IN {} \
          AND NOT EXISTS (SELECT 1 FROM poll_jobs j WHERE j.payment_id = p.id) \
-         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payment_id = p.id)",
+         AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payment_id = p.id) \
+         AND NOT EXISTS (SELECT 1 FROM payment_flags f WHERE f.payment_id = p.id \
+           AND f.closed_at IS NULL)",
         finality_core::Status::FINAL_SQL
     )
 }

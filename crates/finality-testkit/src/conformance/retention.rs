@@ -117,15 +117,29 @@ pub async fn settled_rows_are_paged_and_removed_as_read(db: Arc<dyn Store>) {
 
 /// A final payment whose events are pruned is archived with its rows and
 /// leaves a tombstone found by id and by provider reference; one changed
-/// since it was read stays;
+/// since it was read stays; one with an open flag (a fact a person has not
+/// looked at yet) is not archived;
 /// restoring its row brings it back and takes the tombstone away.
 pub async fn archived_payments_leave_a_tombstone_and_come_back(db: Arc<dyn Store>) {
-    for id in ["pay_a", "pay_b"] {
+    for id in ["pay_a", "pay_b", "pay_c"] {
         register(&*db, id, T0).await;
         db.apply(&report(id, Status::Succeeded, &format!("evt_{id}")), T0)
             .await
             .unwrap();
     }
+    // pay_c: a failure reported after it succeeded, a flag nobody closed.
+    db.inbox_insert(
+        &[super::inbox_event(
+            "evt_c_late",
+            "ref_pay_c",
+            Status::Failed,
+        )],
+        T0,
+    )
+    .await
+    .unwrap();
+    super::drain_inbox(&*db, T0).await;
+    assert_eq!(db.flags_open(0, 10).await.unwrap().len(), 1);
     let none_yet = db.archivable_payments(at(1), None, 10).await.unwrap();
     assert!(none_yet.is_empty(), "their events are not yet pruned");
     db.sequence_feed(1_000).await.unwrap();
