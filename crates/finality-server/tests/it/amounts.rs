@@ -25,6 +25,7 @@ finality_testkit::on_both_backends!(
     a_stripe_refund_named_by_two_events_counts_once,
     a_capture_failure_beside_a_succeeded_payment_is_a_flag_the_recapture_closes,
     more_returned_than_captured_or_another_currency_is_decided_by_a_person,
+    a_capture_after_the_expiry_it_should_have_preceded_is_a_flag,
 );
 
 /// One signed Adyen item posted as its own notification.
@@ -608,4 +609,46 @@ async fn more_returned_than_captured_or_another_currency_is_decided_by_a_person(
             .any(|r| r.contains("500 USD") && r.contains("EUR")),
         "{reasons:?}"
     );
+}
+
+/// Reordered: Adyen's EXPIRE of the remainder is delivered before the
+/// partial CAPTURE (after an outage, say). The payment was already
+/// cancelled, which is final; the capture's money is counted and is a
+/// flag ("money may have moved"), never "ignored: already final".
+async fn a_capture_after_the_expiry_it_should_have_preceded_is_a_flag(b: Backend) {
+    let app = adyen_app_on(b, Duration::from_secs(3600), 10, Capture::Manual).await;
+    register(
+        &app,
+        json!({"id": "pay_late", "provider": "adyen", "provider_ref": "7914073381342284",
+               "amount": 1130, "currency": "EUR"}),
+    )
+    .await;
+    adyen(
+        &app,
+        item("7914073381342284", "", "AUTHORISATION", true, 1130),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_late", "processing").await;
+    adyen(
+        &app,
+        item("7914073381342284", "", "EXPIRE", true, 630),
+        None,
+    )
+    .await;
+    app.wait_for_status("pay_late", "cancelled").await;
+    adyen(
+        &app,
+        item("8825408195409505", "7914073381342284", "CAPTURE", true, 500),
+        None,
+    )
+    .await;
+    let ev = processed(&app, "adyen", "8825408195409505:CAPTURE:true").await;
+    assert_eq!(ev.state, finality_store::InboxState::Review, "{ev:?}");
+    let (_, v) = app.get("/v1/payments/pay_late").await;
+    assert_eq!(v["status"], "cancelled", "{v}");
+    assert_eq!(v["amounts"]["captured"], 500, "{v}");
+    let reason = v["flags"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("money may have moved"), "{v}");
+    assert_eq!(v["flags"][0]["closed_at"], Value::Null, "{v}");
 }

@@ -120,6 +120,25 @@ pub(crate) fn verdict(
                 InboxOutcome::Review { reason: why },
             )
         }
+        // Money after "no money moved": a success reported for a payment
+        // already failed or cancelled (an Adyen EXPIRE delivered before
+        // the partial CAPTURE, a late authorisation) may mean money was
+        // taken. Never "ignored: already final": kept beside it, a flag.
+        ApplyOutcome::Ignored { current, .. }
+            if status == Status::Succeeded
+                && matches!(current, Status::Failed | Status::Cancelled) =>
+        {
+            let why = format!(
+                "the provider reports succeeded (`{}`) for a payment that is {current}: money may \
+                 have moved; not applied, kept for review",
+                ev.provider_status.as_deref().unwrap_or("")
+            );
+            (
+                InboxState::Review,
+                Some(why.clone()),
+                InboxOutcome::Review { reason: why },
+            )
+        }
         // A fact for a human about a payment that is already final (an
         // Adyen CAPTURE_FAILED after the payment succeeded): kept beside it.
         ApplyOutcome::Ignored { current, .. } if status == Status::NeedsReview => {

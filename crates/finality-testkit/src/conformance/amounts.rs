@@ -431,6 +431,25 @@ pub async fn flags_are_raised_beside_final_payments_and_closed_once(db: Arc<dyn 
         })
         .await
         .unwrap();
+    // A success reported for a payment already cancelled: money may have
+    // moved after "no money moved", so a flag, never "already final".
+    register(&*db, "pay_g", Timestamp(T0.0 + 3_600_000)).await;
+    db.inbox_insert(&[inbox_event("evt_g0", "ref_pay_g", Status::Cancelled)], T0)
+        .await
+        .unwrap();
+    drain().await;
+    db.inbox_insert(&[inbox_event("evt_g1", "ref_pay_g", Status::Succeeded)], T0)
+        .await
+        .unwrap();
+    drain().await;
+    let g = db.get("pay_g").await.unwrap().unwrap();
+    assert_eq!(g.payment.status, Status::Cancelled);
+    assert_eq!(g.flags.len(), 1, "{:?}", g.flags);
+    assert!(
+        g.flags[0].reason.contains("money may have moved"),
+        "{:?}",
+        g.flags
+    );
     let outcomes: Vec<&str> = trail.iter().map(|a| a.entry.outcome.as_str()).collect();
     assert_eq!(
         outcomes,
