@@ -341,24 +341,34 @@ fn every_row_has_words_and_a_source() {
 /// `docs/PROVIDERS.md` holds each adapter's table as rendered from its rows.
 #[test]
 fn providers_md_shows_the_rows() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROVIDERS.md");
-    let mut doc = std::fs::read_to_string(&path).unwrap();
-    let bless = std::env::var("FINALITY_BLESS_DOCS").is_ok_and(|v| v == "1");
-    let mut stale = Vec::new();
     let mut tables: Vec<(&str, &[Row])> = adapters().into_iter().map(|(n, r, _)| (n, r)).collect();
     // Bakong publishes no machine-readable list: its rows are held to NBC's
     // samples in published.rs, and shown here the same way.
     tables.push(("bakong", finality_providers::bakong::contract::ROWS));
-    for (name, rows) in tables {
+    let rendered = tables
+        .into_iter()
+        .map(|(name, rows)| (name, format!("{}\n", render(rows))))
+        .collect();
+    providers_md_sections("contract", rendered);
+}
+
+/// Each `<!-- KIND:NAME -->` … `<!-- /KIND:NAME -->` section of
+/// `docs/PROVIDERS.md` is what `tables` renders for NAME; with
+/// `FINALITY_BLESS_DOCS=1` the sections are rewritten instead.
+fn providers_md_sections(kind: &str, tables: Vec<(&str, String)>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROVIDERS.md");
+    let mut doc = std::fs::read_to_string(&path).unwrap();
+    let bless = std::env::var("FINALITY_BLESS_DOCS").is_ok_and(|v| v == "1");
+    let mut stale = Vec::new();
+    for (name, want) in tables {
         let (open, close) = (
-            format!("<!-- contract:{name} -->"),
-            format!("<!-- /contract:{name} -->"),
+            format!("<!-- {kind}:{name} -->"),
+            format!("<!-- /{kind}:{name} -->"),
         );
         let (Some(a), Some(b)) = (doc.find(&open), doc.find(&close)) else {
             panic!("docs/PROVIDERS.md has no {open} … {close} section");
         };
         let start = a + open.len();
-        let want = format!("{}\n", render(rows));
         if doc[start..b] != want {
             stale.push(name);
             doc.replace_range(start..b, &want);
@@ -370,7 +380,7 @@ fn providers_md_shows_the_rows() {
     }
     assert!(
         stale.is_empty(),
-        "docs/PROVIDERS.md's tables for {stale:?} differ from the adapters' rows: run \
+        "docs/PROVIDERS.md's {kind} tables for {stale:?} differ from the adapters' rows: run \
          FINALITY_BLESS_DOCS=1 cargo test -p finality-providers --test contract"
     );
 }
@@ -446,9 +456,6 @@ fn every_published_money_value_has_a_row_and_a_deleted_one_is_found() {
 /// its rows.
 #[test]
 fn providers_md_shows_the_money_rows() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/PROVIDERS.md");
-    let mut doc = std::fs::read_to_string(&path).unwrap();
-    let bless = std::env::var("FINALITY_BLESS_DOCS").is_ok_and(|v| v == "1");
     let mut tables: Vec<(&str, String)> = money()
         .into_iter()
         .map(|(n, rows, _)| (n, render_money(rows)))
@@ -457,28 +464,5 @@ fn providers_md_shows_the_money_rows() {
         "adyen",
         finality_providers::adyen::pieces::render(finality_providers::adyen::pieces::ROWS),
     ));
-    let mut stale = Vec::new();
-    for (name, want) in tables {
-        let (open, close) = (
-            format!("<!-- money:{name} -->"),
-            format!("<!-- /money:{name} -->"),
-        );
-        let (Some(a), Some(b)) = (doc.find(&open), doc.find(&close)) else {
-            panic!("docs/PROVIDERS.md has no {open} … {close} section");
-        };
-        let start = a + open.len();
-        if doc[start..b] != want {
-            stale.push(name);
-            doc.replace_range(start..b, &want);
-        }
-    }
-    if bless {
-        std::fs::write(&path, doc).unwrap();
-        return;
-    }
-    assert!(
-        stale.is_empty(),
-        "docs/PROVIDERS.md's money tables for {stale:?} differ from the adapters' rows: run \
-         FINALITY_BLESS_DOCS=1 cargo test -p finality-providers --test contract"
-    );
+    providers_md_sections("money", tables);
 }

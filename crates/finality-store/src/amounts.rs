@@ -143,14 +143,18 @@ pub(crate) fn annotate(
     }
 }
 
+/// The amount and currency a payment was registered with.
+pub(crate) type Registration = (i64, String);
+
 /// [`count`] for a payment in SQL, inside the caller's transaction (the
-/// payment row locked first, as every writer does).
+/// payment row locked first, as every writer does), with the registration
+/// it read on the way (so the money check need not read it again).
 pub(crate) async fn count_in<C: Conn>(
     conn: &mut C,
     payment_id: &str,
     pieces: &[Piece],
     said: Status,
-) -> Result<Option<Counted>> {
+) -> Result<(Option<Counted>, Option<Registration>)> {
     let t = "payments";
     let sql = format!(
         "SELECT kind, amount, currency, pieces FROM payments WHERE id = $1{}",
@@ -161,13 +165,14 @@ pub(crate) async fn count_in<C: Conn>(
         .await?
     else {
         // Gone meanwhile: `apply` says so.
-        return Ok(None);
+        return Ok((None, None));
     };
     let stored = from_text(r.opt_text("pieces", t)?.as_deref(), t)?;
+    let registration = (r.int("amount", t)?, r.text("currency", t)?);
     let (counted, kept) = count(
         r.parsed("kind", t)?,
-        r.int("amount", t)?,
-        &r.text("currency", t)?,
+        registration.0,
+        &registration.1,
         stored,
         pieces,
         said,
@@ -184,25 +189,7 @@ pub(crate) async fn count_in<C: Conn>(
         )
         .await?;
     }
-    Ok(counted)
-}
-
-/// A payment's counted sub-objects (for its resource).
-pub(crate) async fn pieces_of<C: Conn>(conn: &mut C, payment_id: &str) -> Result<Vec<Piece>> {
-    let t = "payments";
-    let row = conn
-        .opt(
-            stmt(
-                "SELECT pieces FROM payments WHERE id = $1",
-                "reading a payment's pieces",
-            )
-            .text(payment_id),
-        )
-        .await?;
-    match row {
-        Some(r) => from_text(r.opt_text("pieces", t)?.as_deref(), t),
-        None => Ok(Vec::new()),
-    }
+    Ok((counted, Some(registration)))
 }
 
 /// Whether `ev` is one refused authorisation attempt: under a merchant

@@ -28,13 +28,12 @@ finality_testkit::on_both_backends!(
     a_capture_after_the_expiry_it_should_have_preceded_is_a_flag,
 );
 
-/// One signed Adyen item posted as its own notification.
-async fn adyen(app: &TestApp, item: AdyenItem<'_>, action: Option<&str>) {
+/// One signed Adyen item posted as its own notification, with `after`
+/// setting what is not in the signed string (`modification.action`,
+/// `reason`, `eventDate`).
+async fn post_adyen(app: &TestApp, item: AdyenItem<'_>, after: impl FnOnce(&mut Value)) {
     let mut item = adyen_item(&adyen_key(), "FinalitySimulator", item);
-    if let Some(a) = action {
-        // Not part of the signed string: added after signing.
-        item["additionalData"]["modification.action"] = json!(a);
-    }
+    after(&mut item);
     let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
     let resp = app
         .http
@@ -48,22 +47,21 @@ async fn adyen(app: &TestApp, item: AdyenItem<'_>, action: Option<&str>) {
     assert_eq!(resp.text().await.unwrap(), "[accepted]");
 }
 
-/// An item with `reason` and `eventDate` set (after signing: neither is in
-/// the signed string).
+async fn adyen(app: &TestApp, item: AdyenItem<'_>, action: Option<&str>) {
+    post_adyen(app, item, |i| {
+        if let Some(a) = action {
+            i["additionalData"]["modification.action"] = json!(a);
+        }
+    })
+    .await;
+}
+
 async fn adyen_with(app: &TestApp, item: AdyenItem<'_>, reason: &str, date: &str) {
-    let mut item = adyen_item(&adyen_key(), "FinalitySimulator", item);
-    item["reason"] = json!(reason);
-    item["eventDate"] = json!(date);
-    let body = json!({"live": "false", "notificationItems": [{"NotificationRequestItem": item}]});
-    let resp = app
-        .http
-        .post(format!("{}/webhooks/adyen", app.base))
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
+    post_adyen(app, item, |i| {
+        i["reason"] = json!(reason);
+        i["eventDate"] = json!(date);
+    })
+    .await;
 }
 
 fn item<'a>(

@@ -82,12 +82,7 @@ impl Flags for MemStore {
                 FlagResolve::Resolved(f.clone())
             }
         };
-        let outcome = match &out {
-            FlagResolve::Resolved(_) => "resolved",
-            FlagResolve::AlreadyClosed(_) => "already closed",
-            FlagResolve::NotFound => "no such flag",
-        };
-        s.push_audit(audit, outcome.into());
+        s.push_audit(audit, out.outcome().into());
         Ok(out)
     }
 }

@@ -26,6 +26,17 @@ pub enum FlagResolve {
     NotFound,
 }
 
+impl FlagResolve {
+    /// The audit record's outcome.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            FlagResolve::Resolved(_) => "resolved",
+            FlagResolve::AlreadyClosed(_) => "already closed",
+            FlagResolve::NotFound => "no such flag",
+        }
+    }
+}
+
 #[async_trait::async_trait]
 pub trait Flags: Send + Sync {
     /// A payment's flags, oldest first.

@@ -146,12 +146,7 @@ impl<B: Backend> Flags for B {
                 FlagResolve::Resolved(f)
             }
         };
-        let outcome = match &out {
-            FlagResolve::Resolved(_) => "resolved",
-            FlagResolve::AlreadyClosed(_) => "already closed",
-            FlagResolve::NotFound => "no such flag",
-        };
-        crate::review::audit_sql::insert_audit(&mut *tx, audit, outcome).await?;
+        crate::review::audit_sql::insert_audit(&mut *tx, audit, out.outcome()).await?;
         tx.commit().await.op("committing a flag's resolution")?;
         Ok(out)
     }

@@ -205,19 +205,21 @@ pub(crate) async fn inbox_process_in<C: Conn>(
         return Ok(InboxOutcome::Review { reason: why });
     };
     // Counted pieces first: the status they say is the one applied.
-    let counted = if crate::amounts::counts(ev) {
+    let (counted, registration) = if crate::amounts::counts(ev) {
         crate::amounts::count_in(conn, &payment_id, &ev.reported.pieces, status).await?
     } else {
-        None
+        (None, None)
     };
     let (status, review, noted) = crate::amounts::outcome(status, counted.as_ref());
-    // The registration is read only when there is money to compare.
-    let (amount, currency) =
-        if ev.reported.is_empty() || !finality_core::reported::is_checked(status) {
+    // The registration is read only when there is money to compare (and
+    // only once: counting read it already).
+    let (amount, currency) = match registration {
+        _ if ev.reported.is_empty() || !finality_core::reported::is_checked(status) => {
             (0, String::new())
-        } else {
-            registered_money(conn, &payment_id).await?
-        };
+        }
+        Some(r) => r,
+        None => registered_money(conn, &payment_id).await?,
+    };
     let (mut report, mut mismatch) = checked_report(
         ev,
         &payment_id,

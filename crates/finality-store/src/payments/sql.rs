@@ -224,9 +224,14 @@ impl<B: Backend> PaymentStore for B {
 
     async fn get(&self, id: &str) -> Result<Option<PaymentView>> {
         let mut conn = self.read().await?;
-        let Some(payment) = fetch_payment(&mut *conn, id).await? else {
+        // The payment and its counted pieces in one read.
+        let sql = format!("SELECT {PAYMENT_COLUMNS}, pieces FROM payments WHERE id = $1");
+        let Some(row) = conn.opt(stmt(&sql, "reading a payment").text(id)).await? else {
             return Ok(None);
         };
+        let payment = payment_from_row(&row)?;
+        let pieces =
+            crate::amounts::from_text(row.opt_text("pieces", "payments")?.as_deref(), "payments")?;
         let t = "poll_jobs";
         let poll = conn
             .opt(
@@ -261,7 +266,6 @@ impl<B: Backend> PaymentStore for B {
             .iter()
             .map(history_from_row)
             .collect::<Result<Vec<_>>>()?;
-        let pieces = crate::amounts::pieces_of(&mut *conn, id).await?;
         let flags = crate::flags::sql::flags_of_in(&mut *conn, id).await?;
         Ok(Some(PaymentView {
             payment,
