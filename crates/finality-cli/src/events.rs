@@ -24,8 +24,10 @@ pub enum EventsCommand {
         /// Keep waiting for new events.
         #[arg(long)]
         follow: bool,
-        /// 2 (complete events, the default) or 1 (the thin shape of earlier versions).
-        #[arg(long, default_value_t = 2)]
+        /// 3 (complete events with their money, the default), 2 (without the
+        /// money and without the events that are not a status change) or 1
+        /// (the thin shape of earlier versions).
+        #[arg(long, default_value_t = 3)]
         schema: u8,
     },
     /// Every push destination: cursor, backlog, failing or paused.
@@ -222,8 +224,12 @@ async fn tail(store: &dyn Store, mut after: i64, follow: bool, schema: u8) -> an
         let page = store.feed_after(after, 500).await?;
         let full = page.len() == 500;
         for e in complete(store, page).await? {
-            println!("{}", encoding.encode(&e));
             after = e.outbox.seq;
+            if !encoding.schema.has_notices() && finality_store::is_notice(&e.outbox.event_type) {
+                // Not in the shape asked for: the pushes skip it too.
+                continue;
+            }
+            println!("{}", encoding.encode(&e));
         }
         if full {
             continue;

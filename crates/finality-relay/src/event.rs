@@ -79,7 +79,7 @@ pub async fn complete_wanted(
 }
 
 /// Which shape of the event a destination gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(try_from = "u8", into = "u8")]
 pub enum Schema {
     /// `id, type, payment_id, status, previous_status, source, occurred_at, seq`.
@@ -87,8 +87,22 @@ pub enum Schema {
     /// Schema 1 plus `schema`, `kind`, the payment's `amount`, `currency`,
     /// `provider`, `provider_ref`, `merchant_ref`, `account`, `metadata`, and the
     /// transition's `reason` and `actor`.
-    #[default]
     V2,
+    /// Schema 2 plus the money (`amounts`: the counters after the event)
+    /// and the `flag` a flag event is about; and events that are not a
+    /// status change (`payment.amounts`, `payment.flagged`,
+    /// `payment.flag_resolved`), which destinations of schema 1 and 2
+    /// never get.
+    #[default]
+    V3,
+}
+
+impl Schema {
+    /// Whether destinations of this schema get the events that are not a
+    /// status change.
+    pub fn has_notices(self) -> bool {
+        self >= Schema::V3
+    }
 }
 
 impl TryFrom<u8> for Schema {
@@ -97,8 +111,9 @@ impl TryFrom<u8> for Schema {
         match v {
             1 => Ok(Schema::V1),
             2 => Ok(Schema::V2),
+            3 => Ok(Schema::V3),
             n => Err(format!(
-                "schema {n} is not one this version writes (1 or 2)"
+                "schema {n} is not one this version writes (1, 2 or 3)"
             )),
         }
     }
@@ -109,6 +124,7 @@ impl From<Schema> for u8 {
         match s {
             Schema::V1 => 1,
             Schema::V2 => 2,
+            Schema::V3 => 3,
         }
     }
 }
@@ -137,7 +153,7 @@ pub struct Encoding {
 impl Default for Encoding {
     fn default() -> Self {
         Encoding {
-            schema: Schema::V2,
+            schema: Schema::V3,
             format: Format::Json,
             source: DEFAULT_SOURCE.into(),
         }
@@ -155,6 +171,7 @@ impl Encoding {
         let body = match self.schema {
             Schema::V1 => v1(&e.outbox),
             Schema::V2 => v2(e),
+            Schema::V3 => v3(e),
         };
         match self.format {
             Format::Json => body,
@@ -225,6 +242,60 @@ pub fn v2(e: &Event) -> Value {
     m.insert("reason".into(), json!(e.details.reason));
     m.insert("actor".into(), json!(e.details.actor));
     Value::Object(m)
+}
+
+/// Schema 3: schema 2 with the money and the flag. `amounts` is the
+/// payment's counters after the event, from the provider's sub-objects
+/// finality counted (`null`: none counted, as for a provider whose
+/// messages name none); `flag` is set on flag events only.
+pub fn v3(e: &Event) -> Value {
+    let mut m = match v2(e) {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    m.insert("schema".into(), json!(3));
+    let currency = e.details.payment.as_ref().map(|p| p.currency.as_str());
+    m.insert("amounts".into(), amounts_json(currency, &e.details.pieces));
+    m.insert(
+        "flag".into(),
+        e.details.flag.as_ref().map_or(Value::Null, flag_json),
+    );
+    Value::Object(m)
+}
+
+/// The counters an event carries (`null`: nothing counted).
+pub fn amounts_json(currency: Option<&str>, pieces: &[finality_core::amounts::Piece]) -> Value {
+    if pieces.is_empty() {
+        return Value::Null;
+    }
+    // (The payment's currency; the pieces' own once it was archived.)
+    let currency = currency.unwrap_or(pieces[0].currency.as_str());
+    let ledger = finality_core::amounts::Ledger::of(currency, pieces.to_vec());
+    let c = ledger.counters();
+    json!({
+        "currency": ledger.currency(),
+        "authorised": c.authorised,
+        "captured": c.captured,
+        "refunded": c.refunded,
+        "disputed": c.disputed,
+        "dispute_reversed": c.dispute_reversed,
+    })
+}
+
+/// A flag as events carry it (the API's shape, `GET /v1/flags`).
+pub fn flag_json(f: &finality_store::flags::Flag) -> Value {
+    json!({
+        "id": f.id,
+        "payment_id": f.payment_id,
+        "reason": f.reason,
+        "event_id": f.event_id,
+        "provider_status": f.provider_status,
+        "piece": f.piece_key,
+        "opened_at": f.opened_at.to_rfc3339(),
+        "closed_at": f.closed_at.map(|t| t.to_rfc3339()),
+        "closed_by": f.closed_by,
+        "resolution": f.resolution,
+    })
 }
 
 /// The thin shape (schema 1) of an event alone, for readers of earlier

@@ -57,6 +57,10 @@ impl Sink for HttpSink {
         &self.name
     }
 
+    fn schema(&self) -> crate::event::Schema {
+        self.encoding.schema
+    }
+
     fn accepts(&self, e: &OutboxEvent) -> bool {
         self.types.is_empty() || self.types.contains(&e.event_type)
     }

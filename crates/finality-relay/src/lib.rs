@@ -50,6 +50,20 @@ pub trait Sink: Send + Sync + 'static {
         true
     }
 
+    /// The shape it is sent events in.
+    fn schema(&self) -> event::Schema {
+        event::Schema::default()
+    }
+
+    /// Whether the event goes to this destination: its type filters, and
+    /// its schema (events that are not a status change, such as
+    /// `payment.amounts`, exist from schema 3 on; a destination pinned to
+    /// an earlier schema never gets them).
+    fn wants(&self, event: &OutboxEvent) -> bool {
+        self.accepts(event)
+            && (self.schema().has_notices() || !finality_store::is_notice(&event.event_type))
+    }
+
     /// Deliver one event; `Ok` only once the destination has it durably
     /// (2xx, a JetStream publish ack, a RabbitMQ publisher confirm, a Redis
     /// `XADD` reply). Returns the status code, if any.

@@ -88,6 +88,10 @@ impl Sink for NatsSink {
         &self.name
     }
 
+    fn schema(&self) -> crate::event::Schema {
+        self.encoding.schema
+    }
+
     async fn deliver(&self, ev: &Event) -> Result<Option<u16>, SinkError> {
         let e = &ev.outbox;
         if self.client.connection_state() != async_nats::connection::State::Connected {

@@ -199,13 +199,13 @@ impl Pusher {
             }
         };
         let events = self.feed.feed_after(start, self.config.batch).await?;
-        let events = complete_wanted(&*self.feed, events, |e| self.sink.accepts(e)).await?;
+        let events = complete_wanted(&*self.feed, events, |e| self.sink.wants(e)).await?;
         let mut cursor = start;
         let mut delivered = 0;
         for group in groups(&events, self.config.concurrency) {
             let wanted: Vec<&Event> = group
                 .iter()
-                .filter(|e| self.sink.accepts(&e.outbox))
+                .filter(|e| self.sink.wants(&e.outbox))
                 .collect();
             let (results, records): (Vec<_>, Vec<_>) =
                 futures::future::join_all(wanted.iter().map(|e| self.attempt(e)))
@@ -216,7 +216,7 @@ impl Pusher {
             let mut failure: Option<SinkError> = None;
             let mut upto = cursor;
             for e in group.iter().map(|e| &e.outbox) {
-                if !self.sink.accepts(e) {
+                if !self.sink.wants(e) {
                     upto = e.seq;
                     continue;
                 }

@@ -144,6 +144,10 @@ impl Sink for RabbitSink {
         &self.name
     }
 
+    fn schema(&self) -> crate::event::Schema {
+        self.encoding.schema
+    }
+
     async fn deliver(&self, ev: &Event) -> Result<Option<u16>, SinkError> {
         match tokio::time::timeout(self.timeout, self.publish(ev)).await {
             Ok(Ok(())) => Ok(None),

@@ -81,6 +81,10 @@ impl Sink for RedisSink {
         &self.name
     }
 
+    fn schema(&self) -> crate::event::Schema {
+        self.encoding.schema
+    }
+
     async fn deliver(&self, ev: &Event) -> Result<Option<u16>, SinkError> {
         let mut c = self.connection().await?;
         let e = &ev.outbox;

@@ -36,13 +36,15 @@ struct FeedParams {
     wait: Option<String>,
 }
 
-/// One status change, as pushed and as read from the feed (schema 2,
-/// `docs/event.schema.json`; schema 1's fields are all here, so a reader
-/// built on schema 1 keeps working).
+/// One event, as pushed and as read from the feed (schema 3,
+/// `docs/event.schema.json`): a status change, or (`payment.amounts`,
+/// `payment.flagged`, `payment.flag_resolved`) a fact beside one. Schema
+/// 1's and 2's fields are all here, so a reader built on them keeps
+/// working; it ignores the types it does not know.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventOut {
-    /// Always 2.
+    /// Always 3.
     schema: u8,
     /// The event's id (also the `webhook-id` it is pushed with): deduplicate on it.
     id: String,
@@ -74,6 +76,28 @@ pub(crate) struct EventOut {
     reason: Option<String>,
     /// Who, for a manual transition.
     actor: Option<String>,
+    /// The payment's counters after this event, from the provider's
+    /// sub-objects finality counted; `null` when none was counted (a
+    /// provider whose messages name none).
+    amounts: Option<EventAmounts>,
+    /// The flag a `payment.flagged` or `payment.flag_resolved` event is
+    /// about, as it was then; `null` on other events.
+    flag: Option<crate::flags::FlagOut>,
+}
+
+/// The counters an event carries: each the sum of the provider's
+/// sub-objects of that kind counted so far, in minor units of `currency`.
+#[derive(Debug, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EventAmounts {
+    currency: String,
+    authorised: i64,
+    captured: i64,
+    refunded: i64,
+    /// Taken back by chargebacks.
+    disputed: i64,
+    /// Chargebacks won back.
+    dispute_reversed: i64,
 }
 
 impl From<&Event> for EventOut {
@@ -81,7 +105,7 @@ impl From<&Event> for EventOut {
         let e = &ev.outbox;
         let p = ev.details.payment.as_ref();
         EventOut {
-            schema: 2,
+            schema: 3,
             id: e.event_id.clone(),
             event_type: e.event_type.clone(),
             kind: ev.kind().to_string(),
@@ -100,6 +124,13 @@ impl From<&Event> for EventOut {
             metadata: p.map(|p| p.metadata.clone()),
             reason: ev.details.reason.clone(),
             actor: ev.details.actor.clone(),
+            // One rule for the counters, the pushes' (schema 3).
+            amounts: serde_json::from_value(finality_relay::event::amounts_json(
+                p.map(|p| p.currency.as_str()),
+                &ev.details.pieces,
+            ))
+            .ok(),
+            flag: ev.details.flag.clone().map(Into::into),
         }
     }
 }
@@ -262,6 +293,25 @@ mod tests {
                 payment: Some(payment),
                 reason: Some("r".into()),
                 actor: Some("alice".into()),
+                pieces: vec![finality_core::amounts::Piece {
+                    kind: finality_core::amounts::PieceKind::Refund,
+                    id: "re_1".into(),
+                    state: finality_core::amounts::PieceState::Succeeded,
+                    amount: 300,
+                    currency: "EUR".into(),
+                }],
+                flag: Some(finality_store::flags::Flag {
+                    id: 3,
+                    payment_id: "pay_1".into(),
+                    reason: "a dispute was opened".into(),
+                    event_id: None,
+                    provider_status: None,
+                    piece_key: None,
+                    opened_at: finality_core::Timestamp(1_700_000_000_000),
+                    closed_at: Some(finality_core::Timestamp(1_700_000_100_000)),
+                    closed_by: Some("alice".into()),
+                    resolution: Some("won".into()),
+                }),
             },
             finality_store::EventDetails::default(),
         ] {

@@ -66,11 +66,39 @@ pub(crate) fn count(
     stored: Vec<Piece>,
     pieces: &[Piece],
     said: Status,
-) -> (Option<Counted>, Option<Vec<Piece>>) {
+) -> Tally {
+    let (counted, kept, moved) = count_parts(kind, amount, currency, stored, pieces, said);
+    Tally {
+        counted,
+        kept,
+        moved,
+    }
+}
+
+/// What [`count`] did: what to apply (`None`: not a payment), the new
+/// stored list when it changed, and whether a counter moved (then the
+/// ledger hears of it: with the status event, or with a
+/// `payment.amounts` event when the status stays).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub counted: Option<Counted>,
+    pub kept: Option<Vec<Piece>>,
+    pub moved: bool,
+}
+
+fn count_parts(
+    kind: Kind,
+    amount: i64,
+    currency: &str,
+    stored: Vec<Piece>,
+    pieces: &[Piece],
+    said: Status,
+) -> (Option<Counted>, Option<Vec<Piece>>, bool) {
     if kind != Kind::Payment {
-        return (None, None);
+        return (None, None, false);
     }
     let mut ledger = Ledger::of(currency, stored);
+    let before = ledger.counters();
     let mut changed = false;
     let mut refused = Vec::new();
     for p in pieces {
@@ -81,13 +109,14 @@ pub(crate) fn count(
         }
     }
     let kept = changed.then(|| ledger.pieces().cloned().collect());
-    if !refused.is_empty() {
-        return (Some(Counted::Review(refused.join("; "))), kept);
-    }
     let c = ledger.counters();
+    let moved = c != before;
+    if !refused.is_empty() {
+        return (Some(Counted::Review(refused.join("; "))), kept, moved);
+    }
     let d = derive(kind, amount, &c);
     if let Some(why) = d.review {
-        return (Some(Counted::Review(why)), kept);
+        return (Some(Counted::Review(why)), kept, moved);
     }
     let status = decided(said, &d);
     let note = (d.status.is_some() && (status != said || c.captured != amount)).then(|| {
@@ -101,7 +130,7 @@ pub(crate) fn count(
         }
         n
     });
-    (Some(Counted::Status(status, note)), kept)
+    (Some(Counted::Status(status, note)), kept, moved)
 }
 
 /// The status to apply, the review reason and the counters' note, from
@@ -148,13 +177,14 @@ pub(crate) type Registration = (i64, String);
 
 /// [`count`] for a payment in SQL, inside the caller's transaction (the
 /// payment row locked first, as every writer does), with the registration
-/// it read on the way (so the money check need not read it again).
+/// it read on the way (so the money check need not read it again) and
+/// whether a counter moved.
 pub(crate) async fn count_in<C: Conn>(
     conn: &mut C,
     payment_id: &str,
     pieces: &[Piece],
     said: Status,
-) -> Result<(Option<Counted>, Option<Registration>)> {
+) -> Result<(Option<Counted>, Option<Registration>, bool)> {
     let t = "payments";
     let sql = format!(
         "SELECT kind, amount, currency, pieces FROM payments WHERE id = $1{}",
@@ -165,11 +195,15 @@ pub(crate) async fn count_in<C: Conn>(
         .await?
     else {
         // Gone meanwhile: `apply` says so.
-        return Ok((None, None));
+        return Ok((None, None, false));
     };
     let stored = from_text(r.opt_text("pieces", t)?.as_deref(), t)?;
     let registration = (r.int("amount", t)?, r.text("currency", t)?);
-    let (counted, kept) = count(
+    let Tally {
+        counted,
+        kept,
+        moved,
+    } = count(
         r.parsed("kind", t)?,
         registration.0,
         &registration.1,
@@ -189,7 +223,7 @@ pub(crate) async fn count_in<C: Conn>(
         )
         .await?;
     }
-    Ok((counted, Some(registration)))
+    Ok((counted, Some(registration), moved))
 }
 
 /// Whether `ev` is one refused authorisation attempt: under a merchant

@@ -76,7 +76,7 @@ mod wakeups;
 pub use accounts::{AccountPut, AccountRow, Accounts};
 pub use cursors::{CursorLease, Cursors};
 pub use error::{Result, StoreError};
-pub use feed::EventFeed;
+pub use feed::{is_notice, EventFeed, NOTICE_TYPES};
 pub use gauges::{ClusterGauges, Gauges};
 pub use inbox::WebhookInbox;
 pub use model::*;

@@ -552,6 +552,13 @@ pub struct EventDetails {
     pub payment: Option<Payment>,
     pub reason: Option<String>,
     pub actor: Option<String>,
+    /// The payment's counted sub-objects as they were when the event was
+    /// written (empty: none counted): the counters after the transition,
+    /// whenever the event is read or replayed.
+    pub pieces: Vec<finality_core::amounts::Piece>,
+    /// The flag a `payment.flagged` or `payment.flag_resolved` event is
+    /// about, as it was then.
+    pub flag: Option<Flag>,
 }
 
 /// Where the feed begins and ends: what a rewind can reach.

@@ -7,8 +7,13 @@ use super::*;
 use finality_relay::event::{complete, Encoding, Event, Format, Schema};
 use finality_testkit::testing;
 
+/// Schema 3, the current one.
 fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/event.schema.json");
+    schema_file("event.schema.json")
+}
+
+fn schema_file(name: &str) -> Value {
+    let path = format!("{}/../../docs/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -30,11 +35,74 @@ async fn events_of_a_run(store: &dyn Store) -> Vec<Event> {
 }
 
 #[tokio::test]
-async fn schema_2_events_match_the_published_json_schema() {
+async fn schema_3_events_match_the_published_json_schema() {
     let db = testing::sqlite().await;
     let validator = jsonschema::validator_for(&schema()).unwrap();
     let events = events_of_a_run(&*db.store).await;
     let enc = Encoding::default();
+    assert_eq!(enc.schema, Schema::V3);
+    let sent: Vec<Value> = events.iter().map(|e| enc.encode(e)).collect();
+    for v in &sent {
+        assert_valid(&validator, v);
+        assert_eq!(v["schema"], 3);
+        // Nothing counted (the simulator's webhooks name no sub-object).
+        assert_eq!(v["amounts"], Value::Null);
+        assert_eq!(v["flag"], Value::Null);
+    }
+    // An event with counted money and a flag: the counters each piece
+    // once, the flag in the API's shape.
+    use finality_core::amounts::{Piece, PieceKind, PieceState};
+    let piece = |kind, id: &str, amount| Piece {
+        kind,
+        id: id.into(),
+        state: PieceState::Succeeded,
+        amount,
+        currency: "EUR".into(),
+    };
+    let mut e = events[0].clone();
+    e.outbox.event_type = "payment.flagged".into();
+    e.details.pieces = vec![
+        piece(PieceKind::Capture, "c1", 500),
+        piece(PieceKind::Refund, "r1", 200),
+    ];
+    e.details.flag = Some(finality_store::flags::Flag {
+        id: 7,
+        payment_id: e.outbox.payment_id.clone(),
+        reason: "a capture failed after the payment succeeded".into(),
+        event_id: Some("evt-1".into()),
+        provider_status: Some("CAPTURE_FAILED".into()),
+        piece_key: Some("capture:c2".into()),
+        opened_at: finality_core::Timestamp(1_700_000_000_000),
+        closed_at: None,
+        closed_by: None,
+        resolution: None,
+    });
+    let v = enc.encode(&e);
+    assert_valid(&validator, &v);
+    assert_eq!(v["amounts"]["captured"], 500);
+    assert_eq!(v["amounts"]["refunded"], 200);
+    assert_eq!(v["flag"]["piece"], "capture:c2");
+    let mut bad = v.clone();
+    bad["amounts"]["captured"] = json!(-1);
+    assert!(!validator.is_valid(&bad));
+    let mut bad = v.clone();
+    bad.as_object_mut().unwrap().remove("amounts");
+    assert!(!validator.is_valid(&bad));
+    // Schema 2's validator refuses schema 3 (a strict schema-2 consumer
+    // is why schema 2 stays what it was).
+    let v2 = jsonschema::validator_for(&schema_file("event.schema.v2.json")).unwrap();
+    assert!(!v2.is_valid(&v));
+}
+
+#[tokio::test]
+async fn schema_2_events_match_their_published_json_schema() {
+    let db = testing::sqlite().await;
+    let validator = jsonschema::validator_for(&schema_file("event.schema.v2.json")).unwrap();
+    let events = events_of_a_run(&*db.store).await;
+    let enc = Encoding {
+        schema: Schema::V2,
+        ..Encoding::default()
+    };
     let sent: Vec<Value> = events.iter().map(|e| enc.encode(e)).collect();
     for v in &sent {
         assert_valid(&validator, v);

@@ -119,6 +119,40 @@ async fn wait_captured(app: &TestApp, id: &str, want: i64) -> Value {
     panic!("captured never {want}: {v}");
 }
 
+/// The payment's events in the pull feed, once `done` holds for them,
+/// each checked against the published JSON Schema (`docs/event.schema.json`).
+async fn events_of(app: &TestApp, id: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/event.schema.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let mut evs = Vec::new();
+    for _ in 0..400 {
+        let (s, v) = app.get("/v1/events?limit=1000").await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        evs = v["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["payment_id"] == id)
+            .cloned()
+            .collect();
+        if done(&evs) {
+            for e in &evs {
+                let errors: Vec<String> = validator.iter_errors(e).map(|e| e.to_string()).collect();
+                assert!(errors.is_empty(), "{e}: {errors:?}");
+            }
+            return evs;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{id}'s events never as expected: {evs:#?}");
+}
+
+/// The types of `evs`, in feed order.
+fn types(evs: &[Value]) -> Vec<&str> {
+    evs.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
 /// Adyen's partial capture (Adyen, Capture: "You can capture the full
 /// authorised amount or a partial amount"), 5.00 of 11.30, then EXPIRE
 /// ("The remaining uncaptured amount expired", W): succeeded for 500.
@@ -166,6 +200,23 @@ async fn an_adyen_partial_capture_then_expire_is_succeeded_for_what_was_captured
     assert_eq!(v["amounts"]["currency"], "EUR", "{v}");
     let pieces = v["amounts"]["pieces"].as_array().unwrap();
     assert_eq!(pieces.len(), 2, "{v}");
+    // The status events carry the counters after each transition; the
+    // expiry moved no counter, so it is no event.
+    let evs = events_of(&app, "pay_partial", |e| e.len() >= 2).await;
+    assert_eq!(
+        types(&evs),
+        ["payment.processing", "payment.succeeded"],
+        "{evs:#?}"
+    );
+    assert_eq!(
+        evs[0]["amounts"],
+        json!({"currency": "EUR", "authorised": 1130, "captured": 0, "refunded": 0,
+               "disputed": 0, "dispute_reversed": 0}),
+        "{evs:#?}"
+    );
+    assert_eq!(evs[1]["amounts"]["captured"], 500, "{evs:#?}");
+    assert_eq!(evs[1]["amounts"]["authorised"], 1130, "{evs:#?}");
+    assert_eq!(evs[1]["schema"], 3, "{evs:#?}");
     assert!(
         pieces.contains(&json!({"kind": "capture", "id": "8825408195409505",
         "state": "succeeded", "amount": 500, "currency": "EUR"})),
@@ -379,6 +430,31 @@ async fn a_stripe_refund_named_by_two_events_counts_once(b: Backend) {
     assert_eq!(v["amounts"]["refunded"], 700, "{v}");
     assert_eq!(v["amounts"]["captured"], 1000, "{v}");
     assert_eq!(v["status"], "succeeded", "{v}");
+    // A ledger hears of each partial refund without a GET: the status
+    // stayed, so each is a `payment.amounts` event with the counters
+    // after it; the third event moved nothing and is none.
+    let evs = events_of(&app, "pay_refunds", |e| e.len() >= 3).await;
+    assert_eq!(
+        types(&evs),
+        ["payment.succeeded", "payment.amounts", "payment.amounts"],
+        "{evs:#?}"
+    );
+    assert_eq!(
+        evs[0]["amounts"],
+        Value::Null,
+        "nothing counted yet: {evs:#?}"
+    );
+    for (e, refunded) in evs[1..].iter().zip([400, 700]) {
+        assert_eq!(e["status"], "succeeded", "{e}");
+        assert_eq!(e["previous_status"], "succeeded", "{e}");
+        assert_eq!(e["source"], "webhook", "{e}");
+        assert_eq!(e["amounts"]["captured"], 1000, "{e}");
+        assert_eq!(e["amounts"]["refunded"], refunded, "{e}");
+    }
+    processed(&app, "stripe", "evt_refund_3").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let evs = events_of(&app, "pay_refunds", |_| true).await;
+    assert_eq!(evs.len(), 3, "a refund named again is no event: {evs:#?}");
 }
 
 /// Automatic capture: the payment succeeded on its authorisation; Adyen
@@ -519,6 +595,37 @@ async fn a_capture_failure_beside_a_succeeded_payment_is_a_flag_the_recapture_cl
             .any(|a| a.entry.action == "resolve_flag" && a.entry.outcome == "resolved"),
         "{audit:?}"
     );
+    // Each flag raised and closed is an event of its own, with the flag as
+    // it was then, beside the status event.
+    let evs = events_of(&app, "pay_flag", |e| e.len() >= 5).await;
+    assert_eq!(
+        types(&evs),
+        [
+            "payment.succeeded",
+            "payment.flagged",
+            "payment.flag_resolved",
+            "payment.flagged",
+            "payment.flag_resolved"
+        ],
+        "{evs:#?}"
+    );
+    assert_eq!(evs[0]["amounts"]["captured"], 1130, "{evs:#?}");
+    assert_eq!(evs[0]["flag"], Value::Null, "{evs:#?}");
+    assert_eq!(
+        evs[1]["flag"]["piece"], "capture:7914073381342284",
+        "{evs:#?}"
+    );
+    assert_eq!(evs[1]["flag"]["closed_at"], Value::Null, "{evs:#?}");
+    assert_eq!(evs[2]["flag"]["id"], evs[1]["flag"]["id"], "{evs:#?}");
+    assert_eq!(evs[2]["flag"]["closed_by"], "provider", "{evs:#?}");
+    assert_eq!(evs[2]["source"], "webhook", "{evs:#?}");
+    assert_eq!(evs[4]["flag"]["id"], id, "{evs:#?}");
+    assert_eq!(evs[4]["flag"]["closed_by"], "ana", "{evs:#?}");
+    assert_eq!(evs[4]["source"], "manual", "{evs:#?}");
+    for e in &evs[1..] {
+        assert_eq!(e["status"], "succeeded", "{e}");
+        assert_eq!(e["previous_status"], "succeeded", "{e}");
+    }
 }
 
 /// A chargeback took the whole 11.30 back, then a refund of it is reported

@@ -152,10 +152,29 @@ pub async fn write<C: Conn>(conn: &mut C, w: &Writes) -> Result<()> {
         conn.run(s).await?;
         // The outbox in the history's order: ids (and so feed order among
         // a payment's events) follow the steps.
+        // With each payment's counted pieces as they are now: the counters
+        // after the transition, kept with its event.
         let sql = format!(
             "INSERT INTO outbox (event_id, payment_id, type, status, previous_status, source, \
-             occurred_at) VALUES {}",
-            values(ids.len(), 7)
+             occurred_at, pieces) VALUES {}",
+            (0..ids.len())
+                .map(|r| {
+                    let n = r * 7;
+                    format!(
+                        "(${}, ${}, ${}, ${}, ${}, ${}, ${}, \
+                         (SELECT pieces FROM payments WHERE id = ${}))",
+                        n + 1,
+                        n + 2,
+                        n + 3,
+                        n + 4,
+                        n + 5,
+                        n + 6,
+                        n + 7,
+                        n + 2
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         let mut s = stmt(&sql, "writing outbox events");
         for i in at..at + ids.len() {

@@ -39,7 +39,7 @@ const WRITE_HEAD: &str = "WITH pay AS ( \
        UPDATE payments p SET status = u.status, status_source = u.source, \
        updated_at = u.at, finalized_at = COALESCE(p.finalized_at, u.fin) \
        FROM UNNEST({pay_id}, {pay_status}, {pay_source}, {pay_at}, {pay_fin}) \
-       AS u(id, status, source, at, fin) WHERE p.id = u.id), \
+       AS u(id, status, source, at, fin) WHERE p.id = u.id RETURNING p.id, p.pieces), \
      hist AS ( \
        INSERT INTO status_history (payment_id, from_status, to_status, \
        source, event_id, reason, actor, observed_at, at) \
@@ -72,10 +72,11 @@ static WRITE: ArrayStmt = ArrayStmt::new(
         WRITE_HEAD,
         "outb AS ( \
            INSERT INTO outbox (event_id, payment_id, type, status, \
-           previous_status, source, occurred_at) \
-           SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a \
+           previous_status, source, occurred_at, pieces) \
+           SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a, pay.pieces \
            FROM UNNEST({out_event}, {step_id}, {out_type}, {step_to}, {step_from}, \
-           {step_source}, {step_at}) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) ORDER BY u.n), ",
+           {step_source}, {step_at}) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) \
+           LEFT JOIN pay ON pay.id = u.id ORDER BY u.n), ",
         WRITE_JOBS,
         "SELECT 1",
     ],
@@ -116,14 +117,15 @@ static WRITE_NUMBERED: ArrayStmt = ArrayStmt::new(
            RETURNING last_seq, (SELECT n FROM prior) = 0 AS ours), \
          outb AS ( \
            INSERT INTO outbox (event_id, payment_id, type, status, \
-           previous_status, source, occurred_at, feed_seq) \
+           previous_status, source, occurred_at, feed_seq, pieces) \
            SELECT u.e, u.id, u.ty, u.t, u.f, u.s, u.a, \
-             CASE WHEN adv.ours THEN adv.last_seq - cardinality({out_event}) + u.n END \
+             CASE WHEN adv.ours THEN adv.last_seq - cardinality({out_event}) + u.n END, \
+             pay.pieces \
            FROM UNNEST({out_event}, {step_id}, {out_type}, {step_to}, {step_from}, \
            {step_source}, {step_at}) WITH ORDINALITY AS u(e, id, ty, t, f, s, a, n) \
-           CROSS JOIN adv ORDER BY u.n \
+           CROSS JOIN adv LEFT JOIN pay ON pay.id = u.id ORDER BY u.n \
            RETURNING feed_seq, event_id, payment_id, type, status, previous_status, source, \
-           occurred_at), ",
+           occurred_at, pieces), ",
         WRITE_JOBS,
         ", mark AS ( \
            UPDATE webhook_inbox w SET state = m.st, reason = m.r, processed_at = {now}, \
@@ -138,7 +140,7 @@ static WRITE_NUMBERED: ArrayStmt = ArrayStmt::new(
            p.provider_ref AS pay_provider_ref, p.merchant_ref AS pay_merchant_ref, \
            p.account AS pay_account, p.kind AS pay_kind, p.amount AS pay_amount, \
            p.currency AS pay_currency, p.metadata AS pay_metadata, \
-           p.finalized_at AS pay_finalized_at, \
+           p.finalized_at AS pay_finalized_at, o.pieces AS out_pieces, \
            (SELECT count(*) FROM note) AS announced \
          FROM outb o LEFT JOIN payments p ON p.id = o.payment_id \
          ORDER BY o.feed_seq",

@@ -9,8 +9,11 @@ const UPDATE_PAYMENT: &str = "UPDATE payments SET status = $2, status_source = $
      updated_at = $4, finalized_at = COALESCE(finalized_at, $5) WHERE id = $1";
 const INSERT_HISTORY: &str = "INSERT INTO status_history (payment_id, from_status, to_status, \
      source, event_id, reason, actor, observed_at, at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+/// With the payment's counted pieces as they are now (its status was just
+/// written): the counters after this transition, kept with its event.
 const INSERT_OUTBOX: &str = "INSERT INTO outbox (event_id, payment_id, type, status, \
-     previous_status, source, occurred_at) VALUES ($1, $2, $3, $4, $5, $6, $7)";
+     previous_status, source, occurred_at, pieces) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+     (SELECT pieces FROM payments WHERE id = $2))";
 const UPDATE_JOB: &str = "UPDATE poll_jobs SET next_poll_at = $2, attempts = attempts + $3, \
      errors = CASE WHEN $7 THEN $6 ELSE errors + $6 END, \
      due_at = NULL, resume_at = NULL, locked_by = NULL, locked_until = NULL, lock_token = NULL, \

@@ -152,10 +152,19 @@ impl EventFeed for MemStore {
                     .history
                     .get(&e.payment_id)
                     .and_then(|h| h.iter().find(|h| h.to == e.status && h.at == e.occurred_at));
+                let row = s
+                    .feed
+                    .get(&e.seq)
+                    .and_then(|id| s.outbox.get(id))
+                    .filter(|r| r.ev.event_id == e.event_id)
+                    // (An outbox row read by its id, not its position.)
+                    .or_else(|| s.outbox.get(&e.seq).filter(|r| r.ev.event_id == e.event_id));
                 EventDetails {
                     payment: s.payments.get(&e.payment_id).cloned(),
                     reason: note.and_then(|h| h.reason.clone()),
                     actor: note.and_then(|h| h.actor.clone()),
+                    pieces: row.map(|r| r.pieces.clone()).unwrap_or_default(),
+                    flag: row.and_then(|r| r.flag.clone()),
                 }
             })
             .collect())

@@ -5,8 +5,10 @@ use crate::error::Result;
 use crate::feed::rows::event_from_row;
 use crate::model::*;
 use finality_core::Timestamp;
+pub use notice::{is_notice, NOTICE_TYPES};
 
 mod memory;
+pub(crate) mod notice;
 pub(crate) mod replay;
 
 pub(crate) mod rows;

@@ -51,6 +51,8 @@ fn redelivery_from_row(r: &impl Fields) -> Result<Redelivery> {
 type TransitionKey = (String, Status, i64);
 /// Its reason and actor.
 type Note = (Option<String>, Option<String>);
+/// What an event kept: the counted pieces, the flag.
+type Kept = (Vec<finality_core::amounts::Piece>, Option<Flag>);
 
 /// Payment ids per `IN (…)` list: far under SQLite's bound-parameter
 /// limit, and a page of the feed is at most 1000 events.
@@ -75,6 +77,8 @@ pub(crate) async fn event_details<B: Backend>(
         .into_iter()
         .collect();
     let mut payments: HashMap<String, Payment> = HashMap::new();
+    // Payments with counted pieces: their events kept some.
+    let mut counted: BTreeSet<String> = BTreeSet::new();
     // (payment, to status, when) → (reason, actor): the history row written
     // with the event, in the same transaction and with the same time.
     let mut notes: HashMap<TransitionKey, Note> = HashMap::new();
@@ -96,7 +100,8 @@ pub(crate) async fn event_details<B: Backend>(
     for chunk in ids.chunks(IDS_PER_READ) {
         let list = placeholders(1, chunk.len());
         let sql = format!(
-            "SELECT {columns}, h.to_status AS note_status, h.at AS note_at, \
+            "SELECT {columns}, p.pieces AS pay_pieces, \
+               h.to_status AS note_status, h.at AS note_at, \
                h.reason AS note_reason, h.actor AS note_actor \
              FROM payments p LEFT JOIN status_history h ON h.payment_id = p.id \
                AND h.payment_id IN ({list}) \
@@ -117,7 +122,42 @@ pub(crate) async fn event_details<B: Backend>(
                     (r.opt_text("note_reason", t)?, r.opt_text("note_actor", t)?),
                 );
             }
+            if r.opt_text("pay_pieces", "payments")?.is_some() {
+                counted.insert(p.id.clone());
+            }
             payments.entry(p.id.clone()).or_insert(p);
+        }
+    }
+    // What each event kept of the money and its flag: read only for the
+    // events that can have kept any (their payment has counted pieces, or
+    // the event is a notice), so a page of ordinary events costs nothing
+    // more.
+    let asked: Vec<&str> = events
+        .iter()
+        .zip(&held)
+        .filter(|(e, h)| {
+            h.is_none() && (counted.contains(&e.payment_id) || super::is_notice(&e.event_type))
+        })
+        .map(|(e, _)| e.event_id.as_str())
+        .collect();
+    let mut kept: HashMap<String, Kept> = HashMap::new();
+    for chunk in asked.chunks(IDS_PER_READ) {
+        let sql = format!(
+            "SELECT event_id, pieces, flag FROM outbox WHERE event_id IN ({})",
+            placeholders(1, chunk.len())
+        );
+        let q = chunk
+            .iter()
+            .fold(stmt(&sql, "reading what events kept"), |q, id| q.text(id));
+        let t = "outbox";
+        for r in conn.all(q).await? {
+            kept.insert(
+                r.text("event_id", t)?,
+                (
+                    crate::amounts::from_text(r.opt_text("pieces", t)?.as_deref(), t)?,
+                    super::notice::flag_from_text(r.opt_text("flag", t)?.as_deref())?,
+                ),
+            );
         }
     }
     Ok(events
@@ -131,10 +171,13 @@ pub(crate) async fn event_details<B: Backend>(
                 .get(&(e.payment_id.clone(), e.status, e.occurred_at.0))
                 .cloned()
                 .unwrap_or_default();
+            let (pieces, flag) = kept.remove(&e.event_id).unwrap_or_default();
             EventDetails {
                 payment: payments.get(&e.payment_id).cloned(),
                 reason,
                 actor,
+                pieces,
+                flag,
             }
         })
         .collect())

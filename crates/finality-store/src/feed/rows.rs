@@ -38,7 +38,8 @@ impl Numbered {
     }
 
     /// As [`Numbered::of`], from rows that also carry each payment's
-    /// registered fields (`pay_…`), with the transitions' `notes`: each
+    /// registered fields (`pay_…`) and the event's counted pieces
+    /// (`out_pieces`), with the transitions' `notes`: each
     /// event's details as a reader would read them, so the feed's
     /// in-memory tail can serve them without a read.
     pub(crate) fn with_details(rows: &[impl Fields], notes: &Notes<'_>) -> Result<Numbered> {
@@ -76,6 +77,11 @@ impl Numbered {
                         payment: payment_at(r, &e)?,
                         reason: reason.map(str::to_string),
                         actor: actor.map(str::to_string),
+                        pieces: crate::amounts::from_text(
+                            r.opt_text("out_pieces", "outbox")?.as_deref(),
+                            "outbox",
+                        )?,
+                        flag: None,
                     })
                 }
             };

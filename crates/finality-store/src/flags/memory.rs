@@ -1,16 +1,18 @@
 //! Flags in process memory, for simulations: the same contract as on SQL.
 
 use crate::error::Result;
+use crate::feed::notice::Notice;
 use crate::flags::{Flag, FlagResolve, Flags, NewFlag};
 use crate::memory::{MemState, MemStore};
 use crate::model::InboxEvent;
 use crate::review::NewAudit;
-use finality_core::Timestamp;
+use finality_core::{Source, Timestamp};
 
 impl MemState {
+    /// Raise `f`, with its `payment.flagged` event.
     pub(crate) fn raise_flag(&mut self, f: NewFlag, now: Timestamp) {
         let id = i64::try_from(self.flags.len()).unwrap_or(i64::MAX) + 1;
-        self.flags.push(Flag {
+        let flag = Flag {
             id,
             payment_id: f.payment_id,
             reason: f.reason,
@@ -21,20 +23,40 @@ impl MemState {
             closed_at: None,
             closed_by: None,
             resolution: None,
-        });
+        };
+        self.notice(
+            &flag.payment_id,
+            Notice::Flagged(&flag),
+            Source::Webhook,
+            now,
+        );
+        self.flags.push(flag);
     }
 
-    pub(crate) fn settle_flags(&mut self, payment_id: &str, ev: &InboxEvent, now: Timestamp) {
+    /// Close the open flags the provider settled, each with its
+    /// `payment.flag_resolved` event; whether any was.
+    pub(crate) fn settle_flags(
+        &mut self,
+        payment_id: &str,
+        ev: &InboxEvent,
+        now: Timestamp,
+    ) -> bool {
         let keys = super::settled_keys(ev);
         let resolution = super::settled_by(ev);
+        let mut closed = Vec::new();
         for f in &mut self.flags {
             let about = f.piece_key.as_ref().is_some_and(|k| keys.contains(k));
             if f.payment_id == payment_id && about && f.closed_at.is_none() {
                 f.closed_at = Some(now);
                 f.closed_by = Some("provider".into());
                 f.resolution = Some(resolution.clone());
+                closed.push(f.clone());
             }
         }
+        for f in &closed {
+            self.notice(payment_id, Notice::FlagResolved(f), Source::Webhook, now);
+        }
+        !closed.is_empty()
     }
 }
 
@@ -82,7 +104,14 @@ impl Flags for MemStore {
                 FlagResolve::Resolved(f.clone())
             }
         };
+        if let FlagResolve::Resolved(f) = &out {
+            s.notice(payment_id, Notice::FlagResolved(f), Source::Manual, now);
+        }
         s.push_audit(audit, out.outcome().into());
+        drop(s);
+        if matches!(out, FlagResolve::Resolved(_)) {
+            self.wake.bump_transitions();
+        }
         Ok(out)
     }
 }

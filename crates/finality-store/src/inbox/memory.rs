@@ -2,6 +2,7 @@
 //! on `MemStore`'s maps.
 
 use crate::error::Result;
+use crate::feed::notice::Notice;
 use crate::inbox::decide::ByMerchantRef;
 use crate::inbox::decide::{checked_report, orphaned, unknown_status, verdict};
 use crate::memory::{InboxRow, MemStore};
@@ -9,7 +10,7 @@ use crate::model::*;
 use crate::payments::decide::decide_report;
 use crate::transition::write_changes;
 use crate::{EventFeed, WebhookInbox};
-use finality_core::Timestamp;
+use finality_core::{Source, Timestamp};
 use std::collections::BTreeMap;
 
 #[async_trait::async_trait]
@@ -107,6 +108,9 @@ impl WebhookInbox for MemStore {
 
     async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
         let mut s = self.state.lock().await;
+        // An event that is not a status change was written: the sequencer
+        // has work.
+        let mut noticed = false;
         let Some(i) = usize::try_from(ev.id - 1)
             .ok()
             .filter(|i| *i < s.inbox.len())
@@ -130,7 +134,11 @@ impl WebhookInbox for MemStore {
                 return Ok(InboxOutcome::Ignored { reason: why });
             }
             ByMerchantRef::Attempt(id) => {
-                s.count(&id, ev, finality_core::Status::Failed);
+                let (_, moved) = s.count(&id, ev, finality_core::Status::Failed);
+                if moved {
+                    s.notice(&id, Notice::Amounts, Source::Webhook, now);
+                    self.wake.bump_transitions();
+                }
                 let why = crate::amounts::attempt_note(
                     ev,
                     &id,
@@ -145,10 +153,10 @@ impl WebhookInbox for MemStore {
             s.set_inbox_state(i, InboxState::Review, Some(why.clone()));
             return Ok(InboxOutcome::Review { reason: why });
         };
-        let counted = if crate::amounts::counts(ev) {
+        let (counted, moved) = if crate::amounts::counts(ev) {
             s.count(&payment_id, ev, status)
         } else {
-            None
+            (None, false)
         };
         let (status, review, noted) = crate::amounts::outcome(status, counted.as_ref());
         let (applied, mismatch) = match s.payments.get(&payment_id) {
@@ -170,16 +178,21 @@ impl WebhookInbox for MemStore {
                 (out, mismatch)
             }
         };
-        s.settle_flags(&payment_id, ev, now);
+        if moved && !matches!(applied, ApplyOutcome::Applied { .. }) {
+            s.notice(&payment_id, Notice::Amounts, Source::Webhook, now);
+            noticed = true;
+        }
+        noticed |= s.settle_flags(&payment_id, ev, now);
         let applied_then = applied.clone();
         let id = payment_id.clone();
         let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
         if let Some(f) = crate::flags::raised(ev, &id, &applied_then, state, reason.as_deref()) {
             s.raise_flag(f, now);
+            noticed = true;
         }
         s.set_inbox_state(i, state, reason);
         drop(s);
-        if matches!(out, InboxOutcome::Applied { .. }) {
+        if noticed || matches!(out, InboxOutcome::Applied { .. }) {
             self.wake.bump_transitions();
         }
         Ok(out)

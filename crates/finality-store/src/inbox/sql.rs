@@ -79,9 +79,9 @@ impl<B: Backend> WebhookInbox for B {
 
     async fn inbox_process(&self, ev: &InboxEvent, now: Timestamp) -> Result<InboxOutcome> {
         let mut tx = self.begin_write().await?;
-        let out = inbox_process_in(&mut *tx, ev, now).await?;
+        let (out, noticed) = inbox_process_in(&mut *tx, ev, now).await?;
         tx.commit().await.op("committing a webhook's effect")?;
-        if matches!(out, InboxOutcome::Applied { .. }) {
+        if noticed || matches!(out, InboxOutcome::Applied { .. }) {
             self.wakeups().bump_transitions();
         }
         Ok(out)
@@ -94,11 +94,13 @@ impl<B: Backend> WebhookInbox for B {
     ) -> Result<Vec<InboxOutcome>> {
         let mut tx = self.begin_write().await?;
         let (out, pending) = inbox_process_many_in(&mut *tx, evs, now, Fence::Check, None).await?;
+        let noticed = pending.noticed;
         pending.write(&mut *tx, now, None).await?;
         tx.commit().await.op("committing webhooks' effects")?;
-        if out
-            .iter()
-            .any(|o| matches!(o, InboxOutcome::Applied { .. }))
+        if noticed
+            || out
+                .iter()
+                .any(|o| matches!(o, InboxOutcome::Applied { .. }))
         {
             self.wakeups().bump_transitions();
         }
@@ -190,9 +192,10 @@ impl<B: Backend> WebhookInbox for B {
         // commit, instead of one sequencer round (a statement and a
         // commit) later. The `feed_state` lock this takes is held
         // only from here to the commit.
-        let applied = out
-            .iter()
-            .any(|o| matches!(o, InboxOutcome::Applied { .. }));
+        let applied = pending.noticed
+            || out
+                .iter()
+                .any(|o| matches!(o, InboxOutcome::Applied { .. }));
         let epoch = self.wakeups().feed_epoch();
         let number = applied.then_some((NUMBER_AT_MOST, self.wakeups().origin()));
         let numbered = pending.write(&mut *tx, now, number).await?;

@@ -141,11 +141,24 @@ pub(crate) async fn registered_money<C: Conn>(
 }
 
 /// `inbox_process` inside an open transaction: inbox row first, then the
-/// payment (inside `apply_in`), then its poll job.
+/// payment (inside `apply_in`), then its poll job. With the outcome,
+/// whether an event that is not a status change was written (a
+/// `payment.amounts` or a flag's): the feed's sequencer has work.
 pub(crate) async fn inbox_process_in<C: Conn>(
     conn: &mut C,
     ev: &InboxEvent,
     now: Timestamp,
+) -> Result<(InboxOutcome, bool)> {
+    let mut noticed = false;
+    let out = process_in(conn, ev, now, &mut noticed).await?;
+    Ok((out, noticed))
+}
+
+async fn process_in<C: Conn>(
+    conn: &mut C,
+    ev: &InboxEvent,
+    now: Timestamp,
+    noticed: &mut bool,
 ) -> Result<InboxOutcome> {
     let fenced = conn
         .opt(
@@ -174,8 +187,13 @@ pub(crate) async fn inbox_process_in<C: Conn>(
                 ByMerchantRef::Found(id) => Some(id),
                 ByMerchantRef::None => None,
                 ByMerchantRef::Attempt(id) => {
-                    crate::amounts::count_in(conn, &id, &ev.reported.pieces, Status::Failed)
-                        .await?;
+                    let (_, _, moved) =
+                        crate::amounts::count_in(conn, &id, &ev.reported.pieces, Status::Failed)
+                            .await?;
+                    if moved {
+                        amounts_moved(conn, &id, now).await?;
+                        *noticed = true;
+                    }
                     let why = crate::amounts::attempt_note(ev, &id, m);
                     set_inbox_state(conn, ev.id, InboxState::Ignored, Some(&why), now).await?;
                     return Ok(InboxOutcome::Ignored { reason: why });
@@ -205,10 +223,10 @@ pub(crate) async fn inbox_process_in<C: Conn>(
         return Ok(InboxOutcome::Review { reason: why });
     };
     // Counted pieces first: the status they say is the one applied.
-    let (counted, registration) = if crate::amounts::counts(ev) {
+    let (counted, registration, moved) = if crate::amounts::counts(ev) {
         crate::amounts::count_in(conn, &payment_id, &ev.reported.pieces, status).await?
     } else {
-        (None, None)
+        (None, None, false)
     };
     let (status, review, noted) = crate::amounts::outcome(status, counted.as_ref());
     // The registration is read only when there is money to compare (and
@@ -230,15 +248,35 @@ pub(crate) async fn inbox_process_in<C: Conn>(
     );
     crate::amounts::annotate(&mut report, &mut mismatch, review, noted);
     let applied = apply_in(conn, &report, now).await?;
-    crate::flags::sql::settle_in(conn, &payment_id, ev, now).await?;
+    if moved && !matches!(applied, ApplyOutcome::Applied { .. }) {
+        // The money moved and the status stayed (a partial refund): the
+        // ledger hears of it all the same.
+        amounts_moved(conn, &payment_id, now).await?;
+        *noticed = true;
+    }
+    *noticed |= crate::flags::sql::settle_in(conn, &payment_id, ev, now).await?;
     let applied_then = applied.clone();
     let id = payment_id.clone();
     let (state, reason, out) = verdict(ev, status, payment_id, applied, mismatch);
     if let Some(f) = crate::flags::raised(ev, &id, &applied_then, state, reason.as_deref()) {
         crate::flags::sql::raise_in(conn, &f, now).await?;
+        *noticed = true;
     }
     set_inbox_state(conn, ev.id, state, reason.as_deref(), now).await?;
     Ok(out)
+}
+
+/// A `payment.amounts` event for `payment_id`, whose counters moved while
+/// its status stayed.
+async fn amounts_moved<C: Conn>(conn: &mut C, payment_id: &str, now: Timestamp) -> Result<()> {
+    crate::feed::notice::notice_in(
+        conn,
+        payment_id,
+        crate::feed::notice::Notice::Amounts,
+        finality_core::Source::Webhook,
+        now,
+    )
+    .await
 }
 
 /// Payments found by `(scope, provider_ref)` and locked in the same
@@ -431,6 +469,7 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
             if let Some(f) = flag {
                 // Rare (a fact beside a final payment): written at once.
                 crate::flags::sql::raise_in(conn, &f, now).await?;
+                pending.noticed = true;
             }
             pending
                 .marks
@@ -450,7 +489,9 @@ pub(crate) async fn inbox_process_many_in<C: Conn>(
     // Everything else, one at a time, after the batch's changes.
     for (i, ev) in evs.iter().enumerate() {
         if out[i].is_none() {
-            out[i] = Some(inbox_process_in(conn, ev, now).await?);
+            let (o, noticed) = inbox_process_in(conn, ev, now).await?;
+            pending.noticed |= noticed;
+            out[i] = Some(o);
         }
     }
     Ok((out.into_iter().flatten().collect(), pending))
@@ -468,6 +509,9 @@ pub(crate) type Marks = std::collections::HashMap<(InboxState, Option<String>), 
 pub(crate) struct Pending {
     writes: crate::driver::Writes,
     marks: Marks,
+    /// An event that is not a status change was written (a flag's, a
+    /// `payment.amounts`): it needs a feed position like the changes'.
+    pub(crate) noticed: bool,
 }
 
 impl Pending {

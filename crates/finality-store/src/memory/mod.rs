@@ -87,6 +87,10 @@ pub(crate) struct InboxRow {
 pub(crate) struct OutboxRow {
     pub(crate) ev: OutboxEvent,
     pub(crate) feed_seq: Option<i64>,
+    /// The payment's counted pieces when the event was written.
+    pub(crate) pieces: Vec<finality_core::amounts::Piece>,
+    /// The flag a flag event is about.
+    pub(crate) flag: Option<crate::flags::Flag>,
 }
 
 #[derive(Debug, Default)]
@@ -147,6 +151,28 @@ pub(crate) struct MemState {
 }
 
 impl MemState {
+    /// An outbox row, unsequenced, with the payment's counted `pieces`
+    /// at the time and the `flag` a flag event is about.
+    pub(crate) fn push_outbox(
+        &mut self,
+        mut ev: OutboxEvent,
+        pieces: Vec<finality_core::amounts::Piece>,
+        flag: Option<crate::flags::Flag>,
+    ) {
+        self.outbox_seq += 1;
+        ev.seq = self.outbox_seq;
+        self.outbox.insert(
+            self.outbox_seq,
+            OutboxRow {
+                ev,
+                feed_seq: None,
+                pieces,
+                flag,
+            },
+        );
+        self.unsequenced.insert(self.outbox_seq);
+    }
+
     pub(crate) fn set_next_poll(&mut self, id: &str, next: Option<i64>) {
         if let Some(job) = self.jobs.get_mut(id) {
             if let Some(old) = job.next_poll_at {
@@ -241,10 +267,16 @@ impl MemState {
         id: &str,
         ev: &InboxEvent,
         said: Status,
-    ) -> Option<crate::amounts::Counted> {
-        let p = self.payments.get(id)?;
+    ) -> (Option<crate::amounts::Counted>, bool) {
+        let Some(p) = self.payments.get(id) else {
+            return (None, false);
+        };
         let stored = self.pieces.get(id).cloned().unwrap_or_default();
-        let (counted, kept) = crate::amounts::count(
+        let crate::amounts::Tally {
+            counted,
+            kept,
+            moved,
+        } = crate::amounts::count(
             p.kind,
             p.amount,
             &p.currency,
@@ -255,7 +287,7 @@ impl MemState {
         if let Some(kept) = kept {
             self.pieces.insert(id.to_string(), kept);
         }
-        counted
+        (counted, moved)
     }
 
     pub(crate) fn find_for_event(&mut self, ev: &InboxEvent) -> ByMerchantRef {
@@ -358,24 +390,21 @@ impl Writer for MemState {
                     observed_at: Timestamp(w.step_observed[i]),
                     at: Timestamp(w.step_at[i]),
                 });
-            self.outbox_seq += 1;
-            self.outbox.insert(
-                self.outbox_seq,
-                OutboxRow {
-                    ev: OutboxEvent {
-                        seq: self.outbox_seq,
-                        event_id: w.out_event[i].clone(),
-                        payment_id: w.step_id[i].clone(),
-                        event_type: w.out_type[i].clone(),
-                        status: to,
-                        previous_status: Some(from),
-                        source,
-                        occurred_at: Timestamp(w.step_at[i]),
-                    },
-                    feed_seq: None,
+            let pieces = self.pieces.get(&w.step_id[i]).cloned().unwrap_or_default();
+            self.push_outbox(
+                OutboxEvent {
+                    seq: 0,
+                    event_id: w.out_event[i].clone(),
+                    payment_id: w.step_id[i].clone(),
+                    event_type: w.out_type[i].clone(),
+                    status: to,
+                    previous_status: Some(from),
+                    source,
+                    occurred_at: Timestamp(w.step_at[i]),
                 },
+                pieces,
+                None,
             );
-            self.unsequenced.insert(self.outbox_seq);
         }
         for id in &w.delete {
             self.drop_job(id);
