@@ -7,7 +7,9 @@
 //! the money says: `reversed` when everything captured went back, else
 //! `succeeded`. Two reports of one piece with different amounts: the first
 //! processed stands, the other is kept for review, and the other pieces of
-//! its event still count.
+//! its event still count. And a ledger that reads only the event feed
+//! ends with the payment's counters: every counter move is in an event
+//! (the status event's, or a `payment.amounts`), never counted back.
 
 use super::support::{inbox_event, register, LEASE_MS, T0};
 use finality_core::amounts::{Piece, PieceKind, PieceState};
@@ -171,7 +173,52 @@ fn worlds() -> Vec<World> {
         .collect()
 }
 
+/// What a ledger that reads only the feed learns of `id`: its events in
+/// feed order (after `cursor`, moved past them) with what they kept.
+async fn feed_of(db: &dyn Store, id: &str, cursor: &mut i64) -> Vec<(OutboxEvent, EventDetails)> {
+    while db.sequence_feed(1000).await.unwrap() > 0 {}
+    let events = db.feed_after(*cursor, 100_000).await.unwrap();
+    if let Some(last) = events.last() {
+        *cursor = last.seq;
+    }
+    let ours: Vec<OutboxEvent> = events.into_iter().filter(|e| e.payment_id == id).collect();
+    let details = db.event_details(&ours).await.unwrap();
+    ours.into_iter().zip(details).collect()
+}
+
+/// The ledger's side of the property: each event's counters cover the
+/// previous one's (money is never counted back), a `payment.amounts` event
+/// is one where they moved, and the last event's counters are the
+/// payment's: whoever sums the feed never needs a GET.
+fn check_ledger(w: usize, evs: &[(OutboxEvent, EventDetails)], payment: &PaymentView) {
+    let counters = |d: &EventDetails| {
+        finality_core::amounts::Ledger::of("USD", d.pieces.clone()).counters()
+    };
+    let mut last = finality_core::amounts::Counters::default();
+    for (e, d) in evs {
+        let c = counters(d);
+        assert!(c.covers(&last), "world {w}: counted back at {e:?}: {last:?} → {c:?}");
+        if e.event_type == "payment.amounts" {
+            assert_ne!(c, last, "world {w}: an amounts event that moved nothing: {e:?}");
+            assert_eq!(e.previous_status, Some(e.status), "world {w}: {e:?}");
+        }
+        last = c;
+    }
+    let want = finality_core::amounts::Ledger::of("USD", payment.pieces.clone()).counters();
+    assert_eq!(
+        last, want,
+        "world {w}: the feed's last counters are not the payment's: {evs:#?}"
+    );
+    let status = evs.iter().rev().find(|(e, _)| !finality_store::is_notice(&e.event_type));
+    assert_eq!(
+        status.map(|(e, _)| e.status),
+        Some(payment.payment.status),
+        "world {w}: the last status event is not the payment's status"
+    );
+}
+
 pub async fn amounts_are_each_piece_once_whatever_the_telling(db: Arc<dyn Store>) {
+    let mut cursor = 0;
     for (w, world) in worlds().into_iter().enumerate() {
         let id = format!("pay_w{w}");
         register(&*db, &id, Timestamp(T0.0 + 3_600_000)).await;
@@ -259,6 +306,7 @@ pub async fn amounts_are_each_piece_once_whatever_the_telling(db: Arc<dyn Store>
             "world {w}: {world:?}\n{:?}",
             v.history
         );
+        check_ledger(w, &feed_of(&*db, &id, &mut cursor).await, &v);
         if world.conflict {
             let mut reviewed = Vec::new();
             for i in 0..=world.events.len() {
