@@ -172,6 +172,37 @@ pub(crate) fn annotate(
     }
 }
 
+/// Money counted as held again by a payment already `reversed`: a capture
+/// that arrived after refunds that returned everything captured before it
+/// (several partial captures, told out of order). A final status cannot
+/// move back, and "ignored: already final" would hide money the merchant
+/// holds: a person decides (a review row, a flag beside the payment). Only
+/// when this event moved the counters: a capture told again is not new
+/// money.
+pub(crate) fn held_after_reversal(
+    counted: Option<&Counted>,
+    applied: &crate::model::ApplyOutcome,
+    moved: bool,
+) -> Option<String> {
+    let Some(Counted::Status(Status::Succeeded, note)) = counted else {
+        return None;
+    };
+    let crate::model::ApplyOutcome::Ignored {
+        current: Status::Reversed,
+        ..
+    } = applied
+    else {
+        return None;
+    };
+    moved.then(|| {
+        format!(
+            "money counted after the payment was reversed says it is held again ({}): a capture \
+             after refunds that returned everything before it; not applied, kept for review",
+            note.as_deref().unwrap_or("more captured than returned")
+        )
+    })
+}
+
 /// The amount and currency a payment was registered with.
 pub(crate) type Registration = (i64, String);
 

@@ -175,6 +175,8 @@ impl WebhookInbox for MemStore {
                 if let Some(change) = change {
                     write_changes(&mut *s, &[change]).await?;
                 }
+                let mismatch = mismatch
+                    .or_else(|| crate::amounts::held_after_reversal(counted.as_ref(), &out, moved));
                 (out, mismatch)
             }
         };

@@ -248,6 +248,8 @@ async fn process_in<C: Conn>(
     );
     crate::amounts::annotate(&mut report, &mut mismatch, review, noted);
     let applied = apply_in(conn, &report, now).await?;
+    let mismatch =
+        mismatch.or_else(|| crate::amounts::held_after_reversal(counted.as_ref(), &applied, moved));
     if moved && !matches!(applied, ApplyOutcome::Applied { .. }) {
         // The money moved and the status stayed (a partial refund): the
         // ledger hears of it all the same.
