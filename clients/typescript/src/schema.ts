@@ -603,9 +603,34 @@ export interface components {
             message: string;
         };
         /**
-         * @description One status change, as pushed and as read from the feed (schema 2,
-         *     `docs/event.schema.json`; schema 1's fields are all here, so a reader
-         *     built on schema 1 keeps working).
+         * @description The counters an event carries: each the sum of the provider's
+         *     sub-objects of that kind counted so far, in minor units of `currency`.
+         */
+        EventAmounts: {
+            /** Format: int64 */
+            authorised: number;
+            /** Format: int64 */
+            captured: number;
+            currency: string;
+            /**
+             * Format: int64
+             * @description Chargebacks won back.
+             */
+            dispute_reversed: number;
+            /**
+             * Format: int64
+             * @description Taken back by chargebacks.
+             */
+            disputed: number;
+            /** Format: int64 */
+            refunded: number;
+        };
+        /**
+         * @description One event, as pushed and as read from the feed (schema 3,
+         *     `docs/event.schema.json`): a status change, or (`payment.amounts`,
+         *     `payment.flagged`, `payment.flag_resolved`) a fact beside one. Schema
+         *     1's and 2's fields are all here, so a reader built on them keeps
+         *     working; it ignores the types it does not know.
          */
         EventOut: {
             /** @description The provider's account the payment belongs to (`null`: the provider's own). */
@@ -618,7 +643,9 @@ export interface components {
              *     `null` only when retention archived the payment before the event was read.
              */
             amount?: number | null;
+            amounts?: components["schemas"]["EventAmounts"] | null;
             currency?: string | null;
+            flag?: components["schemas"]["FlagOut"] | null;
             /** @description The event's id (also the `webhook-id` it is pushed with): deduplicate on it. */
             id: string;
             /** @description `payment`, `refund` or `payout`. */
@@ -635,7 +662,7 @@ export interface components {
             reason?: string | null;
             /**
              * Format: int32
-             * @description Always 2.
+             * @description Always 3.
              */
             schema: number;
             /**

@@ -182,6 +182,97 @@ async fn type_filter_skips_unwanted_events_in_order() {
     assert!(got.iter().all(|v| v["type"] == "payment.succeeded"));
 }
 
+/// A partial refund of a succeeded payment is a `payment.amounts` event
+/// (schema 3, the default): sent with its counters to a destination of
+/// schema 3, passed over (its cursor moving past it) for one pinned to
+/// schema 2, which gets the status event in schema 2's shape only.
+#[tokio::test]
+async fn events_that_are_not_a_status_change_go_to_schema_3_destinations_only() {
+    use finality_core::amounts::{Piece, PieceKind, PieceState};
+    use finality_testkit::conformance::inbox_event;
+    let db = testing::sqlite().await;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    register(&*db.store, "pay_n", Timestamp(T0.0 + 3_600_000)).await;
+    let piece = |kind, id: &str, amount| Piece {
+        kind,
+        id: id.into(),
+        state: PieceState::Succeeded,
+        amount,
+        currency: "USD".into(),
+    };
+    let mut paid = inbox_event("evt_paid", "ref_pay_n", Status::Succeeded);
+    paid.reported.pieces = vec![piece(PieceKind::Capture, "ch_1", 1250)];
+    let mut refunded = inbox_event("evt_refund", "ref_pay_n", Status::Succeeded);
+    refunded.reported.pieces = vec![
+        piece(PieceKind::Capture, "ch_1", 1250),
+        piece(PieceKind::Refund, "re_1", 400),
+    ];
+    for ev in [paid, refunded] {
+        db.store.inbox_insert(&[ev], T0).await.unwrap();
+        for ev in db
+            .store
+            .inbox_claim(T0, 10, Timestamp(T0.0 + 60_000))
+            .await
+            .unwrap()
+        {
+            db.store.inbox_process(&ev, T0).await.unwrap();
+        }
+    }
+    finality_relay::sequencer::sequence_all(&*db.store)
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    for schema in [
+        finality_relay::event::Schema::V3,
+        finality_relay::event::Schema::V2,
+    ] {
+        let (receiver, url) = spawn_receiver(0).await;
+        let name = format!("s{}", u8::from(schema));
+        let sink = HttpSink::new(
+            &name,
+            &url,
+            standardwebhooks::Webhook::new(SECRET).unwrap(),
+            vec![],
+            finality_relay::event::Encoding {
+                schema,
+                ..Default::default()
+            },
+            Duration::from_secs(5),
+            clock.clone(),
+        )
+        .unwrap();
+        let pusher = Pusher::new(
+            db.store.clone(),
+            clock.clone(),
+            Arc::new(sink),
+            PushConfig::default(),
+        );
+        while pusher.push_once().await.unwrap() > 0 {}
+        let cursor = db
+            .store
+            .destination(&format!("http:{name}"))
+            .await
+            .unwrap()
+            .delivered_seq;
+        assert_eq!(cursor, 2, "{schema:?}: past every event");
+        got.push(receiver.got.lock().unwrap().clone());
+    }
+    let types = |evs: &[Value]| -> Vec<String> {
+        evs.iter()
+            .map(|e| e["type"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(types(&got[0]), ["payment.succeeded", "payment.amounts"]);
+    assert_eq!(got[0][0]["amounts"]["captured"], 1250);
+    assert_eq!(got[0][0]["amounts"]["refunded"], 0);
+    assert_eq!(got[0][1]["amounts"]["refunded"], 400);
+    assert_eq!(got[0][1]["status"], "succeeded");
+    assert_eq!(got[0][1]["previous_status"], "succeeded");
+    assert_eq!(types(&got[1]), ["payment.succeeded"]);
+    assert_eq!(got[1][0]["schema"], 2);
+    assert!(got[1][0].get("amounts").is_none(), "{}", got[1][0]);
+}
+
 /// Hostile: a destination that answers 307 to another address does not
 /// get the signed event forwarded there (reqwest used to follow it); the
 /// failed delivery names the `Location`, and the event waits in the feed.

@@ -13,6 +13,7 @@ from .destination_out import DestinationOut
 from .destinations_out import DestinationsOut
 from .error_body import ErrorBody
 from .error_detail import ErrorDetail
+from .event_amounts import EventAmounts
 from .event_out import EventOut
 from .event_out_metadata_type_0 import EventOutMetadataType0
 from .feed_page import FeedPage
@@ -71,6 +72,7 @@ __all__ = (
     "DestinationsOut",
     "ErrorBody",
     "ErrorDetail",
+    "EventAmounts",
     "EventOut",
     "EventOutMetadataType0",
     "FeedPage",

@@ -14,7 +14,9 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.event_amounts import EventAmounts
   from ..models.event_out_metadata_type_0 import EventOutMetadataType0
+  from ..models.flag_out import FlagOut
 
 
 
@@ -26,16 +28,18 @@ T = TypeVar("T", bound="EventOut")
 
 @_attrs_define
 class EventOut:
-    """ One status change, as pushed and as read from the feed (schema 2,
-    `docs/event.schema.json`; schema 1's fields are all here, so a reader
-    built on schema 1 keeps working).
+    """ One event, as pushed and as read from the feed (schema 3,
+    `docs/event.schema.json`): a status change, or (`payment.amounts`,
+    `payment.flagged`, `payment.flag_resolved`) a fact beside one. Schema
+    1's and 2's fields are all here, so a reader built on them keeps
+    working; it ignores the types it does not know.
 
         Attributes:
             id (str): The event's id (also the `webhook-id` it is pushed with): deduplicate on it.
             kind (str): `payment`, `refund` or `payout`.
             occurred_at (str):
             payment_id (str):
-            schema (int): Always 2.
+            schema (int): Always 3.
             seq (int): Its position in the feed.
             source (Source): Where a status change came from; recorded on every history row and event.
             status (Status): The canonical status of a payment, refund or payout. Provider-specific
@@ -45,7 +49,9 @@ class EventOut:
             actor (None | str | Unset): Who, for a manual transition.
             amount (int | None | Unset): Minor units of `currency`; this and the payment's fields below are
                 `null` only when retention archived the payment before the event was read.
+            amounts (EventAmounts | None | Unset):
             currency (None | str | Unset):
+            flag (FlagOut | None | Unset):
             merchant_ref (None | str | Unset):
             metadata (EventOutMetadataType0 | None | Unset): The JSON object registered with the payment.
             previous_status (None | Status | Unset):
@@ -66,7 +72,9 @@ class EventOut:
     account: None | str | Unset = UNSET
     actor: None | str | Unset = UNSET
     amount: int | None | Unset = UNSET
+    amounts: EventAmounts | None | Unset = UNSET
     currency: None | str | Unset = UNSET
+    flag: FlagOut | None | Unset = UNSET
     merchant_ref: None | str | Unset = UNSET
     metadata: EventOutMetadataType0 | None | Unset = UNSET
     previous_status: None | Status | Unset = UNSET
@@ -79,7 +87,9 @@ class EventOut:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.event_amounts import EventAmounts # noqa: PLC0415
         from ..models.event_out_metadata_type_0 import EventOutMetadataType0 # noqa: PLC0415
+        from ..models.flag_out import FlagOut # noqa: PLC0415
         id = self.id
 
         kind = self.kind
@@ -116,11 +126,27 @@ class EventOut:
         else:
             amount = self.amount
 
+        amounts: dict[str, Any] | None | Unset
+        if isinstance(self.amounts, Unset):
+            amounts = UNSET
+        elif isinstance(self.amounts, EventAmounts):
+            amounts = self.amounts.to_dict()
+        else:
+            amounts = self.amounts
+
         currency: None | str | Unset
         if isinstance(self.currency, Unset):
             currency = UNSET
         else:
             currency = self.currency
+
+        flag: dict[str, Any] | None | Unset
+        if isinstance(self.flag, Unset):
+            flag = UNSET
+        elif isinstance(self.flag, FlagOut):
+            flag = self.flag.to_dict()
+        else:
+            flag = self.flag
 
         merchant_ref: None | str | Unset
         if isinstance(self.merchant_ref, Unset):
@@ -182,8 +208,12 @@ class EventOut:
             field_dict["actor"] = actor
         if amount is not UNSET:
             field_dict["amount"] = amount
+        if amounts is not UNSET:
+            field_dict["amounts"] = amounts
         if currency is not UNSET:
             field_dict["currency"] = currency
+        if flag is not UNSET:
+            field_dict["flag"] = flag
         if merchant_ref is not UNSET:
             field_dict["merchant_ref"] = merchant_ref
         if metadata is not UNSET:
@@ -203,7 +233,9 @@ class EventOut:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.event_amounts import EventAmounts # noqa: PLC0415
         from ..models.event_out_metadata_type_0 import EventOutMetadataType0 # noqa: PLC0415
+        from ..models.flag_out import FlagOut # noqa: PLC0415
         d = dict(src_dict)
         id = d.pop("id")
 
@@ -259,6 +291,26 @@ class EventOut:
         amount = _parse_amount(d.pop("amount", UNSET))
 
 
+        def _parse_amounts(data: object) -> EventAmounts | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                amounts_type_0 = EventAmounts.from_dict(data)
+
+
+
+                return amounts_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(EventAmounts | None | Unset, data)
+
+        amounts = _parse_amounts(d.pop("amounts", UNSET))
+
+
         def _parse_currency(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -267,6 +319,26 @@ class EventOut:
             return cast(None | str | Unset, data)
 
         currency = _parse_currency(d.pop("currency", UNSET))
+
+
+        def _parse_flag(data: object) -> FlagOut | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                flag_type_0 = FlagOut.from_dict(data)
+
+
+
+                return flag_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(FlagOut | None | Unset, data)
+
+        flag = _parse_flag(d.pop("flag", UNSET))
 
 
         def _parse_merchant_ref(data: object) -> None | str | Unset:
@@ -362,7 +434,9 @@ class EventOut:
             account=account,
             actor=actor,
             amount=amount,
+            amounts=amounts,
             currency=currency,
+            flag=flag,
             merchant_ref=merchant_ref,
             metadata=metadata,
             previous_status=previous_status,
