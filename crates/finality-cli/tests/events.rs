@@ -198,7 +198,11 @@ async fn rewind_pause_and_redeliver_from_the_command_line() {
     let out = ok(&finality(&url, &["events", "tail"]));
     let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(first["schema"], 3);
-    assert_eq!(first["amounts"], serde_json::Value::Null, "no pieces counted");
+    assert_eq!(
+        first["amounts"],
+        serde_json::Value::Null,
+        "no pieces counted"
+    );
     assert_eq!(first["amount"], 1250);
     assert_eq!(first["reason"], "bank statement");
     assert_eq!(first["actor"], "alice");

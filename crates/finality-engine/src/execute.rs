@@ -532,7 +532,18 @@ impl Engine {
                 wait
             }
             ProviderError::Refused { .. } => {
-                let distinct = self.health.refused(provider, &job.payment_id, done);
+                // Only evidence about the provider pauses it: a refusal of
+                // a reference it answered for before (its API or our
+                // account changed). A reference it never answered for was
+                // chosen by whoever registered it, and however many such
+                // payments a caller registers, each is only its own
+                // problem (docs/PROVIDERS.md, "What pauses a provider").
+                let answered_before = job.attempts > 0;
+                let distinct = if answered_before {
+                    self.health.refused(provider, &job.payment_id, done)
+                } else {
+                    0
+                };
                 if distinct < crate::health::REFUSALS_TO_PAUSE {
                     // About this payment (its reference), whoever caused
                     // it: a human looks at it; the provider's other

@@ -31,8 +31,9 @@ struct WebhookWatch {
 /// How long a refusal counts toward pausing its provider.
 const REFUSALS_WINDOW_MS: i64 = 10 * 60 * 1000;
 
-/// Distinct payments refused within [`REFUSALS_WINDOW_MS`] that make it
-/// the provider's problem (a changed API, a wrong account), not theirs.
+/// Distinct payments, each answered before, refused within
+/// [`REFUSALS_WINDOW_MS`] that make it the provider's problem (a changed
+/// API, a wrong account), not theirs.
 pub const REFUSALS_TO_PAUSE: usize = 5;
 
 /// Shared by the engine (writes) and `/readyz` (reads).

@@ -27,23 +27,35 @@ async fn dot_segment_references_are_refused(b: Backend) {
     }
 }
 
-/// A provider that answers 400 for references starting `bad` and `DONE`
-/// for the others.
-async fn refusing_provider() -> String {
-    use axum::extract::Path;
-    async fn status(Path(r): Path<String>) -> axum::response::Response {
+/// A provider that answers 400 for references starting `bad`; `WAIT` for
+/// those starting `flip` until `flipped` is set, then 400 for them too (a
+/// changed API, a revoked account); `DONE` for the others.
+async fn refusing_provider() -> (String, Arc<std::sync::atomic::AtomicBool>) {
+    use axum::extract::{Path, State};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    async fn status(
+        State(flipped): State<Arc<AtomicBool>>,
+        Path(r): Path<String>,
+    ) -> axum::response::Response {
         use axum::response::IntoResponse;
-        if r.starts_with("bad") {
+        let refused =
+            r.starts_with("bad") || (r.starts_with("flip") && flipped.load(Ordering::SeqCst));
+        if refused {
             (StatusCode::BAD_REQUEST, "invalid transfer id").into_response()
+        } else if r.starts_with("flip") {
+            axum::Json(json!({"state": "WAIT"})).into_response()
         } else {
             axum::Json(json!({"state": "DONE"})).into_response()
         }
     }
+    let flipped = Arc::new(AtomicBool::new(false));
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
-    let app = axum::Router::new().route("/v1/transfers/{r}/status", axum::routing::get(status));
+    let app = axum::Router::new()
+        .route("/v1/transfers/{r}/status", axum::routing::get(status))
+        .with_state(flipped.clone());
     tokio::spawn(async move { axum::serve(l, app).await });
-    url
+    (url, flipped)
 }
 
 async fn acme_app(b: Backend, url: String) -> TestApp {
@@ -57,7 +69,8 @@ async fn acme_app(b: Backend, url: String) -> TestApp {
                 "base_url": url,
                 "schedule": {"kind": "fixed", "delays": ["200ms"]},
                 "generic": {"url": "{base_url}/v1/transfers/{provider_ref}/status",
-                            "status_pointer": "/state", "status_map": {"DONE": "succeeded"}}
+                            "status_pointer": "/state",
+                            "status_map": {"DONE": "succeeded", "WAIT": "processing"}}
             }))
             .unwrap();
             cfg.validate().unwrap();
@@ -82,32 +95,46 @@ async fn register_acme(app: &TestApp, id: &str, r: &str) {
 }
 
 /// Before: one payment registered with a reference the provider answers
-/// 400 for paused every payment of that provider (a single `service`
-/// token could do it). Now that payment goes to review, saying why, and
-/// the provider's other payments settle; only refusals for several
-/// distinct payments pause the provider.
-async fn one_payments_refusal_does_not_pause_its_provider(b: Backend) {
-    let app = acme_app(b, refusing_provider().await).await;
-    register_acme(&app, "bad", "bad_1").await;
-    let v = app.wait_for_status("bad", "needs_review").await;
-    let why = v["history"][0]["reason"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    assert!(
-        why.contains("refused the status query for this payment") && why.contains("HTTP 400"),
-        "{why}"
-    );
+/// 400 for paused every payment of that provider; then five did (a single
+/// `service` token could still do it, repeatably). Now a refusal of a
+/// reference the provider never answered for is that payment's problem
+/// only, however many a caller registers: each goes to review, saying
+/// why, and the provider's other payments settle. Only refusals of
+/// references it answered for before (evidence about the provider: its
+/// API or our account changed) pause it.
+async fn references_a_caller_chose_never_pause_their_provider(b: Backend) {
+    let (url, flipped) = refusing_provider().await;
+    let app = acme_app(b, url).await;
+    for i in 1..=8 {
+        register_acme(&app, &format!("bad{i}"), &format!("bad_{i}")).await;
+    }
+    for i in 1..=8 {
+        let v = app
+            .wait_for_status(&format!("bad{i}"), "needs_review")
+            .await;
+        let why = v["history"][0]["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            why.contains("refused the status query for this payment") && why.contains("HTTP 400"),
+            "{why}"
+        );
+    }
     register_acme(&app, "good", "tr_1").await;
     app.wait_for_status("good", "succeeded").await;
     let (_, ready) = app.get("/readyz").await;
     assert_eq!(ready["paused_providers"], json!({}), "{ready}");
 
-    // The same refusal for five distinct payments is the provider's
-    // problem: paused, as a permanent error is.
-    for i in 2..=5 {
-        register_acme(&app, &format!("bad{i}"), &format!("bad_{i}")).await;
+    // Five payments the provider answered for, then refuses: the
+    // provider's problem, paused as a permanent error is.
+    for i in 1..=5 {
+        register_acme(&app, &format!("flip{i}"), &format!("flip_{i}")).await;
     }
+    for i in 1..=5 {
+        app.wait_for_status(&format!("flip{i}"), "processing").await;
+    }
+    flipped.store(true, std::sync::atomic::Ordering::SeqCst);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let (_, ready) = app.get("/readyz").await;
@@ -219,7 +246,7 @@ finality_testkit::on_both_backends!(
     uploads_use_unpredictable_paths_and_are_bounded,
     oversized_text_unknown_currencies_and_huge_amounts_are_refused,
     dot_segment_references_are_refused,
-    one_payments_refusal_does_not_pause_its_provider,
+    references_a_caller_chose_never_pause_their_provider,
     the_bearer_scheme_is_case_insensitive,
 );
 
