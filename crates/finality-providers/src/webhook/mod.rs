@@ -3,6 +3,7 @@
 //! without downtime) and the timestamp against a tolerance, before a single
 //! byte of the body is trusted.
 
+pub mod mac;
 pub mod standard;
 pub mod stripe;
 

@@ -105,25 +105,22 @@ impl StandardWebhooks {
             )
         })?;
         check_timestamp(timestamp, now, self.tolerance)?;
+        super::mac::check_count(sigs.split(' ').count(), "webhook-signature")?;
         let candidates: Vec<Vec<u8>> = sigs
             .split(' ')
             .filter_map(|s| s.strip_prefix("v1,"))
             .filter_map(|s| B64.decode(s).ok())
             .collect();
-        for key in &self.keys {
-            for sig in &candidates {
-                let mut mac =
-                    HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
-                mac.update(format!("{id}.{timestamp}.").as_bytes());
-                mac.update(body);
-                // verify_slice compares in constant time.
-                if mac.verify_slice(sig).is_ok() {
-                    return Ok(Verified {
-                        id: id.to_string(),
-                        timestamp,
-                    });
-                }
-            }
+        let prefix = format!("{id}.{timestamp}.");
+        if super::mac::any_matches(
+            self.keys.iter().map(Vec::as_slice),
+            &[prefix.as_bytes(), body],
+            &candidates,
+        ) {
+            return Ok(Verified {
+                id: id.to_string(),
+                timestamp,
+            });
         }
         Err(WebhookError::reject(
             RejectReason::BadSignature,

@@ -60,6 +60,12 @@ impl StripeSignature {
                     "missing header Stripe-Signature",
                 )
             })?;
+        super::mac::check_count(
+            raw.split(',')
+                .filter(|p| p.trim().starts_with("v1="))
+                .count(),
+            "Stripe-Signature",
+        )?;
         let mut t = None;
         let mut v1 = Vec::new();
         for part in raw.split(',') {
@@ -85,16 +91,13 @@ impl StripeSignature {
             ));
         }
         check_timestamp(ts, now, self.tolerance)?;
-        for secret in &self.secrets {
-            for sig in &v1 {
-                let mut mac = HmacSha256::new_from_slice(secret.as_bytes())
-                    .expect("HMAC takes keys of any length");
-                mac.update(format!("{t}.").as_bytes());
-                mac.update(body);
-                if mac.verify_slice(sig).is_ok() {
-                    return Ok(ts);
-                }
-            }
+        let prefix = format!("{t}.");
+        if super::mac::any_matches(
+            self.secrets.iter().map(|s| s.as_bytes()),
+            &[prefix.as_bytes(), body],
+            &v1,
+        ) {
+            return Ok(ts);
         }
         Err(WebhookError::reject(
             RejectReason::BadSignature,
