@@ -35,7 +35,7 @@ pub enum ApiError {
     Unauthorized,
     /// 403: the token is valid, its role does not allow this.
     #[error("{0}")]
-    Forbidden(String),
+    Forbidden(crate::identity::Refused),
     /// 401 on a webhook: it could not be proven authentic.
     #[error("webhook rejected ({0}); nothing was stored")]
     BadSignature(&'static str),
@@ -157,6 +157,10 @@ impl IntoResponse for ApiError {
         if let Some(f) = field {
             err["field"] = json!(f);
         }
-        (status, Json(json!({ "error": err }))).into_response()
+        let mut resp = (status, Json(json!({ "error": err }))).into_response();
+        if let ApiError::Forbidden(r) = self {
+            resp.extensions_mut().insert(r);
+        }
+        resp
     }
 }

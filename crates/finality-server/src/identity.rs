@@ -265,19 +265,44 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// 403 unless this caller's role allows `p`.
+    /// 403 unless this caller's role allows `p`. The refusal rides on the
+    /// answer ([`Refused`]), so one layer audits every refusal, the API's
+    /// and the console's alike.
     pub fn require(&self, p: Permission) -> Result<(), crate::ApiError> {
         if self.role.allows(p) {
             Ok(())
         } else {
-            Err(crate::ApiError::Forbidden(format!(
-                "token `{}` has role `{}`; {} needs {}",
-                self.name,
-                self.role,
-                p.doing(),
-                p.roles()
-            )))
+            Err(crate::ApiError::Forbidden(Refused {
+                actor: self.name.to_string(),
+                role: self.role.to_string(),
+                doing: p.doing(),
+                message: format!(
+                    "token `{}` has role `{}`; {} needs {}",
+                    self.name,
+                    self.role,
+                    p.doing(),
+                    p.roles()
+                ),
+            }))
         }
+    }
+}
+
+/// An action a caller's role does not allow: who asked (as authenticated),
+/// with which role, for what. A 403 answer carries it as an extension for
+/// the audit layer (`refusals::audit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub actor: String,
+    pub role: String,
+    pub doing: &'static str,
+    /// What the caller is told.
+    pub message: String,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
     }
 }
 

@@ -35,6 +35,7 @@ pub mod metrics;
 pub mod openapi;
 mod payments;
 mod reconciliations;
+mod refusals;
 pub mod replica;
 pub mod serve;
 mod stats;
@@ -206,9 +207,17 @@ pub fn router(
     let (v1, _) = v1(Some(&state)).split_for_parts();
     // Only the API and the console read from a replica: webhooks, health
     // and metrics never pass through the routing of reads.
-    let reads = Router::new().merge(v1).merge(console::router()).layer(
-        axum::middleware::from_fn_with_state(state.clone(), replica::route),
-    );
+    let reads = Router::new()
+        .merge(v1)
+        .merge(console::router())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            refusals::audit,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            replica::route,
+        ));
     Router::new()
         .merge(reads)
         .merge(webhooks::router())

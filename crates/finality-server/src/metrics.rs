@@ -55,6 +55,7 @@ pub const CATALOG: &[Entry] = &[
     // Connections and authentication.
     ("finality_connections_refused_total", Kind::Counter, Unit::Count, "Connections closed at once because server.max_connections were open."),
     ("finality_auth_failures_total", Kind::Counter, Unit::Count, "Requests refused for a missing or unknown token, by surface (api, console)."),
+    ("finality_refused_actions_total", Kind::Counter, Unit::Count, "Actions a caller's role does not allow (403), each also an audit record."),
     ("finality_auth_throttled_total", Kind::Counter, Unit::Count, "Failed authentications answered 429: their source or token name was over its limit, by surface."),
     // Webhooks.
     ("finality_webhooks_received_total", Kind::Counter, Unit::Count, "Webhooks verified and stored, by provider."),
@@ -219,6 +220,8 @@ pub fn init_series<'a>(providers: impl Iterator<Item = &'a str>, destinations: &
     // 0 until this node computes the gauges: with none computing them
     // anywhere, `FinalityClusterGaugesStale` sees 0, not "no data".
     metrics::gauge!("finality_cluster_gauges_updated_seconds").set(0.0);
+    // Seen at 0 before the first refusal, so a rate over it starts there.
+    metrics::counter!("finality_refused_actions_total").increment(0);
 }
 
 /// Drain the histograms' samples into their buckets every few seconds, so

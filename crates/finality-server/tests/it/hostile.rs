@@ -240,7 +240,75 @@ async fn forged_webhooks_spend_no_attempts(b: Backend) {
     assert!(counted < 10, "only the schedule's polls count: {counted}");
 }
 
+/// Before: a 403 on rewind, pause, account add or disable left no trace,
+/// though the docs said refusals are recorded. Now every action a role
+/// does not allow is an audit record (`refused`, the actor and role as
+/// authenticated, what was asked and where) and a log line, by one layer
+/// for the API and the console alike.
+async fn refused_admin_actions_are_audited(b: Backend) {
+    use super::roles::{call, spawn_named, ALICE};
+    use reqwest::Method;
+    let app = spawn_named(b).await;
+    let asked = [
+        (
+            Method::POST,
+            "/v1/events/destinations/http:orders/rewind",
+            Some(json!({"to_seq": 0})),
+        ),
+        (
+            Method::POST,
+            "/v1/events/destinations/http:orders/pause",
+            Some(json!({})),
+        ),
+        (
+            Method::POST,
+            "/v1/accounts",
+            Some(json!({"provider": "sim", "account": "acct_X"})),
+        ),
+        (
+            Method::POST,
+            "/v1/accounts/sim/acct_X/disable",
+            Some(json!({})),
+        ),
+    ];
+    for (method, path, body) in asked.iter().cloned() {
+        let (s, v) = call(&app, ALICE, method, path, body).await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{path}: {v}");
+    }
+    let audit = app
+        .db
+        .store
+        .audit_list(&finality_store::review::AuditFilter {
+            limit: 50,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let refused: Vec<_> = audit
+        .iter()
+        .filter(|a| a.entry.action == "refused")
+        .collect();
+    assert_eq!(refused.len(), asked.len(), "{audit:#?}");
+    for (_, path, _) in &asked {
+        let r = refused
+            .iter()
+            .find(|a| a.entry.detail["path"] == *path)
+            .unwrap_or_else(|| panic!("no record of {path}: {refused:#?}"));
+        assert_eq!(r.entry.actor, "alice");
+        assert_eq!(r.entry.role, "reviewer");
+        assert_eq!(r.entry.detail["method"], "POST");
+        assert!(
+            r.entry
+                .outcome
+                .starts_with("refused: token `alice` has role `reviewer`"),
+            "{r:?}"
+        );
+        assert!(r.entry.remote_addr.is_some(), "{r:?}");
+    }
+}
+
 finality_testkit::on_both_backends!(
+    refused_admin_actions_are_audited,
     forged_webhooks_spend_no_attempts,
     failed_authentication_is_throttled_per_source,
     uploads_use_unpredictable_paths_and_are_bounded,

@@ -71,7 +71,12 @@ pub(crate) fn public_message(e: &ApiError) -> String {
 
 /// An API error as a page: the same status and message the API would give.
 pub(crate) fn api_error(e: ApiError, back: &str) -> Response {
-    error_page(e.status_code(), public_message(&e), back)
+    let mut resp = error_page(e.status_code(), public_message(&e), back);
+    if let ApiError::Forbidden(r) = e {
+        // Audited by the same layer as the API's refusals.
+        resp.extensions_mut().insert(r);
+    }
+    resp
 }
 
 pub(crate) fn redirect(to: &str) -> Response {
