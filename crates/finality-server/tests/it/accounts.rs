@@ -549,6 +549,27 @@ async fn an_account_added_by_the_api_is_used_by_another_node() {
     let v = app.wait_for_status("order_c", "succeeded").await;
     assert_eq!(v["history"][1]["source"], "status_query", "{v}");
 
+    // A change is audited with what it was and what it became.
+    let (s, v) = app
+        .post(
+            "/v1/accounts",
+            json!({"provider": "stripe", "id": "acct_C",
+                   "webhook_secret_envs": ["FINALITY_IT_ACCT_C_WHSEC"], "weight": 3}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, audit) = app.get("/v1/audit?limit=10").await;
+    let update = audit["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"] == "account_update")
+        .unwrap_or_else(|| panic!("{audit}"))
+        .clone();
+    assert_eq!(update["detail"]["before"]["spec"]["weight"], 2, "{update}");
+    assert_eq!(update["detail"]["after"]["spec"]["weight"], 3, "{update}");
+    assert!(!update.to_string().contains(WHSEC_C), "{update}");
+
     // The audit trail has the addition; disabling it is audited too and
     // refuses its payments' registrations.
     let (s, v) = app
@@ -567,6 +588,10 @@ async fn an_account_added_by_the_api_is_used_by_another_node() {
         actions.contains(&"account_add") && actions.contains(&"account_disable"),
         "{audit}"
     );
+    let disable = &audit["records"][0];
+    assert_eq!(disable["action"], "account_disable", "{audit}");
+    assert_eq!(disable["detail"]["before"]["disabled"], false, "{disable}");
+    assert_eq!(disable["detail"]["after"]["disabled"], true, "{disable}");
     let body = json!({"id": "order_c2", "provider": "stripe", "provider_ref": "pi_3AcctC2",
                       "account": "acct_C", "amount": 100, "currency": "USD"});
     let (s, v) = app.post("/v1/payments", body).await;
