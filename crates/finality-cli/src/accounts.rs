@@ -153,6 +153,13 @@ pub async fn accounts(
             spec.validate(cfg)
                 .map_err(|e| anyhow!("--{}: {}", e.field.replace('_', "-"), e.message))?;
             let stored = spec.to_stored();
+            let asked = finality_store::accounts::change_detail(
+                &*store,
+                &provider,
+                &spec.id,
+                finality_store::accounts::audit_state(&stored, false),
+            )
+            .await?;
             let put = store
                 .account_put(&provider, &spec.id, &stored, &actor, now)
                 .await?;
@@ -160,7 +167,6 @@ pub async fn accounts(
                 AccountPut::Created => ("account_add", "added"),
                 AccountPut::Updated => ("account_update", "changed (and enabled)"),
             };
-            let asked = serde_json::json!({"provider": provider, "account": spec.id});
             audit(&*store, &actor, action, asked, outcome, now).await?;
             println!(
                 "{provider} account {}: {outcome}; every node uses it within seconds",
@@ -173,7 +179,17 @@ pub async fn accounts(
             id,
             actor,
         } => {
-            let asked = serde_json::json!({"provider": provider, "account": id});
+            let mut asked = serde_json::json!({"provider": provider, "account": id});
+            let before = store
+                .accounts()
+                .await?
+                .into_iter()
+                .find(|r| r.provider == provider && r.account == id);
+            if let Some(r) = &before {
+                asked["before"] =
+                    finality_store::accounts::audit_state(&r.spec, r.disabled_at.is_some());
+                asked["after"] = finality_store::accounts::audit_state(&r.spec, true);
+            }
             let mut done = store.account_disable(&provider, &id, &actor, now).await?;
             if !done {
                 // A file's account: stored disabled (the file is not written).

@@ -231,33 +231,23 @@ pub(crate) async fn add_as(
     // Enabled again: its payments, deferred while it was disabled, are
     // polled now, not after the pause.
     let was_disabled = entry.accounts.get(&spec.id).is_some_and(|a| a.disabled);
-    // What it was and what it becomes, in the audit record (settings name
-    // secrets by their environment variables, never their values).
-    let before = app
-        .store
-        .accounts()
-        .await?
-        .into_iter()
-        .find(|r| r.provider == provider && r.account == spec.id)
-        .map(|r| json!({"spec": r.spec, "disabled": r.disabled_at.is_some()}));
-    let after = spec.to_stored();
+    // What it was and what it becomes, in the audit record.
+    let stored = spec.to_stored();
+    let asked = finality_store::accounts::change_detail(
+        &*app.store,
+        provider,
+        &spec.id,
+        finality_store::accounts::audit_state(&stored, false),
+    )
+    .await?;
     let put = app
         .store
-        .account_put(
-            provider,
-            &spec.id,
-            &spec.to_stored(),
-            &caller.identity.name,
-            now,
-        )
+        .account_put(provider, &spec.id, &stored, &caller.identity.name, now)
         .await?;
     let (action, outcome) = match put {
         AccountPut::Created => ("account_add", "added"),
         AccountPut::Updated => ("account_update", "changed (and enabled)"),
     };
-    let mut asked = asked;
-    asked["before"] = before.unwrap_or(serde_json::Value::Null);
-    asked["after"] = json!({"spec": after, "disabled": false});
     audit(app, caller, action, asked, outcome.into()).await?;
     finality_engine::accounts::refresh(&app.providers, &*app.store).await?;
     // Its webhooks that came before it are applied now, not at the next
@@ -330,8 +320,8 @@ pub(crate) async fn disable_as(
     }
     let mut asked = asked;
     let spec = known.spec.to_stored();
-    asked["before"] = json!({"spec": spec, "disabled": known.disabled});
-    asked["after"] = json!({"spec": spec, "disabled": true});
+    asked["before"] = finality_store::accounts::audit_state(&spec, known.disabled);
+    asked["after"] = finality_store::accounts::audit_state(&spec, true);
     audit(app, caller, "account_disable", asked, "disabled".into()).await?;
     finality_engine::accounts::refresh(&app.providers, &*app.store).await?;
     app.providers[provider]

@@ -50,7 +50,7 @@
 //! in this crate.
 #![forbid(unsafe_code)]
 
-mod accounts;
+pub mod accounts;
 mod amounts;
 mod cursors;
 mod driver;

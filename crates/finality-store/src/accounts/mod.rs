@@ -38,6 +38,32 @@ pub enum AccountPut {
     Updated,
 }
 
+/// An account's state as its audit records show it (`before`, `after`):
+/// its stored settings (secrets only by the names of their variables or
+/// files) and whether it is disabled.
+pub fn audit_state(spec: &Value, disabled: bool) -> Value {
+    serde_json::json!({"spec": spec, "disabled": disabled})
+}
+
+/// The audit detail of an account change, the same from the API and the
+/// CLI: what was asked, with the account before (`null`: not stored yet)
+/// and after.
+pub async fn change_detail<A: Accounts + ?Sized>(
+    store: &A,
+    provider: &str,
+    account: &str,
+    after: Value,
+) -> Result<Value> {
+    let before = store
+        .accounts()
+        .await?
+        .into_iter()
+        .find(|r| r.provider == provider && r.account == account)
+        .map(|r| audit_state(&r.spec, r.disabled_at.is_some()));
+    Ok(serde_json::json!({"provider": provider, "account": account,
+        "before": before, "after": after}))
+}
+
 /// Accounts added at run time.
 #[async_trait::async_trait]
 pub trait Accounts: Send + Sync {
