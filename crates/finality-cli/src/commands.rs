@@ -27,7 +27,10 @@ pub(crate) async fn open(config: &Config, url: Option<String>) -> anyhow::Result
 }
 
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    let tokens = config.server.build_tokens()?;
+    let tokens = config
+        .server
+        .build_tokens()?
+        .with_secure_cookies(config.server.secure_cookies);
     if tokens.is_shared() {
         tracing::warn!(
             "one shared API token: manual actions are recorded under the name the caller gives; \

@@ -38,6 +38,12 @@ pub struct ServerSection {
     /// the file-descriptor limit (`ulimit -n`, systemd `LimitNOFILE`) less
     /// the database pool.
     pub max_connections: usize,
+    /// The console's session cookie `Secure` flag: `true` always (TLS ends
+    /// at a proxy that sends no `X-Forwarded-Proto`), `false` never (plain
+    /// HTTP on a trusted network); unset: when the request says it came
+    /// over TLS (`X-Forwarded-Proto: https`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub secure_cookies: Option<bool>,
 }
 
 impl Default for ServerSection {
@@ -49,6 +55,7 @@ impl Default for ServerSection {
             shutdown_grace: finality_server::SHUTDOWN_GRACE,
             client_timeout: finality_server::serve::CLIENT_TIMEOUT,
             max_connections: finality_server::serve::MAX_CONNECTIONS,
+            secure_cookies: None,
         }
     }
 }

@@ -154,6 +154,10 @@ pub struct Tokens {
     /// configuration): it cannot tell people apart, so the actor of a
     /// manual action is still taken from the request body.
     shared: bool,
+    /// Whether the console's session cookies made from these tokens are
+    /// `Secure` (`[server] secure_cookies`): always, never, or (`None`)
+    /// when the request says it came over TLS.
+    secure_cookies: Option<bool>,
 }
 
 /// A token list that cannot be used, naming the token.
@@ -209,6 +213,7 @@ impl Tokens {
         Ok(Tokens {
             list,
             shared: false,
+            secure_cookies: None,
         })
     }
 
@@ -218,7 +223,22 @@ impl Tokens {
         Tokens {
             list: vec![ApiToken::new(SHARED_NAME, Role::Admin, secret)],
             shared: true,
+            secure_cookies: None,
         }
+    }
+
+    /// With the console's cookie policy: `Some(true)` always `Secure` (a
+    /// proxy that terminates TLS but sends no `X-Forwarded-Proto`),
+    /// `Some(false)` never (plain HTTP on a trusted network only), `None`
+    /// by the request.
+    pub fn with_secure_cookies(mut self, secure: Option<bool>) -> Self {
+        self.secure_cookies = secure;
+        self
+    }
+
+    /// Whether a session cookie for a request with `over_tls` is `Secure`.
+    pub fn cookie_secure(&self, over_tls: bool) -> bool {
+        self.secure_cookies.unwrap_or(over_tls)
     }
 
     pub fn is_shared(&self) -> bool {
@@ -309,6 +329,19 @@ impl fmt::Display for Refused {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `[server] secure_cookies`: unset, the request decides (a proxy's
+    /// `X-Forwarded-Proto`); set, it decides whatever the request says.
+    #[test]
+    fn secure_cookies_decide_whatever_the_request_says() {
+        let t = Tokens::shared(vec![b'x'; 32]);
+        assert!(!t.cookie_secure(false));
+        assert!(t.cookie_secure(true));
+        let t = t.with_secure_cookies(Some(true));
+        assert!(t.cookie_secure(false), "no X-Forwarded-Proto, still Secure");
+        let t = t.with_secure_cookies(Some(false));
+        assert!(!t.cookie_secure(true));
+    }
 
     #[test]
     fn roles_allow_what_the_docs_say() {

@@ -126,18 +126,23 @@ pub async fn login(
     }
     let set = session::set_cookie(
         &cookie,
-        session::over_tls(&headers),
+        app.tokens.cookie_secure(session::over_tls(&headers)),
         session::SESSION_MS / 1000,
     );
     (StatusCode::SEE_OTHER, [(SET_COOKIE, set), (LOCATION, next)]).into_response()
 }
 
-pub async fn logout(s: Session, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn logout(
+    State(app): State<App>,
+    s: Session,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let form = Form::parse(&body);
     if let Err(r) = s.check_csrf(form.get("_csrf")) {
         return *r;
     }
-    let clear = session::set_cookie("", session::over_tls(&headers), 0);
+    let clear = session::set_cookie("", app.tokens.cookie_secure(session::over_tls(&headers)), 0);
     (
         StatusCode::SEE_OTHER,
         [
