@@ -79,6 +79,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         shutdown_grace: Some(config.server.shutdown_grace),
         client_timeout: Some(config.server.client_timeout),
         max_connections: Some(config.server.max_connections),
+        max_connections_per_address: config.server.max_connections_per_address,
+        idle_timeout: Some(config.server.idle_timeout),
         accounts_refresh: None,
         settlement_dir: Some(config.retention.archive_dir.join("settlement")),
     };

@@ -38,6 +38,14 @@ pub struct ServerSection {
     /// the file-descriptor limit (`ulimit -n`, systemd `LimitNOFILE`) less
     /// the database pool.
     pub max_connections: usize,
+    /// Connections at once from one address (unset: half of
+    /// `max_connections`), so one client cannot take every slot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_connections_per_address: Option<usize>,
+    /// A connection with no request in flight this long is closed,
+    /// whatever HTTP/2 pings it answers.
+    #[serde(with = "humantime_serde")]
+    pub idle_timeout: std::time::Duration,
     /// The console's session cookie `Secure` flag: `true` always (TLS ends
     /// at a proxy that sends no `X-Forwarded-Proto`), `false` never (plain
     /// HTTP on a trusted network); unset: when the request says it came
@@ -55,6 +63,8 @@ impl Default for ServerSection {
             shutdown_grace: finality_server::SHUTDOWN_GRACE,
             client_timeout: finality_server::serve::CLIENT_TIMEOUT,
             max_connections: finality_server::serve::MAX_CONNECTIONS,
+            max_connections_per_address: None,
+            idle_timeout: finality_server::serve::IDLE_TIMEOUT,
             secure_cookies: None,
         }
     }

@@ -157,6 +157,12 @@ pub struct Background {
     pub client_timeout: Option<std::time::Duration>,
     /// Connections served at once (default [`serve::MAX_CONNECTIONS`]).
     pub max_connections: Option<usize>,
+    /// Connections at once from one address (default: half of
+    /// `max_connections`).
+    pub max_connections_per_address: Option<usize>,
+    /// A connection with no request in flight this long is closed
+    /// (default [`serve::IDLE_TIMEOUT`]).
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// How often every node reads the accounts added at run time by default:
@@ -402,8 +408,17 @@ pub async fn run(
         state.clock.clone(),
     );
     let app = router(state, inbox, client_timeout);
-    let max_connections = background.max_connections.unwrap_or(serve::MAX_CONNECTIONS);
-    let serving = serve::serve(listener, app, client_timeout, max_connections, stop);
+    let mut limits = serve::Limits::new(
+        client_timeout,
+        background.max_connections.unwrap_or(serve::MAX_CONNECTIONS),
+    );
+    if let Some(n) = background.max_connections_per_address {
+        limits.per_address = n.max(1);
+    }
+    if let Some(idle) = background.idle_timeout {
+        limits.idle_timeout = idle;
+    }
+    let serving = serve::serve(listener, app, limits, stop);
     // In-flight requests get the grace period (a long-polling feed reader
     // must not hold the process).
     let cut_off = async {

@@ -8,7 +8,6 @@
 use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -25,22 +24,60 @@ pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 /// file-descriptor limit less the database pool.
 pub const MAX_CONNECTIONS: usize = 1024;
 
+/// How long a connection may stay open with no request in flight by
+/// default, whatever else it sends (HTTP/2 pings, SETTINGS): then it is
+/// closed (gracefully: an HTTP/2 GOAWAY). Providers and clients reusing a
+/// connection within a minute keep it.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What one listener allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A request's headers, then its body, must arrive within this; a
+    /// connection that sends nothing is closed after it.
+    pub header_timeout: Duration,
+    /// A connection with no request in flight for this long is closed.
+    pub idle_timeout: Duration,
+    /// Connections at once; more are closed at once.
+    pub max_connections: usize,
+    /// Connections at once from one address: one client cannot take every
+    /// slot from the others (providers, the API's callers, `/healthz`).
+    pub per_address: usize,
+}
+
+impl Limits {
+    /// The defaults for `max_connections` connections, `header_timeout`
+    /// the client timeout: half of them per address.
+    pub fn new(header_timeout: Duration, max_connections: usize) -> Self {
+        let max_connections = max_connections.max(1);
+        Limits {
+            header_timeout,
+            idle_timeout: IDLE_TIMEOUT,
+            max_connections,
+            per_address: (max_connections / 2).max(1),
+        }
+    }
+}
+
 /// Serve `app` on `listener` until `shutdown`, then stop accepting and wait
 /// for open connections to finish their requests (the caller bounds that
-/// wait with its grace period). At most `max_connections` at once.
+/// wait with its grace period), within `limits`.
 ///
 /// A connection that sends nothing within `header_timeout` is closed before
 /// hyper sees it (hyper's own header timeout starts only once a request
 /// begins, and its protocol sniffing has none); an HTTP/2 connection is
 /// pinged every `header_timeout` and closed when a ping goes unanswered as
-/// long (a client that sent only the h2c preface answers none).
+/// long (a client that sent only the h2c preface answers none); and any
+/// connection, HTTP/1.1 or HTTP/2, with no request in flight for
+/// `idle_timeout` is closed, whatever pings it answers (hyper has no idle
+/// timeout of its own for HTTP/2: this loop keeps one per connection).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
-    header_timeout: Duration,
-    max_connections: usize,
+    limits: Limits,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    let header_timeout = limits.header_timeout;
     let mut builder = Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -51,8 +88,9 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(header_timeout))
         .keep_alive_timeout(header_timeout);
-    let graceful = GracefulShutdown::new();
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections.max(1)));
+    let max = limits.max_connections.max(1);
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max));
+    let per_address = std::sync::Arc::new(PerAddress::default());
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -70,7 +108,13 @@ pub async fn serve(
             // Full: closed at once, so the backlog never fills and a
             // flood of idle connections cannot starve `/healthz` for long.
             metrics::counter!("finality_connections_refused_total").increment(1);
-            tracing::warn!(%peer, max_connections, "too many connections open; closing a new one");
+            tracing::warn!(%peer, max_connections = max, "too many connections open; closing a new one");
+            drop(stream);
+            continue;
+        };
+        let Some(mine) = PerAddress::take(&per_address, peer.ip(), limits.per_address) else {
+            metrics::counter!("finality_connections_refused_total").increment(1);
+            tracing::warn!(%peer, per_address = limits.per_address, "too many connections from one address; closing a new one");
             drop(stream);
             continue;
         };
@@ -78,10 +122,11 @@ pub async fn serve(
             tracing::debug!(error = %e, "setting TCP_NODELAY failed");
         }
         let builder = builder.clone();
-        let watcher = graceful.watcher();
         let app = app.clone();
+        let shutdown = shutdown.clone();
         tokio::spawn(async move {
             let _slot = slot;
+            let _mine = mine;
             // Nothing sent yet: wait for the first byte, at most as long as
             // a request's headers may take (peek leaves it for hyper).
             let mut one = [0u8; 1];
@@ -91,21 +136,181 @@ pub async fn serve(
             }
             // The peer's address rides on every request (`ConnectInfo`),
             // so a manual action's audit record says where it came from.
-            let service = TowerToHyperService::new(tower_http::add_extension::AddExtension::new(
-                app,
-                axum::extract::ConnectInfo(peer),
-            ));
-            let conn = builder
-                .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                .into_owned();
-            if let Err(e) = watcher.watch(conn).await {
-                tracing::debug!(error = %e, "connection closed with an error");
+            let activity = std::sync::Arc::new(Activity::new());
+            let service = TowerToHyperService::new(Tracked {
+                inner: tower_http::add_extension::AddExtension::new(
+                    app,
+                    axum::extract::ConnectInfo(peer),
+                ),
+                activity: activity.clone(),
+            });
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let mut closing = false;
+            loop {
+                tokio::select! {
+                    r = conn.as_mut() => {
+                        if let Err(e) = r {
+                            tracing::debug!(error = %e, "connection closed with an error");
+                        }
+                        break;
+                    }
+                    _ = activity.idle_for(limits.idle_timeout), if !closing => {
+                        metrics::counter!("finality_connections_idle_closed_total").increment(1);
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                    _ = shutdown.cancelled(), if !closing => {
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                }
             }
         });
     }
     drop(listener);
-    graceful.shutdown().await;
+    // Every connection done: all the slots back.
+    let _ = slots
+        .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
+        .await;
     Ok(())
+}
+
+/// Connections open per address.
+#[derive(Debug, Default)]
+struct PerAddress(std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>);
+
+/// One connection of an address; its count goes down when dropped.
+struct AddressSlot {
+    all: std::sync::Arc<PerAddress>,
+    ip: std::net::IpAddr,
+}
+
+impl PerAddress {
+    fn take(
+        all: &std::sync::Arc<PerAddress>,
+        ip: std::net::IpAddr,
+        cap: usize,
+    ) -> Option<AddressSlot> {
+        let mut map = all.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = map.entry(ip).or_default();
+        if *n >= cap {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot {
+            all: all.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut map = self.all.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = map.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// A connection's requests in flight and when the last one ended.
+struct Activity {
+    started: tokio::time::Instant,
+    in_flight: std::sync::atomic::AtomicUsize,
+    /// Milliseconds after `started` when a request last began or ended.
+    last_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Activity {
+            started: tokio::time::Instant::now(),
+            in_flight: Default::default(),
+            last_ms: Default::default(),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Resolves once no request has been in flight for `idle`.
+    async fn idle_for(&self, idle: Duration) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let last = self.started + Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
+            let busy = self.in_flight.load(Ordering::Relaxed) > 0;
+            if !busy && last.elapsed() >= idle {
+                return;
+            }
+            // Looked at again when the current idle spell could end (or,
+            // while busy, after another `idle`).
+            let wake = if busy {
+                tokio::time::Instant::now() + idle
+            } else {
+                last + idle
+            };
+            tokio::time::sleep_until(wake).await;
+        }
+    }
+}
+
+/// A request in flight on a connection; ends (and touches) when dropped.
+struct InFlight(std::sync::Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0
+            .in_flight
+            .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0.touch();
+    }
+}
+
+/// The app, counting each connection's requests in flight (for the idle
+/// timeout). A response's body is sent after its future ends; every body
+/// finality sends is small and whole.
+#[derive(Clone)]
+struct Tracked<S> {
+    inner: S,
+    activity: std::sync::Arc<Activity>,
+}
+
+impl<S, R> tower_service::Service<R> for Tracked<S>
+where
+    S: tower_service::Service<R>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<S::Response, S::Error>> + Send>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: R) -> Self::Future {
+        self.activity
+            .in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.activity.touch();
+        let guard = InFlight(self.activity.clone());
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let r = fut.await;
+            drop(guard);
+            r
+        })
+    }
 }
 
 /// Cancel `token` on ctrl-c or SIGTERM: one shutdown path for both.

@@ -192,6 +192,8 @@ async fn shutdown_cuts_off_a_hung_poll_after_the_grace_and_hands_its_lease_back(
             shutdown_grace: Some(Duration::from_secs(1)),
             client_timeout: None,
             max_connections: None,
+            max_connections_per_address: None,
+            idle_timeout: None,
             accounts_refresh: None,
             settlement_dir: None,
         },

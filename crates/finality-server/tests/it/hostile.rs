@@ -357,6 +357,87 @@ async fn silent_and_preface_only_connections_are_closed() {
     assert_eq!(app.get("/healthz").await.0, StatusCode::OK);
 }
 
+/// Before: an HTTP/2 connection that sent the preface and answered the
+/// server's pings, but never a request, kept its slot forever, and
+/// `max_connections` of them locked out webhooks, the API and `/healthz`.
+/// Now one address holds at most `max_connections_per_address`, and a
+/// connection with no request in flight for `idle_timeout` is closed
+/// whatever pings it answers: 1,000 such connections from 127.0.0.2 leave
+/// `/healthz` and an authenticated registration from 127.0.0.1 answered
+/// within a second, and those it held are closed after the idle timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_http2_connections_from_one_address_lock_nobody_out() {
+    let idle = Duration::from_secs(2);
+    let app = spawn_app_background(
+        testing::sqlite().await,
+        SimConfig::deterministic(Duration::from_secs(3600)),
+        false,
+        sim_providers,
+        Tokens::shared(TOKEN),
+        |b| {
+            b.max_connections = Some(64);
+            b.max_connections_per_address = Some(16);
+            b.idle_timeout = Some(idle);
+        },
+    )
+    .await;
+    let addr: std::net::SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
+    let mut held = Vec::new();
+    let mut conns = Vec::new();
+    for _ in 0..1000 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let Ok(tcp) = socket.connect(addr).await else {
+            continue;
+        };
+        // The handshake answers the server's SETTINGS; the connection task
+        // answers its pings until the server closes it.
+        match tokio::time::timeout(Duration::from_secs(2), h2::client::handshake(tcp)).await {
+            Ok(Ok((send, conn))) => {
+                held.push(send);
+                conns.push(tokio::spawn(conn));
+            }
+            _ => continue, // refused: closed at once
+        }
+    }
+    // Those refused end at once; the others stay, answering pings.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let open = conns.iter().filter(|c| !c.is_finished()).count();
+    assert!(
+        (1..=16).contains(&open),
+        "{open} connections held from one address"
+    );
+    let started = std::time::Instant::now();
+    let (s, _) = tokio::time::timeout(Duration::from_secs(1), app.get("/healthz"))
+        .await
+        .expect("/healthz answered within 1 s");
+    assert_eq!(s, StatusCode::OK);
+    let (s, v) = tokio::time::timeout(
+        Duration::from_secs(1),
+        app.post(
+            "/v1/payments",
+            json!({"id": "pay_idle", "provider": "sim", "provider_ref": "sim_idle",
+                   "amount": 100, "currency": "EUR"}),
+        ),
+    )
+    .await
+    .expect("a registration answered within 1 s");
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    eprintln!(
+        "answered in {:?} beside {open} idle connections of one address (1000 tried)",
+        started.elapsed()
+    );
+    // The idle ones are closed (GOAWAY) once idle for `idle`, pings or not.
+    for c in conns {
+        tokio::time::timeout(idle * 3, c)
+            .await
+            .expect("an idle HTTP/2 connection stayed open")
+            .unwrap()
+            .ok();
+    }
+    drop(held);
+}
+
 /// More connections than `max_connections` are closed at once, and the
 /// server serves again when the others go.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -369,8 +450,10 @@ async fn connections_beyond_the_cap_are_closed_at_once() {
     tokio::spawn(finality_server::serve::serve(
         listener,
         router,
-        Duration::from_secs(30),
-        2,
+        finality_server::serve::Limits {
+            per_address: 2,
+            ..finality_server::serve::Limits::new(Duration::from_secs(30), 2)
+        },
         stop.clone(),
     ));
     let held: Vec<_> = futures_join(addr, 2).await;

@@ -199,6 +199,8 @@ pub async fn spawn_app_replica(
         shutdown_grace: None,
         client_timeout: Some(CLIENT_TIMEOUT),
         max_connections: None,
+        max_connections_per_address: None,
+        idle_timeout: None,
         accounts_refresh: None,
         settlement_dir: None,
     };
