@@ -161,9 +161,12 @@ pub const REPLICA_IDLE_LOOK: std::time::Duration = std::time::Duration::from_sec
         (status = 200, description = "Events after the cursor (none when the wait ran out)", body = FeedPage),
         (status = 401, description = "No valid token", body = ErrorBody),
         (status = 422, description = "A parameter is invalid, or `after` is past the feed's head", body = ErrorBody),
+        (status = 429, description = "This token has as many reads waiting (`wait`) as it may; retry after `Retry-After`", body = ErrorBody),
     ))]
 async fn feed(
+    axum::extract::State(app): axum::extract::State<App>,
     reads: Reads,
+    caller: crate::auth::Caller,
     q: Result<Query<FeedParams>, QueryRejection>,
 ) -> Result<Json<FeedPage>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
@@ -186,6 +189,24 @@ async fn feed(
                     format!("`{w}` is not a wait of at most 60s (e.g. `30s`)"),
                 )
             })?,
+    };
+    // Waiting reads are bounded per token (held until this returns).
+    let _waiting = if wait > std::time::Duration::ZERO {
+        let held = app.throttle.long_poll(&caller.identity.name);
+        if held.is_none() {
+            return Err(ApiError::TooMany {
+                message: format!(
+                    "token `{}` has {} feed reads waiting already, as many as one token may: \
+                     wait for one to return (`wait`), or read without waiting",
+                    caller.identity.name,
+                    app.throttle.long_polls_per_token()
+                ),
+                retry_after: 1,
+            });
+        }
+        held
+    } else {
+        None
     };
     let deadline = tokio::time::Instant::now() + wait;
     // Subscribed before the first read, so growth between the read and

@@ -30,6 +30,9 @@ pub const MAX_CONNECTIONS: usize = 1024;
 /// connection within a minute keep it.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// Requests in flight at once on one HTTP/2 connection.
+pub const MAX_STREAMS: u32 = 64;
+
 /// What one listener allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -87,7 +90,10 @@ pub async fn serve(
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(header_timeout))
-        .keep_alive_timeout(header_timeout);
+        .keep_alive_timeout(header_timeout)
+        // Requests in flight on one connection (a long-polling feed reader
+        // holds one each).
+        .max_concurrent_streams(MAX_STREAMS);
     let max = limits.max_connections.max(1);
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max));
     let per_address = std::sync::Arc::new(PerAddress::default());

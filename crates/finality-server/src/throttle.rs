@@ -30,6 +30,11 @@ const WINDOW_MS: i64 = 60_000;
 const MAX_KEYS: usize = 10_000;
 /// Report uploads streamed to disk at once (each may be 2 GiB).
 pub const CONCURRENT_UPLOADS: usize = 2;
+/// Feed reads waiting at once (`GET /v1/events?wait=…`) per token: a
+/// reader needs one (a few, with several consumers under one token);
+/// thousands cost the server's CPU for nothing (7,600 waiters of one
+/// token took 1.4 of 2 cores before the bound).
+pub const LONG_POLLS_PER_TOKEN: usize = 64;
 
 /// What the server keeps about failing callers (one per process).
 #[derive(Debug)]
@@ -38,6 +43,28 @@ pub struct Throttle {
     failures: Mutex<HashMap<String, Window>>,
     /// Permits for report uploads in progress.
     pub uploads: tokio::sync::Semaphore,
+    /// Feed reads waiting, per token name.
+    long_polls: std::sync::Arc<Mutex<HashMap<String, usize>>>,
+    long_polls_per_token: usize,
+}
+
+/// One waiting feed read of a token; its count goes down when dropped.
+#[derive(Debug)]
+pub struct LongPoll {
+    all: std::sync::Arc<Mutex<HashMap<String, usize>>>,
+    token: String,
+}
+
+impl Drop for LongPoll {
+    fn drop(&mut self) {
+        let mut map = self.all.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = map.get_mut(&self.token) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.token);
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +98,35 @@ impl Throttle {
             per_minute,
             failures: Mutex::new(HashMap::new()),
             uploads: tokio::sync::Semaphore::new(CONCURRENT_UPLOADS),
+            long_polls: Default::default(),
+            long_polls_per_token: LONG_POLLS_PER_TOKEN,
         }
+    }
+
+    /// With at most `n` feed reads waiting per token.
+    pub fn with_long_polls_per_token(mut self, n: usize) -> Self {
+        self.long_polls_per_token = n.max(1);
+        self
+    }
+
+    /// A waiting feed read for `token`, or `None` when it has as many
+    /// waiting as it may (the read is then answered at once, 429).
+    pub fn long_poll(&self, token: &str) -> Option<LongPoll> {
+        let mut map = self.long_polls.lock().unwrap_or_else(|p| p.into_inner());
+        let n = map.entry(token.to_string()).or_default();
+        if *n >= self.long_polls_per_token {
+            return None;
+        }
+        *n += 1;
+        Some(LongPoll {
+            all: self.long_polls.clone(),
+            token: token.to_string(),
+        })
+    }
+
+    /// How many feed reads `token` may have waiting.
+    pub fn long_polls_per_token(&self) -> usize {
+        self.long_polls_per_token
     }
 
     /// Record a failed authentication from `source` (an address) naming

@@ -438,6 +438,53 @@ async fn idle_http2_connections_from_one_address_lock_nobody_out() {
     drop(held);
 }
 
+/// Before: one `service` token held 7,600 long polls of the feed, 1.4 of
+/// 2 cores, and webhooks slowed (p50 20 → 118 ms). Now a token has at
+/// most 64 reads waiting; one more is answered 429 at once with
+/// `Retry-After`, a read without `wait` is still answered, and the token
+/// may wait again once its reads return.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_polls_are_bounded_per_token() {
+    let app = spawn_app_with(Backend::Sqlite, Duration::from_secs(3600), false).await;
+    let n = finality_server::throttle::LONG_POLLS_PER_TOKEN;
+    let waiting: Vec<_> = (0..n)
+        .map(|_| {
+            let req = app
+                .http
+                .get(format!("{}/v1/events?wait=3s", app.base))
+                .bearer_auth(TOKEN);
+            tokio::spawn(async move { req.send().await.map(|r| r.status()) })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let over = app
+        .http
+        .get(format!("{}/v1/events?wait=3s", app.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(over.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(over.headers()["retry-after"], "1");
+    let body: Value = over.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("feed reads waiting"),
+        "{body}"
+    );
+    assert_eq!(
+        app.get("/v1/events").await.0,
+        StatusCode::OK,
+        "no wait: answered"
+    );
+    for w in waiting {
+        assert_eq!(w.await.unwrap().unwrap(), StatusCode::OK);
+    }
+    assert_eq!(app.get("/v1/events?wait=1s").await.0, StatusCode::OK);
+}
+
 /// More connections than `max_connections` are closed at once, and the
 /// server serves again when the others go.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
