@@ -300,12 +300,23 @@ async fn import(
         })?);
     let mut stream = body.into_data_stream();
     let mut size = 0u64;
+    // However steadily it trickles, an upload holds its slot at most this
+    // long.
+    let deadline = tokio::time::Instant::now() + app.throttle.upload_deadline;
     loop {
-        let chunk = match tokio::time::timeout(CHUNK_TIMEOUT, stream.next()).await {
+        let until = (tokio::time::Instant::now() + CHUNK_TIMEOUT).min(deadline);
+        let chunk = match tokio::time::timeout_at(until, stream.next()).await {
             Ok(Some(Ok(c))) => c,
             Ok(None) => break,
             Ok(Some(Err(e))) => {
                 return Err(ApiError::Malformed(format!("the upload broke off: {e}")))
+            }
+            Err(_) if tokio::time::Instant::now() >= deadline => {
+                return Err(ApiError::Malformed(format!(
+                    "the upload took longer than {}s, as long as one may (nothing was \
+                     imported): send the file faster, or from nearer",
+                    app.throttle.upload_deadline.as_secs()
+                )))
             }
             Err(_) => {
                 return Err(ApiError::Malformed(format!(

@@ -46,7 +46,14 @@ pub struct Throttle {
     /// Feed reads waiting, per token name.
     long_polls: std::sync::Arc<Mutex<HashMap<String, usize>>>,
     long_polls_per_token: usize,
+    /// The longest one upload may take, however steadily it trickles.
+    pub upload_deadline: std::time::Duration,
 }
+
+/// The longest a report upload may take by default: 2 GiB at 1.2 MB/s.
+/// A client trickling a byte every few seconds would otherwise hold one of
+/// the [`CONCURRENT_UPLOADS`] slots for good.
+pub const UPLOAD_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 
 /// One waiting feed read of a token; its count goes down when dropped.
 #[derive(Debug)]
@@ -100,7 +107,14 @@ impl Throttle {
             uploads: tokio::sync::Semaphore::new(CONCURRENT_UPLOADS),
             long_polls: Default::default(),
             long_polls_per_token: LONG_POLLS_PER_TOKEN,
+            upload_deadline: UPLOAD_DEADLINE,
         }
+    }
+
+    /// With uploads cut off after `d`.
+    pub fn with_upload_deadline(mut self, d: std::time::Duration) -> Self {
+        self.upload_deadline = d;
+        self
     }
 
     /// With at most `n` feed reads waiting per token.

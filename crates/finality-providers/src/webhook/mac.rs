@@ -95,7 +95,11 @@ mod tests {
             assert_eq!(ok, at.is_some());
             assert_eq!(macs, 3, "one MAC per key");
         }
-        assert!(any_matches(keys.iter().copied(), &[body], &[good.clone()]));
+        assert!(any_matches(
+            keys.iter().copied(),
+            &[body],
+            std::slice::from_ref(&good)
+        ));
         assert!(!any_matches(
             keys.iter().copied(),
             &[b"another body"],

@@ -485,6 +485,73 @@ async fn long_polls_are_bounded_per_token() {
     assert_eq!(app.get("/v1/events?wait=1s").await.0, StatusCode::OK);
 }
 
+/// Before: an upload trickling a byte every few seconds (each within the
+/// 30 s chunk timeout) held one of the two upload slots for as long as it
+/// liked. Now an upload has an overall deadline (30 min by default; 2 s
+/// here): past it, the upload is answered 400, naming the deadline, and
+/// its slot is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trickling_upload_is_cut_off_at_its_deadline() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let db = testing::sqlite().await;
+    let state = AppState {
+        store: db.store.clone(),
+        clock: Arc::new(SystemClock),
+        providers: Arc::new(sim_providers("http://127.0.0.1:9")),
+        health: Arc::new(Health::new()),
+        tokens: Arc::new(Tokens::shared(TOKEN)),
+        nudges: Arc::default(),
+        throttle: Arc::new(
+            finality_server::throttle::Throttle::default()
+                .with_upload_deadline(Duration::from_secs(2)),
+        ),
+        metrics: None,
+        replica: None,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    tokio::spawn(finality_server::run(
+        state,
+        finality_server::Background::default(),
+        listener,
+        stop.clone(),
+    ));
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/reconciliations?provider=sim&format=csv&reference=ref&amount=gross\
+         &currency=ccy&decimal=true&file_name=day1.csv HTTP/1.1\r\nHost: x\r\n\
+         Authorization: Bearer {TOKEN}\r\nContent-Type: text/csv\r\n\
+         Content-Length: 100000\r\n\r\nref,gross,ccy\n"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    let started = std::time::Instant::now();
+    let (mut rd, mut wr) = s.into_split();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..40 {
+            if wr.write_all(b"x").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(8), rd.read(&mut buf))
+        .await
+        .expect("the trickling upload was never cut off")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&buf[..n]).to_string();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("took longer than 2s"), "{answer}");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    trickle.abort();
+    stop.cancel();
+}
+
 /// More connections than `max_connections` are closed at once, and the
 /// server serves again when the others go.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
