@@ -148,7 +148,7 @@ async fn rewind_redeliver_pause_and_resume_through_the_api() {
     // Complete events: the payment and who settled it, why.
     let mut first = first;
     first.sort_by_key(|e| e["seq"].as_i64());
-    assert_eq!(first[0]["schema"], 2);
+    assert_eq!(first[0]["schema"], 3);
     assert_eq!(first[0]["amount"], 1000);
     assert_eq!(first[0]["currency"], "USD");
     assert_eq!(first[0]["provider_ref"], "sim_pay_rp0");
