@@ -316,7 +316,9 @@ pub async fn inbox_take_and_process_matches_one_at_a_time(db: Arc<dyn Store>) {
         &vec![
             (Status::Succeeded, 2),
             (Status::Pending, 0),
-            (Status::Failed, 1)
+            // Its failure, and the flag the success reported after it
+            // raised (`payment.flagged`: money may have moved).
+            (Status::Failed, 2)
         ]
     );
     assert!(
