@@ -35,7 +35,7 @@ pub enum ApiError {
     Unauthorized,
     /// 403: the token is valid, its role does not allow this.
     #[error("{0}")]
-    Forbidden(crate::identity::Refused),
+    Forbidden(Refused),
     /// 401 on a webhook: it could not be proven authentic.
     #[error("webhook rejected ({0}); nothing was stored")]
     BadSignature(&'static str),
@@ -162,5 +162,23 @@ impl IntoResponse for ApiError {
             resp.extensions_mut().insert(r);
         }
         resp
+    }
+}
+
+/// An action a caller's role does not allow: who asked (as authenticated),
+/// with which role, for what. A 403 answer carries it as an extension for
+/// the audit layer (`refusals::audit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub actor: String,
+    pub role: String,
+    pub doing: &'static str,
+    /// What the caller is told.
+    pub message: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }

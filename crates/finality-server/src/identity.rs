@@ -292,7 +292,7 @@ impl Identity {
         if self.role.allows(p) {
             Ok(())
         } else {
-            Err(crate::ApiError::Forbidden(Refused {
+            Err(crate::ApiError::Forbidden(crate::error::Refused {
                 actor: self.name.to_string(),
                 role: self.role.to_string(),
                 doing: p.doing(),
@@ -305,24 +305,6 @@ impl Identity {
                 ),
             }))
         }
-    }
-}
-
-/// An action a caller's role does not allow: who asked (as authenticated),
-/// with which role, for what. A 403 answer carries it as an extension for
-/// the audit layer (`refusals::audit`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused {
-    pub actor: String,
-    pub role: String,
-    pub doing: &'static str,
-    /// What the caller is told.
-    pub message: String,
-}
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
     }
 }
 

@@ -5,7 +5,7 @@
 //! was asked, where from) and a log line. The CLI acts with the database's
 //! own credentials and has no roles to refuse (`docs/SECURITY.md`).
 
-use crate::identity::Refused;
+use crate::error::Refused;
 use crate::App;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
