@@ -46,6 +46,10 @@ pub struct ServerSection {
     /// whatever HTTP/2 pings it answers.
     #[serde(with = "humantime_serde")]
     pub idle_timeout: std::time::Duration,
+    /// Directories secret files may be read from (a setting that gives a
+    /// secret as an absolute path: `/run/secrets/…`); a file elsewhere,
+    /// links resolved, is refused.
+    pub secret_dirs: Vec<std::path::PathBuf>,
     /// The console's session cookie `Secure` flag: `true` always (TLS ends
     /// at a proxy that sends no `X-Forwarded-Proto`), `false` never (plain
     /// HTTP on a trusted network); unset: when the request says it came
@@ -65,6 +69,10 @@ impl Default for ServerSection {
             max_connections: finality_server::serve::MAX_CONNECTIONS,
             max_connections_per_address: None,
             idle_timeout: finality_server::serve::IDLE_TIMEOUT,
+            secret_dirs: finality_core::secret::DEFAULT_SECRET_DIRS
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
             secure_cookies: None,
         }
     }

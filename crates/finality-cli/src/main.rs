@@ -224,6 +224,10 @@ fn main() -> ExitCode {
     // Read before logging starts: the file says how to log. An error in it
     // is reported below, after logging is set up.
     let config = config::Config::load(cli.config.as_deref());
+    if let Ok(c) = &config {
+        // Before any secret is read.
+        finality_core::secret::set_secret_dirs(c.server.secret_dirs.clone());
+    }
     let format = config
         .as_ref()
         .map_or(config::LogFormat::Auto, |c| c.log.format);

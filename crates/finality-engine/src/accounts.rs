@@ -248,9 +248,16 @@ impl ProviderAccounts {
             ));
         };
         spec.validate(cfg)?;
-        build_account(name, cfg, spec)
-            .map(|_| ())
-            .map_err(|e| finality_core::ConfigError::new("api_key_env", e.to_string()))
+        build_account(name, cfg, spec).map(|_| ()).map_err(|e| {
+            // The secret that failed names its setting in the message
+            // (`… (webhook_secret_envs) …`): that is the field.
+            let msg = e.to_string();
+            let field = ["webhook_secret_envs", "app_auth_token_env"]
+                .into_iter()
+                .find(|f| msg.contains(&format!("({f})")))
+                .unwrap_or("api_key_env");
+            finality_core::ConfigError::new(field, msg)
+        })
     }
 
     /// Take the stored accounts of this provider as read now: new and

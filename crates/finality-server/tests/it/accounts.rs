@@ -492,6 +492,26 @@ async fn an_account_added_by_the_api_is_used_by_another_node() {
     let url = sim_url.lock().unwrap().clone();
     let node2 = second_node(&app, &url).await;
 
+    // A secret file outside the directories secrets may be read from
+    // (before: any file the process could read, `/proc/self/environ`
+    // holding every other secret) is refused, naming the field.
+    let (s, v) = app
+        .post(
+            "/v1/accounts",
+            json!({"provider": "stripe", "id": "acct_C",
+                   "webhook_secret_envs": ["/proc/self/environ"]}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "webhook_secret_envs", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("secret_dirs"),
+        "{v}"
+    );
+
     // A secret given as a value, not a variable's name, is refused
     // without being repeated.
     let (s, v) = app
