@@ -263,23 +263,32 @@ pub fn v3(e: &Event) -> Value {
     Value::Object(m)
 }
 
-/// The counters an event carries (`null`: nothing counted).
-pub fn amounts_json(currency: Option<&str>, pieces: &[finality_core::amounts::Piece]) -> Value {
-    if pieces.is_empty() {
-        return Value::Null;
-    }
+/// The counters an event carries, with their currency (`None`: nothing
+/// counted): the one rule for the pushes and the pull feed.
+pub fn counters_of(
+    currency: Option<&str>,
+    pieces: &[finality_core::amounts::Piece],
+) -> Option<(String, finality_core::amounts::Counters)> {
+    let first = pieces.first()?;
     // (The payment's currency; the pieces' own once it was archived.)
-    let currency = currency.unwrap_or(pieces[0].currency.as_str());
+    let currency = currency.unwrap_or(first.currency.as_str());
     let ledger = finality_core::amounts::Ledger::of(currency, pieces.to_vec());
-    let c = ledger.counters();
-    json!({
-        "currency": ledger.currency(),
-        "authorised": c.authorised,
-        "captured": c.captured,
-        "refunded": c.refunded,
-        "disputed": c.disputed,
-        "dispute_reversed": c.dispute_reversed,
-    })
+    Some((ledger.currency().to_string(), ledger.counters()))
+}
+
+/// [`counters_of`] as the event's JSON (`null`: nothing counted).
+pub fn amounts_json(currency: Option<&str>, pieces: &[finality_core::amounts::Piece]) -> Value {
+    match counters_of(currency, pieces) {
+        None => Value::Null,
+        Some((currency, c)) => json!({
+            "currency": currency,
+            "authorised": c.authorised,
+            "captured": c.captured,
+            "refunded": c.refunded,
+            "disputed": c.disputed,
+            "dispute_reversed": c.dispute_reversed,
+        }),
+    }
 }
 
 /// A flag as events carry it (the API's shape, `GET /v1/flags`).

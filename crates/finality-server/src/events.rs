@@ -87,7 +87,7 @@ pub(crate) struct EventOut {
 
 /// The counters an event carries: each the sum of the provider's
 /// sub-objects of that kind counted so far, in minor units of `currency`.
-#[derive(Debug, Serialize, Deserialize, ToSchema, PartialEq)]
+#[derive(Debug, Serialize, ToSchema, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventAmounts {
     currency: String,
@@ -125,11 +125,18 @@ impl From<&Event> for EventOut {
             reason: ev.details.reason.clone(),
             actor: ev.details.actor.clone(),
             // One rule for the counters, the pushes' (schema 3).
-            amounts: serde_json::from_value(finality_relay::event::amounts_json(
+            amounts: finality_relay::event::counters_of(
                 p.map(|p| p.currency.as_str()),
                 &ev.details.pieces,
-            ))
-            .ok(),
+            )
+            .map(|(currency, c)| EventAmounts {
+                currency,
+                authorised: c.authorised,
+                captured: c.captured,
+                refunded: c.refunded,
+                disputed: c.disputed,
+                dispute_reversed: c.dispute_reversed,
+            }),
             flag: ev.details.flag.clone().map(Into::into),
         }
     }
