@@ -1120,6 +1120,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     add_account: {
@@ -1189,6 +1198,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     disable_account: {
@@ -1234,6 +1252,15 @@ export interface operations {
             };
             /** @description No such provider or account */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1289,6 +1316,15 @@ export interface operations {
             };
             /** @description A parameter is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1385,6 +1421,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     pause_destination: {
@@ -1428,6 +1473,15 @@ export interface operations {
             };
             /** @description No such destination */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1507,6 +1561,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     resume_destination: {
@@ -1550,6 +1613,15 @@ export interface operations {
             };
             /** @description No such destination */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1638,6 +1710,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     list_open_flags: {
@@ -1674,6 +1755,15 @@ export interface operations {
             };
             /** @description A parameter is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1740,6 +1830,15 @@ export interface operations {
             };
             /** @description A parameter is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1825,6 +1924,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     get_payment: {
@@ -1875,6 +1983,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     list_attempts: {
@@ -1918,6 +2035,15 @@ export interface operations {
             };
             /** @description Archived by retention: `error.archive` names the file */
             410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1999,6 +2125,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     poll_now: {
@@ -2051,6 +2186,15 @@ export interface operations {
             };
             /** @description Already final */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2139,6 +2283,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     list_reconciliations: {
@@ -2173,6 +2326,15 @@ export interface operations {
             };
             /** @description `limit` is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2350,6 +2512,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     provider_stats: {
@@ -2396,6 +2567,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     list_sweep_runs: {
@@ -2430,6 +2610,15 @@ export interface operations {
             };
             /** @description `limit` is invalid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address or for this token name; retry after `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

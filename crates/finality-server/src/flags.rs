@@ -10,7 +10,7 @@ use crate::payments::{actor_of, parse_limit};
 use crate::replica::Reads;
 use crate::{ApiError, App};
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::Json;
 use finality_core::money::{bounded_text, limits};
@@ -97,8 +97,9 @@ pub(crate) struct FlagParams {
 pub(crate) async fn list_open(
     reads: Reads,
     _caller: Caller,
-    Query(q): Query<FlagParams>,
+    q: Result<Query<FlagParams>, QueryRejection>,
 ) -> Result<Json<FlagPage>, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 100, 500)?;
     let flags = reads.store.flags_open(q.after.unwrap_or(0), limit).await?;
     let next_after = (flags.len() == limit as usize)

@@ -199,7 +199,11 @@ fn v1(state: Option<&App>) -> utoipa_axum::router::OpenApiRouter<App> {
 /// The OpenAPI 3.1 document of every `/v1` route, as `/v1/openapi.json`
 /// serves it.
 pub fn api_doc() -> utoipa::openapi::OpenApi {
-    v1(None).into_openapi()
+    let mut doc = v1(None).into_openapi();
+    // After the routes are merged in: `#[openapi(modifiers)]` runs on the
+    // document before any route is in it.
+    utoipa::Modify::modify(&openapi::ThrottledAuth, &mut doc);
+    doc
 }
 
 /// The whole HTTP surface; verified webhooks are stored through `inbox`;

@@ -47,6 +47,46 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Every operation that can answer 401 can also answer 429: failed
+/// authentications are counted per address and per token name (see
+/// `throttle`), and a source over its limit is answered 429 before its
+/// token is looked at. Added here once rather than on every handler, so a
+/// new route cannot forget it.
+pub(crate) struct ThrottledAuth;
+
+impl Modify for ThrottledAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        for item in doc.paths.paths.values_mut() {
+            let ops = [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.patch,
+                &mut item.delete,
+            ];
+            for op in ops.into_iter().flatten() {
+                let r = &mut op.responses.responses;
+                if r.contains_key("401") && !r.contains_key("429") {
+                    let answer = ResponseBuilder::new()
+                        .description(
+                            "Too many failed authentications from this address or for this \
+token name; retry after `Retry-After`",
+                        )
+                        .content(
+                            "application/json",
+                            ContentBuilder::new()
+                                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                                .build(),
+                        )
+                        .build();
+                    r.insert("429".into(), RefOr::T(answer));
+                }
+            }
+        }
+    }
+}
+
 #[derive(OpenApi)]
 #[openapi(
     info(

@@ -307,7 +307,37 @@ async fn refused_admin_actions_are_audited(b: Backend) {
     }
 }
 
+/// What schemathesis found (`scripts/fuzz-api`), kept found. Before: a
+/// repeated query parameter on `GET /v1/flags` was answered 400 in plain
+/// text (axum's own rejection; the document lists 422 with `ErrorBody`),
+/// and a failed authentication over the limit was answered 429 on
+/// operations whose documented codes did not include it.
+async fn what_the_api_fuzzer_found_stays_fixed(b: Backend) {
+    let app = spawn_app(b, Duration::from_secs(3600)).await;
+    let (s, v) = app.get("/v1/flags?limit=1&limit=2").await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["field"], "query", "{v}");
+
+    let (s, doc) = app.get("/v1/openapi.json").await;
+    assert_eq!(s, StatusCode::OK);
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let codes = &op["responses"];
+            if codes.get("401").is_some() {
+                assert!(
+                    codes.get("429").is_some(),
+                    "{method} {path} documents 401 but not 429"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}
+
 finality_testkit::on_both_backends!(
+    what_the_api_fuzzer_found_stays_fixed,
     refused_admin_actions_are_audited,
     forged_webhooks_spend_no_attempts,
     failed_authentication_is_throttled_per_source,
