@@ -2,7 +2,7 @@
 //! the library crates. No logic lives here that a test could not reach.
 //!
 //! # Layout
-//! - `config`: the configuration file.
+//! - `config`: the configuration file (in the crate's library, `lib.rs`).
 //! - `commands`: `serve`, `migrate`, `payments …`, `events tail`, `stats`, `sim serve`.
 //! - `demo`, `simulate`, `tune`, `chaos`, `bench`: in `finality-lab`, a
 //!   library the binary calls (so no test code is linked here).
@@ -12,7 +12,7 @@
 mod accounts;
 mod archive;
 mod commands;
-mod config;
+use finality_cli::config;
 mod config_check;
 mod events;
 mod reconcile;

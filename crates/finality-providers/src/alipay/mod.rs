@@ -21,6 +21,8 @@
 //!   `success`, or Alipay keeps retrying (for about a day).
 
 pub(crate) mod bill;
+/// Reached from the `report_alipay_zip` fuzz target too.
+pub use bill::detail_from_zip;
 pub mod contract;
 
 use crate::http::Traced;
