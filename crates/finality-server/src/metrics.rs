@@ -53,6 +53,7 @@ pub const CATALOG: &[Entry] = &[
     ("finality_catch_up_restarts_total", Kind::Counter, Unit::Count, "Event-list reads restarted from the newest event (cursor lost), by provider."),
     ("finality_time_to_final_seconds", Kind::Histogram, Unit::Seconds, "From registration to the final status, by provider and by what settled it (webhook, status_query, sweep, manual)."),
     // Connections and authentication.
+    ("finality_connections_reserved_total", Kind::Counter, Unit::Count, "Connections taken into the reserve (server.max_connections less the reserve were open, or the address was at its cap): each serves one request, and only /healthz, /readyz or a request with a credential."),
     ("finality_connections_refused_total", Kind::Counter, Unit::Count, "Connections closed at once because server.max_connections were open, or server.max_connections_per_address from that address."),
     ("finality_connections_idle_closed_total", Kind::Counter, Unit::Count, "Connections closed after server.idle_timeout with no request in flight (HTTP/1.1 and HTTP/2 alike)."),
     ("finality_auth_failures_total", Kind::Counter, Unit::Count, "Requests refused for a missing or unknown token, by surface (api, console)."),

@@ -33,6 +33,12 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Requests in flight at once on one HTTP/2 connection.
 pub const MAX_STREAMS: u32 = 64;
 
+/// A connection taken into the reserve must start its request within this
+/// (or its header timeout, if shorter) and is closed after that one
+/// request: the reserve is for a health check or an authenticated call,
+/// not for holding.
+pub const RESERVE_WINDOW: Duration = Duration::from_secs(1);
+
 /// What one listener allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -46,6 +52,14 @@ pub struct Limits {
     /// Connections at once from one address: one client cannot take every
     /// slot from the others (providers, the API's callers, `/healthz`).
     pub per_address: usize,
+    /// Of `max_connections`, the ones kept for when the rest are full (or
+    /// an address is at its cap): such a connection serves one request,
+    /// and only `/healthz`, `/readyz` or a request carrying a credential
+    /// (a bearer token or the console's cookie); anything else is answered
+    /// 503. So many addresses holding connections open, which no
+    /// per-address cap stops, still leave the health check and the API's
+    /// callers a way in.
+    pub reserve: usize,
 }
 
 impl Limits {
@@ -58,6 +72,8 @@ impl Limits {
             idle_timeout: IDLE_TIMEOUT,
             max_connections,
             per_address: (max_connections / 2).max(1),
+            // A sixteenth, 1 to 64 (none when only one connection is allowed).
+            reserve: (max_connections / 16).clamp(1, 64).min(max_connections - 1),
         }
     }
 }
@@ -74,6 +90,8 @@ impl Limits {
 /// connection, HTTP/1.1 or HTTP/2, with no request in flight for
 /// `idle_timeout` is closed, whatever pings it answers (hyper has no idle
 /// timeout of its own for HTTP/2: this loop keeps one per connection).
+/// When the other slots are full, or the address is at its cap, a new
+/// connection may take one of `limits.reserve` (see [`Limits::reserve`]).
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -95,7 +113,9 @@ pub async fn serve(
         // holds one each).
         .max_concurrent_streams(MAX_STREAMS);
     let max = limits.max_connections.max(1);
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max));
+    let reserve = limits.reserve.min(max - 1);
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max - reserve));
+    let reserved = std::sync::Arc::new(tokio::sync::Semaphore::new(reserve));
     let per_address = std::sync::Arc::new(PerAddress::default());
     loop {
         let (stream, peer) = tokio::select! {
@@ -110,19 +130,27 @@ pub async fn serve(
             },
             _ = shutdown.cancelled() => break,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            // Full: closed at once, so the backlog never fills and a
-            // flood of idle connections cannot starve `/healthz` for long.
-            metrics::counter!("finality_connections_refused_total").increment(1);
-            tracing::warn!(%peer, max_connections = max, "too many connections open; closing a new one");
-            drop(stream);
-            continue;
-        };
-        let Some(mine) = PerAddress::take(&per_address, peer.ip(), limits.per_address) else {
-            metrics::counter!("finality_connections_refused_total").increment(1);
-            tracing::warn!(%peer, per_address = limits.per_address, "too many connections from one address; closing a new one");
-            drop(stream);
-            continue;
+        let general = slots.clone().try_acquire_owned().ok().and_then(|slot| {
+            PerAddress::take(&per_address, peer.ip(), limits.per_address).map(|mine| (slot, mine))
+        });
+        let (slot, in_reserve) = match general {
+            Some((slot, mine)) => (Slot::General(slot, mine), false),
+            None => match reserved.clone().try_acquire_owned() {
+                Ok(slot) => {
+                    metrics::counter!("finality_connections_reserved_total").increment(1);
+                    (Slot::Reserve(slot), true)
+                }
+                Err(_) => {
+                    // Full: closed at once, so the backlog never fills and
+                    // a flood of idle connections cannot starve `/healthz`
+                    // for long.
+                    metrics::counter!("finality_connections_refused_total").increment(1);
+                    tracing::warn!(%peer, max_connections = max, per_address = limits.per_address,
+                        "too many connections open (or from this address), and the reserve is in use; closing a new one");
+                    drop(stream);
+                    continue;
+                }
+            },
         };
         if let Err(e) = stream.set_nodelay(true) {
             tracing::debug!(error = %e, "setting TCP_NODELAY failed");
@@ -130,13 +158,21 @@ pub async fn serve(
         let builder = builder.clone();
         let app = app.clone();
         let shutdown = shutdown.clone();
+        let (first_byte, idle_timeout, app) = if in_reserve {
+            (
+                header_timeout.min(RESERVE_WINDOW),
+                limits.idle_timeout.min(RESERVE_WINDOW),
+                app.layer(axum::middleware::from_fn(reserve_gate)),
+            )
+        } else {
+            (header_timeout, limits.idle_timeout, app)
+        };
         tokio::spawn(async move {
             let _slot = slot;
-            let _mine = mine;
             // Nothing sent yet: wait for the first byte, at most as long as
             // a request's headers may take (peek leaves it for hyper).
             let mut one = [0u8; 1];
-            match tokio::time::timeout(header_timeout, stream.peek(&mut one)).await {
+            match tokio::time::timeout(first_byte, stream.peek(&mut one)).await {
                 Ok(Ok(n)) if n > 0 => {}
                 _ => return, // silent, or closed: dropped
             }
@@ -161,8 +197,12 @@ pub async fn serve(
                         }
                         break;
                     }
-                    _ = activity.idle_for(limits.idle_timeout), if !closing => {
+                    _ = activity.idle_for(idle_timeout), if !closing => {
                         metrics::counter!("finality_connections_idle_closed_total").increment(1);
+                        conn.as_mut().graceful_shutdown();
+                        closing = true;
+                    }
+                    _ = activity.served_one(), if in_reserve && !closing => {
                         conn.as_mut().graceful_shutdown();
                         closing = true;
                     }
@@ -177,9 +217,52 @@ pub async fn serve(
     drop(listener);
     // Every connection done: all the slots back.
     let _ = slots
-        .acquire_many(u32::try_from(max).unwrap_or(u32::MAX))
+        .acquire_many(u32::try_from(max - reserve).unwrap_or(u32::MAX))
+        .await;
+    let _ = reserved
+        .acquire_many(u32::try_from(reserve).unwrap_or(u32::MAX))
         .await;
     Ok(())
+}
+
+/// What a connection holds while open: a general slot and its address's
+/// count, or one of the reserve.
+enum Slot {
+    General(
+        #[allow(dead_code)] tokio::sync::OwnedSemaphorePermit,
+        #[allow(dead_code)] AddressSlot,
+    ),
+    Reserve(#[allow(dead_code)] tokio::sync::OwnedSemaphorePermit),
+}
+
+/// What a reserve connection may ask: `/healthz`, `/readyz`, or anything
+/// with a credential (checked, as always, by the route). Anything else is
+/// a 503 naming why, without reaching the app.
+async fn reserve_gate(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::header::{AUTHORIZATION, COOKIE, RETRY_AFTER};
+    use axum::response::IntoResponse;
+    let path = req.uri().path();
+    let h = req.headers();
+    if path == "/healthz"
+        || path == "/readyz"
+        || h.contains_key(AUTHORIZATION)
+        || h.contains_key(COOKIE)
+    {
+        return next.run(req).await;
+    }
+    (
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        [(RETRY_AFTER, "1")],
+        axum::Json(serde_json::json!({"error": {
+            "code": "unavailable",
+            "message": "the server's connections are all in use; only /healthz, /readyz and \
+                        requests with a credential are served on its reserve now; retry",
+        }})),
+    )
+        .into_response()
 }
 
 /// Connections open per address.
@@ -229,6 +312,10 @@ struct Activity {
     in_flight: std::sync::atomic::AtomicUsize,
     /// Milliseconds after `started` when a request last began or ended.
     last_ms: std::sync::atomic::AtomicU64,
+    /// Requests ended.
+    served: std::sync::atomic::AtomicUsize,
+    /// Woken when a request ends.
+    ended: tokio::sync::Notify,
 }
 
 impl Activity {
@@ -237,6 +324,24 @@ impl Activity {
             started: tokio::time::Instant::now(),
             in_flight: Default::default(),
             last_ms: Default::default(),
+            served: Default::default(),
+            ended: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Resolves once a request has ended and none is in flight.
+    async fn served_one(&self) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let ended = self.ended.notified();
+            let mut ended = std::pin::pin!(ended);
+            ended.as_mut().enable();
+            if self.served.load(Ordering::Relaxed) > 0
+                && self.in_flight.load(Ordering::Relaxed) == 0
+            {
+                return;
+            }
+            ended.await;
         }
     }
 
@@ -274,7 +379,11 @@ impl Drop for InFlight {
         self.0
             .in_flight
             .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        self.0
+            .served
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.0.touch();
+        self.0.ended.notify_waiters();
     }
 }
 

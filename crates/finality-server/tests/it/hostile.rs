@@ -430,11 +430,12 @@ async fn idle_http2_connections_from_one_address_lock_nobody_out() {
             _ => continue, // refused: closed at once
         }
     }
-    // Those refused end at once; the others stay, answering pings.
+    // Those refused end at once; the others stay, answering pings: the
+    // address's 16, and for at most a second the reserve's 4 (64 / 16).
     tokio::time::sleep(Duration::from_millis(500)).await;
     let open = conns.iter().filter(|c| !c.is_finished()).count();
     assert!(
-        (1..=16).contains(&open),
+        (1..=16 + 4).contains(&open),
         "{open} connections held from one address"
     );
     let started = std::time::Instant::now();
@@ -466,6 +467,109 @@ async fn idle_http2_connections_from_one_address_lock_nobody_out() {
             .ok();
     }
     drop(held);
+}
+
+/// Before: when every slot was taken (by many addresses, which no
+/// per-address cap stops; here one address allowed them all), a new
+/// connection was closed at once, `/healthz` and the API's callers too.
+/// Now a reserve of slots is kept: a connection taken into it serves one
+/// request, and only `/healthz`, `/readyz` or one with a credential (an
+/// anonymous one is answered 503 naming why); it must start within a
+/// second, so idle connections cannot hold the reserve either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_server_keeps_a_reserve_for_healthz_and_authenticated_calls() {
+    let app = spawn_app_background(
+        testing::sqlite().await,
+        SimConfig::deterministic(Duration::from_secs(3600)),
+        false,
+        sim_providers,
+        Tokens::shared(TOKEN),
+        |b| {
+            b.max_connections = Some(64);
+            // One address may fill them all: as many addresses would.
+            b.max_connections_per_address = Some(64);
+            b.idle_timeout = Some(Duration::from_secs(30));
+        },
+    )
+    .await;
+    let addr: std::net::SocketAddr = app.base.trim_start_matches("http://").parse().unwrap();
+    let mut held = Vec::new();
+    let mut conns = Vec::new();
+    for _ in 0..1000 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let Ok(tcp) = socket.connect(addr).await else {
+            continue;
+        };
+        if let Ok(Ok((send, conn))) =
+            tokio::time::timeout(Duration::from_secs(2), h2::client::handshake(tcp)).await
+        {
+            held.push(send);
+            conns.push(tokio::spawn(conn));
+        }
+    }
+    // The reserve's idle takers are closed within its one-second window;
+    // the other slots stay held.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let open = conns.iter().filter(|c| !c.is_finished()).count();
+    assert!(open >= 50, "only {open} idle connections held");
+    // A fresh connection per request: none pooled from before.
+    let fresh = || {
+        reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    let r = tokio::time::timeout(
+        Duration::from_secs(1),
+        fresh().get(format!("{}/healthz", app.base)).send(),
+    )
+    .await
+    .expect("/healthz answered within 1 s")
+    .expect("/healthz answered, not refused");
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = tokio::time::timeout(
+        Duration::from_secs(1),
+        fresh()
+            .post(format!("{}/v1/payments", app.base))
+            .bearer_auth(TOKEN)
+            .json(
+                &json!({"id": "pay_reserve", "provider": "sim", "provider_ref": "sim_reserve",
+                          "amount": 100, "currency": "EUR"}),
+            )
+            .send(),
+    )
+    .await
+    .expect("a registration answered within 1 s")
+    .expect("a registration answered, not refused");
+    assert_eq!(r.status(), StatusCode::CREATED);
+    eprintln!(
+        "answered in {:?} beside {open} idle connections (1000 tried)",
+        started.elapsed()
+    );
+    // Anonymous, on the reserve: a 503 that says why.
+    let r = fresh()
+        .get(format!("{}/v1/payments", app.base))
+        .send()
+        .await
+        .expect("answered, not refused");
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.headers()["retry-after"], "1");
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["error"]["code"], "unavailable", "{v}");
+    // The held ones let go, `/metrics` (no credential) is served again.
+    drop(held);
+    for c in conns {
+        c.abort();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let text = app.metrics().await;
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("finality_connections_reserved_total ")),
+        "{text}"
+    );
 }
 
 /// Before: one `service` token held 7,600 long polls of the feed, 1.4 of
