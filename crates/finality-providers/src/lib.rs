@@ -210,6 +210,21 @@ pub trait Provider: Send + Sync + 'static {
         Err(webhook::WebhookError::NotConfigured)
     }
 
+    /// [`Provider::verify_webhook`] for a delivery from `source` (the
+    /// peer's address; `None` when unknown), for adapters whose
+    /// verification spends a budget every sender shares (PayPal asks
+    /// PayPal): one address cannot spend it all. The default ignores the
+    /// source.
+    async fn verify_webhook_from(
+        &self,
+        _source: Option<std::net::IpAddr>,
+        headers: &reqwest::header::HeaderMap,
+        body: &[u8],
+        now: finality_core::Timestamp,
+    ) -> Result<Vec<webhook::WebhookEvent>, webhook::WebhookError> {
+        self.verify_webhook(headers, body, now).await
+    }
+
     /// The provider reference an *unverified* body claims to be about, so a
     /// rejected webhook can still hurry that payment's next poll. Never
     /// used to apply anything.

@@ -382,3 +382,114 @@ async fn paypal_verifications_are_cached_by_transmission_and_rate_limited() {
     assert!(busy >= 4, "{busy} of 6 were busy");
     assert!(count() <= 5, "{} verify calls", count());
 }
+
+/// Before: about 30 forged PayPal webhooks a second, each passing the
+/// local checks, kept the verification budget empty, so PayPal's genuine
+/// deliveries were answered "busy" (429) until the flood stopped. Now an
+/// address that sent no genuine delivery lately may spend a quarter of
+/// `verify_per_second`; PayPal's senders, once one of their deliveries was
+/// genuine, spend from the whole. And what cannot be a PayPal event (no
+/// `resource`, an empty signature header) is refused before any call.
+#[tokio::test]
+async fn forged_paypal_webhooks_from_one_address_leave_the_budget_to_paypal() {
+    use finality_providers::paypal::{PayPalAdapter, PayPalConfig};
+    use finality_providers::webhook::WebhookError;
+    use finality_providers::Provider;
+    let (url, calls) = verifying_paypal().await;
+    let timeouts = finality_providers::http::Timeouts {
+        connect: std::time::Duration::from_secs(2),
+        total: std::time::Duration::from_secs(2),
+    };
+    // 8 a second, bursts of 16; an unknown address: 2, bursts of 4.
+    let a = PayPalAdapter::new(&url, "client:secret", Some("WH-1".into()), timeouts)
+        .unwrap()
+        .with_config(PayPalConfig {
+            verify_per_second: Some(8),
+            ..PayPalConfig::default()
+        });
+    let now = finality_core::Timestamp(
+        i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis(),
+        )
+        .unwrap(),
+    );
+    let time = chrono::DateTime::from_timestamp_millis(now.0)
+        .unwrap()
+        .to_rfc3339();
+    let headers = |id: &str, sig: &str| {
+        let mut h = reqwest::header::HeaderMap::new();
+        for (k, v) in [
+            ("paypal-auth-algo", "SHA256withRSA"),
+            (
+                "paypal-cert-url",
+                "https://api.paypal.com/v1/notifications/certs/CERT-1",
+            ),
+            ("paypal-transmission-id", id),
+            ("paypal-transmission-sig", sig),
+            ("paypal-transmission-time", time.as_str()),
+        ] {
+            h.insert(k, v.parse().unwrap());
+        }
+        h
+    };
+    // PayPal's own example event (developer.paypal.com, "Webhook event
+    // names", PAYMENT.CAPTURE.COMPLETED), trimmed to what is read.
+    let body = br#"{"id":"WH-2WR32451HC0233532-67976317FL4543714","event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"42311647XV020574X","status":"COMPLETED","amount":{"currency_code":"USD","value":"10.00"},"supplementary_data":{"related_ids":{"order_id":"5O190127TN364715T"}}}}"#;
+    let count = || calls.load(std::sync::atomic::Ordering::SeqCst);
+    let attacker: std::net::IpAddr = "10.0.0.66".parse().unwrap();
+    let paypal: std::net::IpAddr = "10.0.0.1".parse().unwrap();
+
+    // Not a PayPal event, or an empty signature: refused, PayPal not asked.
+    let shapeless = br#"{"id":"WH-1","event_type":"PAYMENT.CAPTURE.COMPLETED"}"#;
+    let r = a
+        .verify_webhook_from(Some(attacker), &headers("tx-s", "forged"), shapeless, now)
+        .await;
+    assert!(matches!(r, Err(WebhookError::Rejected { .. })), "{r:?}");
+    let r = a
+        .verify_webhook_from(Some(attacker), &headers("tx-e", ""), body, now)
+        .await;
+    assert!(matches!(r, Err(WebhookError::Rejected { .. })), "{r:?}");
+    assert_eq!(count(), 0);
+
+    let (mut asked, mut busy) = (0, 0);
+    for i in 0..40 {
+        match a
+            .verify_webhook_from(
+                Some(attacker),
+                &headers(&format!("tx-f{i}"), "forged"),
+                body,
+                now,
+            )
+            .await
+        {
+            Err(WebhookError::Rejected { .. }) => asked += 1,
+            Err(WebhookError::Busy { detail }) => {
+                assert!(detail.contains("10.0.0.66"), "{detail}");
+                busy += 1
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(
+        asked <= 4,
+        "{asked} forgeries from one address asked of PayPal"
+    );
+    assert_eq!(asked + busy, 40);
+    // PayPal's delivery, during the flood: asked and applied.
+    for i in 0..8 {
+        let events = a
+            .verify_webhook_from(
+                Some(paypal),
+                &headers(&format!("tx-g{i}"), "genuine"),
+                body,
+                now,
+            )
+            .await
+            .unwrap_or_else(|e| panic!("genuine delivery {i}: {e:?}"));
+        assert_eq!(events.len(), 1);
+    }
+    assert_eq!(count(), asked + 8);
+}

@@ -179,7 +179,14 @@ async fn take(
         Some(_) => provider.clone(),
     };
     let audit = audit_headers(headers, adapter.audit_headers());
-    let events = match adapter.verify_webhook(headers, &body, now).await {
+    let source = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    let events = match adapter
+        .verify_webhook_from(source, headers, &body, now)
+        .await
+    {
         Ok(events) => events,
         Err(WebhookError::NotConfigured) => {
             return Err(ApiError::NotFound(format!(

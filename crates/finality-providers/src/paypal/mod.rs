@@ -386,6 +386,21 @@ impl Provider for PayPalAdapter {
         body: &[u8],
         now: Timestamp,
     ) -> Result<Vec<WebhookEvent>, WebhookError> {
+        self.verify_webhook_from(None, headers, body, now).await
+    }
+
+    /// Every local check first (transmission time, certificate host, the
+    /// headers PayPal is asked about, the event's shape); then a verdict
+    /// remembered for this transmission; only then a call to PayPal, paced
+    /// by `verify_per_second`, of which a source that sent no genuine
+    /// delivery lately may spend a quarter.
+    async fn verify_webhook_from(
+        &self,
+        source: Option<std::net::IpAddr>,
+        headers: &reqwest::header::HeaderMap,
+        body: &[u8],
+        now: Timestamp,
+    ) -> Result<Vec<WebhookEvent>, WebhookError> {
         let webhook_id = self
             .webhook_id
             .as_deref()
@@ -397,17 +412,17 @@ impl Provider for PayPalAdapter {
                 format!("not JSON, cannot be verified: {e}"),
             )
         })?;
+        let event: Value =
+            serde_json::from_str(raw.get()).map_err(|e| WebhookError::Unparseable {
+                event_id: String::new(),
+                detail: format!("not JSON: {e}"),
+            })?;
+        webhook::check_shape(&event)?;
         let key = Verifications::key(headers, body);
         let verdict = match self.verifications.get(&key) {
             Some(v) => v,
             None => {
-                if self.verifications.limiter.check().is_err() {
-                    return Err(WebhookError::Busy {
-                        detail: "PayPal verification calls are over verify_per_second; \
-                                 PayPal delivers the webhook again"
-                            .into(),
-                    });
-                }
+                self.verifications.may_ask(source)?;
                 let v = self.verify_with_paypal(webhook_id, headers, raw).await?;
                 self.verifications.put(key, v);
                 v
@@ -419,11 +434,7 @@ impl Provider for PayPalAdapter {
                 "PayPal answered verification_status FAILURE",
             ));
         }
-        let event: Value =
-            serde_json::from_str(raw.get()).map_err(|e| WebhookError::Unparseable {
-                event_id: String::new(),
-                detail: format!("not JSON: {e}"),
-            })?;
+        self.verifications.trust(source);
         self.interpret(&event).await
     }
 

@@ -18,7 +18,14 @@ pub const VERIFY_PER_SECOND: u32 = 10;
 /// the tolerance (or redelivered by PayPal) is not asked about again.
 pub(crate) const VERIFIED_KEPT: usize = 10_000;
 
-/// PayPal's verdicts on transmissions seen lately, and the pace of asking.
+/// Sources (peer addresses) remembered as having sent a delivery PayPal
+/// said was genuine: PayPal's own senders, or the proxy in front.
+const TRUSTED_SOURCES_KEPT: usize = 1_024;
+
+/// PayPal's verdicts on transmissions seen lately, and the pace of asking:
+/// the whole budget (`verify_per_second`), and what one source that never
+/// sent a genuine delivery may spend of it (a quarter), so forgeries from
+/// one address cannot keep PayPal's own deliveries waiting.
 pub(crate) struct Verifications {
     /// sha256 of every header PayPal verifies and the body (the webhook id
     /// is the adapter's own) → verification_status was SUCCESS. Entries
@@ -26,6 +33,8 @@ pub(crate) struct Verifications {
     /// transmission time check refuses them first).
     verdicts: std::sync::Mutex<lru::LruCache<[u8; 32], bool>>,
     pub(crate) limiter: governor::DefaultDirectRateLimiter,
+    per_source: governor::DefaultKeyedRateLimiter<std::net::IpAddr>,
+    trusted: std::sync::Mutex<lru::LruCache<std::net::IpAddr, ()>>,
 }
 
 impl Verifications {
@@ -34,11 +43,56 @@ impl Verifications {
         let burst = rate.saturating_add(rate.get());
         let kept =
             std::num::NonZeroUsize::new(VERIFIED_KEPT).unwrap_or(std::num::NonZeroUsize::MIN);
+        let share = std::num::NonZeroU32::new(rate.get() / 4).unwrap_or(std::num::NonZeroU32::MIN);
+        let sources = std::num::NonZeroUsize::new(TRUSTED_SOURCES_KEPT)
+            .unwrap_or(std::num::NonZeroUsize::MIN);
         Verifications {
             verdicts: std::sync::Mutex::new(lru::LruCache::new(kept)),
             limiter: governor::RateLimiter::direct(
                 governor::Quota::per_second(rate).allow_burst(burst),
             ),
+            per_source: governor::RateLimiter::keyed(
+                governor::Quota::per_second(share).allow_burst(share.saturating_add(share.get())),
+            ),
+            trusted: std::sync::Mutex::new(lru::LruCache::new(sources)),
+        }
+    }
+
+    /// Whether a delivery from `source` may spend a verification now: a
+    /// source that sent a genuine one lately spends from the whole budget;
+    /// any other, from its share first. `None` (no address known): the
+    /// whole budget.
+    pub(crate) fn may_ask(&self, source: Option<std::net::IpAddr>) -> Result<(), WebhookError> {
+        if let Some(ip) = source {
+            let known = {
+                let mut t = self.trusted.lock().unwrap_or_else(|p| p.into_inner());
+                t.get(&ip).is_some()
+            };
+            if !known && self.per_source.check_key(&ip).is_err() {
+                return Err(WebhookError::Busy {
+                    detail: format!(
+                        "PayPal verification calls from {ip} are over its share of \
+                         verify_per_second (an address that sent no genuine webhook lately); \
+                         PayPal delivers the webhook again"
+                    ),
+                });
+            }
+        }
+        if self.limiter.check().is_err() {
+            return Err(WebhookError::Busy {
+                detail: "PayPal verification calls are over verify_per_second; \
+                         PayPal delivers the webhook again"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Remember that `source` sent a delivery PayPal said was genuine.
+    pub(crate) fn trust(&self, source: Option<std::net::IpAddr>) {
+        if let Some(ip) = source {
+            let mut t = self.trusted.lock().unwrap_or_else(|p| p.into_inner());
+            t.put(ip, ());
         }
     }
 
@@ -127,7 +181,37 @@ pub fn precheck(
             format!("paypal-cert-url `{cert}` is not an https URL on PayPal's hosts"),
         ));
     }
+    // The rest PayPal is asked about: without it the answer is FAILURE,
+    // so it is not asked.
+    for name in [
+        "paypal-transmission-id",
+        "paypal-transmission-sig",
+        "paypal-auth-algo",
+    ] {
+        if h(name)?.is_empty() {
+            return Err(WebhookError::reject(
+                RejectReason::MissingHeader,
+                format!("header {name} is empty"),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Whether `event` is shaped as every PayPal webhook event is (an `id`, an
+/// `event_type` and a `resource` object), checked before PayPal is asked.
+pub(crate) fn check_shape(event: &Value) -> Result<(), WebhookError> {
+    let ok = event["id"].as_str().is_some_and(|s| !s.is_empty())
+        && event["event_type"].as_str().is_some_and(|s| !s.is_empty())
+        && event["resource"].is_object();
+    if ok {
+        Ok(())
+    } else {
+        Err(WebhookError::reject(
+            RejectReason::BadSignature,
+            "not a PayPal webhook event (an id, an event_type and a resource object)",
+        ))
+    }
 }
 
 /// Parse a verified PayPal event. Payments are followed as orders or as
