@@ -572,6 +572,46 @@ async fn a_full_server_keeps_a_reserve_for_healthz_and_authenticated_calls() {
     );
 }
 
+/// Before: the console's session cookie was `Secure` only when a proxy
+/// said `X-Forwarded-Proto: https`; a proxy that did not say it (or a TLS
+/// terminator that strips it) left the cookie sendable over plain HTTP.
+/// Now `[server] secure_cookies` decides: `true` always, `false` never,
+/// unset by the header as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secure_cookies_decides_the_session_cookies_flag() {
+    for (setting, forwarded, secure) in [
+        (Some(true), None, true),
+        (Some(false), Some("https"), false),
+        (None, Some("https"), true),
+        (None, None, false),
+    ] {
+        let app = spawn_app_tokens(
+            testing::sqlite().await,
+            SimConfig::deterministic(Duration::from_secs(3600)),
+            false,
+            sim_providers,
+            super::roles::named_tokens().with_secure_cookies(setting),
+        )
+        .await;
+        let mut req = super::console::no_redirects()
+            .post(format!("{}/console/login", app.base))
+            .form(&[("token", super::roles::ADMIN), ("next", "/console/review")]);
+        if let Some(proto) = forwarded {
+            req = req.header("x-forwarded-proto", proto);
+        }
+        let r = req.send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::SEE_OTHER);
+        let cookie = r.headers()["set-cookie"].to_str().unwrap().to_string();
+        assert_eq!(
+            cookie
+                .split(';')
+                .any(|a| a.trim().eq_ignore_ascii_case("secure")),
+            secure,
+            "secure_cookies {setting:?}, X-Forwarded-Proto {forwarded:?}: {cookie}"
+        );
+    }
+}
+
 /// Before: one `service` token held 7,600 long polls of the feed, 1.4 of
 /// 2 cores, and webhooks slowed (p50 20 → 118 ms). Now a token has at
 /// most 64 reads waiting; one more is answered 429 at once with
