@@ -173,7 +173,7 @@ mod tests {
     /// resolved: `/proc/self/environ`, a file elsewhere, and a link from
     /// inside to outside are refused, naming the file and the directories.
     #[test]
-    fn secret_files_only_under_the_directories_allowed() {
+    fn hostile_secret_files_only_under_the_directories_allowed() {
         let allowed = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
         let dirs = vec![allowed.path().to_path_buf()];

@@ -1,13 +1,12 @@
 //! `GET /v1/audit`: the trail of manual actions, newest first.
 
 use crate::auth::Caller;
+use crate::error::ApiQuery;
 use crate::identity::Permission;
 use crate::openapi::{Cursor, ErrorBody};
 use crate::payments::parse_limit;
 use crate::replica::Reads;
 use crate::{ApiError, App};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::Query;
 use axum::Json;
 use finality_store::review::{AuditFilter, AuditRecord};
 use serde::{Deserialize, Serialize};
@@ -90,10 +89,9 @@ pub(crate) struct AuditPage {
 async fn list(
     reads: Reads,
     caller: Caller,
-    q: Result<Query<AuditParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<AuditParams>,
 ) -> Result<Json<AuditPage>, ApiError> {
     caller.identity.require(Permission::Audit)?;
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 50, 500)?;
     let before_id = q
         .cursor

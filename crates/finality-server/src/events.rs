@@ -5,11 +5,10 @@
 //! a reader at the head is answered as soon as the feed grows (a long
 //! poll), or with no events when the wait is over.
 
+use crate::error::ApiQuery;
 use crate::openapi::ErrorBody;
 use crate::replica::Reads;
 use crate::{ApiError, App};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::Query;
 use axum::Json;
 use finality_core::{Source, Status};
 use finality_relay::Event;
@@ -174,9 +173,8 @@ async fn feed(
     axum::extract::State(app): axum::extract::State<App>,
     reads: Reads,
     caller: crate::auth::Caller,
-    q: Result<Query<FeedParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<FeedParams>,
 ) -> Result<Json<FeedPage>, ApiError> {
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let after = match q.after.as_deref() {
         None | Some("") => 0,
         Some(c) => c.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {

@@ -4,14 +4,15 @@
 //! queue and resolved by a person, audited.
 
 use crate::auth::Caller;
+use crate::error::ApiQuery;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
 use crate::payments::{actor_of, parse_limit};
 use crate::replica::Reads;
 use crate::{ApiError, App};
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
 use axum::Json;
 use finality_core::money::{bounded_text, limits};
 use finality_store::flags::{Flag, FlagResolve};
@@ -97,9 +98,8 @@ pub(crate) struct FlagParams {
 pub(crate) async fn list_open(
     reads: Reads,
     _caller: Caller,
-    q: Result<Query<FlagParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<FlagParams>,
 ) -> Result<Json<FlagPage>, ApiError> {
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 100, 500)?;
     let flags = reads.store.flags_open(q.after.unwrap_or(0), limit).await?;
     let next_after = (flags.len() == limit as usize)

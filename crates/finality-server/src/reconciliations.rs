@@ -3,14 +3,14 @@
 //! outcome and every line that did not simply match.
 
 use crate::auth::Caller;
+use crate::error::ApiQuery;
 use crate::identity::Permission;
 use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
 use crate::replica::Reads;
 use crate::sweep::RunsParams;
 use crate::{ApiError, App};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::Json;
 use finality_store::reconciliations::{ReconLine, ReconRun};
 use serde::{Deserialize, Serialize};
@@ -116,9 +116,8 @@ pub(crate) struct ReconRunDetail {
     ))]
 async fn list(
     reads: Reads,
-    q: Result<Query<RunsParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<RunsParams>,
 ) -> Result<Json<ReconRunsOut>, ApiError> {
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 20, 200)?;
     let runs = reads.store.recon_runs(limit).await?;
     Ok(Json(ReconRunsOut {
@@ -242,13 +241,12 @@ fn format_of(q: &ImportParams) -> Result<finality_providers::settlement::Format,
 async fn import(
     State(app): State<App>,
     caller: Caller,
-    q: Result<Query<ImportParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<ImportParams>,
     body: axum::body::Body,
 ) -> Result<(axum::http::StatusCode, Json<ImportOut>), ApiError> {
     use futures::StreamExt;
     use tokio::io::AsyncWriteExt;
     caller.identity.require(Permission::Resolve)?;
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     if !app.providers.contains_key(&q.provider) {
         return Err(ApiError::invalid(
             "provider",

@@ -246,11 +246,17 @@ async fn reserve_gate(
     use axum::response::IntoResponse;
     let path = req.uri().path();
     let h = req.headers();
-    if path == "/healthz"
-        || path == "/readyz"
-        || h.contains_key(AUTHORIZATION)
-        || h.contains_key(COOKIE)
-    {
+    // The console's session cookie by name: any other cookie (a browser
+    // sends whatever it holds for the host) is not a credential.
+    let session = h.get_all(COOKIE).iter().any(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(';').any(|c| {
+                c.trim_start()
+                    .starts_with(crate::console::session::COOKIE_PREFIX)
+            })
+        })
+    });
+    if path == "/healthz" || path == "/readyz" || h.contains_key(AUTHORIZATION) || session {
         return next.run(req).await;
     }
     (

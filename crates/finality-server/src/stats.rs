@@ -2,11 +2,11 @@
 //! registered in the window: queries until final, time to final, how final
 //! statuses arrived, what is in review or open, and error classes.
 
+use crate::error::ApiQuery;
 use crate::openapi::ErrorBody;
 use crate::replica::Reads;
 use crate::{ApiError, App, AppState};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::Json;
 use finality_store::stats::{By, ProviderStats};
 use finality_store::Store;
@@ -54,9 +54,8 @@ const MAX_WINDOW: Duration = Duration::from_secs(90 * 24 * 3600);
 async fn providers(
     State(app): State<App>,
     reads: Reads,
-    q: Result<Query<Params>, QueryRejection>,
+    ApiQuery(q): ApiQuery<Params>,
 ) -> Result<Json<StatsOut>, ApiError> {
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let by = match q.by.as_deref() {
         None | Some("provider") => By::Provider,
         Some("account") => By::Account,

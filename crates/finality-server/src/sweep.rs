@@ -1,12 +1,11 @@
 //! `GET /v1/sweep/runs`: what the reconciliation sweep found and repaired,
 //! run by run, newest first.
 
+use crate::error::ApiQuery;
 use crate::openapi::ErrorBody;
 use crate::payments::parse_limit;
 use crate::replica::Reads;
 use crate::{ApiError, App};
-use axum::extract::rejection::QueryRejection;
-use axum::extract::Query;
 use axum::Json;
 use finality_store::sweep::SweepRun;
 use serde::{Deserialize, Serialize};
@@ -80,9 +79,8 @@ pub(crate) struct SweepRunsOut {
     ))]
 async fn runs(
     reads: Reads,
-    q: Result<Query<RunsParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<RunsParams>,
 ) -> Result<Json<SweepRunsOut>, ApiError> {
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let limit = parse_limit(q.limit, 20, 200)?;
     let runs = reads.store.sweep_runs(limit).await?;
     Ok(Json(SweepRunsOut {

@@ -156,7 +156,7 @@ mod tests {
     /// few kilobytes zipped): past a smaller bound it is refused, not
     /// expanded onto the disk.
     #[test]
-    fn a_zip_entry_past_its_bound_is_refused() {
+    fn hostile_a_zip_entry_past_its_bound_is_refused() {
         let dir = std::env::temp_dir();
         let tag = std::process::id();
         let zip_path = dir.join(format!("finality-bomb-{tag}.zip"));

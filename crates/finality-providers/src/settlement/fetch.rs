@@ -409,7 +409,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_download_past_its_bound_is_refused() {
+    async fn hostile_a_download_past_its_bound_is_refused() {
         let dest = std::env::temp_dir().join(format!("finality-cap-{}.part", std::process::id()));
         let timeouts = Timeouts {
             connect: Duration::from_secs(5),

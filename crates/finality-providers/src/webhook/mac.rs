@@ -78,7 +78,7 @@ mod tests {
     /// Three keys and eight candidates cost three MACs, not 24, whichever
     /// candidate matches (or none).
     #[test]
-    fn one_mac_per_key_whatever_the_candidates() {
+    fn hostile_one_mac_per_key_whatever_the_candidates() {
         let keys: Vec<&[u8]> = vec![b"k1", b"k2", b"k3"];
         let body: &[u8] = b"a body";
         let good = tag(b"k3", &[body]).to_vec();
@@ -108,7 +108,7 @@ mod tests {
     }
 
     #[test]
-    fn more_candidates_than_secrets_could_need_are_refused() {
+    fn hostile_more_candidates_than_secrets_could_need_are_refused() {
         assert!(check_count(MAX_CANDIDATES, "webhook-signature").is_ok());
         let err = check_count(670, "webhook-signature")
             .unwrap_err()

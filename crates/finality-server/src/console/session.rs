@@ -20,6 +20,8 @@ use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
 pub const COOKIE_NAME: &str = "finality_console";
+/// How the session cookie starts in a `Cookie` header.
+pub const COOKIE_PREFIX: &str = "finality_console=";
 /// How long a sign-in lasts.
 pub const SESSION_MS: i64 = 12 * 3600 * 1000;
 

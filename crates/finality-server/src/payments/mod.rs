@@ -4,6 +4,7 @@ mod actions;
 mod input;
 mod output;
 
+use crate::error::ApiQuery;
 use crate::payments::actions::{PollAnswer, ResolveIn};
 use crate::payments::input::{differences, required, PaymentIn};
 use crate::payments::output::{
@@ -18,8 +19,8 @@ use crate::identity::Permission;
 use crate::openapi::ErrorBody;
 use crate::{ApiError, App};
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use finality_core::money::{MerchantRef, ProviderRef};
@@ -160,9 +161,8 @@ pub(crate) async fn attempts(
     ))]
 pub(crate) async fn list(
     reads: Reads,
-    q: Result<Query<ListParams>, QueryRejection>,
+    ApiQuery(q): ApiQuery<ListParams>,
 ) -> Result<Json<PaymentPage>, ApiError> {
-    let Query(q) = q.map_err(|e| ApiError::invalid("query", e.body_text()))?;
     let status = q
         .status
         .map(|s| {

@@ -548,16 +548,28 @@ async fn a_full_server_keeps_a_reserve_for_healthz_and_authenticated_calls() {
         "answered in {:?} beside {open} idle connections (1000 tried)",
         started.elapsed()
     );
-    // Anonymous, on the reserve: a 503 that says why.
+    // Anonymous on the reserve (a cookie that is not the console's is no
+    // credential): a 503 that says why.
+    for cookie in [None, Some("theme=dark; finality_consolex=1")] {
+        let mut req = fresh().get(format!("{}/v1/payments", app.base));
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        let r = req.send().await.expect("answered, not refused");
+        assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE, "{cookie:?}");
+        assert_eq!(r.headers()["retry-after"], "1");
+        let v: Value = r.json().await.unwrap();
+        assert_eq!(v["error"]["code"], "unavailable", "{v}");
+    }
+    // The console's cookie is taken to its route (which checks it: a
+    // made-up session is sent to sign in, not refused by the reserve).
     let r = fresh()
         .get(format!("{}/v1/payments", app.base))
+        .header("cookie", "theme=dark; finality_console=made-up")
         .send()
         .await
         .expect("answered, not refused");
-    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(r.headers()["retry-after"], "1");
-    let v: Value = r.json().await.unwrap();
-    assert_eq!(v["error"]["code"], "unavailable", "{v}");
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     // The held ones let go, `/metrics` (no credential) is served again.
     drop(held);
     for c in conns {

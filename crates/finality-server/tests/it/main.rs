@@ -13,6 +13,7 @@ mod db_outage;
 mod every_row;
 mod fuzz;
 mod hostile;
+mod hostile_admin;
 mod isolation;
 mod money;
 mod no_false_final;

@@ -35,7 +35,7 @@ pub(crate) async fn stripe_app(engine: bool, outcome_failed: bool) -> TestApp {
     stripe_app_with_key(engine, outcome_failed, STRIPE_KEY).await
 }
 
-async fn stripe_app_with_key(engine: bool, outcome_failed: bool, key: &str) -> TestApp {
+pub(super) async fn stripe_app_with_key(engine: bool, outcome_failed: bool, key: &str) -> TestApp {
     stripe_app_full(engine, outcome_failed, key, 60).await
 }
 

@@ -12,12 +12,12 @@ use super::*;
 use reqwest::Method;
 use std::sync::Mutex;
 
-const DEST: &str = "http:ledger";
+pub(super) const DEST: &str = "http:ledger";
 
 type Got = Arc<Mutex<Vec<Value>>>;
 
 /// A server whose events go to a receiver that keeps every body.
-async fn spawn_pushing(backend: Backend) -> (TestApp, Got) {
+pub(super) async fn spawn_pushing(backend: Backend) -> (TestApp, Got) {
     std::env::set_var("FINALITY_TEST_REPLAY_SECRET", WEBHOOK_SECRET);
     let got: Got = Arc::default();
     let keep = got.clone();
@@ -70,7 +70,7 @@ async fn spawn_pushing(backend: Backend) -> (TestApp, Got) {
 
 /// Register `id` and resolve it by hand (one event: pending → succeeded,
 /// manual, with a reason and the reviewer as actor).
-async fn settle(app: &TestApp, id: &str) {
+pub(super) async fn settle(app: &TestApp, id: &str) {
     let (s, v) = call(
         app,
         SERVICE,
@@ -92,7 +92,7 @@ async fn settle(app: &TestApp, id: &str) {
 }
 
 /// Wait until the receiver holds `n` bodies.
-async fn wait_got(got: &Got, n: usize) -> Vec<Value> {
+pub(super) async fn wait_got(got: &Got, n: usize) -> Vec<Value> {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         let g = got.lock().unwrap().clone();
