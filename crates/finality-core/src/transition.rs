@@ -279,4 +279,49 @@ mod tests {
             }
         }
     }
+
+    /// Why an event id may be a function of the payment and the status it
+    /// entered (`finality-store`'s `event_id`): every row of every table
+    /// moves strictly forward, so no status is entered twice.
+    #[test]
+    fn every_transition_moves_forward() {
+        for kind in Kind::ALL {
+            for &(from, to) in table(kind) {
+                assert!(
+                    to.progress() > from.progress(),
+                    "{kind:?} {from:?} -> {to:?}"
+                );
+            }
+            for from in Status::ALL {
+                for observed in Status::ALL {
+                    if let Some(to) = follow_up(kind, from, observed) {
+                        assert!(
+                            to.progress() > from.progress(),
+                            "{kind:?} {from:?} -> {to:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    proptest! {
+        /// Whatever reports arrive, in whatever order and however often,
+        /// a payment enters each status at most once.
+        #[test]
+        fn no_status_is_entered_twice(
+            kind in any_kind(),
+            reports in prop::collection::vec(any_status(), 0..40),
+        ) {
+            let mut current = Pending;
+            let mut entered = vec![Pending];
+            for r in reports {
+                if let Decision::Apply(to) = decide(kind, current, r) {
+                    prop_assert!(!entered.contains(&to), "{:?} entered twice: {:?}", to, entered);
+                    entered.push(to);
+                    current = to;
+                }
+            }
+        }
+    }
 }

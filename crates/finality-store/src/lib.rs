@@ -55,6 +55,7 @@ mod amounts;
 mod cursors;
 mod driver;
 mod error;
+mod event_id;
 mod feed;
 pub mod flags;
 pub mod gauges;

@@ -9,6 +9,7 @@
 //! (PostgreSQL) or row by row (SQLite).
 
 use crate::driver::{Writer, Writes};
+use crate::event_id::{event_id, EventFact};
 use crate::Result;
 use finality_core::{Kind, Source, Status, Timestamp};
 
@@ -78,11 +79,6 @@ impl Change<'_> {
     }
 }
 
-/// The id of a new outbox event (also the `webhook-id` it is pushed with).
-pub fn new_event_id() -> String {
-    format!("evt_{}", uuid::Uuid::new_v4().simple())
-}
-
 /// An outbox event's type: `payment.succeeded`, `refund.failed`, …
 pub fn event_type(kind: Kind, to: Status) -> String {
     format!("{}.{}", kind.as_str(), to.as_str())
@@ -108,7 +104,8 @@ impl Writes {
             self.step_actor.push(c.actor.map(str::to_string));
             self.step_observed.push(c.observed_at.0);
             self.step_at.push(c.now.0);
-            self.out_event.push(new_event_id());
+            self.out_event
+                .push(event_id(id, c.kind, EventFact::Transition { to: s.to }));
             self.out_type.push(event_type(c.kind, s.to));
         }
         match &c.job {

@@ -11,8 +11,9 @@
 
 use crate::driver::{stmt, Conn, Fields};
 use crate::error::{Result, StoreError};
+use crate::event_id::{event_id, EventFact};
 use crate::flags::Flag;
-use crate::transition::new_event_id;
+use finality_core::amounts::Piece;
 use finality_core::{Kind, Source, Timestamp};
 use serde::{Deserialize, Serialize};
 
@@ -47,12 +48,38 @@ impl Notice<'_> {
         format!("{}.{what}", kind.as_str())
     }
 
+    /// The event's id: derived from the payment and what it says
+    /// ([`crate::event_id`]), `pieces` being the payment's counters now.
+    fn id(&self, payment_id: &str, kind: Kind, pieces: &[Piece]) -> String {
+        let by = self.flag().map(raised_by).unwrap_or_default();
+        let fact = match self {
+            Notice::Amounts => EventFact::Amounts { pieces },
+            Notice::Flagged(f) => EventFact::Flagged {
+                raised_by: &by,
+                reason: &f.reason,
+            },
+            Notice::FlagResolved(f) => EventFact::FlagResolved {
+                raised_by: &by,
+                reason: &f.reason,
+            },
+        };
+        event_id(payment_id, kind, fact)
+    }
+
     fn flag(&self) -> Option<&Flag> {
         match self {
             Notice::Amounts => None,
             Notice::Flagged(f) | Notice::FlagResolved(f) => Some(f),
         }
     }
+}
+
+/// What raised a flag: the provider's event (every flag raised since flags
+/// exist names one); a flag without one is known by its row id.
+fn raised_by(f: &Flag) -> String {
+    f.event_id
+        .clone()
+        .unwrap_or_else(|| format!("flag {}", f.id))
 }
 
 /// A flag as an outbox row keeps it: the flag as it was when the event was
@@ -111,7 +138,9 @@ pub(crate) fn flag_from_text(text: Option<&str>) -> Result<Option<Flag>> {
 
 /// Write `notice` about `payment_id` into the outbox, inside the caller's
 /// transaction (which holds the payment's lock), with the payment's status
-/// and counted pieces as they are now. Nothing when the payment is gone.
+/// and counted pieces as they are now. Nothing when the payment is gone,
+/// or when the outbox already holds this fact (its id is derived from it):
+/// the same fact is reported once.
 pub(crate) async fn notice_in<C: Conn>(
     conn: &mut C,
     payment_id: &str,
@@ -134,20 +163,23 @@ pub(crate) async fn notice_in<C: Conn>(
     };
     let kind: Kind = r.parsed("kind", t)?;
     let status = r.text("status", t)?;
+    let pieces_text = r.opt_text("pieces", t)?;
+    let pieces = crate::amounts::from_text(pieces_text.as_deref(), t)?;
     conn.run(
         stmt(
             "INSERT INTO outbox (event_id, payment_id, type, status, previous_status, source, \
-             occurred_at, pieces, flag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             occurred_at, pieces, flag) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+             ON CONFLICT (event_id) DO NOTHING",
             "writing an event",
         )
-        .text(&new_event_id())
+        .text(&notice.id(payment_id, kind, &pieces))
         .text(payment_id)
         .text(&notice.event_type(kind))
         .text(&status)
         .text(&status)
         .text(source.as_str())
         .int(now.0)
-        .opt_text(r.opt_text("pieces", t)?.as_deref())
+        .opt_text(pieces_text.as_deref())
         .opt_text(notice.flag().map(flag_to_text).as_deref()),
     )
     .await?;
@@ -168,10 +200,14 @@ impl crate::memory::MemState {
         };
         let (kind, status) = (p.kind, p.status);
         let pieces = self.pieces.get(payment_id).cloned().unwrap_or_default();
+        let id = notice.id(payment_id, kind, &pieces);
+        if self.outbox.values().any(|r| r.ev.event_id == id) {
+            return;
+        }
         self.push_outbox(
             crate::model::OutboxEvent {
                 seq: 0,
-                event_id: new_event_id(),
+                event_id: id,
                 payment_id: payment_id.to_string(),
                 event_type: notice.event_type(kind),
                 status,
