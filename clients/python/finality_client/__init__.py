@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from standardwebhooks.webhooks import Webhook
@@ -66,12 +66,22 @@ class FinalityError(Exception):
     (``invalid_field``, ``not_found``, ``transition_not_allowed``, …);
     ``field`` names the request field at fault when one is."""
 
-    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        field: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ):
         super().__init__(f"{status} {code}{f' ({field})' if field else ''}: {message}")
         self.status = status
         self.code = code
         self.message = message
         self.field = field
+        #: The whole error object (``feed_rewound`` adds ``lost`` and
+        #: ``resume_after``).
+        self.detail = detail or {}
 
 
 class PositionStore(Protocol):
@@ -88,7 +98,11 @@ def _ok(resp: Response, want: type) -> Any:
     try:
         detail = json.loads(resp.content)["error"]
         raise FinalityError(
-            int(resp.status_code), detail["code"], detail["message"], detail.get("field")
+            int(resp.status_code),
+            detail["code"],
+            detail["message"],
+            detail.get("field"),
+            detail,
         )
     except (ValueError, KeyError, TypeError):
         raise FinalityError(
@@ -200,16 +214,32 @@ class Finality:
         wait: str = "30s",
         limit: int | None = None,
         until: float | None = None,
+        on_rewound: Callable[[dict[str, Any]], None] | None = None,
     ) -> Iterator[EventOut]:
         """Every event from a position on, in commit order, long-polling at
         the head. The position is saved after each page's events were handed
         out, so a reader that stops (or crashes) resumes after the last page
         it finished: an event may come twice across a crash, never be
         skipped. Deduplicate on ``event.id``. ``until``: a ``time.monotonic()``
-        after which the iteration ends."""
+        after which the iteration ends. A position from a history of the
+        feed that no longer exists (``409 feed_rewound``: a database
+        failover lost commits, or a restore) is replaced by the
+        ``resume_after`` the server names, after ``on_rewound`` is told
+        (with the error's detail); events may then repeat under their ids."""
         position = after if after is not None else (store.load() if store else None)
         while until is None or time.monotonic() < until:
-            page = self.feed(after=position, wait=wait, limit=limit)
+            try:
+                page = self.feed(after=position, wait=wait, limit=limit)
+            except FinalityError as e:
+                resume = e.detail.get("resume_after")
+                if e.code != "feed_rewound" or not isinstance(resume, str):
+                    raise
+                if on_rewound is not None:
+                    on_rewound(e.detail)
+                position = resume
+                if store is not None:
+                    store.save(position)
+                continue
             yield from page.events
             if page.next_cursor != position:
                 position = page.next_cursor

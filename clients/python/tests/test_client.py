@@ -133,3 +133,21 @@ def test_a_feed_reader_resumes_from_its_stored_position(finality):
     assert store.position is not None, "the position was saved after a whole page"
     resumed = next(finality.events(store=store, wait="1s", limit=1, until=time.monotonic() + 10))
     assert resumed.id == again[2], "resumed after the page it finished"
+
+
+def test_a_cursor_of_a_rewound_history_is_a_409_and_the_iterator_resumes(finality):
+    # A cursor this feed's history does not have: of an epoch it never
+    # had (as after a database failover that lost commits), and past its head.
+    for cursor in ("n0such.3", "999999999"):
+        with pytest.raises(FinalityError) as e:
+            finality.feed(after=cursor)
+        assert (e.value.status, e.value.code, e.value.field) == (409, "feed_rewound", "after")
+        resume = e.value.detail["resume_after"]
+        assert e.value.detail["lost"]["through"] == int(cursor.split(".")[-1])
+        assert finality.feed(after=resume).next_cursor, "where it says to resume reads"
+    told = []
+    first = next(
+        finality.events(after="n0such.3", wait="1s", on_rewound=told.append, until=time.monotonic() + 10)
+    )
+    assert told and told[0]["code"] == "feed_rewound"
+    assert first.id == finality.feed(limit=1).events[0].id, "read on from the start"

@@ -69,6 +69,13 @@ export interface EventsOptions {
   limit?: number;
   /** Stops the iteration (between requests, and aborts a waiting one). */
   signal?: AbortSignal;
+  /**
+   * Told when the position was from a history of the feed that no longer
+   * exists (`409 feed_rewound`: a database failover lost commits, or a
+   * restore); the iteration then reads on from `resume_after`, and events
+   * may repeat under their ids. Without it, the same happens silently.
+   */
+  onRewound?: (detail: ErrorDetail) => Promise<void> | void;
 }
 
 type Answer<T> = { data?: T; error?: unknown; response: Response };
@@ -154,6 +161,12 @@ export class Finality {
         page = await this.feed({ after, wait, limit: options.limit }, options.signal);
       } catch (e) {
         if (options.signal?.aborted) return;
+        if (e instanceof FinalityError && e.code === "feed_rewound" && e.detail.resume_after) {
+          await options.onRewound?.(e.detail);
+          after = e.detail.resume_after;
+          await options.store?.save(after);
+          continue;
+        }
         throw e;
       }
       for (const event of page.events) yield event;

@@ -595,12 +595,18 @@ export interface components {
             /**
              * @description `invalid_field`, `malformed_json`, `not_found`, `unauthorized`,
              *     `forbidden`, `id_conflict`, `transition_not_allowed`, `already_final`,
-             *     `too_large`, `unavailable`, `internal`, `archived`, …
+             *     `too_large`, `unavailable`, `internal`, `archived`, `feed_rewound`, …
              */
             code: string;
             /** @description The request field at fault (`amount`, `status`, `cursor`, …). */
             field?: string | null;
+            lost?: components["schemas"]["LostRange"] | null;
             message: string;
+            /**
+             * @description `feed_rewound` (409): the cursor to read on from (events from it on
+             *     may repeat ones read before, under the same ids).
+             */
+            resume_after?: string | null;
         };
         /**
          * @description The counters an event carries: each the sum of the provider's
@@ -748,6 +754,13 @@ export interface components {
          * @enum {string}
          */
         Kind: "payment" | "refund" | "payout";
+        /** @description Feed positions after `after`, up to and including `through`. */
+        LostRange: {
+            /** Format: int64 */
+            after: number;
+            /** Format: int64 */
+            through: number;
+        };
         /**
          * @description `POST /v1/payments` body. Fields are optional here so that a missing one
          *     is reported by name, with the same shape as every other field error.
@@ -1338,8 +1351,9 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description A feed position: the `next_cursor` of the previous answer; omit or
-                 *     `0` to start from the oldest event kept.
+                 * @description A feed position: the `next_cursor` of the previous answer
+                 *     (`<epoch>.<position>`; a bare position from before epochs is read
+                 *     too); omit or `0` to start from the oldest event kept.
                  */
                 after?: string;
                 /** @description 1 to 1000; default 100. */
@@ -1374,7 +1388,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description A parameter is invalid, or `after` is past the feed's head */
+            /** @description `feed_rewound`: `after` is from a history of the feed that no longer exists (a database failover lost commits, a restore), or past its head; `lost` names the positions, `resume_after` where to read on */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description A parameter is invalid */
             422: {
                 headers: {
                     [name: string]: unknown;

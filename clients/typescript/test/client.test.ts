@@ -161,3 +161,34 @@ test("a feed reader resumes from its stored position", async () => {
   }
   assert.equal(resumed[0], again[2], "resumed after the page it finished");
 });
+
+test("a cursor of a rewound history is a 409, and the iterator resumes", async () => {
+  // A cursor this feed's history does not have: of an epoch it never had
+  // (as after a database failover that lost commits), and past its head.
+  for (const cursor of ["n0such.3", "999999999"]) {
+    await assert.rejects(finality.feed({ after: cursor }), (e: unknown) => {
+      assert.ok(e instanceof FinalityError, String(e));
+      assert.equal(e.status, 409);
+      assert.equal(e.code, "feed_rewound");
+      assert.equal(e.field, "after");
+      assert.equal(e.detail.lost?.through, Number(cursor.split(".").pop()));
+      assert.ok(e.detail.resume_after);
+      return true;
+    });
+  }
+  const told: string[] = [];
+  let first: string | undefined;
+  for await (const e of finality.events({
+    after: "n0such.3",
+    wait: "1s",
+    onRewound: (d) => {
+      told.push(d.code);
+    },
+    signal: AbortSignal.timeout(10_000),
+  })) {
+    first = e.id;
+    break;
+  }
+  assert.deepEqual(told, ["feed_rewound"]);
+  assert.equal(first, (await finality.feed({ limit: 1 })).events[0]?.id, "read on from the start");
+});

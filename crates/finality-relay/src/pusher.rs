@@ -157,8 +157,14 @@ impl Pusher {
         if matches!(moved, Ok(false)) {
             tracing::warn!(
                 destination = self.sink.name(),
-                "cursor moved under this pusher (rewound, or another pusher runs for it); reading it again"
+                "cursor moved under this pusher (rewound, or another pusher runs for it, or the \
+                 feed's history went back); reading it again"
             );
+            // A cursor is never moved past the feed's head: if the feed
+            // went back (a failover that lost commits, a restore), reading
+            // its epoch drops what this node holds of the old history, so
+            // the next round reads the new one.
+            self.feed.feed_epoch().await?;
         }
         moved
     }

@@ -54,6 +54,17 @@ pub enum ApiError {
     /// `retry_after` seconds.
     #[error("{message}")]
     TooMany { message: String, retry_after: u64 },
+    /// 409 `feed_rewound`: the reader's cursor is from a feed history that
+    /// no longer exists (a failover lost commits, a restore): positions
+    /// after `lost_after` up to `lost_through` were given again to other
+    /// events; read on from `resume_after`.
+    #[error("{message}")]
+    FeedRewound {
+        message: String,
+        lost_after: i64,
+        lost_through: i64,
+        resume_after: String,
+    },
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -66,7 +77,7 @@ impl ApiError {
             ApiError::Malformed(_) => StatusCode::BAD_REQUEST,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Gone { .. } => StatusCode::GONE,
-            ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::Conflict { .. } | ApiError::FeedRewound { .. } => StatusCode::CONFLICT,
             ApiError::Unauthorized | ApiError::BadSignature(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
@@ -123,6 +134,18 @@ impl IntoResponse for ApiError {
                 return (StatusCode::GONE, Json(body)).into_response();
             }
             ApiError::Conflict { code, field, .. } => (StatusCode::CONFLICT, *code, field.clone()),
+            ApiError::FeedRewound {
+                message,
+                lost_after,
+                lost_through,
+                resume_after,
+            } => {
+                let body = json!({"error": {"code": "feed_rewound", "message": message,
+                    "field": "after",
+                    "lost": {"after": lost_after, "through": lost_through},
+                    "resume_after": resume_after}});
+                return (StatusCode::CONFLICT, Json(body)).into_response();
+            }
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized", None),
             ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden", None),
             ApiError::BadSignature(_) => (StatusCode::UNAUTHORIZED, "invalid_signature", None),

@@ -24,8 +24,9 @@ pub(crate) fn router() -> OpenApiRouter<App> {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct FeedParams {
-    /// A feed position: the `next_cursor` of the previous answer; omit or
-    /// `0` to start from the oldest event kept.
+    /// A feed position: the `next_cursor` of the previous answer
+    /// (`<epoch>.<position>`; a bare position from before epochs is read
+    /// too); omit or `0` to start from the oldest event kept.
     after: Option<String>,
     /// 1 to 1000; default 100.
     #[param(value_type = Option<u32>)]
@@ -166,7 +167,8 @@ pub const REPLICA_IDLE_LOOK: std::time::Duration = std::time::Duration::from_sec
     responses(
         (status = 200, description = "Events after the cursor (none when the wait ran out)", body = FeedPage),
         (status = 401, description = "No valid token", body = ErrorBody),
-        (status = 422, description = "A parameter is invalid, or `after` is past the feed's head", body = ErrorBody),
+        (status = 409, description = "`feed_rewound`: `after` is from a history of the feed that no longer exists (a database failover lost commits, a restore), or past its head; `lost` names the positions, `resume_after` where to read on", body = ErrorBody),
+        (status = 422, description = "A parameter is invalid", body = ErrorBody),
         (status = 429, description = "This token has as many reads waiting (`wait`) as it may; retry after `Retry-After`", body = ErrorBody),
     ))]
 async fn feed(
@@ -175,12 +177,8 @@ async fn feed(
     caller: crate::auth::Caller,
     ApiQuery(q): ApiQuery<FeedParams>,
 ) -> Result<Json<FeedPage>, ApiError> {
-    let after = match q.after.as_deref() {
-        None | Some("") => 0,
-        Some(c) => c.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
-            ApiError::invalid("after", format!("`{c}` is not a cursor from this feed"))
-        })?,
-    };
+    let cursor = Cursor::parse(q.after.as_deref())?;
+    let after = cursor.seq;
     let limit = crate::payments::parse_limit(q.limit, 100, 1000)?;
     let wait = match q.wait.as_deref() {
         None | Some("") => std::time::Duration::ZERO,
@@ -213,6 +211,12 @@ async fn feed(
     } else {
         None
     };
+    // The cursor's history is checked before waiting (a reader of a
+    // rewound one is told at once) and again after reading (a failover in
+    // between gives positions again: their events are not answered under
+    // the old epoch). Both from the primary, which gives the positions.
+    let epoch = reads.primary().feed_epoch().await?;
+    cursor.check(reads.primary().as_ref(), &epoch).await?;
     let deadline = tokio::time::Instant::now() + wait;
     // Subscribed before the first read, so growth between the read and
     // the wait is not missed. Announcements are the primary's, also when
@@ -228,23 +232,6 @@ async fn feed(
     } else {
         reads.store.feed_after(after, limit).await?
     };
-    // A position past the head was never given by this feed (a cursor of
-    // another database, or kept from before a restore): refused, rather
-    // than answered "nothing new" for ever. Only an empty first page can
-    // be past the head, and the primary is asked only when the head this
-    // node knows does not already cover the position.
-    if events.is_empty() && after > 0 && primary.feed_head().is_none_or(|head| after > head) {
-        let head = primary.feed_bounds().await?.head;
-        if after > head {
-            return Err(ApiError::invalid(
-                "after",
-                format!(
-                    "position {after} is past the feed's head ({head}): not a position this \
-                     feed gave (a cursor of another database, or kept from before a restore)"
-                ),
-            ));
-        }
-    }
     while events.is_empty() && tokio::time::Instant::now() < deadline {
         // A replica may not have replayed what the primary announced: it
         // is looked at again every REPLICA_LOOK while the primary's head
@@ -273,12 +260,113 @@ async fn feed(
     if events.is_empty() && at_head {
         events = reads.store.feed_after(after, limit).await?;
     }
+    if !events.is_empty() {
+        let again = primary.feed_epoch().await?;
+        if again.epoch != epoch.epoch {
+            let c = Cursor {
+                epoch: Some(epoch.epoch.clone()),
+                seq: after,
+            };
+            c.check(primary.as_ref(), &again).await?;
+        }
+    }
     let next = events.last().map_or(after, |e| e.seq);
     let events = finality_relay::event::complete(&*reads.store, events).await?;
     Ok(Json(FeedPage {
         events: events.iter().map(EventOut::from).collect(),
-        next_cursor: next.to_string(),
+        next_cursor: Cursor::format(&epoch.epoch, next),
     }))
+}
+
+/// A reader's position: a feed position and the epoch (the feed's
+/// history) it was given in; `None` for a bare position, from a reader of
+/// before epochs, which is taken to be of the current one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Cursor {
+    epoch: Option<String>,
+    seq: i64,
+}
+
+impl Cursor {
+    /// `<epoch>.<position>` as [`Cursor::format`] writes it, or a bare
+    /// position; none or empty: the start.
+    pub(crate) fn parse(text: Option<&str>) -> Result<Cursor, ApiError> {
+        let bad =
+            |c: &str| ApiError::invalid("after", format!("`{c}` is not a cursor from this feed"));
+        let Some(c) = text.filter(|c| !c.is_empty()) else {
+            return Ok(Cursor {
+                epoch: None,
+                seq: 0,
+            });
+        };
+        let (epoch, seq) = match c.split_once('.') {
+            Some((e, s))
+                if !e.is_empty()
+                    && e.len() <= 32
+                    && e.bytes().all(|b| b.is_ascii_alphanumeric()) =>
+            {
+                (Some(e.to_string()), s)
+            }
+            Some(_) => return Err(bad(c)),
+            None => (None, c),
+        };
+        let seq = seq
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| bad(c))?;
+        Ok(Cursor { epoch, seq })
+    }
+
+    pub(crate) fn format(epoch: &str, seq: i64) -> String {
+        format!("{epoch}.{seq}")
+    }
+
+    /// Whether this cursor reads on in `now`'s history: `Ok` when it does,
+    /// else `409 feed_rewound` naming the positions it may have read that
+    /// this history gave again (or never gave), and where to resume.
+    async fn check(
+        &self,
+        feed: &dyn finality_store::Store,
+        now: &finality_store::FeedEpoch,
+    ) -> Result<(), ApiError> {
+        let seq = self.seq;
+        let same = self.epoch.as_deref().is_none_or(|e| e == now.epoch);
+        if same && seq <= now.head {
+            return Ok(());
+        }
+        // Where the reader's history and this one part: for another epoch,
+        // as the feed recorded it (0 when it never had that epoch: start
+        // over, deduplicating by id); for a position past the head, the
+        // current epoch's start, the last position certainly shared.
+        let parted = match self.epoch.as_deref().filter(|_| !same) {
+            Some(e) => feed.feed_epoch_parted(e).await?.unwrap_or(0),
+            None => now.since,
+        }
+        .min(seq)
+        .min(now.head);
+        let why = if same {
+            format!("position {seq} is past the feed's head ({})", now.head)
+        } else {
+            format!(
+                "cursor `{}.{seq}` is from another history of this feed (epoch `{}`; it is `{}` now, \
+                 after a database failover that lost commits, or a restore)",
+                self.epoch.as_deref().unwrap_or_default(),
+                self.epoch.as_deref().unwrap_or_default(),
+                now.epoch
+            )
+        };
+        Err(ApiError::FeedRewound {
+            message: format!(
+                "{why}: the events after position {parted} you may have read are not this \
+                 feed's; read on from `{}` (events may repeat: deduplicate by id)",
+                Cursor::format(&now.epoch, parted)
+            ),
+            lost_after: parted,
+            lost_through: seq,
+            resume_after: Cursor::format(&now.epoch, parted),
+        })
+    }
 }
 
 #[cfg(test)]

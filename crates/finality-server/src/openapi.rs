@@ -20,7 +20,7 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     /// `invalid_field`, `malformed_json`, `not_found`, `unauthorized`,
     /// `forbidden`, `id_conflict`, `transition_not_allowed`, `already_final`,
-    /// `too_large`, `unavailable`, `internal`, `archived`, …
+    /// `too_large`, `unavailable`, `internal`, `archived`, `feed_rewound`, …
     pub code: String,
     pub message: String,
     /// The request field at fault (`amount`, `status`, `cursor`, …).
@@ -33,6 +33,22 @@ pub struct ErrorDetail {
     /// `archived` (410): when it was archived (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub archived_at: Option<String>,
+    /// `feed_rewound` (409): the positions whose events the reader may
+    /// have read and that this feed's history no longer has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost: Option<LostRange>,
+    /// `feed_rewound` (409): the cursor to read on from (events from it on
+    /// may repeat ones read before, under the same ids).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume_after: Option<String>,
+}
+
+/// Feed positions after `after`, up to and including `through`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LostRange {
+    pub after: i64,
+    pub through: i64,
 }
 
 struct BearerAuth;

@@ -570,6 +570,20 @@ pub struct FeedBounds {
     pub oldest: Option<(i64, Timestamp)>,
 }
 
+/// The history the feed's positions belong to now (docs/EVENTS.md, "When
+/// the feed's history was rewound"). A failover that lost commits, or a
+/// restore, gives positions after `since` again, to other events; the
+/// epoch changed when it did, so a cursor of the old one is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedEpoch {
+    /// Names this history; cursors carry it.
+    pub epoch: String,
+    /// The last position this history shares with the one before it.
+    pub since: i64,
+    /// The last position given (0: none yet).
+    pub head: i64,
+}
+
 /// One event asked to be sent again to one destination.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Redelivery {

@@ -332,3 +332,143 @@ fn hostile_push_secrets_have_a_length_floor() {
     }
     assert!(finality_relay::check_push_secret(SECRET).is_ok());
 }
+
+/// A database failover that lost the last commits, with the pusher kept
+/// running: the promoted standby had positions 1..=4 and the destination's
+/// cursor at 2; position 5 and 6 (the processing and succeeded of `pf03`,
+/// delivered already) and the cursor's advance were lost. The provider's
+/// truth makes `pf03` succeed again (by a poll, from pending) and another
+/// payment moves: the new history gives positions 5 and 6 to them. The
+/// pusher, which still holds the old history in memory, resends from the
+/// divergence, the re-derived transition under the id the consumer saw;
+/// a consumer deduplicating by id takes each transition once, and the
+/// cursor never passes the head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failover_that_lost_commits_is_resent_from_the_divergence() {
+    use finality_core::{Source, Status, Timestamp};
+    use sqlx::Connection;
+    let db = testing::postgres(8).await;
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let (receiver, url) = spawn_receiver(0).await;
+    for id in ["pf01", "pf02", "pf03"] {
+        two_transitions(&*db.store, id).await;
+    }
+    finality_relay::sequencer::sequence_all(&*db.store)
+        .await
+        .unwrap();
+    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
+    let sink = HttpSink::new(
+        "orders",
+        &url,
+        key,
+        vec![],
+        finality_relay::event::Encoding::default(),
+        Duration::from_secs(5),
+        clock.clone(),
+    )
+    .unwrap();
+    let cfg = PushConfig {
+        idle_check: Duration::from_millis(10),
+        ..PushConfig::default()
+    };
+    let pusher = Pusher::new(db.store.clone(), clock, Arc::new(sink), cfg);
+    let until = |seq: i64| {
+        let (pusher, store) = (&pusher, db.store.clone());
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            loop {
+                pusher.push_once().await.unwrap();
+                let st = store.destination("http:orders").await.unwrap();
+                if st.delivered_seq == seq {
+                    return;
+                }
+                assert!(std::time::Instant::now() < deadline, "stuck at {st:?}");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    until(6).await;
+    let before: Vec<serde_json::Value> = receiver.got.lock().unwrap().clone();
+    assert_eq!(before.len(), 6);
+
+    // The standby's state, applied as replication applies it.
+    let mut c = sqlx::PgConnection::connect(&db.url).await.unwrap();
+    for sql in [
+        "SET session_replication_role = replica",
+        "DELETE FROM outbox WHERE feed_seq > 4",
+        "UPDATE payments SET status = 'pending', finalized_at = NULL WHERE id = 'pf03'",
+        "DELETE FROM status_history WHERE payment_id = 'pf03'",
+        "UPDATE event_destinations SET delivered_seq = 2",
+        "UPDATE feed_state SET last_seq = 4, \
+         epoch_origin = split_part(epoch_origin, '/', 1) || '/00000001-old'",
+    ] {
+        sqlx::query(sql).execute(&mut c).await.unwrap();
+    }
+    drop(c);
+    // Before the new history gives a position: the pusher, holding the
+    // old events 3..=6 in memory, cannot move its cursor past the head (4).
+    until(4).await;
+    // The new history: pf03 polled straight to succeeded; pf04 registered.
+    let polled = finality_store::Report {
+        payment_id: "pf03".into(),
+        status: Status::Succeeded,
+        source: Source::StatusQuery,
+        event_id: None,
+        observed_at: T0,
+        reason: None,
+        actor: None,
+    };
+    db.store.apply(&polled, Timestamp(T0.0 + 9)).await.unwrap();
+    finality_testkit::conformance::register(&*db.store, "pf04", T0).await;
+    let manual =
+        finality_store::Report::manual("pf04", Status::Failed, "declined".into(), "ops".into(), T0);
+    db.store.apply(&manual, Timestamp(T0.0 + 9)).await.unwrap();
+    finality_relay::sequencer::sequence_all(&*db.store)
+        .await
+        .unwrap();
+    until(6).await;
+
+    let got: Vec<serde_json::Value> = receiver.got.lock().unwrap().clone();
+    // What a consumer deduplicating by id took: each transition once.
+    let mut taken = std::collections::HashMap::new();
+    for v in &got {
+        taken
+            .entry(v["id"].as_str().unwrap().to_string())
+            .or_insert_with(|| {
+                (
+                    v["payment_id"].as_str().unwrap().to_string(),
+                    v["status"].as_str().unwrap().to_string(),
+                )
+            });
+    }
+    let mut per: Vec<(String, String)> = taken.into_values().collect();
+    per.sort();
+    assert_eq!(
+        per,
+        [
+            ("pf01", "processing"),
+            ("pf01", "succeeded"),
+            ("pf02", "processing"),
+            ("pf02", "succeeded"),
+            ("pf03", "processing"),
+            ("pf03", "succeeded"),
+            ("pf04", "failed"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string())),
+        "{got:#?}"
+    );
+    // The re-derived success is the one delivered before, by its id.
+    let succeeded = |v: &serde_json::Value| v["payment_id"] == "pf03" && v["status"] == "succeeded";
+    let old = before.iter().find(|v| succeeded(v)).unwrap();
+    assert!(
+        got[6..]
+            .iter()
+            .any(|v| succeeded(v) && v["id"] == old["id"]),
+        "{got:#?}"
+    );
+    // Resent from the divergence (position 3 on), nothing before it.
+    assert!(
+        got[6..].iter().all(|v| v["seq"].as_i64().unwrap() > 2),
+        "{got:#?}"
+    );
+}

@@ -70,7 +70,8 @@ async fn a_rewind_past_what_was_delivered_is_refused() {
 /// Before: `after` past the feed's head was answered "nothing new" (with
 /// `wait`, after holding the request for the whole wait), for ever: a
 /// reader given a position from another database never noticed. Now it is
-/// a 422 naming `after` and the head, answered at once.
+/// a 409 `feed_rewound` naming the positions and where to read on,
+/// answered at once; so is a cursor of an epoch this feed never had.
 async fn a_feed_position_never_given_is_refused(b: Backend) {
     let app = spawn_app_with(b, Duration::from_secs(3600), false).await;
     app.post("/v1/payments", app.payment("pay_hf")).await;
@@ -78,31 +79,49 @@ async fn a_feed_position_never_given_is_refused(b: Backend) {
     let (s, _) = app.post("/v1/payments/pay_hf/resolve", body).await;
     assert_eq!(s, StatusCode::OK);
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let head = loop {
+    let end = loop {
         let (_, v) = app.get("/v1/events?limit=10").await;
         if v["events"].as_array().is_some_and(|e| e.len() == 1) {
-            break v["next_cursor"].as_str().unwrap().parse::<i64>().unwrap();
+            break v["next_cursor"].as_str().unwrap().to_string();
         }
         assert!(std::time::Instant::now() < deadline, "no event: {v}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    for wait in ["", "&wait=5s"] {
-        let t = std::time::Instant::now();
-        let (s, v) = app
-            .get(&format!("/v1/events?after={}{wait}", head + 1))
-            .await;
-        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
-        assert_eq!(v["error"]["field"], "after", "{v}");
-        assert!(
-            v["error"]["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains(&format!("past the feed's head ({head})")),
-            "{v}"
-        );
-        assert!(t.elapsed() < Duration::from_secs(4), "refused at once");
+    let (epoch, head) = end.split_once('.').unwrap();
+    let head: i64 = head.parse().unwrap();
+    let past = head + 1;
+    for (cursor, parted) in [
+        (format!("{past}"), 0),
+        (format!("{epoch}.{past}"), 0),
+        (format!("zz0ther.{head}"), 0),
+    ] {
+        for wait in ["", "&wait=5s"] {
+            let t = std::time::Instant::now();
+            let (s, v) = app.get(&format!("/v1/events?after={cursor}{wait}")).await;
+            assert_eq!(s, StatusCode::CONFLICT, "{cursor}: {v}");
+            let e = &v["error"];
+            assert_eq!(e["code"], "feed_rewound", "{v}");
+            assert_eq!(e["field"], "after", "{v}");
+            assert_eq!(
+                e["lost"],
+                json!({"after": parted, "through": cursor.rsplit('.').next().unwrap().parse::<i64>().unwrap()}),
+                "{v}"
+            );
+            assert_eq!(e["resume_after"], json!(format!("{epoch}.{parted}")), "{v}");
+            assert!(t.elapsed() < Duration::from_secs(4), "refused at once");
+            // Where it says to read on reads, from the start of what may
+            // be another history: the event again, under its id.
+            let (s, v) = app
+                .get(&format!(
+                    "/v1/events?after={}",
+                    e["resume_after"].as_str().unwrap()
+                ))
+                .await;
+            assert_eq!(s, StatusCode::OK, "{v}");
+            assert_eq!(v["events"][0]["payment_id"], "pay_hf", "{v}");
+        }
     }
-    let (s, _) = app.get(&format!("/v1/events?after={head}")).await;
+    let (s, _) = app.get(&format!("/v1/events?after={end}")).await;
     assert_eq!(s, StatusCode::OK, "the head itself is a position given");
 }
 

@@ -8,6 +8,9 @@ use crate::model::*;
 use crate::EventFeed;
 use finality_core::Timestamp;
 
+/// The in-memory feed's one epoch.
+const MEMORY_EPOCH: &str = "memory";
+
 #[async_trait::async_trait]
 impl EventFeed for MemStore {
     fn subscribe_feed(&self) -> tokio::sync::watch::Receiver<u64> {
@@ -83,8 +86,9 @@ impl EventFeed for MemStore {
 
     async fn destination_advance(&self, name: &str, from: i64, to: i64) -> Result<bool> {
         let mut s = self.state.lock().await;
+        let head = s.last_feed_seq;
         match s.destinations.get_mut(name) {
-            Some(d) if d.delivered_seq == from => {
+            Some(d) if d.delivered_seq == from && to <= head => {
                 d.delivered_seq = to;
                 d.attempts = 0;
                 d.failing_since = None;
@@ -192,6 +196,19 @@ impl EventFeed for MemStore {
             head: s.last_feed_seq,
             oldest,
         })
+    }
+
+    async fn feed_epoch(&self) -> Result<FeedEpoch> {
+        // One history for the life of the process: nothing rewinds it.
+        Ok(FeedEpoch {
+            epoch: MEMORY_EPOCH.into(),
+            since: 0,
+            head: self.state.lock().await.last_feed_seq,
+        })
+    }
+
+    async fn feed_epoch_parted(&self, epoch: &str) -> Result<Option<i64>> {
+        Ok((epoch == MEMORY_EPOCH).then_some(self.state.lock().await.last_feed_seq))
     }
 
     async fn first_seq_since(&self, at: Timestamp) -> Result<Option<i64>> {

@@ -96,6 +96,15 @@ pub trait EventFeed: Send + Sync {
     /// The feed's head and its oldest kept event.
     async fn feed_bounds(&self) -> Result<FeedBounds>;
 
+    /// The feed's current epoch and head, read together.
+    async fn feed_epoch(&self) -> Result<FeedEpoch>;
+
+    /// The last position the history of `epoch` shares with the current
+    /// one: `Ok(None)` when this feed never had that epoch (a cursor of
+    /// another database, or of a history rewound away entirely). For the
+    /// current epoch, its head.
+    async fn feed_epoch_parted(&self, epoch: &str) -> Result<Option<i64>>;
+
     /// The first feed position at or after `at` (by when the event
     /// occurred), if any: where a rewind to a time starts.
     async fn first_seq_since(&self, at: Timestamp) -> Result<Option<i64>>;

@@ -12,9 +12,15 @@ use finality_core::{Status, Timestamp};
 use std::collections::{BTreeSet, HashMap};
 
 /// A destination's cursor moved from `$2` to `$3`, compare-and-set.
+///
+/// Never past the feed's head: after a failover or restore took the feed
+/// back, a pusher still holding events of the old history (read before,
+/// or from this node's memory) cannot move its cursor over positions the
+/// new history will give to other events; it reads its cursor again.
 pub(crate) const ADVANCE: &str = "UPDATE event_destinations SET delivered_seq = $3, attempts = 0, \
      failing_since = NULL, next_attempt_at = NULL, last_error = NULL \
-     WHERE name = $1 AND delivered_seq = $2";
+     WHERE name = $1 AND delivered_seq = $2 \
+     AND $3 <= (SELECT last_seq FROM feed_state WHERE id = 1)";
 
 /// The columns [`destination_from_row`] reads.
 pub(crate) const DESTINATION_COLUMNS: &str = "name, delivered_seq, attempts, failing_since, \

@@ -403,6 +403,51 @@ impl<B: Backend> EventFeed for B {
         replay::feed_bounds(self).await
     }
 
+    async fn feed_epoch(&self) -> Result<FeedEpoch> {
+        let mut conn = self.read().await?;
+        let now = epoch_in(&mut *conn).await?;
+        self.wakeups().feed_tail().drop_past(now.head);
+        Ok(now)
+    }
+
+    async fn feed_epoch_parted(&self, epoch: &str) -> Result<Option<i64>> {
+        let mut conn = self.read().await?;
+        let now = epoch_in(&mut *conn).await?;
+        if now.epoch == epoch {
+            return Ok(Some(now.head));
+        }
+        let t = "feed_epochs";
+        let Some(r) = conn
+            .opt(
+                stmt(
+                    "SELECT id FROM feed_epochs WHERE epoch = $1",
+                    "looking for a feed epoch",
+                )
+                .text(epoch),
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let id = r.int("id", t)?;
+        // Every later epoch began from a position both histories share:
+        // the earliest of them is where the reader's history and this one
+        // part.
+        let parted = conn
+            .opt(
+                stmt(
+                    "SELECT min(since_seq) AS parted FROM feed_epochs WHERE id > $1",
+                    "reading where a feed epoch ended",
+                )
+                .int(id),
+            )
+            .await?
+            .map(|r| r.opt_int("parted", t))
+            .transpose()?
+            .flatten();
+        Ok(Some(parted.unwrap_or(now.since).min(now.since)))
+    }
+
     async fn first_seq_since(&self, at: Timestamp) -> Result<Option<i64>> {
         replay::first_seq_since(self, at).await
     }
@@ -444,4 +489,22 @@ impl<B: Backend> EventFeed for B {
     async fn redelivery_done(&self, id: i64, at: Timestamp, outcome: &str) -> Result<()> {
         replay::redelivery_done(self, id, at, outcome).await
     }
+}
+
+/// The feed's epoch and head as `feed_state` holds them. A row written
+/// before epochs existed (none: the migration fills it) reads as epoch `0`.
+async fn epoch_in<C: Conn>(conn: &mut C) -> Result<FeedEpoch> {
+    let t = "feed_state";
+    let r = conn
+        .opt(stmt(
+            "SELECT epoch, epoch_since, last_seq FROM feed_state WHERE id = 1",
+            "reading the feed's epoch",
+        ))
+        .await?
+        .ok_or_else(|| crate::driver::corrupt(t, "the sequencer row is missing"))?;
+    Ok(FeedEpoch {
+        epoch: r.opt_text("epoch", t)?.unwrap_or_else(|| "0".into()),
+        since: r.int("epoch_since", t)?,
+        head: r.int("last_seq", t)?,
+    })
 }

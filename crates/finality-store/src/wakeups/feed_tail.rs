@@ -84,6 +84,18 @@ impl FeedTail {
         }
     }
 
+    /// Forget what is held if any of it is past `head`, the feed's head as
+    /// the database has it now: a failover or restore took the feed back,
+    /// and those positions will be given to other events.
+    pub(crate) fn drop_past(&self, head: i64) {
+        let Ok(mut tail) = self.events.lock() else {
+            return;
+        };
+        if tail.back().is_some_and(|(_, e, _)| e.seq > head) {
+            tail.clear();
+        }
+    }
+
     /// Forget everything held (events were pruned from the outbox).
     pub(crate) fn clear(&self) {
         if let Ok(mut tail) = self.events.lock() {

@@ -6,6 +6,7 @@ mod archive_columns;
 mod claim_plan;
 mod enqueue;
 mod event_ids;
+mod feed_epochs;
 mod feed_order;
 mod feed_tail;
 mod hostile_statement_timeout;

@@ -24,6 +24,7 @@ from .history_out import HistoryOut
 from .import_out import ImportOut
 from .import_out_counts import ImportOutCounts
 from .kind import Kind
+from .lost_range import LostRange
 from .openapi_document_response_200 import OpenapiDocumentResponse200
 from .payment_in import PaymentIn
 from .payment_in_metadata_type_0 import PaymentInMetadataType0
@@ -83,6 +84,7 @@ __all__ = (
     "ImportOut",
     "ImportOutCounts",
     "Kind",
+    "LostRange",
     "OpenapiDocumentResponse200",
     "PaymentIn",
     "PaymentInMetadataType0",

@@ -11,6 +11,8 @@ from ..types import UNSET, Unset
 from ..types import UNSET, Unset
 from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.lost_range import LostRange
 
 
 
@@ -27,12 +29,15 @@ class ErrorDetail:
         Attributes:
             code (str): `invalid_field`, `malformed_json`, `not_found`, `unauthorized`,
                 `forbidden`, `id_conflict`, `transition_not_allowed`, `already_final`,
-                `too_large`, `unavailable`, `internal`, `archived`, …
+                `too_large`, `unavailable`, `internal`, `archived`, `feed_rewound`, …
             message (str):
             archive (None | str | Unset): `archived` (410): the archive file holding the payment, relative
                 to the archive directory (`finality archive restore` takes it).
             archived_at (None | str | Unset): `archived` (410): when it was archived (RFC 3339).
             field (None | str | Unset): The request field at fault (`amount`, `status`, `cursor`, …).
+            lost (LostRange | None | Unset):
+            resume_after (None | str | Unset): `feed_rewound` (409): the cursor to read on from (events from it on
+                may repeat ones read before, under the same ids).
      """
 
     code: str
@@ -40,12 +45,15 @@ class ErrorDetail:
     archive: None | str | Unset = UNSET
     archived_at: None | str | Unset = UNSET
     field: None | str | Unset = UNSET
+    lost: LostRange | None | Unset = UNSET
+    resume_after: None | str | Unset = UNSET
 
 
 
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.lost_range import LostRange # noqa: PLC0415
         code = self.code
 
         message = self.message
@@ -68,6 +76,20 @@ class ErrorDetail:
         else:
             field = self.field
 
+        lost: dict[str, Any] | None | Unset
+        if isinstance(self.lost, Unset):
+            lost = UNSET
+        elif isinstance(self.lost, LostRange):
+            lost = self.lost.to_dict()
+        else:
+            lost = self.lost
+
+        resume_after: None | str | Unset
+        if isinstance(self.resume_after, Unset):
+            resume_after = UNSET
+        else:
+            resume_after = self.resume_after
+
 
         field_dict: dict[str, Any] = {}
 
@@ -81,6 +103,10 @@ class ErrorDetail:
             field_dict["archived_at"] = archived_at
         if field is not UNSET:
             field_dict["field"] = field
+        if lost is not UNSET:
+            field_dict["lost"] = lost
+        if resume_after is not UNSET:
+            field_dict["resume_after"] = resume_after
 
         return field_dict
 
@@ -88,6 +114,7 @@ class ErrorDetail:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.lost_range import LostRange # noqa: PLC0415
         d = dict(src_dict)
         code = d.pop("code")
 
@@ -123,12 +150,44 @@ class ErrorDetail:
         field = _parse_field(d.pop("field", UNSET))
 
 
+        def _parse_lost(data: object) -> LostRange | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                lost_type_0 = LostRange.from_dict(data)
+
+
+
+                return lost_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(LostRange | None | Unset, data)
+
+        lost = _parse_lost(d.pop("lost", UNSET))
+
+
+        def _parse_resume_after(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        resume_after = _parse_resume_after(d.pop("resume_after", UNSET))
+
+
         error_detail = cls(
             code=code,
             message=message,
             archive=archive,
             archived_at=archived_at,
             field=field,
+            lost=lost,
+            resume_after=resume_after,
         )
 
         return error_detail
