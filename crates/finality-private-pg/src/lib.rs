@@ -204,6 +204,12 @@ impl PrivatePg {
         self.run("pg_ctl", &["-D", &self.data(), "-m", mode, "-w", "stop"]);
     }
 
+    /// Promote a standby to a primary (`pg_ctl promote`, waiting until it
+    /// takes writes): it goes on from the WAL it had, on a new timeline.
+    pub fn promote(&self) {
+        self.run("pg_ctl", &["-D", &self.data(), "-w", "-t", "60", "promote"]);
+    }
+
     /// Restart in immediate mode (a crash and recovery).
     pub fn restart_immediate(&self) {
         self.stop(true);

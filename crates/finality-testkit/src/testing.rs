@@ -121,6 +121,21 @@ pub async fn postgres_at(url: &str, max_connections: u32) -> TestDb {
     }
 }
 
+/// A store on a hot standby at `url`: read-only, so not migrated (it has
+/// its primary's schema).
+pub async fn postgres_at_standby(url: &str, max_connections: u32) -> TestDb {
+    let opts = PgConnectOptions::from_str(url).expect("a postgres:// URL");
+    let pg = PgStore::connect_with(opts, max_connections)
+        .await
+        .expect("connect to the private standby");
+    TestDb {
+        store: Arc::new(pg.clone()),
+        backend: Backend::Postgres(pg),
+        url: url.to_string(),
+        sqlite_path: None,
+    }
+}
+
 /// A fresh SQLite file, migrated, then reopened through a pool of
 /// `max_connections` whose connection options `tune` changes: a page limit
 /// that makes the disk "full", a read-only open. Those are per-connection

@@ -75,6 +75,61 @@ async fn a_position_given_in_another_history_starts_an_epoch() {
     assert_eq!(store.feed_epoch().await.unwrap().epoch, now.epoch);
 }
 
+/// The same with a real failover: a streaming standby that stopped
+/// receiving WAL before the primary's last commit, promoted after the
+/// primary crashed (a new timeline), and the store moved to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_promoted_standby_that_lost_commits_starts_an_epoch() {
+    use finality_testkit::private_pg::PrivatePg;
+    use finality_testkit::testing;
+    let primary = PrivatePg::start();
+    let old = testing::postgres_at(&primary.url(), 4).await;
+    for id in ["pay_1", "pay_2", "pay_3"] {
+        settle(&*old.store, id).await;
+    }
+    let first = old.store.feed_epoch().await.unwrap();
+    let standby = primary.replica();
+    let on_standby = testing::postgres_at_standby(&standby.url(), 2).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while on_standby.store.feed_epoch().await.map(|e| e.head).ok() != Some(3) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the standby did not catch up"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    drop(on_standby);
+    // WAL shipping cut: the standby is down while the primary commits its
+    // last event (position 4), then the primary crashes.
+    standby.stop(false);
+    settle(&*old.store, "pay_4").await;
+    assert_eq!(old.store.feed_epoch().await.unwrap().head, 4);
+    primary.stop(true);
+    drop(old);
+    standby.start_again();
+    standby.promote();
+
+    let new = testing::postgres_at(&standby.url(), 4).await;
+    let before = new.store.feed_epoch().await.unwrap();
+    assert_eq!(
+        (before.epoch.as_str(), before.head),
+        (first.epoch.as_str(), 3)
+    );
+    settle(&*new.store, "pay_5").await;
+    let now = new.store.feed_epoch().await.unwrap();
+    assert_ne!(now.epoch, first.epoch, "a new timeline, a new epoch");
+    assert_eq!((now.since, now.head), (3, 4), "{now:?}");
+    assert_eq!(
+        new.store.feed_after(3, 10).await.unwrap()[0].payment_id,
+        "pay_5",
+        "position 4 given again, to another event"
+    );
+    assert_eq!(
+        new.store.feed_epoch_parted(&first.epoch).await.unwrap(),
+        Some(3)
+    );
+}
+
 /// SQLite and MariaDB hold an epoch from their migration; positions given
 /// keep it.
 async fn an_epoch_from_the_start(b: Backend) {
