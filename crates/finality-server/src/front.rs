@@ -137,7 +137,74 @@ async fn body_in_time(timeout: Duration, req: Request, next: Next) -> Result<Res
             )));
         }
     };
+    refuse_nul(&parts, &bytes)?;
     Ok(next
         .run(Request::from_parts(parts, axum::body::Body::from(bytes)))
         .await)
+}
+
+/// PostgreSQL keeps no NUL character in text or JSON (`unsupported Unicode
+/// escape sequence`), and no name finality gives or takes holds one: an
+/// API request carrying one (`%00` in its path or query, `\u0000` in its
+/// JSON) is refused here, naming where, before a handler, the audit trail
+/// or the database sees it (it was a 500; the API fuzzer found it).
+fn refuse_nul(parts: &axum::http::request::Parts, body: &[u8]) -> Result<(), ApiError> {
+    let uri = &parts.uri;
+    if !uri.path().starts_with("/v1/") {
+        return Ok(());
+    }
+    let pct00 = |s: &str| s.as_bytes().windows(3).any(|w| w == b"%00");
+    if pct00(uri.path()) {
+        return Err(ApiError::NotFound(
+            "no resource's name holds the NUL character (`%00` in the path)".into(),
+        ));
+    }
+    if uri.query().is_some_and(pct00) {
+        return Err(ApiError::invalid(
+            "query",
+            "a parameter holds the NUL character (`%00`), which no value may",
+        ));
+    }
+    if json_has_nul(body) {
+        return Err(ApiError::invalid(
+            "body",
+            "a string holds the NUL character (`\\u0000`), which no text finality keeps may",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether JSON text holds a NUL character: the escape `\u0000` (not an
+/// escaped backslash followed by `u0000`), or a raw NUL byte.
+fn json_has_nul(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                if b.get(i + 1..i + 6) == Some(b"u0000".as_slice()) {
+                    return true;
+                }
+                // The escaped character is skipped whole: `\\` is one.
+                i += 2;
+            }
+            0 => return true,
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_has_nul;
+
+    #[test]
+    fn a_nul_escape_is_found_and_an_escaped_backslash_is_not_one() {
+        assert!(json_has_nul(br#"{"a":"x\u0000y"}"#));
+        assert!(json_has_nul(b"{\"a\":\"\0\"}"));
+        assert!(json_has_nul(br#"{"a":"\\\u0000"}"#));
+        assert!(!json_has_nul(br#"{"a":"\\u0000"}"#));
+        assert!(json_has_nul(br#"{"a":"\u00001"}"#));
+        assert!(!json_has_nul(br#"{"a":"\u0001","b":"u0000"}"#));
+    }
 }

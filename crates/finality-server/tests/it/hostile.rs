@@ -318,6 +318,49 @@ async fn what_the_api_fuzzer_found_stays_fixed(b: Backend) {
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
     assert_eq!(v["error"]["field"], "query", "{v}");
 
+    // A NUL character (PostgreSQL keeps none in text or JSON) was a 500
+    // where it reached the audit trail or a column: now refused at the
+    // edge, naming where.
+    let (s, v) = app
+        .post(
+            "/v1/payments/pay_nul/flags/1/resolve",
+            json!({"actor": "api", "reason": "j\u{0}L"}),
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("body")),
+        "{v}"
+    );
+    let (s, v) = app
+        .post(
+            "/v1/events/destinations/http%3Afuzz/redeliver",
+            json!({"event_id": "#\u{0}\u{ba}"}),
+        )
+        .await;
+    assert_eq!(
+        (s, v["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("body")),
+        "{v}"
+    );
+    let (s, v) = app.get("/v1/payments/pay%00x").await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    let (s, v) = app.get("/v1/payments?provider=si%00m").await;
+    assert_eq!(
+        (s, v["error"]["field"].clone()),
+        (StatusCode::UNPROCESSABLE_ENTITY, json!("query")),
+        "{v}"
+    );
+    // An escaped backslash before `u0000` is no NUL: stored as given.
+    let (s, v) = app
+        .post(
+            "/v1/payments",
+            json!({"id": "pay_bs", "provider": "sim", "provider_ref": "sim_bs", "amount": 100,
+                   "currency": "EUR", "metadata": {"note": "\\u0000"}}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+
     let (s, doc) = app.get("/v1/openapi.json").await;
     assert_eq!(s, StatusCode::OK);
     let mut checked = 0;
