@@ -54,6 +54,22 @@ async fn spawn_receiver(fail_first: u32) -> (Arc<Receiver>, String) {
     (r, url)
 }
 
+/// A pusher's HTTP sink to `url`, signing with [`SECRET`], for the event
+/// types `types` (empty: all).
+fn signing_sink(name: &str, url: &str, types: Vec<String>, clock: Arc<dyn Clock>) -> HttpSink {
+    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
+    HttpSink::new(
+        name,
+        url,
+        key,
+        types,
+        finality_relay::event::Encoding::default(),
+        Duration::from_secs(5),
+        clock,
+    )
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn flaky_receiver_gets_every_event_in_order() {
     let db = testing::postgres(8).await;
@@ -65,17 +81,7 @@ async fn flaky_receiver_gets_every_event_in_order() {
     finality_relay::sequencer::sequence_all(&*db.store)
         .await
         .unwrap();
-    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
-    let sink = HttpSink::new(
-        "orders",
-        &url,
-        key,
-        vec![],
-        finality_relay::event::Encoding::default(),
-        Duration::from_secs(5),
-        clock.clone(),
-    )
-    .unwrap();
+    let sink = signing_sink("orders", &url, vec![], clock.clone());
     let cfg = PushConfig {
         retry: finality_core::Schedule::Exponential {
             base: Duration::from_millis(5),
@@ -151,17 +157,12 @@ async fn type_filter_skips_unwanted_events_in_order() {
     finality_relay::sequencer::sequence_all(&*db.store)
         .await
         .unwrap();
-    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
-    let sink = HttpSink::new(
+    let sink = signing_sink(
         "done",
         &url,
-        key,
         vec!["payment.succeeded".into()],
-        finality_relay::event::Encoding::default(),
-        Duration::from_secs(5),
         clock.clone(),
-    )
-    .unwrap();
+    );
     let pusher = Pusher::new(
         db.store.clone(),
         clock,
@@ -292,17 +293,7 @@ async fn hostile_a_redirecting_destination_gets_no_forwarded_event() {
     finality_relay::sequencer::sequence_all(&*db.store)
         .await
         .unwrap();
-    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
-    let sink = HttpSink::new(
-        "moved",
-        &url,
-        key,
-        vec![],
-        finality_relay::event::Encoding::default(),
-        Duration::from_secs(5),
-        clock.clone(),
-    )
-    .unwrap();
+    let sink = signing_sink("moved", &url, vec![], clock.clone());
     let pusher = Pusher::new(
         db.store.clone(),
         clock,
@@ -356,17 +347,7 @@ async fn a_failover_that_lost_commits_is_resent_from_the_divergence() {
     finality_relay::sequencer::sequence_all(&*db.store)
         .await
         .unwrap();
-    let key = standardwebhooks::Webhook::new(SECRET).unwrap();
-    let sink = HttpSink::new(
-        "orders",
-        &url,
-        key,
-        vec![],
-        finality_relay::event::Encoding::default(),
-        Duration::from_secs(5),
-        clock.clone(),
-    )
-    .unwrap();
+    let sink = signing_sink("orders", &url, vec![], clock.clone());
     let cfg = PushConfig {
         idle_check: Duration::from_millis(10),
         ..PushConfig::default()
